@@ -1,0 +1,105 @@
+//! What the engine tells its listeners, in the shape `lf-tray watch --json` prints.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use crate::session::SessionRecord;
+
+/// Something that could not be read or asked. The engine keeps working around it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// The file at fault, when one is.
+    pub path: Option<PathBuf>,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(path: Option<PathBuf>, message: impl Into<String>) -> Warning {
+        Warning {
+            path,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{}: {}", path.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// One line of `lf-tray watch --json`. Every transition of a session is reported once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The full list, first, and again after the engine rescans from scratch.
+    Snapshot {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        sessions: Vec<SessionRecord>,
+    },
+    /// An Ask or Flow session that needs a person appeared.
+    Asked {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+    },
+    /// A session's agent marked it ready for review.
+    Ready {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+    },
+    /// Any other change of state.
+    State {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+        previous: String,
+    },
+    /// A session is gone: completed, removed or resolved. Carries its last known record.
+    Resolved {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+    },
+    /// A new interactive session.
+    Appeared {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+    },
+    Warning {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        path: Option<PathBuf>,
+        message: String,
+    },
+}
+
+impl Event {
+    /// The session an event is about, if any.
+    pub fn session(&self) -> Option<&SessionRecord> {
+        match self {
+            Event::Asked { session, .. }
+            | Event::Ready { session, .. }
+            | Event::State { session, .. }
+            | Event::Resolved { session, .. }
+            | Event::Appeared { session, .. } => Some(session),
+            Event::Snapshot { .. } | Event::Warning { .. } => None,
+        }
+    }
+
+    pub fn warning(warning: Warning) -> Event {
+        Event::Warning {
+            at: OffsetDateTime::now_utc(),
+            path: warning.path,
+            message: warning.message,
+        }
+    }
+}

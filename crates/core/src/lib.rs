@@ -1,0 +1,18 @@
+//! Loopflow Tray's engine, with no desktop dependency: lf's human sessions read from its
+//! own records, watched, and turned into events; the `lf` CLI client; and the terminal
+//! launcher that opens a session where the user works.
+
+pub mod ask;
+pub mod engine;
+pub mod event;
+pub mod home;
+pub mod lf;
+pub mod liveness;
+pub mod run;
+pub mod session;
+pub mod snapshot;
+pub mod terminal;
+
+pub use event::{Event, Warning};
+pub use home::Home;
+pub use session::{Action, Kind, SessionRecord, State, WorkRef};
