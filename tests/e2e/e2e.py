@@ -1,0 +1,631 @@
+#!/usr/bin/env python3
+"""End-to-end checks of Loopflow Tray with real parts: a real X server (Xvfb), a
+private session bus, a real notification server (dunst), a StatusNotifierWatcher,
+the app binary, and tauri-driver for the window.
+
+Run through tests/e2e/run.sh, which sets up those parts and exports the paths this
+script reads. Each check is a function that waits for what a user would see (a
+Notify call on the bus, a row in the tray menu, a terminal launch, text in the
+window) with a timeout; the app's LF_TRAY_LOG lines are only used to know where
+to look, never as the assertion.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import traceback
+import uuid
+from pathlib import Path
+
+import dbus
+import dbus.lowlevel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lfhome import LfHome  # noqa: E402
+from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
+from notifications import NotificationLog  # noqa: E402
+from tray import Tray, plain  # noqa: E402
+
+# Waits are generous for a 2-core CI machine shared with a build, yet short enough
+# that a broken app fails the whole run well inside a minute: startup covers GTK,
+# WebKit and the first `lf session list`; a step covers the engine's debounce and one
+# stand-in lf call.
+START_TIMEOUT = 20.0
+STEP_TIMEOUT = 8.0
+POLL = 0.05
+
+APP_NAME = "Loopflow Tray"
+HEADERS = ("Ready for review", "Waiting for you", "Active")
+CONTROLS = ("Show window", "Snooze 1 h", "Resume notifications", "Quit")
+SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+class Skipped(Exception):
+    pass
+
+
+def wait_for(condition, what, timeout=STEP_TIMEOUT):
+    """Poll condition() until it returns something truthy; fail with what it last saw."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+            last = value
+        except CheckFailed:
+            raise
+        except Exception as e:  # the surface may not exist yet (item not registered…)
+            last = f"{type(e).__name__}: {e}"
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
+        time.sleep(POLL)
+
+
+def expect(cond, message):
+    if not cond:
+        raise CheckFailed(message)
+
+
+def escape_markup(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def squash(text):
+    return " ".join(text.split())
+
+
+class Lines:
+    """A file that grows one line per event (the app log, the terminal log, lf-sim's argv)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def all(self):
+        try:
+            return self.path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+
+    def json(self):
+        out = []
+        for line in self.all():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line still being written
+        return out
+
+
+class Ctx:
+    def __init__(self):
+        env = os.environ
+        self.app_bin = env["APP"]
+        self.out = Path(env["E2E_OUT"])
+        self.tmp = Path(env["E2E_TMP"])
+        self.home = LfHome(env["LF_HOME"])
+        self.lf_bin = env["LF_BIN"]
+        self.sim_dir = Path(env["LF_SIM_DIR"])
+        self.notes = NotificationLog(env["E2E_NOTIFY_PCAP"])
+        self.terminal = Lines(env["E2E_TERMINAL_LOG"])
+        self.app_log = Lines(env["LF_TRAY_LOG"])
+        self.sim_argv = Lines(self.sim_dir / "argv.jsonl")
+        self.webdriver_url = env.get("WEBDRIVER_URL")
+        self.bus = dbus.SessionBus()
+        self.tray = Tray(self.bus)
+        self.app = None
+        self.item = None
+        self.work = self.tmp / "work"
+        self.session_a = None
+        self.flow_id = None
+        self.driver = None
+
+    # --- the app process -------------------------------------------------------------
+    def start_app(self):
+        log = open(self.out / "app.log", "ab")
+        self.app = subprocess.Popen([self.app_bin], env=os.environ.copy(), stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+
+    def require_app(self):
+        if self.app is None:
+            raise CheckFailed("the app was not started")
+        if self.app.poll() is not None:
+            raise CheckFailed(f"the app is not running (exit code {self.app.returncode}); see app.log")
+
+    def stop_app(self):
+        if self.app is not None and self.app.poll() is None:
+            os.killpg(self.app.pid, signal.SIGTERM)
+            try:
+                self.app.wait(3)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.app.pid, signal.SIGKILL)
+                self.app.wait()
+
+    # --- tray ------------------------------------------------------------------------
+    def menu(self):
+        self.require_app()
+        return self.tray.layout(self.item).rows()
+
+    def section(self, header):
+        """The rows under a section header, as (label, entry), in menu order."""
+        rows, inside = [], False
+        for entry in self.menu():
+            label = plain(entry.label)
+            if entry.type == "separator" or label in HEADERS or label in CONTROLS:
+                if inside:
+                    break
+                inside = label == header
+                continue
+            if inside:
+                rows.append((label, entry))
+        return rows
+
+    def menu_labels(self):
+        return [plain(e.label) for e in self.menu() if e.type != "separator"]
+
+    def row(self, header, label):
+        for text, entry in self.section(header):
+            if text == label:
+                return entry
+        return None
+
+    # --- notifications ---------------------------------------------------------------
+    def notified(self, pred, what, timeout=STEP_TIMEOUT):
+        return wait_for(lambda: self.notes.find(pred), what, timeout)[-1]
+
+    def invoke_action(self, nid, key):
+        """A click on a notification's button as the server reports it: the ActionInvoked
+        signal. notify-rust matches it on interface, member and id, not on the sender."""
+        msg = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFY_IFACE,
+                                          "ActionInvoked")
+        msg.append(dbus.UInt32(nid), dbus.String(key))
+        self.bus.send_message(msg)
+        self.bus.flush()
+
+    def displayed(self):
+        out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True)
+        return int(out.stdout.strip() or 0)
+
+    # --- terminal ----------------------------------------------------------------------
+    def launches_after(self, n):
+        return self.terminal.json()[n:]
+
+    def expect_launch(self, launch, session_id, cwd):
+        argv = launch["argv"]
+        expect(argv[:1] == ["-e"], f"terminal not invoked as `$TERMINAL -e argv…`: {argv!r}")
+        run = argv[1:]
+        want = [self.lf_bin, "session", "open"]
+        expect(run[:3] == want, f"terminal runs {run!r}; expected it to start with {want!r}")
+        rest = run[3:]
+        # `--` before the id is welcome, and required when the id looks like an option.
+        if rest[:1] == ["--"]:
+            rest = rest[1:]
+        elif session_id.startswith("-"):
+            raise CheckFailed(f"id {session_id!r} starts with '-' but no `--` precedes it: {run!r}")
+        expect(rest == [session_id], f"terminal runs {run!r}; expected the id {session_id!r} as one argument")
+        expect(launch["cwd"] == str(cwd), f"terminal cwd {launch['cwd']!r}; expected {str(cwd)!r}")
+        env = launch["env"]
+        leaked = [name for name in SCRUBBED if name in env]
+        expect(not leaked, f"run context leaked into the terminal's environment: {leaked}")
+        expect(env.get("LF_HOME") == str(self.home.root),
+               f"LF_HOME in terminal env is {env.get('LF_HOME')!r}; expected {str(self.home.root)!r}")
+
+    # --- window ----------------------------------------------------------------------
+    def visible_windows(self):
+        out = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(self.app.pid)],
+                             capture_output=True, text=True)
+        return out.stdout.split()
+
+    def screenshot(self, name, window="root"):
+        subprocess.run(["import", "-window", window, str(self.out / name)], check=True,
+                       capture_output=True)
+
+    def flow_selector(self):
+        quoted = self.flow_id.replace("\\", "\\\\").replace('"', '\\"')
+        return f'[data-session-id="{quoted}"]'
+
+    def make_cwd(self, name):
+        path = self.work / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+# --- the desktop parts -------------------------------------------------------------------
+
+
+@check
+def bus_services_are_up(ctx):
+    """dunst serves notifications and the watcher is there for the tray to register with."""
+    server = ctx.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+    info = server.GetServerInformation(dbus_interface=NOTIFY_IFACE)
+    expect(str(info[0]) == "dunst", f"notification server is {info[0]!r}, not dunst")
+    expect(ctx.tray.items() == [], f"watcher already lists items: {ctx.tray.items()}")
+
+
+@check
+def app_starts_with_a_tray_item(ctx):
+    ctx.start_app()
+
+    def registered():
+        ctx.require_app()
+        return ctx.tray.item_of_pid(ctx.app.pid)
+
+    ctx.item = wait_for(registered, "the app's StatusNotifierItem on the watcher", START_TIMEOUT)
+    wait_for(lambda: "READY" in ctx.app_log.all(), "READY in LF_TRAY_LOG", START_TIMEOUT)
+    props = ctx.tray.properties(ctx.item)
+    expect(str(props.get("Status")) in ("Active", "NeedsAttention"),
+           f"tray item status {props.get('Status')!r}")
+
+
+@check
+def tray_menu_when_nothing_waits(ctx):
+    def labels():
+        got = ctx.menu_labels()
+        return got if "No sessions waiting" in got else None
+
+    got = wait_for(labels, "`No sessions waiting` in the tray menu")
+    for control in ("Show window", "Snooze 1 h", "Quit"):
+        expect(control in got, f"tray menu lacks {control!r}: {got}")
+    empty = [e for e in ctx.menu() if plain(e.label) == "No sessions waiting"][0]
+    expect(not empty.enabled, "`No sessions waiting` is clickable")
+
+
+# --- an Ask, from question to resolution ----------------------------------------------------
+
+
+@check
+def ask_raises_a_notification(ctx):
+    ctx.require_app()
+    sid = "ask_" + uuid.uuid4().hex
+    cwd = ctx.make_cwd("app")
+    title = "Which release target should we ship first?"
+    prompt = title + "\nmacOS has the most users; Linux is almost done."
+    ctx.home.write_ask(sid, title=title, prompt=prompt, cwd=cwd, detail="loop-decide")
+    ctx.session_a = {"id": sid, "title": title, "detail": "loop-decide", "cwd": cwd}
+
+    n = ctx.notified(lambda n: title in n.body, f"a Notify call for Ask {sid}")
+    ctx.session_a["asked"] = n
+    expect(n.app_name == APP_NAME, f"app name {n.app_name!r}")
+    expect(n.summary == "Agent asks · loop-decide", f"summary {n.summary!r}")
+    first, _, rest = n.body.partition("\n")
+    expect(first == title, f"body's first line {first!r}; expected the title")
+    rest = squash(rest).rstrip("…").strip()
+    expect(rest and squash(prompt).startswith(rest), f"body {n.body!r} does not continue with the prompt")
+    expect(n.actions[:2] == [("default", "Open"), ("open", "Open")] or
+           sorted(n.actions) == [("default", "Open"), ("open", "Open")],
+           f"actions {n.actions!r}; expected default/Open and open/Open")
+    expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
+    expect(n.icon and (not n.icon.startswith("/") or Path(n.icon).exists()),
+           f"icon {n.icon!r} is empty or missing")
+    wait_for(lambda: ctx.displayed() >= 1, "dunst to display the notification")
+    ctx.screenshot("notification.png")
+
+
+@check
+def notification_click_opens_the_terminal(ctx):
+    a = ctx.session_a or {}
+    expect(a.get("asked"), "no Ask notification to click (previous check failed)")
+    expect(ctx.displayed() == 1, f"{ctx.displayed()} notifications displayed; `dunstctl action 0` needs exactly ours")
+    before = len(ctx.terminal.json())
+    subprocess.run(["dunstctl", "action", "0"], check=True)
+    launch = wait_for(lambda: ctx.launches_after(before), "the stand-in terminal to be launched")[0]
+    ctx.expect_launch(launch, a["id"], a["cwd"])
+    ctx.notes.refresh()
+    expect("default" in a["asked"].invoked, f"dunst reported actions {a['asked'].invoked!r}, not `default`")
+
+
+@check
+def tray_lists_the_waiting_session(ctx):
+    a = ctx.session_a or {}
+    expect(a, "no Ask session (previous check failed)")
+    label = f"{a['title']} — {a['detail']}"
+    wait_for(lambda: ctx.row("Waiting for you", label),
+             f"row {label!r} under `Waiting for you`; menu: {ctx.menu_labels()}")
+
+
+@check
+def tray_row_click_opens_the_terminal(ctx):
+    a = ctx.session_a or {}
+    expect(a, "no Ask session (previous check failed)")
+    entry = ctx.row("Waiting for you", f"{a['title']} — {a['detail']}")
+    expect(entry, f"no row for the Ask; menu: {ctx.menu_labels()}")
+    before = len(ctx.terminal.json())
+    ctx.tray.click(ctx.item, entry.id)
+    launch = wait_for(lambda: ctx.launches_after(before), "a terminal launch after the row click")[0]
+    ctx.expect_launch(launch, a["id"], a["cwd"])
+
+
+@check
+def ready_raises_ready_for_review(ctx):
+    a = ctx.session_a or {}
+    expect(a, "no Ask session (previous check failed)")
+    summary = "Ship macOS first; notes in scratch/release-target.md"
+    ctx.home.mark_ready(a["id"], summary)
+    want = f"Ready for review: {a['title']}"
+    n = ctx.notified(lambda n: n.summary == want, f"a Notify with summary {want!r}; seen {ctx.notes.summaries()}")
+    a["ready"] = n
+    expect(n.app_name == APP_NAME, f"app name {n.app_name!r}")
+    expect(n.body == escape_markup(summary), f"body {n.body!r}; expected the ready summary")
+    keys = n.action_keys()
+    expect("default" in keys and "open" in keys, f"actions {n.actions!r}")
+    label = f"{a['title']} — {a['detail']}"
+    wait_for(lambda: ctx.row("Ready for review", label),
+             f"row {label!r} under `Ready for review`; menu: {ctx.menu_labels()}")
+
+
+@check
+def resolving_closes_the_notification_and_the_row(ctx):
+    a = ctx.session_a or {}
+    expect(a.get("ready"), "no ready notification (previous check failed)")
+    ctx.home.complete(a["id"])
+    ctx.home.remove_ask(a["id"])  # what the blocked `lf ask` does once it sees completion
+    nid = a["ready"].id
+    wait_for(lambda: ctx.notes.refresh().closes.count(nid) >= 1,
+             f"CloseNotification({nid}) for the ready notification; closes seen {ctx.notes.closes}")
+    wait_for(lambda: "No sessions waiting" in ctx.menu_labels(),
+             f"the row to leave the menu; menu: {ctx.menu_labels()}")
+    expect(ctx.notes.closes.count(nid) == 1, f"CloseNotification({nid}) sent {ctx.notes.closes.count(nid)} times")
+    asked = ctx.notes.find(lambda n: n.summary == "Agent asks · loop-decide" and a["title"] in n.body)
+    ready = ctx.notes.find(lambda n: n.summary.startswith("Ready for review: " + a["title"]))
+    expect(len(asked) == 1 and len(ready) == 1,
+           f"expected one notification per transition; got {len(asked)} asked, {len(ready)} ready")
+
+
+# --- hostile input --------------------------------------------------------------------------
+
+
+@check
+def markup_arrives_escaped(ctx):
+    ctx.require_app()
+    sid = "ask_" + uuid.uuid4().hex
+    title = 'Use <b>bold</b> & <script>alert("x")</script>'
+    prompt = 'Is <i>this</i> & "that" ok? <script>document.title=1</script> a&amp;b'
+    ctx.home.write_ask(sid, title=title, prompt=prompt, cwd=ctx.make_cwd("markup"), detail="markup & <check>")
+    try:
+        n = ctx.notified(lambda n: escape_markup(title) in n.body or title in n.body,
+                         "a Notify for the markup Ask")
+        first, _, rest = n.body.partition("\n")
+        expect(first == escape_markup(title), f"title in body is {first!r}; expected {escape_markup(title)!r}")
+        rest = squash(rest).rstrip("…").strip()
+        expect(rest and squash(escape_markup(prompt)).startswith(rest),
+               f"prompt in body is {rest!r}; expected a start of {escape_markup(prompt)!r}")
+        label = f"{title} — markup & <check>"
+        wait_for(lambda: ctx.row("Waiting for you", label),
+                 f"tray row {label!r} shown verbatim (muda turns a lone `&` into a mnemonic); "
+                 f"menu: {ctx.menu_labels()}")
+    finally:
+        ctx.home.remove_ask(sid)
+
+
+@check
+def hostile_id_and_cwd_reach_the_terminal_intact(ctx):
+    ctx.require_app()
+    marker = Path(f"/tmp/lf-e2e-pwned-{os.getpid()}")
+    sid = f"-rf ask 'single' \"double\" $(touch pwned) `touch pwned` ;true"
+    cwd = ctx.make_cwd(f"odd dir 'q' \"dq\" $(touch {marker}) ; echo")
+    title = "Hostile argv check"
+    ctx.home.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
+    try:
+        n = ctx.notified(lambda n: title in n.body, "a Notify for the hostile Ask")
+        before = len(ctx.terminal.json())
+        ctx.invoke_action(n.id, "open")
+        launch = wait_for(lambda: ctx.launches_after(before), "a terminal launch for the `open` action")[0]
+        ctx.expect_launch(launch, sid, cwd)
+        executed = [p for p in (marker, cwd / "pwned", ctx.work / "pwned") if p.exists()]
+        expect(not executed, f"injected commands ran: {executed}")
+    finally:
+        ctx.home.remove_ask(sid)
+
+
+# --- many at once, a second instance, quitting ---------------------------------------------
+
+
+@check
+def burst_of_five_gives_one_notification(ctx):
+    ctx.require_app()
+    ids = [f"ask_burst{i}_" + uuid.uuid4().hex[:8] for i in range(5)]
+    started = time.monotonic()
+    for i, sid in enumerate(ids):
+        ctx.home.write_ask(sid, title=f"Burst question {i}", prompt=f"Burst question {i}?",
+                           cwd=ctx.make_cwd("burst"), detail="burst")
+    expect(time.monotonic() - started < 2, "writing five asks took over 2 s")
+    try:
+        n = ctx.notified(lambda n: re.fullmatch(r"\d+ sessions need you", n.summary),
+                         f"a burst notification; seen {ctx.notes.summaries()}")
+        expect(n.summary == "5 sessions need you", f"burst summary {n.summary!r}")
+        expect("default" in n.action_keys(), f"burst actions {n.actions!r}")
+        # Every burst row must be in the menu before counting, so the engine has seen all five.
+        wait_for(lambda: len([1 for label, _ in ctx.section("Waiting for you") if "Burst question" in label]) == 5,
+                 f"five burst rows in the tray; menu: {ctx.menu_labels()}")
+        singles = ctx.notes.find(lambda n: "Burst question" in n.body)
+        bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions need you"))
+        expect(not singles and len(bursts) == 1,
+               f"expected only the burst notification; got {len(bursts)} burst and {len(singles)} "
+               f"single ones: {[s.summary for s in singles]}")
+        shown = len(ctx.app_log.all())
+        ctx.invoke_action(n.id, "default")
+        wait_for(lambda: "WINDOW shown" in ctx.app_log.all()[shown:], "the burst's default action to show the window")
+        wait_for(ctx.visible_windows, "a visible app window")
+    finally:
+        for sid in ids:
+            ctx.home.remove_ask(sid)
+
+
+@check
+def second_instance_exits_and_shows_the_first(ctx):
+    ctx.require_app()
+    seen = len(ctx.app_log.all())
+    started = time.monotonic()
+    second = subprocess.run([ctx.app_bin], env=os.environ.copy(), capture_output=True, timeout=15)
+    took = time.monotonic() - started
+    expect(took < 5, f"second instance took {took:.1f} s to exit")
+    wait_for(lambda: "SECOND_INSTANCE" in ctx.app_log.all()[seen:], "SECOND_INSTANCE from the first instance")
+    windows = wait_for(ctx.visible_windows, "the first instance's window to be visible")
+    ctx.screenshot("window.png", windows[0])
+    expect(second.returncode == 0, f"second instance exited {second.returncode}: {second.stderr[-300:]!r}")
+    expect(ctx.tray.item_of_pid(ctx.app.pid), "the first instance lost its tray item")
+
+
+@check
+def quit_from_the_tray_ends_the_app(ctx):
+    ctx.require_app()
+    quit_entry = [e for e in ctx.menu() if plain(e.label) == "Quit"]
+    expect(quit_entry, f"no Quit in the tray: {ctx.menu_labels()}")
+    ctx.tray.click(ctx.item, quit_entry[0].id)
+    wait_for(lambda: ctx.app.poll() is not None, "the app process to exit after Quit")
+    expect(ctx.app.returncode == 0, f"app exited with {ctx.app.returncode}")
+    wait_for(lambda: ctx.tray.items() == [], "the tray item to leave the watcher")
+
+
+# --- the window, through WebDriver ----------------------------------------------------------
+
+
+@check
+def window_shows_a_flow_session_with_approve_and_iterate(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    ctx.stop_app()  # single instance: tauri-driver's app must be the only one
+    ctx.flow_id = ctx.home.write_ready_flow(title="Design the onboarding flow", step="review_design",
+                                            cwd=ctx.make_cwd("flow"),
+                                            ready_summary="Design doc in docs/onboarding.md")
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": ctx.app_bin})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    el = wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
+                  f"{ctx.flow_selector()} in the window", START_TIMEOUT)[0]
+    for kind in ("approve", "iterate"):
+        expect(el.find_elements(By.CSS_SELECTOR, f'button[data-action="{kind}"]'), f"no {kind} button")
+        expect(el.find_elements(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]'), f"no {kind} input")
+    title = el.find_element(By.CSS_SELECTOR, ".title").text
+    expect(title == "Design the onboarding flow", f"the session's .title shows {title!r}")
+    ctx.driver.save_screenshot(str(ctx.out / "window-webdriver.png"))
+
+
+def submit(ctx, kind, text):
+    """Type into the session's input and press Enter, as a person would."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    el = ctx.driver.find_element(By.CSS_SELECTOR, ctx.flow_selector())
+    box = el.find_element(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]')
+    box.clear()
+    box.send_keys(text)
+    box.send_keys(Keys.ENTER)
+
+
+@check
+def lf_error_shows_inline(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and ctx.flow_id, "no window session (previous check failed)")
+    from selenium.webdriver.common.by import By
+
+    message = "simulated failure <b>not markup</b> & friends"
+    (ctx.sim_dir / "fail").write_text(message)
+    try:
+        submit(ctx, "iterate", "Try a different layout")
+
+        def error_text():
+            errs = ctx.driver.find_elements(By.CSS_SELECTOR, f"{ctx.flow_selector()} .error")
+            return next((e.text for e in errs if e.text.strip()), None)
+
+        shown = wait_for(error_text, "text in the session's .error")
+        expect(message in shown, f".error shows {shown!r}; expected lf's message {message!r}")
+        ctx.driver.save_screenshot(str(ctx.out / "window-error.png"))
+    finally:
+        (ctx.sim_dir / "fail").unlink(missing_ok=True)
+
+
+@check
+def approve_runs_lf_with_the_text(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and ctx.flow_id, "no window session (previous check failed)")
+    from selenium.webdriver.common.by import By
+
+    text = "-- Looks good; ship it $(touch pwned) 'q'"
+    submit(ctx, "approve", text)
+    want = ["session", "approve", "--", ctx.flow_id, text]
+    wait_for(lambda: any(call.get("argv") == want for call in ctx.sim_argv.json()),
+             f"the stand-in lf to record {want!r}; last calls {[c.get('argv') for c in ctx.sim_argv.json()[-3:]]!r}")
+    # lf-sim drops an approved step from its list, as lf moves the Task on.
+    wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
+             "the approved session to leave the window")
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+def main():
+    ctx = Ctx()
+    passed = failed = skipped = 0
+    try:
+        for fn in CHECKS:
+            name = fn.__name__
+            started = time.monotonic()
+            try:
+                fn(ctx)
+            except Skipped as e:
+                skipped += 1
+                print(f"SKIP {name}: {e}", flush=True)
+                continue
+            except CheckFailed as e:
+                failed += 1
+                print(f"FAIL {name}: {e}", flush=True)
+                continue
+            except Exception:
+                failed += 1
+                print(f"FAIL {name}: unexpected error\n{traceback.format_exc()}", flush=True)
+                continue
+            passed += 1
+            print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
+    finally:
+        if ctx.driver is not None:
+            try:
+                ctx.driver.quit()
+            except Exception as e:
+                print(f"note: WebDriver quit failed: {e}", flush=True)
+        ctx.stop_app()
+        dump_notifications(ctx)
+    (ctx.tmp / "result").write_text(f"{passed} {failed} {skipped}\n")
+    return 1 if failed else 0
+
+
+def dump_notifications(ctx):
+    """Every Notify call, decoded, next to dbus-monitor's own text log for a person to read."""
+    ctx.notes.refresh()
+    with open(ctx.out / "notifications.jsonl", "w") as f:
+        for n in ctx.notes.notifications:
+            f.write(json.dumps({
+                "id": n.id, "app_name": n.app_name, "summary": n.summary, "body": n.body,
+                "actions": n.actions, "icon": n.icon, "hints": {k: str(v) for k, v in n.hints.items()},
+                "closed_by_app": n.closed_by_app, "closed_reason": n.closed_reason,
+                "invoked": n.invoked,
+            }) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""What the notification server was asked and said, read from `dbus-monitor --pcap`.
+
+dbus-monitor's text output prints strings unescaped, so a body containing a quote
+or a newline (exactly what the injection checks send) cannot be parsed back
+reliably. Its pcap output carries the raw messages instead; GLib decodes them.
+
+The monitor must match both the Notifications interface and the server's method
+returns, which carry the ids Notify hands out:
+    dbus-monitor --session --pcap "interface='org.freedesktop.Notifications'" \
+        "type='method_return',sender='org.freedesktop.Notifications'"
+"""
+
+import struct
+from dataclasses import dataclass, field
+
+from gi.repository import Gio
+
+IFACE = "org.freedesktop.Notifications"
+
+
+@dataclass
+class Notification:
+    """One Notify call, with the id the server answered and what happened to it."""
+
+    sender: str
+    serial: int
+    app_name: str
+    replaces_id: int
+    icon: str
+    summary: str
+    body: str
+    actions: list  # [(key, label), …]
+    hints: dict
+    timeout: int
+    id: int | None = None
+    closed_by_app: bool = False  # CloseNotification was called for its id
+    closed_reason: int | None = None  # NotificationClosed signal
+    invoked: list = field(default_factory=list)  # ActionInvoked keys
+
+    def action_keys(self):
+        return [key for key, _ in self.actions]
+
+    def describe(self):
+        return f"#{self.id} {self.summary!r} / {self.body!r} actions={self.action_keys()}"
+
+
+class NotificationLog:
+    """Incrementally reads a growing pcap file written by dbus-monitor."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.endian = None
+        self.notifications = []  # in call order
+        self.closes = []  # ids passed to CloseNotification, in order
+        self._pending = {}  # (sender, serial) -> Notification awaiting its id
+        self._by_id = {}
+
+    def refresh(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self
+        pos = 0
+        if self.endian is None:
+            if len(data) < 24:
+                return self
+            magic = data[:4]
+            self.endian = "<" if magic == b"\xd4\xc3\xb2\xa1" else ">"
+            pos = 24
+        while len(data) - pos >= 16:
+            _, _, incl, _ = struct.unpack(self.endian + "IIII", data[pos : pos + 16])
+            if len(data) - pos - 16 < incl:
+                break  # a record still being written
+            self._message(data[pos + 16 : pos + 16 + incl])
+            pos += 16 + incl
+        self.offset += pos
+        return self
+
+    def _message(self, blob):
+        msg = Gio.DBusMessage.new_from_blob(blob, Gio.DBusCapabilityFlags.NONE)
+        kind = msg.get_message_type()
+        body = msg.get_body()
+        args = body.unpack() if body is not None else ()
+        member = msg.get_member()
+        if kind == Gio.DBusMessageType.METHOD_CALL and msg.get_interface() == IFACE:
+            if member == "Notify" and len(args) == 8:
+                app, replaces, icon, summary, text, actions, hints, timeout = args
+                pairs = list(zip(actions[0::2], actions[1::2]))
+                n = Notification(
+                    msg.get_sender(), msg.get_serial(), app, replaces, icon, summary,
+                    text, pairs, hints, timeout,
+                )
+                self.notifications.append(n)
+                self._pending[(n.sender, n.serial)] = n
+            elif member == "CloseNotification" and args:
+                self.closes.append(args[0])
+                for n in self._all(args[0]):
+                    n.closed_by_app = True
+        elif kind == Gio.DBusMessageType.METHOD_RETURN:
+            n = self._pending.pop((msg.get_destination(), msg.get_reply_serial()), None)
+            if n is not None and args:
+                n.id = args[0]
+                self._by_id.setdefault(n.id, []).append(n)
+        elif kind == Gio.DBusMessageType.SIGNAL and msg.get_interface() == IFACE:
+            if member == "NotificationClosed" and len(args) == 2:
+                for n in self._all(args[0]):
+                    n.closed_reason = args[1]
+            elif member == "ActionInvoked" and len(args) == 2:
+                for n in self._all(args[0]):
+                    n.invoked.append(args[1])
+
+    def _all(self, nid):
+        return self._by_id.get(nid, [])
+
+    def find(self, pred):
+        """Notifications (with their ids known) that satisfy pred, oldest first."""
+        self.refresh()
+        return [n for n in self.notifications if n.id is not None and pred(n)]
+
+    def summaries(self):
+        return [n.summary for n in self.notifications]

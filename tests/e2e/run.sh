@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# End-to-end run of Loopflow Tray with real desktop parts.
+#
+#   tests/e2e/run.sh APP_BINARY
+#
+# Environment (all optional):
+#   E2E_OUT       where screenshots and logs go (default: ci-out, relative to the caller's cwd)
+#   PY            python3 with dbus, gi (and selenium for the window checks);
+#                 default /usr/bin/python3
+#   TAURI_DRIVER  tauri-driver binary; without it the WebDriver checks are reported as SKIP
+#   E2E_KEEP=1    keep the temporary directory (its path is printed)
+#
+# From a plain shell it re-executes itself inside a fresh X server and a private
+# session bus, so nothing touches the caller's desktop. It ends with the line
+# `e2e: N passed, M failed` and exits non-zero if any check failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ $# -ne 1 ]; then
+  echo "usage: $0 APP_BINARY" >&2
+  exit 2
+fi
+app=$(realpath -e "$1" 2>/dev/null) || { echo "e2e: no app binary at $1" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
+
+# A marker of our own, not DISPLAY/DBUS_SESSION_BUS_ADDRESS: those are set in a user's
+# desktop session too, and the run must never use that display or bus.
+if [ -z "${LF_E2E_INSIDE:-}" ]; then
+  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import; do
+    command -v "$tool" >/dev/null || { echo "e2e: missing $tool (see tests/e2e/README.md)" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
+  done
+  export LF_E2E_INSIDE=1
+  exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" "$app"
+fi
+
+PY=${PY:-/usr/bin/python3}
+out=${E2E_OUT:-ci-out}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+tmp=$(mktemp -d /tmp/lf-e2e.XXXXXX)
+chmod 700 "$tmp"
+
+# Every helper runs as the leader of its own process group (setsid without a fork, as
+# a background job of a non-interactive shell is no group leader), so cleanup ends it
+# together with whatever it spawned (tauri-driver's WebKitWebDriver and app).
+pids=()
+started() { pids+=("$1"); }
+summary_line=""
+cleanup() {
+  local pid
+  # Newest first, so the app goes before the bus services it talks to.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    pid=${pids[i]}
+    kill -TERM -- "-$pid" 2>/dev/null
+  done
+  for pid in "${pids[@]}"; do
+    # Each got TERM above; a process still there after 2 s is killed.
+    for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  if [ -n "${E2E_KEEP:-}" ]; then echo "e2e: kept $tmp"; else rm -rf "$tmp"; fi
+  [ -n "$summary_line" ] && echo "$summary_line"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail_setup() {
+  echo "e2e: setup failed: $*" >&2
+  summary_line="e2e: 0 passed, 1 failed"
+  exit 1
+}
+
+"$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi (python3-dbus, python3-gi; a venv needs --system-site-packages)"
+
+# A home for everything the app and its helpers might write or read.
+export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
+  XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
+mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+
+# lf's side: an empty home, and the app binary itself as the stand-in lf.
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
+ln -s "$app" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY
+# A run context the app inherits and must not pass on to the sessions it opens.
+export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run \
+  LF_PARENT_RUN_ID=run_e2e00000000000000000000000000000 \
+  LF_HUMAN_SESSION='{"kind":"ask","id":"ask_e2e_parent"}'
+
+export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
+export LF_TRAY_LOG=$out/lf-tray.log E2E_NOTIFY_PCAP=$out/notifications.pcap
+export APP=$app E2E_OUT=$out E2E_TMP=$tmp
+: >"$LF_TRAY_LOG"
+
+setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
+started $!
+setsid "$PY" "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+started $!
+gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
+gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start (see $out/sni_watcher.log)"
+
+# The text log is for people; the pcap one is what e2e.py decodes (dbus-monitor's text
+# does not escape quotes or newlines). Both also match the server's method returns,
+# which carry the notification ids.
+rules=("interface='org.freedesktop.Notifications'" "type='method_return',sender='org.freedesktop.Notifications'")
+setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
+started $!
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+# Ready when a harmless call shows up in both logs.
+ready=""
+for _ in $(seq 50); do
+  gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
+    --method org.freedesktop.Notifications.GetServerInformation >/dev/null
+  if grep -qa GetServerInformation "$out/notifications.log" && [ "$(stat -c %s "$E2E_NOTIFY_PCAP")" -gt 24 ]; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+[ -n "$ready" ] || fail_setup "dbus-monitor did not start"
+
+if [ -n "${TAURI_DRIVER:-}" ]; then
+  [ -x "$TAURI_DRIVER" ] || fail_setup "TAURI_DRIVER=$TAURI_DRIVER is not executable"
+  "$PY" -c 'import selenium' 2>/dev/null || fail_setup "$PY cannot import selenium (see tests/e2e/README.md)"
+  # Free ports, not 4444/4445: other runs may share this machine.
+  read -r port native_port < <("$PY" -c 'import socket
+s=[socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1", 0)) for x in s]
+print(*[x.getsockname()[1] for x in s])')
+  setsid "$TAURI_DRIVER" --port "$port" --native-port "$native_port" >"$out/tauri-driver.log" 2>&1 &
+  started $!
+  for _ in $(seq 100); do
+    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+  done
+  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || fail_setup "tauri-driver is not listening on $port"
+  export WEBDRIVER_URL=http://127.0.0.1:$port
+else
+  echo "SKIP webdriver: TAURI_DRIVER not set; window checks are not run"
+fi
+
+"$PY" "$here/e2e.py" 2>&1 | tee "$out/e2e.log"
+rc=${PIPESTATUS[0]}
+if read -r passed failed skipped <"$tmp/result" 2>/dev/null; then
+  summary_line="e2e: $passed passed, $failed failed"
+  [ "$skipped" -gt 0 ] && summary_line+=", $skipped skipped"
+else
+  summary_line="e2e: 0 passed, 1 failed"
+  echo "e2e: e2e.py ended without results (exit $rc)" >&2
+  rc=1
+fi
+[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] || exit 1
+exit 0

@@ -1,0 +1,103 @@
+"""Reads and clicks a tray item the way a StatusNotifierItem host does: the item is
+found through the watcher, its menu is read over com.canonical.dbusmenu (GetLayout)
+and a row is chosen with Event(id, "clicked")."""
+
+from dataclasses import dataclass, field
+
+import dbus
+
+WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher")
+SNI = "org.kde.StatusNotifierItem"
+MENU = "com.canonical.dbusmenu"
+PROPS = "org.freedesktop.DBus.Properties"
+
+
+@dataclass
+class Entry:
+    id: int
+    label: str
+    enabled: bool
+    visible: bool
+    type: str  # "standard" or "separator"
+    children: list = field(default_factory=list)
+
+    def rows(self):
+        """Every visible entry below this one, depth first (the order a user reads)."""
+        out = []
+        for child in self.children:
+            if child.visible:
+                out.append(child)
+                out.extend(child.rows())
+        return out
+
+
+def plain(label):
+    """The text a user sees: dbusmenu labels use `_` for mnemonics and `__` for `_`."""
+    out, i = [], 0
+    while i < len(label):
+        if label[i] == "_":
+            if i + 1 < len(label) and label[i + 1] == "_":
+                out.append("_")
+                i += 2
+                continue
+            i += 1
+            continue
+        out.append(label[i])
+        i += 1
+    return "".join(out)
+
+
+def _entry(node):
+    eid, props, children = node
+    return Entry(
+        id=int(eid),
+        label=str(props.get("label", "")),
+        enabled=bool(props.get("enabled", True)),
+        visible=bool(props.get("visible", True)),
+        type=str(props.get("type", "standard")),
+        children=[_entry(c) for c in children],
+    )
+
+
+class Tray:
+    def __init__(self, bus):
+        self.bus = bus
+
+    def items(self):
+        watcher = self.bus.get_object(*WATCHER)
+        return [str(i) for i in watcher.Get(WATCHER[0], "RegisteredStatusNotifierItems",
+                                           dbus_interface=PROPS)]
+
+    def item_of_pid(self, pid):
+        """The registered item owned by process pid, as (bus name, object path), or None."""
+        dbus_daemon = self.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
+        for item in self.items():
+            name, _, path = item.partition("/")
+            try:
+                owner_pid = dbus_daemon.GetConnectionUnixProcessID(
+                    name, dbus_interface="org.freedesktop.DBus")
+            except dbus.DBusException:
+                continue  # its owner just left the bus
+            if int(owner_pid) == pid:
+                return name, "/" + path
+        return None
+
+    def properties(self, item):
+        obj = self.bus.get_object(*item)
+        return obj.GetAll(SNI, dbus_interface=PROPS)
+
+    def _menu(self, item):
+        obj = self.bus.get_object(*item)
+        path = obj.Get(SNI, "Menu", dbus_interface=PROPS)
+        return self.bus.get_object(item[0], path)
+
+    def layout(self, item):
+        menu = self._menu(item)
+        _revision, root = menu.GetLayout(0, -1, dbus.Array([], signature="s"),
+                                         dbus_interface=MENU)
+        return _entry(root)
+
+    def click(self, item, entry_id):
+        menu = self._menu(item)
+        menu.Event(dbus.Int32(entry_id), "clicked", dbus.String("", variant_level=1),
+                   dbus.UInt32(0), dbus_interface=MENU)
