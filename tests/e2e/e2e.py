@@ -41,6 +41,7 @@ POLL = 0.05
 APP_NAME = "Loopflow Tray"
 HEADERS = ("Ready for review", "Waiting for you", "Active")
 CONTROLS = ("Show window", "Snooze 1 h", "Resume notifications", "Quit")
+BURST_WINDOW = 2.0  # the contract's burst: 5 or more Asks within 2 s
 SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
 
 
@@ -128,6 +129,7 @@ class Ctx:
         self.session_a = None
         self.flow_id = None
         self.driver = None
+        self.last_ask = 0.0  # monotonic time of the last Ask written
 
     # --- the app process -------------------------------------------------------------
     def start_app(self):
@@ -150,6 +152,10 @@ class Ctx:
             except subprocess.TimeoutExpired:
                 os.killpg(self.app.pid, signal.SIGKILL)
                 self.app.wait()
+
+    def write_ask(self, sid, **fields):
+        self.home.write_ask(sid, **fields)
+        self.last_ask = time.monotonic()
 
     # --- tray ------------------------------------------------------------------------
     def menu(self):
@@ -298,7 +304,7 @@ def ask_raises_a_notification(ctx):
     cwd = ctx.make_cwd("app")
     title = "Which release target should we ship first?"
     prompt = title + "\nmacOS has the most users; Linux is almost done."
-    ctx.home.write_ask(sid, title=title, prompt=prompt, cwd=cwd, detail="loop-decide")
+    ctx.write_ask(sid, title=title, prompt=prompt, cwd=cwd, detail="loop-decide")
     ctx.session_a = {"id": sid, "title": title, "detail": "loop-decide", "cwd": cwd}
 
     n = ctx.notified(lambda n: title in n.body, f"a Notify call for Ask {sid}")
@@ -309,8 +315,7 @@ def ask_raises_a_notification(ctx):
     expect(first == title, f"body's first line {first!r}; expected the title")
     rest = squash(rest).rstrip("…").strip()
     expect(rest and squash(prompt).startswith(rest), f"body {n.body!r} does not continue with the prompt")
-    expect(n.actions[:2] == [("default", "Open"), ("open", "Open")] or
-           sorted(n.actions) == [("default", "Open"), ("open", "Open")],
+    expect(sorted(n.actions) == [("default", "Open"), ("open", "Open")],
            f"actions {n.actions!r}; expected default/Open and open/Open")
     expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
     expect(n.icon and (not n.icon.startswith("/") or Path(n.icon).exists()),
@@ -398,7 +403,7 @@ def markup_arrives_escaped(ctx):
     sid = "ask_" + uuid.uuid4().hex
     title = 'Use <b>bold</b> & <script>alert("x")</script>'
     prompt = 'Is <i>this</i> & "that" ok? <script>document.title=1</script> a&amp;b'
-    ctx.home.write_ask(sid, title=title, prompt=prompt, cwd=ctx.make_cwd("markup"), detail="markup & <check>")
+    ctx.write_ask(sid, title=title, prompt=prompt, cwd=ctx.make_cwd("markup"), detail="markup & <check>")
     try:
         n = ctx.notified(lambda n: escape_markup(title) in n.body or title in n.body,
                          "a Notify for the markup Ask")
@@ -422,7 +427,7 @@ def hostile_id_and_cwd_reach_the_terminal_intact(ctx):
     sid = f"-rf ask 'single' \"double\" $(touch pwned) `touch pwned` ;true"
     cwd = ctx.make_cwd(f"odd dir 'q' \"dq\" $(touch {marker}) ; echo")
     title = "Hostile argv check"
-    ctx.home.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
+    ctx.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
     try:
         n = ctx.notified(lambda n: title in n.body, "a Notify for the hostile Ask")
         before = len(ctx.terminal.json())
@@ -442,9 +447,12 @@ def hostile_id_and_cwd_reach_the_terminal_intact(ctx):
 def burst_of_five_gives_one_notification(ctx):
     ctx.require_app()
     ids = [f"ask_burst{i}_" + uuid.uuid4().hex[:8] for i in range(5)]
+    # The earlier checks' Asks must be out of the app's 2 s burst window, or they count
+    # too. This sleep sets up the precondition; it asserts nothing.
+    time.sleep(max(0.0, ctx.last_ask + BURST_WINDOW + 0.5 - time.monotonic()))
     started = time.monotonic()
     for i, sid in enumerate(ids):
-        ctx.home.write_ask(sid, title=f"Burst question {i}", prompt=f"Burst question {i}?",
+        ctx.write_ask(sid, title=f"Burst question {i}", prompt=f"Burst question {i}?",
                            cwd=ctx.make_cwd("burst"), detail="burst")
     expect(time.monotonic() - started < 2, "writing five asks took over 2 s")
     try:

@@ -28,13 +28,20 @@ if [ -z "${LF_E2E_INSIDE:-}" ]; then
   for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import; do
     command -v "$tool" >/dev/null || { echo "e2e: missing $tool (see tests/e2e/README.md)" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
   done
+  out=${E2E_OUT:-ci-out}
+  mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
   export LF_E2E_INSIDE=1
-  exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" "$app"
+  # The bus daemon and the services it activates (at-spi) chatter on the inherited
+  # stdout/stderr, even after the summary line; they get a log of their own, and the
+  # harness takes the caller's stdout/stderr back from fds 3 and 4.
+  exec 3>&1 4>&2
+  exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" "$app" \
+    >"$E2E_OUT/session-bus.log" 2>&1
 fi
+exec 1>&3 2>&4 3>&- 4>&-
 
 PY=${PY:-/usr/bin/python3}
-out=${E2E_OUT:-ci-out}
-mkdir -p "$out" && out=$(cd "$out" && pwd)
+out=$E2E_OUT
 tmp=$(mktemp -d /tmp/lf-e2e.XXXXXX)
 chmod 700 "$tmp"
 
