@@ -14,8 +14,9 @@ use serde_json::Value;
 const LF: &str = env!("CARGO_BIN_EXE_lf");
 
 /// A home, and an lf that answers from it. The stand-in finds its knobs through
-/// `LF_SIM_DIR`, which the client does not pass on, so each harness calls the stand-in
-/// through a tiny wrapper that sets it; `exec` keeps the pid the client spawned.
+/// `LF_SIM_DIR`; tests run in parallel in one process environment, so each harness calls
+/// the stand-in through a tiny wrapper that sets its own; `exec` keeps the pid the client
+/// spawned.
 struct Harness {
     dir: tempfile::TempDir,
     sim: SimHome,
