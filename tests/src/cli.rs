@@ -90,11 +90,28 @@ pub fn main(args: Vec<OsString>) -> i32 {
     match lf.run(command) {
         Ok(()) => 0,
         Err(e) => {
-            // anyhow's `{:?}` is what lf's `main` prints: the message, then its causes.
-            eprintln!("Error: {e:?}");
+            eprintln!("Error: {}", report(&e));
             1
         }
     }
+}
+
+/// What lf's `main` prints for an error: the message, then its causes. (anyhow's own
+/// `{:?}` would add a backtrace whenever `RUST_BACKTRACE` is set.)
+fn report(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
+    match causes.as_slice() {
+        [] => {}
+        [cause] => text += &format!("\n\nCaused by:\n    {cause}"),
+        _ => {
+            text += "\n\nCaused by:";
+            for (i, cause) in causes.iter().enumerate() {
+                text += &format!("\n    {i}: {cause}");
+            }
+        }
+    }
+    text
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -37,6 +37,8 @@ impl Sim {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("LF_SIM_DIR", self.sim_dir())
+            // lf prints no backtrace with its errors, whatever the environment says.
+            .env("RUST_BACKTRACE", "1")
             .envs(self.home.env())
             .current_dir(self.dir.path())
             .stdin(Stdio::null());
@@ -175,9 +177,12 @@ fn one_bad_ask_record_fails_the_whole_list_like_lf() {
         .unwrap();
     let err = sim.fails(1, &["session", "list", "--json", "--all"]);
     assert!(
-        err.starts_with("Error: parse human session record"),
+        err.starts_with(
+            "Error: parse human session record\n\nCaused by:\n    key must be a string"
+        ),
         "{err}"
     );
+    assert_eq!(err.lines().count(), 4, "{err}");
 
     fs::remove_file(sim.home.ask_path("ask_broken")).unwrap();
     let other = sim.ready_ask("Other");
