@@ -35,7 +35,7 @@ pub const RUN_CONTEXT_VARS: [&str; 6] = [
 /// provider client, which takes seconds on a busy machine; Loopflow.app polls it every
 /// 2 s. Ten seconds lets a slow list finish, and still stops a hung lf well before the
 /// person wonders why the tray stopped updating.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A listed session is about half a kilobyte of JSON, so 16 MiB is tens of thousands of
 /// sessions, far beyond a real home, while a wrong binary flooding stdout stays bounded.
