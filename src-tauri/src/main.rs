@@ -1,1 +1,196 @@
-fn main() {}
+//! `lf-tray`: the tray app, and its headless forms for scripts and servers.
+//!
+//! `lf-tray` alone starts the tray; `lf-tray list` and `lf-tray watch` print sessions and
+//! never touch a display, D-Bus or GTK. Invoked through a link named `lf`, the binary is the
+//! demo's stand-in `lf`.
+
+mod headless;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+Loopflow Tray: notifications and a tray menu for the lf sessions waiting on you.
+
+Usage:
+  lf-tray [--home DIR] [--lf PATH] [--hidden]   start the tray app
+  lf-tray list [--json] [--home DIR] [--lf PATH]
+                                                print the current sessions, sorted by title then id
+  lf-tray watch [--json] [--home DIR] [--lf PATH]
+                                                print a snapshot, then one line per change
+  lf-tray demo                                  the tray app on a simulated Loopflow, for a first look
+  lf-tray --help | --version
+
+Options:
+  --home DIR   read lf's records from DIR (sets both LF_HOME and LF_CONTROL_HOME for lf)
+  --lf PATH    the lf executable (default: $LF_BIN, then lf on PATH, then ~/.local/bin/lf)
+  --json       machine-readable output: one JSON array (list), one JSON object per line (watch)
+  --hidden     start in the tray without showing the window (used by autostart)
+";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Tray { hidden: bool },
+    List { json: bool },
+    Watch { json: bool },
+    Demo,
+    Help,
+    Version,
+}
+
+#[derive(Debug, PartialEq)]
+struct Invocation {
+    command: Command,
+    home: Option<PathBuf>,
+    lf: Option<PathBuf>,
+}
+
+fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
+    let mut args = args.into_iter();
+    let mut command = None;
+    let (mut json, mut hidden) = (false, false);
+    let (mut home, mut lf) = (None, None);
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.to_str() else {
+            return Err(format!("unexpected argument {arg:?}"));
+        };
+        let mut value = |name: &str| {
+            args.next()
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match text {
+            "--home" => home = Some(value("--home")?),
+            "--lf" => lf = Some(value("--lf")?),
+            "--json" => json = true,
+            "--hidden" => hidden = true,
+            "-h" | "--help" | "help" => command = Some(Command::Help),
+            "-V" | "--version" => command = Some(Command::Version),
+            "list" | "watch" | "demo" if command.is_none() => {
+                command = Some(match text {
+                    "list" => Command::List { json: false },
+                    "watch" => Command::Watch { json: false },
+                    _ => Command::Demo,
+                })
+            }
+            other => {
+                if let Some(v) = other.strip_prefix("--home=") {
+                    home = Some(PathBuf::from(v));
+                } else if let Some(v) = other.strip_prefix("--lf=") {
+                    lf = Some(PathBuf::from(v));
+                } else {
+                    return Err(format!("unexpected argument '{other}'"));
+                }
+            }
+        }
+    }
+    let command = match command.unwrap_or(Command::Tray { hidden }) {
+        Command::List { .. } => Command::List { json },
+        Command::Watch { .. } => Command::Watch { json },
+        Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
+        other => other,
+    };
+    if hidden && !matches!(command, Command::Tray { .. }) {
+        return Err("--hidden goes with the tray app only".into());
+    }
+    Ok(Invocation { command, home, lf })
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_default();
+    if PathBuf::from(&argv0).file_name() == Some("lf".as_ref()) {
+        let mut argv = vec![argv0];
+        argv.extend(args);
+        return ExitCode::from(lf_sim::cli::main(argv).clamp(0, 255) as u8);
+    }
+    let invocation = match parse(args) {
+        Ok(invocation) => invocation,
+        Err(message) => {
+            eprintln!("lf-tray: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match invocation.command {
+        Command::Help => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Command::Version => {
+            println!("lf-tray {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Command::List { json } => headless::list(invocation.home, invocation.lf, json),
+        Command::Watch { json } => headless::watch(invocation.home, invocation.lf, json),
+        Command::Tray { hidden } => desktop(invocation.home, invocation.lf, hidden),
+        Command::Demo => demo(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lf-tray: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(feature = "desktop")]
+fn desktop(home: Option<PathBuf>, lf: Option<PathBuf>, start_hidden: bool) -> anyhow::Result<()> {
+    lf_tray::run_desktop(lf_tray::DesktopOptions {
+        home,
+        lf,
+        start_hidden,
+    })
+}
+
+#[cfg(feature = "desktop")]
+fn demo() -> anyhow::Result<()> {
+    lf_tray::run_demo()
+}
+
+#[cfg(not(feature = "desktop"))]
+fn desktop(_: Option<PathBuf>, _: Option<PathBuf>, _: bool) -> anyhow::Result<()> {
+    anyhow::bail!("this lf-tray was built without the desktop app (feature `desktop`); `list` and `watch` work")
+}
+
+#[cfg(not(feature = "desktop"))]
+fn demo() -> anyhow::Result<()> {
+    desktop(None, None, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Result<Invocation, String> {
+        parse(line.split_whitespace().map(OsString::from))
+    }
+
+    #[test]
+    fn command_lines() {
+        assert_eq!(args("").unwrap().command, Command::Tray { hidden: false });
+        assert_eq!(
+            args("--hidden").unwrap().command,
+            Command::Tray { hidden: true }
+        );
+        let list = args("list --json --home /h").unwrap();
+        assert_eq!(list.command, Command::List { json: true });
+        assert_eq!(list.home, Some(PathBuf::from("/h")));
+        let watch = args("--lf=/x/lf watch").unwrap();
+        assert_eq!(watch.command, Command::Watch { json: false });
+        assert_eq!(watch.lf, Some(PathBuf::from("/x/lf")));
+        assert_eq!(args("demo").unwrap().command, Command::Demo);
+        assert_eq!(args("list --help").unwrap().command, Command::Help);
+    }
+
+    #[test]
+    fn bad_usage_is_refused() {
+        assert!(args("list --home").is_err());
+        assert!(args("frobnicate").is_err());
+        assert!(args("--json").is_err());
+        assert!(args("list --hidden").is_err());
+        assert!(args("list watch").is_err());
+    }
+}

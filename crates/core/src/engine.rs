@@ -1,1 +1,923 @@
+//! The engine: one task that owns the session list, fed by inotify (through `notify`),
+//! by client-process exits (pidfd), and by `lf session list`. It turns every change into
+//! exactly-once events and never polls the home.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use time::OffsetDateTime;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::event::{Event, Warning};
+use crate::home::Home;
+use crate::lf::{self, Lf, LfAction, LfError};
+use crate::records::{is_hidden, Records};
+use crate::session::SessionRecord;
+use crate::snapshot::Snapshot;
+
+/// How often `lf session list` runs with nothing else asking for it. Flow sessions live
+/// in lf's database, whose directory is watched, so this only catches what a watch
+/// cannot see (a database on another file system, a remote Home). A minute keeps an idle
+/// tray from costing anything noticeable while bounding how stale a missed Flow can be.
+pub const SAFETY_INTERVAL: Duration = Duration::from_secs(60);
+/// The floor for the safety timer: lf itself takes up to a second or two on a large
+/// store, and running it more often would be the busy polling this app exists to avoid.
+pub const MIN_SAFETY_INTERVAL: Duration = Duration::from_secs(30);
+/// How often the files are read from scratch, to repair anything the watches missed
+/// (a headless Run opened interactively later, which is not watched). Ten minutes keeps
+/// the cost of a 10 000-Run home far below a millisecond per idle minute on average.
+pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(600);
+/// Quiet time after a database change before `lf` runs. One SQLite transaction touches
+/// the database, its WAL and its journal in a burst of a few milliseconds; waiting
+/// 100 ms turns a burst into one `lf` run and still shows a Flow well within a second.
+const LF_DEBOUNCE: Duration = Duration::from_millis(100);
+/// Without pidfd (older kernels, other systems), the known live client pids are checked
+/// this often. Only those few pids are checked, never the tree.
+const EXIT_RECHECK: Duration = Duration::from_secs(2);
+
+/// How the engine is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub home: Home,
+    /// The `lf` to run; `None` when none was found, and the file sources work alone.
+    pub lf_bin: Option<PathBuf>,
+    pub lf_timeout: Duration,
+    pub safety_interval: Duration,
+    pub reconcile_interval: Duration,
+    /// `--home DIR` was given: `lf` must look at the same directory.
+    pub home_override: bool,
+}
+
+impl Config {
+    /// The homes and `lf` from the environment, as lf resolves them, with optional
+    /// overrides from the command line or settings.
+    pub fn from_env(home: Option<PathBuf>, lf_bin: Option<PathBuf>) -> Config {
+        let home_override = home.is_some();
+        Config {
+            home: home.map(Home::at).unwrap_or_else(Home::from_env),
+            lf_bin: lf_bin.or_else(|| lf::resolve(|name| std::env::var_os(name))),
+            lf_timeout: lf::DEFAULT_TIMEOUT,
+            safety_interval: SAFETY_INTERVAL,
+            reconcile_interval: RECONCILE_INTERVAL,
+            home_override,
+        }
+    }
+
+    fn lf(&self) -> Option<Lf> {
+        let bin = self.lf_bin.clone()?;
+        let lf = Lf::new(bin).with_timeout(self.lf_timeout);
+        Some(if self.home_override {
+            lf.with_home(&self.home.lf_home)
+        } else {
+            lf
+        })
+    }
+}
+
+/// What the surfaces read between events.
+#[derive(Debug, Default)]
+struct Shared {
+    snapshot: Snapshot,
+    status: String,
+    can_watch: bool,
+}
+
+/// A handle on the running engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<RwLock<Shared>>,
+    lf: Option<Lf>,
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+enum Msg {
+    Fs(notify::Result<notify::Event>),
+    ClientExited(String),
+    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    Relist(Option<oneshot::Sender<()>>),
+}
+
+impl Engine {
+    /// Start watching on the current tokio runtime. The receiver gets a `Snapshot` first,
+    /// then every transition, and warnings as they come. The engine stops when every
+    /// `Engine` handle and the receiver are dropped.
+    pub fn start(config: Config) -> (Engine, mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (events, events_rx) = mpsc::unbounded_channel();
+        let lf = config.lf();
+        let shared = Arc::new(RwLock::new(Shared::default()));
+        let engine = Engine {
+            shared: shared.clone(),
+            lf: lf.clone(),
+            tx: tx.clone(),
+        };
+        let core = Core::new(config, lf, shared, tx.downgrade(), events);
+        tokio::spawn(core.run(rx));
+        (engine, events_rx)
+    }
+
+    /// The current sessions in lf's order.
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        self.shared.read().unwrap().snapshot.sessions()
+    }
+
+    pub fn session(&self, id: &str) -> Option<SessionRecord> {
+        self.shared.read().unwrap().snapshot.get(id).cloned()
+    }
+
+    pub fn lf_bin(&self) -> Option<PathBuf> {
+        self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
+    }
+
+    /// Whether file watching works. Without it only the timers refresh the list.
+    pub fn can_watch(&self) -> bool {
+        self.shared.read().unwrap().can_watch
+    }
+
+    /// One line on where the sessions come from, for a status bar.
+    pub fn status(&self) -> String {
+        self.shared.read().unwrap().status.clone()
+    }
+
+    /// Run an `lf session` action, then wait until the list has been taken again so the
+    /// caller sees its effect.
+    pub async fn act(&self, action: LfAction) -> Result<String, LfError> {
+        let lf = self.lf.as_ref().ok_or(LfError::NotFound)?;
+        let result = lf.act(&action).await;
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Msg::Relist(Some(done))).is_ok() {
+            let _ = wait.await;
+        }
+        result
+    }
+}
+
+/// Read both sources once, without watching: `lf-tray list`.
+pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, String) {
+    let lf = config.lf();
+    let home = config.home.clone();
+    let files = tokio::task::spawn_blocking(move || {
+        let mut records = Records::new(home.clone(), config.lf_bin.as_deref());
+        let warnings = records.rescan();
+        (records.sessions(), warnings, files_present(&home))
+    });
+    let cli = async {
+        match &lf {
+            Some(lf) => Some(lf.list().await),
+            None => None,
+        }
+    };
+    let (files, cli) = tokio::join!(files, cli);
+    let (file_sessions, mut warnings, files_active) = files.expect("the file scan panicked");
+    let mut listed = Vec::new();
+    match cli {
+        Some(Ok((records, problems))) => {
+            listed = records;
+            warnings.extend(problems.into_iter().map(|p| Warning::new(None, p)));
+        }
+        Some(Err(e)) => warnings.push(Warning::new(
+            None,
+            format!("lf session list: {}", one_line(&e.to_string())),
+        )),
+        None => {}
+    }
+    let snapshot = Snapshot::merge(file_sessions, &listed, files_active);
+    let status = status_line(lf.as_ref(), None, snapshot.len());
+    (snapshot.sessions(), warnings, status)
+}
+
+/// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a
+/// backtrace (lf run with `RUST_BACKTRACE`) is left out.
+fn one_line(message: &str) -> String {
+    let message = message
+        .split("\nStack backtrace:")
+        .next()
+        .unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && *line != "Caused by:")
+        .map(|line| {
+            line.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
+                .trim()
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+fn files_present(home: &Home) -> bool {
+    home.asks_dir().is_dir() || home.runs_dir().is_dir()
+}
+
+fn status_line(lf: Option<&Lf>, failure: Option<&str>, count: usize) -> String {
+    let sessions = match count {
+        1 => "1 session".to_string(),
+        n => format!("{n} sessions"),
+    };
+    match (lf, failure) {
+        (None, _) => format!(
+            "No lf found ($LF_BIN, PATH, ~/.local/bin/lf): showing Ask and interactive \
+             sessions from files; Flow sessions need lf · {sessions}"
+        ),
+        (Some(lf), None) => format!("lf: {} · {sessions}", lf.bin().display()),
+        (Some(_), Some(failure)) => {
+            format!("lf failed ({failure}); Flow sessions are from the last good list · {sessions}")
+        }
+    }
+}
+
+/// The engine task's state.
+struct Core {
+    config: Config,
+    lf: Option<Lf>,
+    shared: Arc<RwLock<Shared>>,
+    tx: mpsc::WeakUnboundedSender<Msg>,
+    events: mpsc::UnboundedSender<Event>,
+    records: Records,
+    watches: Watches,
+    /// The last good `lf session list`.
+    listed: Vec<SessionRecord>,
+    lf_failure: Option<String>,
+    lf_running: bool,
+    lf_again: bool,
+    lf_due: Option<tokio::time::Instant>,
+    relist_waiters: Vec<oneshot::Sender<()>>,
+    exits: HashMap<i32, (String, AbortHandle)>,
+    current: Snapshot,
+}
+
+impl Core {
+    fn new(
+        config: Config,
+        lf: Option<Lf>,
+        shared: Arc<RwLock<Shared>>,
+        tx: mpsc::WeakUnboundedSender<Msg>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Core {
+        let records = Records::new(config.home.clone(), config.lf_bin.as_deref());
+        let watches = Watches::new(tx.clone());
+        Core {
+            config,
+            lf,
+            shared,
+            tx,
+            events,
+            records,
+            watches,
+            listed: Vec::new(),
+            lf_failure: None,
+            lf_running: false,
+            lf_again: false,
+            lf_due: None,
+            relist_waiters: Vec::new(),
+            exits: HashMap::new(),
+            current: Snapshot::default(),
+        }
+    }
+
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>) {
+        let mut warnings = match &self.watches.error {
+            Some(e) => vec![Warning::new(None, e.clone())],
+            None => Vec::new(),
+        };
+        // Watch first, then read: a record written in between is seen by the read.
+        self.watches.ensure_tops(&self.config.home);
+        warnings.extend(self.records.rescan());
+        self.sync_runs();
+        // The first list waits for lf (bounded by its timeout), so the first snapshot
+        // already holds the Flow sessions.
+        if let Some(lf) = self.lf.clone() {
+            let result = lf.list().await;
+            warnings.extend(self.take_listed(result));
+        }
+        self.current = self.merged();
+        self.publish();
+        let first = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: self.current.sessions(),
+        };
+        if self.events.send(first).is_err() {
+            return;
+        }
+        self.warn(warnings);
+
+        let mut safety =
+            tokio::time::interval(self.config.safety_interval.max(MIN_SAFETY_INTERVAL));
+        safety.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        safety.tick().await;
+        let mut reconcile = tokio::time::interval(self.config.reconcile_interval);
+        reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        reconcile.tick().await;
+
+        loop {
+            let lf_due = self.lf_due;
+            let mut fresh = Vec::new();
+            tokio::select! {
+                msg = rx.recv() => {
+                    let Some(msg) = msg else { return };
+                    let mut batch = Batch::default();
+                    self.absorb(msg, &mut batch, &mut fresh);
+                    // Everything already queued is handled together: a burst of events
+                    // for one file re-reads it once.
+                    while let Ok(msg) = rx.try_recv() {
+                        self.absorb(msg, &mut batch, &mut fresh);
+                    }
+                    self.apply(batch, &mut fresh);
+                }
+                _ = safety.tick(), if self.lf.is_some() => self.request_list(None),
+                _ = reconcile.tick() => {
+                    self.watches.ensure_tops(&self.config.home);
+                    fresh.extend(self.records.rescan());
+                    self.sync_runs();
+                }
+                _ = sleep_until(lf_due), if lf_due.is_some() => {
+                    self.lf_due = None;
+                    self.start_list();
+                }
+            }
+            if self.events.is_closed() {
+                return;
+            }
+            self.emit_changes();
+            self.warn(fresh);
+        }
+    }
+
+    fn absorb(&mut self, msg: Msg, batch: &mut Batch, fresh: &mut Vec<Warning>) {
+        match msg {
+            Msg::Fs(Ok(event)) => self.route(event, batch),
+            Msg::Fs(Err(e)) => fresh.push(Warning::new(
+                e.paths.first().cloned(),
+                format!("file watch failed: {e}"),
+            )),
+            Msg::ClientExited(run_id) => {
+                self.records.client_exited(&run_id);
+                self.sync_run(&run_id);
+            }
+            Msg::Listed(result) => {
+                self.lf_running = false;
+                fresh.extend(self.take_listed(result));
+                for waiter in self.relist_waiters.drain(..) {
+                    let _ = waiter.send(());
+                }
+                if std::mem::take(&mut self.lf_again) {
+                    self.start_list();
+                }
+            }
+            Msg::Relist(waiter) => {
+                // An action just ran: list now, without the debounce.
+                if let Some(waiter) = waiter {
+                    self.relist_waiters.push(waiter);
+                }
+                self.start_list();
+            }
+        }
+    }
+
+    /// Sort one file event into what it makes dirty.
+    fn route(&mut self, event: notify::Event, batch: &mut Batch) {
+        // Opening and reading a file (ours included) changes nothing.
+        if let EventKind::Access(kind) = event.kind {
+            if kind != AccessKind::Close(AccessMode::Write) {
+                return;
+            }
+        }
+        if event.need_rescan() {
+            batch.rescan = true;
+            return;
+        }
+        let home = &self.config.home;
+        let asks_dir = home.asks_dir();
+        let runs_dir = home.runs_dir();
+        for path in &event.paths {
+            if let Ok(rest) = path.strip_prefix(&asks_dir) {
+                match names(rest).as_slice() {
+                    [] => batch.tops = true,
+                    [name] => {
+                        if let Some(id) = crate::ask::ask_id_from_file_name(name) {
+                            batch.asks.insert(id.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
+                match names(rest).as_slice() {
+                    [] => batch.tops = true,
+                    [shard] => {
+                        if !is_hidden(shard) {
+                            batch.shards.insert(path.clone());
+                        }
+                    }
+                    [_, run, ..] => {
+                        if !is_hidden(run) {
+                            if let Some(run) = run.to_str() {
+                                batch.runs.insert(run.to_string());
+                            }
+                        }
+                    }
+                }
+            } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
+                batch.database = true;
+            } else {
+                // The home itself, or a directory above it, changed: a source may have
+                // appeared or gone.
+                batch.tops = true;
+            }
+        }
+    }
+
+    fn apply(&mut self, batch: Batch, fresh: &mut Vec<Warning>) {
+        if batch.rescan {
+            self.watches.ensure_tops(&self.config.home);
+            fresh.extend(self.records.rescan());
+            self.sync_runs();
+            return;
+        }
+        if batch.tops {
+            let appeared = self.watches.ensure_tops(&self.config.home);
+            // The database may have been written before its directory was watched.
+            if appeared.database {
+                self.request_list(Some(LF_DEBOUNCE));
+            }
+            if appeared.asks || appeared.runs {
+                fresh.extend(self.records.rescan());
+                self.sync_runs();
+                return;
+            }
+            if !self.config.home.asks_dir().is_dir() {
+                self.records.forget_asks();
+            }
+        }
+        for shard in &batch.shards {
+            // A new shard holds new Run dirs; a vanished one takes its Runs along.
+            self.watches.shard(shard);
+            for run in run_names(shard) {
+                fresh.extend(self.records.run_changed(&run));
+            }
+            for run in self.tracked_in(shard) {
+                fresh.extend(self.records.run_changed(&run));
+            }
+        }
+        for id in &batch.asks {
+            fresh.extend(self.records.ask_changed(id));
+        }
+        for run in &batch.runs {
+            let was_watched = self.watches.has_run(&self.config.home, run);
+            fresh.extend(self.records.run_changed(run));
+            self.sync_run(run);
+            // A Run first seen now is read once more after its watch is in place, so
+            // nothing written between the first read and the watch is missed.
+            if !was_watched && self.watches.has_run(&self.config.home, run) {
+                fresh.extend(self.records.run_changed(run));
+                self.sync_run(run);
+            }
+        }
+        // An Ask may have named a new session Run, which is followed from now on.
+        for id in &batch.asks {
+            if let Some(run) = self.records.session_run_of(id) {
+                self.sync_run(&run);
+            }
+        }
+        if batch.database {
+            self.request_list(Some(LF_DEBOUNCE));
+        }
+    }
+
+    fn tracked_in(&self, shard: &Path) -> Vec<String> {
+        self.records
+            .tracked()
+            .filter(|(_, t)| t.run.dir.parent() == Some(shard))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Bring watches and exit watchers in line with every followed Run (after a rescan).
+    fn sync_runs(&mut self) {
+        let followed: HashSet<String> = self.records.tracked().map(|(id, _)| id.clone()).collect();
+        self.watches.retain_runs(|run| followed.contains(run));
+        for run in &followed {
+            self.sync_run(run);
+        }
+        self.watches.shards(&self.config.home.runs_dir());
+        self.exits.retain(|_, (run, handle)| {
+            let keep = followed.contains(run);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+    }
+
+    /// Watch a followed Run (its directory and `provider-clients/`) and its live client
+    /// processes; stop watching one no longer followed.
+    fn sync_run(&mut self, run_id: &str) {
+        let home = self.config.home.clone();
+        let Some(tracked) = self.records.tracked_run(run_id) else {
+            self.watches.unwatch_run(&home, run_id);
+            self.exits.retain(|_, (run, handle)| {
+                let keep = run != run_id;
+                if !keep {
+                    handle.abort();
+                }
+                keep
+            });
+            return;
+        };
+        self.watches.watch_run(&tracked.run.dir);
+        let live: Vec<i32> = tracked.live_pids.clone();
+        self.exits.retain(|pid, (run, handle)| {
+            let keep = run != run_id || live.contains(pid);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+        for pid in live {
+            if !self.exits.contains_key(&pid) {
+                let handle = watch_exit(pid, run_id.to_string(), self.tx.clone());
+                self.exits.insert(pid, (run_id.to_string(), handle));
+            }
+        }
+    }
+
+    fn request_list(&mut self, after: Option<Duration>) {
+        if self.lf.is_none() {
+            return;
+        }
+        match after {
+            Some(delay) => {
+                self.lf_due = Some(tokio::time::Instant::now() + delay);
+            }
+            None => self.start_list(),
+        }
+    }
+
+    /// Run `lf session list` in the background; at most one at a time, and one more
+    /// afterwards if something asked for it meanwhile.
+    fn start_list(&mut self) {
+        let (Some(lf), Some(tx)) = (self.lf.clone(), self.tx.upgrade()) else {
+            for waiter in self.relist_waiters.drain(..) {
+                let _ = waiter.send(());
+            }
+            return;
+        };
+        if self.lf_running {
+            self.lf_again = true;
+            return;
+        }
+        self.lf_running = true;
+        tokio::spawn(async move {
+            let _ = tx.send(Msg::Listed(lf.list().await));
+        });
+    }
+
+    fn take_listed(
+        &mut self,
+        result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
+    ) -> Vec<Warning> {
+        match result {
+            Ok((records, problems)) => {
+                self.listed = records;
+                self.lf_failure = None;
+                problems
+                    .into_iter()
+                    .map(|p| Warning::new(None, p))
+                    .collect()
+            }
+            Err(e) => {
+                let message = format!("lf session list: {}", one_line(&e.to_string()));
+                // One warning per distinct failure, not one per safety tick.
+                if self.lf_failure.as_deref() == Some(message.as_str()) {
+                    return Vec::new();
+                }
+                self.lf_failure = Some(message.clone());
+                vec![Warning::new(None, message)]
+            }
+        }
+    }
+
+    fn merged(&self) -> Snapshot {
+        Snapshot::merge(
+            self.records.sessions(),
+            &self.listed,
+            files_present(&self.config.home),
+        )
+    }
+
+    fn emit_changes(&mut self) {
+        let next = self.merged();
+        let events = self.current.diff(&next, OffsetDateTime::now_utc());
+        self.current = next;
+        self.publish();
+        for event in events {
+            let _ = self.events.send(event);
+        }
+    }
+
+    fn publish(&self) {
+        let mut shared = self.shared.write().unwrap();
+        shared.snapshot = self.current.clone();
+        shared.can_watch = self.watches.watcher.is_some();
+        shared.status = status_line(
+            self.lf.as_ref(),
+            self.lf_failure.as_deref(),
+            self.current.len(),
+        );
+    }
+
+    fn warn(&self, warnings: Vec<Warning>) {
+        for warning in warnings {
+            let _ = self.events.send(Event::warning(warning));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn lf_errors_fold_onto_one_line() {
+        assert_eq!(
+            one_line("parse human session record\n\nCaused by:\n    EOF while parsing\n\nStack backtrace:\n   0: x"),
+            "parse human session record: EOF while parsing"
+        );
+        assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
+    }
+}
+
+#[derive(Default)]
+struct Batch {
+    rescan: bool,
+    tops: bool,
+    database: bool,
+    asks: HashSet<String>,
+    runs: HashSet<String>,
+    shards: HashSet<PathBuf>,
+}
+
+fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
+    rest.components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
+fn run_names(shard: &Path) -> Vec<String> {
+    std::fs::read_dir(shard)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| !is_hidden(&e.file_name()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `loopflow.db`, `loopflow.db-wal` or `loopflow.db-journal` (not `-shm`, which readers
+/// touch too: lf's own list would wake us again).
+fn is_database(path: &Path, db: &Path) -> bool {
+    let (Some(name), Some(db)) = (path.file_name(), db.file_name()) else {
+        return false;
+    };
+    let mut wal = OsString::from(db);
+    wal.push("-wal");
+    let mut journal = OsString::from(db);
+    journal.push("-journal");
+    name == db || name == wal || name == journal
+}
+
+async fn sleep_until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Tell the engine when a client process exits. On Linux a pidfd becomes readable at
+/// exit, so this costs nothing while the agent runs.
+fn watch_exit(pid: i32, run_id: String, tx: mpsc::WeakUnboundedSender<Msg>) -> AbortHandle {
+    tokio::spawn(async move {
+        wait_exit(pid).await;
+        if let Some(tx) = tx.upgrade() {
+            let _ = tx.send(Msg::ClientExited(run_id));
+        }
+    })
+    .abort_handle()
+}
+
+#[cfg(target_os = "linux")]
+async fn wait_exit(pid: i32) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tokio::io::unix::AsyncFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd >= 0 {
+        // SAFETY: the descriptor was just returned to us and nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: `OwnedFd` keeps the descriptor open, unchanged, for the AsyncFd's life.
+        if let Ok(fd) =
+            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        {
+            let _ = fd.readable().await;
+            return;
+        }
+    }
+    recheck_exit(pid).await
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn wait_exit(pid: i32) {
+    recheck_exit(pid).await
+}
+
+async fn recheck_exit(pid: i32) {
+    loop {
+        tokio::time::sleep(EXIT_RECHECK).await;
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            return;
+        }
+    }
+}
+
+/// The directories under inotify watch. Only directories, never single files: lf writes
+/// a temporary and renames it into place, which a watch on the old file would not see.
+struct Watches {
+    watcher: Option<RecommendedWatcher>,
+    error: Option<String>,
+    /// The source directories and, while one is missing, its nearest existing ancestor.
+    tops: HashSet<PathBuf>,
+    /// `runs/<pp>` shards, where new Runs appear.
+    shards: HashSet<PathBuf>,
+    /// Followed Run dirs and their `provider-clients/`.
+    runs: HashSet<PathBuf>,
+}
+
+#[derive(Default)]
+struct Appeared {
+    asks: bool,
+    runs: bool,
+    database: bool,
+}
+
+impl Watches {
+    fn new(tx: mpsc::WeakUnboundedSender<Msg>) -> Watches {
+        let handler = move |event: notify::Result<notify::Event>| {
+            if let Some(tx) = tx.upgrade() {
+                let _ = tx.send(Msg::Fs(event));
+            }
+        };
+        match notify::recommended_watcher(handler) {
+            Ok(watcher) => Watches {
+                watcher: Some(watcher),
+                error: None,
+                tops: HashSet::new(),
+                shards: HashSet::new(),
+                runs: HashSet::new(),
+            },
+            Err(e) => Watches {
+                watcher: None,
+                error: Some(format!(
+                    "cannot watch files ({e}); the list refreshes only on the slow timer"
+                )),
+                tops: HashSet::new(),
+                shards: HashSet::new(),
+                runs: HashSet::new(),
+            },
+        }
+    }
+
+    fn add(&mut self, dir: &Path) -> bool {
+        match &mut self.watcher {
+            Some(w) => w.watch(dir, RecursiveMode::NonRecursive).is_ok(),
+            None => false,
+        }
+    }
+
+    fn remove(&mut self, dir: &Path) {
+        if let Some(w) = &mut self.watcher {
+            let _ = w.unwatch(dir);
+        }
+    }
+
+    /// Watch the three source directories, or the nearest existing ancestor of a missing
+    /// one so that its creation is seen. Reports which sources became watchable.
+    fn ensure_tops(&mut self, home: &Home) -> Appeared {
+        let mut appeared = Appeared::default();
+        let mut wanted = HashSet::new();
+        for (dir, flag) in [
+            (home.asks_dir(), Some(&mut appeared.asks)),
+            (home.runs_dir(), Some(&mut appeared.runs)),
+            (home.db_dir().to_path_buf(), Some(&mut appeared.database)),
+        ] {
+            let target = if dir.is_dir() {
+                if !self.tops.contains(&dir) {
+                    if let Some(flag) = flag {
+                        *flag = true;
+                    }
+                }
+                dir
+            } else {
+                nearest_existing(&dir)
+            };
+            wanted.insert(target);
+        }
+        let stale: Vec<PathBuf> = self.tops.difference(&wanted).cloned().collect();
+        for dir in stale {
+            self.remove(&dir);
+            self.tops.remove(&dir);
+        }
+        for dir in wanted {
+            // A directory deleted and recreated has a new inode: watch it again.
+            if self.add(&dir) {
+                self.tops.insert(dir);
+            }
+        }
+        appeared
+    }
+
+    fn shards(&mut self, runs_dir: &Path) {
+        for shard in std::fs::read_dir(runs_dir).into_iter().flatten().flatten() {
+            if !is_hidden(&shard.file_name()) && shard.file_type().is_ok_and(|t| t.is_dir()) {
+                self.shard(&shard.path());
+            }
+        }
+    }
+
+    fn shard(&mut self, shard: &Path) {
+        if shard.is_dir() {
+            if !self.shards.contains(shard) && self.add(shard) {
+                self.shards.insert(shard.to_path_buf());
+            }
+        } else if self.shards.remove(shard) {
+            self.remove(shard);
+        }
+    }
+
+    fn has_run(&self, home: &Home, run_id: &str) -> bool {
+        home.run_dir(run_id).is_some_and(|d| self.runs.contains(&d))
+    }
+
+    fn watch_run(&mut self, dir: &Path) {
+        for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
+            if !self.runs.contains(&dir) && dir.is_dir() && self.add(&dir) {
+                self.runs.insert(dir);
+            }
+        }
+    }
+
+    fn unwatch_run(&mut self, home: &Home, run_id: &str) {
+        let Some(dir) = home.run_dir(run_id) else {
+            return;
+        };
+        for dir in [dir.join("provider-clients"), dir] {
+            if self.runs.remove(&dir) {
+                self.remove(&dir);
+            }
+        }
+    }
+
+    /// Drop the watches of Runs no longer followed.
+    fn retain_runs(&mut self, followed: impl Fn(&str) -> bool) {
+        let stale: Vec<PathBuf> = self
+            .runs
+            .iter()
+            .filter(|dir| {
+                let run = if dir.ends_with("provider-clients") {
+                    dir.parent().and_then(Path::file_name)
+                } else {
+                    dir.file_name()
+                };
+                !run.and_then(|r| r.to_str()).is_some_and(&followed)
+            })
+            .cloned()
+            .collect();
+        for dir in stale {
+            self.runs.remove(&dir);
+            self.remove(&dir);
+        }
+    }
+}
+
+fn nearest_existing(dir: &Path) -> PathBuf {
+    let mut dir = dir;
+    while let Some(parent) = dir.parent() {
+        if parent.is_dir() {
+            return parent.to_path_buf();
+        }
+        dir = parent;
+    }
+    PathBuf::from("/")
+}

@@ -1,1 +1,408 @@
+//! The client of lf's own command line: `lf session list --json --all` for the records
+//! only lf can derive (Flow steps live in its database, liveness needs `ps`), and the
+//! session verbs a person triggers from the tray.
+//!
+//! lf is called with an argv, never through a shell; ids and text always follow `--`,
+//! and each text is one argv item, so nothing a session carries can become an option
+//! or a command.
 
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use crate::session::{decode_list, SessionRecord};
+
+/// Variables lf sets inside a Run. A tray started from an agent's terminal inherits
+/// them, and lf would then attach the work the tray triggers to that Run; Loopflow.app
+/// strips them from every process it starts for the same reason.
+pub const RUN_CONTEXT_VARS: [&str; 6] = [
+    "LF_RUN_ID",
+    "LF_RUN_DIR",
+    "LF_PARENT_RUN_ID",
+    "LF_HUMAN_SESSION",
+    "LF_HUMAN_SESSION_RUN",
+    "LF_HUMAN_SESSION_RUN_BIND",
+];
+
+/// `lf session list` opens the SQLite store, reads every record and runs `ps` once per
+/// provider client, which takes seconds on a busy machine; Loopflow.app polls it every
+/// 2 s. Ten seconds lets a slow list finish, and still stops a hung lf well before the
+/// person wonders why the tray stopped updating.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A listed session is about half a kilobyte of JSON, so 16 MiB is tens of thousands of
+/// sessions, far beyond a real home, while a wrong binary flooding stdout stays bounded.
+const STDOUT_CAP: usize = 16 << 20;
+
+/// lf's errors are a sentence and a few `Caused by:` lines.
+const STDERR_CAP: usize = 64 << 10;
+
+/// `$LF_BIN`, else `lf` on `PATH`, else `~/.local/bin/lf` (the install docs' target, and
+/// where a GUI session without a login `PATH` still finds it); made absolute without
+/// resolving symlinks. `None` when none of them is an executable file.
+///
+/// Relative `PATH` entries are skipped: they would depend on the tray's working directory.
+pub fn resolve(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    let explicit = set("LF_BIN").map(PathBuf::from);
+    let on_path = set("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("lf"))
+            .find(|candidate| is_executable(candidate))
+    });
+    let installed = set("HOME").map(|home| PathBuf::from(home).join(".local/bin/lf"));
+    [explicit, on_path, installed]
+        .into_iter()
+        .flatten()
+        .find(|candidate| is_executable(candidate))
+        .and_then(|found| std::path::absolute(found).ok())
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A session verb a person asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LfAction {
+    Complete { id: String },
+    Approve { id: String, text: String },
+    Iterate { id: String, text: String },
+}
+
+impl LfAction {
+    fn args(&self) -> Vec<&str> {
+        match self {
+            LfAction::Complete { id } => vec!["session", "complete", "--", id],
+            LfAction::Approve { id, text } => vec!["session", "approve", "--", id, text],
+            LfAction::Iterate { id, text } => vec!["session", "iterate", "--", id, text],
+        }
+    }
+
+    /// lf's own refusal of an empty decision, given without starting lf.
+    fn refusal(&self) -> Option<&'static str> {
+        match self {
+            LfAction::Approve { text, .. } if text.trim().is_empty() => {
+                Some("approval summary cannot be empty")
+            }
+            LfAction::Iterate { text, .. } if text.trim().is_empty() => {
+                Some("iteration direction cannot be empty")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Why an lf call gave no answer.
+#[derive(Debug)]
+pub enum LfError {
+    /// The lf program does not exist.
+    NotFound,
+    /// lf did not finish in time and was killed.
+    Timeout(Duration),
+    /// lf refused: its own message, without the `Error: ` prefix.
+    Failed { code: Option<i32>, message: String },
+    /// lf exists but could not be started.
+    Spawn(io::Error),
+    /// lf answered with something that is not what was asked for.
+    BadOutput(String),
+}
+
+impl fmt::Display for LfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LfError::NotFound => f.write_str(
+                "The lf command was not found. Install Loopflow or set LF_BIN to the lf program.",
+            ),
+            LfError::Timeout(after) => {
+                write!(
+                    f,
+                    "lf did not answer within {} and was stopped.",
+                    span(*after)
+                )
+            }
+            LfError::Failed { message, .. } if !message.is_empty() => f.write_str(message),
+            LfError::Failed {
+                code: Some(code), ..
+            } => write!(f, "lf failed with exit code {code} and no message."),
+            LfError::Failed { code: None, .. } => f.write_str("lf was killed by a signal."),
+            LfError::Spawn(e) => write!(f, "lf could not be started: {e}"),
+            LfError::BadOutput(what) => write!(f, "lf's answer could not be read: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for LfError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LfError::Spawn(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+fn span(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// One lf program and how to call it.
+#[derive(Debug, Clone)]
+pub struct Lf {
+    bin: PathBuf,
+    timeout: Duration,
+    /// Variables to set (`Some`) or remove (`None`) for every call.
+    env: Vec<(&'static str, Option<OsString>)>,
+}
+
+impl Lf {
+    pub fn new(bin: PathBuf) -> Lf {
+        Lf {
+            bin,
+            timeout: DEFAULT_TIMEOUT,
+            env: Vec::new(),
+        }
+    }
+
+    pub fn with_timeout(self, timeout: Duration) -> Lf {
+        Lf { timeout, ..self }
+    }
+
+    /// With `--home DIR`, lf must look at the same home the tray watches: both of lf's
+    /// homes are set to `dir`, and database overrides are removed so the database is
+    /// `dir/loopflow.db`, as [`crate::Home::at`] says.
+    pub fn with_home(mut self, dir: &Path) -> Lf {
+        let dir = OsString::from(dir);
+        self.env.extend([
+            ("LF_HOME", Some(dir.clone())),
+            ("LF_CONTROL_HOME", Some(dir)),
+            ("LF_CONTROL_DB_PATH", None),
+            ("LF_DB_PATH", None),
+        ]);
+        self
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// `lf session list --json --all`: the records, and a problem per element that did
+    /// not decode.
+    pub async fn list(&self) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
+        let out = self.run(&["session", "list", "--json", "--all"]).await?;
+        decode_list(&out).map_err(LfError::BadOutput)
+    }
+
+    /// `lf session <verb> -- <id> [<text>]`: lf's confirmation sentence, or its refusal.
+    pub async fn act(&self, action: &LfAction) -> Result<String, LfError> {
+        if let Some(message) = action.refusal() {
+            return Err(LfError::Failed {
+                code: None,
+                message: message.into(),
+            });
+        }
+        let out = self.run(&action.args()).await?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// Run lf to completion within the timeout; its stdout when it succeeds.
+    async fn run(&self, args: &[&str]) -> Result<Vec<u8>, LfError> {
+        let mut command = Command::new(&self.bin);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for name in RUN_CONTEXT_VARS {
+            command.env_remove(name);
+        }
+        for (name, value) in &self.env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        let mut child = command.spawn().map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => LfError::NotFound,
+            _ => LfError::Spawn(e),
+        })?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let finished = tokio::time::timeout(self.timeout, async {
+            tokio::join!(
+                read_capped(stdout, STDOUT_CAP),
+                read_capped(stderr, STDERR_CAP),
+                child.wait()
+            )
+        })
+        .await;
+        let (stdout, stderr, status) = match finished {
+            Ok(done) => done,
+            Err(_) => {
+                // Killed and reaped here, so no lf outlives the call that gave up on it.
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                return Err(LfError::Timeout(self.timeout));
+            }
+        };
+        let unreadable = |e: io::Error| LfError::BadOutput(format!("reading it failed: {e}"));
+        let status = status.map_err(unreadable)?;
+        let (stdout, stdout_overflow) = stdout.map_err(unreadable)?;
+        let (stderr, stderr_overflow) = stderr.map_err(unreadable)?;
+        if !status.success() {
+            let text = String::from_utf8_lossy(&stderr);
+            let text = text.trim();
+            let mut message = text.strip_prefix("Error: ").unwrap_or(text).to_string();
+            if stderr_overflow {
+                message.push('…');
+            }
+            return Err(LfError::Failed {
+                code: status.code(),
+                message,
+            });
+        }
+        if stdout_overflow {
+            return Err(LfError::BadOutput(format!(
+                "it printed more than {} MiB",
+                STDOUT_CAP >> 20
+            )));
+        }
+        Ok(stdout)
+    }
+}
+
+/// Up to `cap` bytes, then the rest drained unread so lf never blocks on a full pipe;
+/// `true` when something was dropped.
+async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    (&mut from).take(cap as u64).read_to_end(&mut kept).await?;
+    let dropped = tokio::io::copy(&mut from, &mut tokio::io::sink()).await?;
+    Ok((kept, dropped > 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::fs;
+
+    fn executable(path: &Path) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn resolve_with(vars: &[(&str, &Path)]) -> Option<PathBuf> {
+        let map: HashMap<&str, OsString> = vars.iter().map(|(k, v)| (*k, v.into())).collect();
+        resolve(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn resolve_prefers_lf_bin_then_path_then_local_bin() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let (explicit, first, second) = (root.join("x/my-lf"), root.join("p1"), root.join("p2"));
+        let home = root.join("home");
+        executable(&explicit);
+        executable(&second.join("lf"));
+        executable(&home.join(".local/bin/lf"));
+        fs::create_dir_all(&first).unwrap();
+        let path = std::env::join_paths([&first, &second]).unwrap();
+        let path = Path::new(&path);
+
+        let all = [
+            ("LF_BIN", explicit.as_path()),
+            ("PATH", path),
+            ("HOME", &home),
+        ];
+        assert_eq!(resolve_with(&all), Some(explicit.clone()));
+        assert_eq!(resolve_with(&all[1..]), Some(second.join("lf")));
+        assert_eq!(resolve_with(&all[2..]), Some(home.join(".local/bin/lf")));
+
+        // An earlier PATH entry wins; a non-executable lf there does not count.
+        fs::write(first.join("lf"), "not a program").unwrap();
+        assert_eq!(resolve_with(&all[1..]), Some(second.join("lf")));
+        executable(&first.join("lf"));
+        assert_eq!(resolve_with(&all[1..]), Some(first.join("lf")));
+
+        // A broken LF_BIN falls through; with nothing executable there is no lf.
+        let missing = root.join("missing");
+        assert_eq!(
+            resolve_with(&[("LF_BIN", &missing), ("PATH", &second)]),
+            Some(second.join("lf"))
+        );
+        assert_eq!(resolve_with(&[("LF_BIN", &missing), ("HOME", root)]), None);
+        assert_eq!(resolve_with(&[("LF_BIN", &second)]), None, "a directory");
+        assert_eq!(resolve_with(&[("PATH", Path::new("p2"))]), None, "relative");
+    }
+
+    #[test]
+    fn resolve_keeps_symlinks_named_lf() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("lf-tray");
+        executable(&target);
+        let bin = dir.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(&target, bin.join("lf")).unwrap();
+        assert_eq!(resolve_with(&[("PATH", &bin)]), Some(bin.join("lf")));
+    }
+
+    #[tokio::test]
+    async fn empty_decisions_are_refused_without_starting_lf() {
+        let lf = Lf::new(PathBuf::from("/nonexistent/lf"));
+        let approve = LfAction::Approve {
+            id: "f".into(),
+            text: " \n".into(),
+        };
+        let err = lf.act(&approve).await.unwrap_err();
+        assert_eq!(err.to_string(), "approval summary cannot be empty");
+        let iterate = LfAction::Iterate {
+            id: "f".into(),
+            text: String::new(),
+        };
+        let err = lf.act(&iterate).await.unwrap_err();
+        assert_eq!(err.to_string(), "iteration direction cannot be empty");
+        let complete = LfAction::Complete { id: "f".into() };
+        assert!(matches!(
+            lf.act(&complete).await.unwrap_err(),
+            LfError::NotFound
+        ));
+    }
+
+    #[test]
+    fn errors_read_as_sentences() {
+        assert_eq!(
+            LfError::Timeout(Duration::from_secs(10)).to_string(),
+            "lf did not answer within 10 s and was stopped."
+        );
+        assert_eq!(
+            LfError::Timeout(Duration::from_millis(300)).to_string(),
+            "lf did not answer within 300 ms and was stopped."
+        );
+        let failed = |code, message: &str| LfError::Failed {
+            code,
+            message: message.into(),
+        };
+        assert_eq!(
+            failed(Some(1), "Session x was not found").to_string(),
+            "Session x was not found"
+        );
+        assert_eq!(
+            failed(Some(3), "").to_string(),
+            "lf failed with exit code 3 and no message."
+        );
+        assert_eq!(failed(None, "").to_string(), "lf was killed by a signal.");
+    }
+}

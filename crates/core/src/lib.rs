@@ -8,6 +8,7 @@ pub mod event;
 pub mod home;
 pub mod lf;
 pub mod liveness;
+pub mod records;
 pub mod run;
 pub mod session;
 pub mod snapshot;

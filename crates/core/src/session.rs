@@ -128,11 +128,10 @@ impl SessionRecord {
     /// Whether this session waits on a person: an Ask or Flow that nobody is attached to,
     /// or any session whose agent marked it ready.
     pub fn needs_person(&self) -> bool {
-        match (&self.kind, &self.state) {
-            (_, State::Ready) => true,
-            (Kind::Ask | Kind::Flow, State::Waiting | State::Closed) => true,
-            _ => false,
-        }
+        matches!(
+            (&self.kind, &self.state),
+            (_, State::Ready) | (Kind::Ask | Kind::Flow, State::Waiting | State::Closed)
+        )
     }
 
     /// Whether this session is an agent asking a person (an Ask or a Flow review step).

@@ -1,0 +1,357 @@
+//! What the engine knows from lf's files: every Ask record, and the Runs that can change
+//! a listed session. Each method re-reads only what it is told changed, so the cost of an
+//! event does not grow with the number of Runs in the home.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::ask::{self, AskRecord};
+use crate::event::Warning;
+use crate::home::Home;
+use crate::liveness;
+use crate::run::{self, Run};
+use crate::session::SessionRecord;
+
+/// A Run the engine follows, with its clients' liveness judged when it was last read (or
+/// when a client process exited since).
+#[derive(Debug)]
+pub struct Tracked {
+    pub run: Run,
+    pub live_pids: Vec<i32>,
+}
+
+/// The file-derived half of the session list.
+#[derive(Debug)]
+pub struct Records {
+    home: Home,
+    /// The absolute `lf` that `open_argv` names; lf's own CLI falls back to its own path,
+    /// so with no `lf` found the bare name keeps the record usable on a user's PATH.
+    lf: String,
+    asks: HashMap<String, AskRecord>,
+    runs: HashMap<String, Tracked>,
+    /// The problem last reported for each file, so one bad file gives one warning, not one
+    /// per event, and a repaired file can warn again if it breaks again.
+    problems: HashMap<PathBuf, String>,
+}
+
+impl Records {
+    pub fn new(home: Home, lf: Option<&Path>) -> Records {
+        Records {
+            home,
+            lf: lf
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "lf".to_string()),
+            asks: HashMap::new(),
+            runs: HashMap::new(),
+            problems: HashMap::new(),
+        }
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.home
+    }
+
+    pub fn tracked(&self) -> impl Iterator<Item = (&String, &Tracked)> {
+        self.runs.iter()
+    }
+
+    pub fn tracked_run(&self, run_id: &str) -> Option<&Tracked> {
+        self.runs.get(run_id)
+    }
+
+    /// Forget everything and read both sources from scratch: at start, after an inotify
+    /// overflow, and on the slow reconciliation timer. Returns the new problems.
+    pub fn rescan(&mut self) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        self.asks.clear();
+        let asks_dir = self.home.asks_dir();
+        self.clear_problems_under(&asks_dir);
+        for (id, path) in list_asks(&asks_dir, &mut fresh) {
+            self.read_ask_at(&id, &path, &mut fresh);
+        }
+        self.runs.clear();
+        let runs_dir = self.home.runs_dir();
+        self.clear_problems_under(&runs_dir);
+        let dirs = list_run_dirs(&runs_dir, &mut fresh);
+        let referenced = self.referenced_runs();
+        for (dir, result) in read_runs_parallel(dirs) {
+            self.adopt(dir, result, &referenced, &mut fresh);
+        }
+        self.report(fresh)
+    }
+
+    /// Re-read one Ask record after an event on `<asks>/<id>.json`.
+    pub fn ask_changed(&mut self, id: &str) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        let path = self.home.asks_dir().join(format!("{id}.json"));
+        self.problems.remove(&path);
+        self.read_ask_at(id, &path, &mut fresh);
+        self.report(fresh)
+    }
+
+    /// Re-read one Run directory after an event in it (or in its shard).
+    pub fn run_changed(&mut self, run_id: &str) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        if let Some(dir) = self.home.run_dir(run_id) {
+            self.clear_problems_under(&dir);
+            let referenced = self.referenced_runs();
+            let result = run::read_run(&dir);
+            self.adopt(dir, result, &referenced, &mut fresh);
+        }
+        self.report(fresh)
+    }
+
+    /// The session Run an Ask names, if the engine follows it.
+    pub fn session_run_of(&self, ask_id: &str) -> Option<String> {
+        let run = self.asks.get(ask_id)?.session_run_id.clone()?;
+        self.runs.contains_key(&run).then_some(run)
+    }
+
+    /// Drop what the files no longer show, when a whole source directory went away.
+    pub fn forget_asks(&mut self) {
+        self.asks.clear();
+    }
+
+    /// A client process of `run_id` exited: judge its liveness again. No file is read; the
+    /// client record may linger (a crashed agent leaves it) and that is exactly the case
+    /// only liveness can tell.
+    pub fn client_exited(&mut self, run_id: &str) {
+        if let Some(tracked) = self.runs.get_mut(run_id) {
+            tracked.live_pids = live_pids(&tracked.run);
+        }
+    }
+
+    /// The sessions the files show, as lf would list them.
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        let mut list = Vec::new();
+        let mut boundary: HashSet<&str> = HashSet::new();
+        for record in self.asks.values() {
+            if let Some(run_id) = &record.session_run_id {
+                boundary.insert(run_id);
+            }
+            if record.completed {
+                continue;
+            }
+            let tracked = record
+                .session_run_id
+                .as_deref()
+                .and_then(|id| self.runs.get(id));
+            let state = run::native_state(
+                record.ready_summary.as_deref(),
+                tracked.map(|t| &t.run),
+                tracked.is_some_and(|t| !t.live_pids.is_empty()),
+            );
+            let mut session = record.session(state, self.open_argv(&record.id));
+            session.created_at = tracked.map(|t| t.run.manifest.created_at);
+            list.push(session);
+        }
+        for (run_id, tracked) in &self.runs {
+            if tracked.run.listed() && !boundary.contains(run_id.as_str()) {
+                list.push(
+                    tracked
+                        .run
+                        .session(!tracked.live_pids.is_empty(), self.open_argv(run_id)),
+                );
+            }
+        }
+        list
+    }
+
+    fn open_argv(&self, id: &str) -> Vec<String> {
+        vec![
+            self.lf.clone(),
+            "session".into(),
+            "open".into(),
+            id.to_string(),
+        ]
+    }
+
+    fn referenced_runs(&self) -> HashSet<String> {
+        self.asks
+            .values()
+            .filter_map(|a| a.session_run_id.clone())
+            .collect()
+    }
+
+    fn read_ask_at(&mut self, id: &str, path: &Path, fresh: &mut Vec<Warning>) {
+        match ask::read_ask(path) {
+            Ok(Some(record)) => {
+                let new_run = record
+                    .session_run_id
+                    .clone()
+                    .filter(|run_id| !self.runs.contains_key(run_id));
+                self.asks.insert(id.to_string(), record);
+                // The Ask's session Run decides its state, and is followed from now on.
+                if let Some(run_id) = new_run {
+                    if let Some(dir) = self.home.run_dir(&run_id) {
+                        let referenced = HashSet::from([run_id]);
+                        let result = run::read_run(&dir);
+                        self.adopt(dir, result, &referenced, fresh);
+                    }
+                }
+            }
+            Ok(None) => {
+                self.asks.remove(id);
+            }
+            // A record that turned unreadable keeps its last good version listed: a bad
+            // write must not close a session the user still needs.
+            Err(warning) => fresh.push(warning),
+        }
+    }
+
+    fn adopt(
+        &mut self,
+        dir: PathBuf,
+        (run, warnings): RunRead,
+        referenced: &HashSet<String>,
+        fresh: &mut Vec<Warning>,
+    ) {
+        fresh.extend(warnings);
+        let Some(run_id) = dir.file_name().and_then(OsStr::to_str).map(str::to_string) else {
+            return;
+        };
+        match run {
+            Some(run) if follows(&run, referenced.contains(&run_id)) => {
+                let live_pids = live_pids(&run);
+                self.runs.insert(run_id, Tracked { run, live_pids });
+            }
+            _ => {
+                self.runs.remove(&run_id);
+            }
+        }
+    }
+
+    fn clear_problems_under(&mut self, dir: &Path) {
+        self.problems.retain(|path, _| !path.starts_with(dir));
+    }
+
+    /// Keep only the problems not already reported for the same file.
+    fn report(&mut self, fresh: Vec<Warning>) -> Vec<Warning> {
+        let mut new = Vec::new();
+        for warning in fresh {
+            let key = warning.path.clone().unwrap_or_default();
+            if self.problems.get(&key) != Some(&warning.message) {
+                self.problems.insert(key, warning.message.clone());
+                new.push(warning);
+            }
+        }
+        new
+    }
+}
+
+/// Whether a Run can change a listed session, and so is followed and watched: an
+/// interactive Run that is not resolved, or the session Run of an Ask. A finished
+/// headless Run (most of a busy home) is read once and then left alone.
+pub fn follows(run: &Run, referenced: bool) -> bool {
+    referenced || (run.interactive() && !run.resolved)
+}
+
+fn live_pids(run: &Run) -> Vec<i32> {
+    liveness::live_clients(&run.clients, &run.manifest.harness)
+        .into_iter()
+        .map(|c| c.pid)
+        .collect()
+}
+
+fn list_asks(dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            fresh.push(Warning::new(
+                Some(dir.to_path_buf()),
+                format!("cannot list Ask records: {e}"),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut asks = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        match ask::ask_id_from_file_name(&name) {
+            Some(id) => asks.push((id.to_string(), entry.path())),
+            None if name.to_str().is_none() && !name.as_encoded_bytes().starts_with(b".") => fresh
+                .push(Warning::new(
+                    Some(entry.path()),
+                    "skipped a file whose name is not valid UTF-8",
+                )),
+            None => {}
+        }
+    }
+    asks
+}
+
+/// `runs/<pp>/<run>` directories, skipping lf's dot-named staging entries.
+fn list_run_dirs(runs_dir: &Path, fresh: &mut Vec<Warning>) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let shards = match fs::read_dir(runs_dir) {
+        Ok(shards) => shards,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return dirs,
+        Err(e) => {
+            fresh.push(Warning::new(
+                Some(runs_dir.to_path_buf()),
+                format!("cannot list Runs: {e}"),
+            ));
+            return dirs;
+        }
+    };
+    for shard in shards.flatten() {
+        if is_hidden(&shard.file_name()) || !shard.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(runs) = fs::read_dir(shard.path()) else {
+            continue;
+        };
+        for run in runs.flatten() {
+            if !is_hidden(&run.file_name()) && run.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(run.path());
+            }
+        }
+    }
+    dirs
+}
+
+pub fn is_hidden(name: &OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(b".")
+}
+
+/// What `run::read_run` gives for one directory.
+type RunRead = (Option<Run>, Vec<Warning>);
+
+/// Read many Run directories on every core: the cold scan of a home with thousands of
+/// Runs is bound by file system calls, which parallelise well.
+fn read_runs_parallel(dirs: Vec<PathBuf>) -> Vec<(PathBuf, RunRead)> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    // Below a few hundred Runs a thread costs more than it saves.
+    if threads == 1 || dirs.len() < 256 {
+        return dirs
+            .into_iter()
+            .map(|d| {
+                let r = run::read_run(&d);
+                (d, r)
+            })
+            .collect();
+    }
+    let chunk = dirs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|d| (d.clone(), run::read_run(d)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# System packages for building and testing Loopflow Tray on Debian/Ubuntu (Tauri v2's Linux
+# list, without recommends), and the test-only tools. Sourced by demo.sh and test.sh.
+set -euo pipefail
+
+BUILD_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config libxdo-dev libssl-dev
+  libayatana-appindicator3-dev librsvg2-dev)
+TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
+  webkit2gtk-driver python3-dbus python3-gi python3-venv at-spi2-core)
+
+# Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
+install_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get >/dev/null; then
+    echo "Missing system packages: ${missing[*]} (install them with your package manager)" >&2
+    return 1
+  fi
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "Installing: ${missing[*]}" >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

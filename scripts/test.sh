@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Everything CI checks, in one command: formatting, clippy, the unit and integration tests
+# (no display needed), then the desktop end-to-end tests with real parts (Xvfb, a private
+# D-Bus, dunst, a StatusNotifierWatcher, tauri-driver + WebKitWebDriver).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+
+# Tools and the venv live outside the clone so later runs on the same machine reuse them.
+CACHE=${LF_TRAY_CACHE:-$HOME/.cache/lf-tray}
+mkdir -p "$CACHE"
+export PATH="$CACHE/bin:$PATH"
+
+echo "== fmt, clippy"
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo clippy --locked -p lf-tray --no-default-features --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test --locked --workspace
+# The headless build (no GTK, no WebKit) must keep working for servers.
+cargo test --locked -p lf-tray --no-default-features --test cli
+
+echo "== desktop end to end"
+command -v tauri-driver >/dev/null || cargo install --locked --quiet tauri-driver@^2 --root "$CACHE"
+E2E_VENV=$CACHE/venv
+[ -x "$E2E_VENV/bin/python" ] || python3 -m venv --system-site-packages "$E2E_VENV"
+"$E2E_VENV/bin/python" -c "import selenium" 2>/dev/null || "$E2E_VENV/bin/pip" install -q selenium
+cargo build --locked -p lf-tray
+TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
+  bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"

@@ -1,0 +1,221 @@
+//! `cargo bench -p lf-tray --no-default-features --bench watch`
+//!
+//! Figures for the engine as a user runs it: `lf-tray watch --json` as a process on a home
+//! written the way lf writes it, at 10 and at 10 000 Runs. Prints; asserts nothing.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use lf_sim::{Outcome, RunSpec, SimHome, Surface};
+use lf_tray_core::records::Records;
+use lf_tray_core::Home;
+use serde_json::Value;
+
+/// Enough samples for a p99 that is not just the maximum of a handful.
+const EVENTS: usize = 400;
+/// The idle window the goal is stated for.
+const IDLE: Duration = Duration::from_secs(60);
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument filters nothing here.
+    let idle = !std::env::args().any(|a| a == "--no-idle");
+    let mut per_change = Vec::new();
+    for runs in [10, 10_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = SimHome::new(dir.path().join("home"));
+        let made = Instant::now();
+        populate(&sim, runs);
+        println!(
+            "\n== {runs} Runs in the home (written in {:.1?})",
+            made.elapsed()
+        );
+
+        let mut scans: Vec<Duration> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                let mut records = Records::new(Home::at(sim.home()), None);
+                records.rescan();
+                std::hint::black_box(records.sessions());
+                started.elapsed()
+            })
+            .collect();
+        scans.sort();
+        println!("cold scan (in process, median of 5): {:.1?}", scans[2]);
+
+        let started = Instant::now();
+        let watch = Watch::start(sim.home());
+        watch.next(|e| e["type"] == "snapshot");
+        println!(
+            "process start to first snapshot line: {:.1?}",
+            started.elapsed()
+        );
+
+        let asks = dir.path().join("home/human-sessions");
+        let cpu_before = watch.cpu();
+        let mut latencies = Vec::with_capacity(EVENTS);
+        for i in 0..EVENTS {
+            let id = format!("ask_{i:032x}");
+            let (tmp, path) = stage_ask(&asks, &id, &format!("Benchmark question {i}"));
+            let t0 = Instant::now();
+            fs::rename(&tmp, &path).unwrap();
+            watch.next(|e| e["type"] == "asked" && e["session"]["id"] == id.as_str());
+            latencies.push(t0.elapsed());
+        }
+        let cpu = watch.cpu() - cpu_before;
+        latencies.sort();
+        let pct =
+            |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+        println!(
+            "rename → event line, {EVENTS} Asks: p50 {:.2?}, p99 {:.2?}, max {:.2?}",
+            pct(0.50),
+            pct(0.99),
+            latencies.last().unwrap()
+        );
+        let change = cpu / EVENTS as u32;
+        println!("CPU per Ask change: {change:.1?}");
+        per_change.push(change);
+
+        if idle && runs == 10_000 {
+            let before = watch.cpu();
+            std::thread::sleep(IDLE);
+            println!("CPU while idle for {IDLE:?}: {:.2?}", watch.cpu() - before);
+        }
+        println!("peak RSS: {} KiB", watch.peak_rss_kib());
+        println!("inotify watches: {}", watch.inotify_watches());
+    }
+    println!(
+        "\ncost of one Ask change at 10 000 Runs relative to 10: {:.2}",
+        per_change[1].as_secs_f64() / per_change[0].as_secs_f64()
+    );
+}
+
+/// A realistic busy home: nearly all Runs are finished headless work, one in a hundred
+/// is an interactive conversation with a provider session.
+fn populate(sim: &SimHome, runs: usize) {
+    let cwd = sim.home().join("work");
+    for i in 0..runs {
+        let interactive = i % 100 == 0;
+        let mut spec = RunSpec::interactive(&cwd, format!("Conversation {i}"));
+        if !interactive {
+            spec.surface = Surface::Headless;
+            spec.title = None;
+        }
+        let run = sim.run(&spec).unwrap();
+        if interactive {
+            sim.provider_session(&run).unwrap();
+        } else {
+            sim.terminal_receipt(&run, Outcome::Completed).unwrap();
+        }
+    }
+}
+
+/// An Ask record in a temporary beside its final name, synced, ready to be renamed in the
+/// way lf publishes it (so the measured time starts at the rename).
+fn stage_ask(dir: &Path, id: &str, title: &str) -> (PathBuf, PathBuf) {
+    fs::create_dir_all(dir).unwrap();
+    let record = serde_json::json!({
+        "id": id, "parent_run_id": "run_00000000000000000000000000000001",
+        "parent_run_dir": "/tmp/parent", "work": null, "work_selector": null,
+        "title": title, "detail": "Human ask", "prompt": title, "cwd": "/tmp",
+        "model": "claude", "session_run_id": null, "ready_summary": null, "status": "waiting",
+    });
+    let tmp = dir.join(format!("{id}.{}.tmp", std::process::id()));
+    let mut file = fs::File::create(&tmp).unwrap();
+    file.write_all(serde_json::to_string_pretty(&record).unwrap().as_bytes())
+        .unwrap();
+    file.sync_all().unwrap();
+    (tmp, dir.join(format!("{id}.json")))
+}
+
+struct Watch {
+    child: Child,
+    lines: Receiver<Value>,
+}
+
+impl Watch {
+    fn start(home: &Path) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lf-tray"))
+            .args(["watch", "--json", "--home"])
+            .arg(home)
+            .env("PATH", "/nonexistent")
+            .env_remove("LF_BIN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines }
+    }
+
+    fn next(&self, want: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let event = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("lf-tray watch stopped answering");
+            if want(&event) {
+                return event;
+            }
+        }
+    }
+
+    /// CPU time of every thread of the process, in nanoseconds of `schedstat` (the
+    /// jiffies in `stat` are too coarse for one event).
+    fn cpu(&self) -> Duration {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        let ns: u64 = fs::read_dir(tasks)
+            .unwrap()
+            .flatten()
+            .filter_map(|t| fs::read_to_string(t.path().join("schedstat")).ok())
+            .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        Duration::from_nanos(ns)
+    }
+
+    fn status_field(&self, field: &str) -> String {
+        fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix(field).map(|v| v.trim().to_string()))
+            .unwrap_or_default()
+    }
+
+    fn peak_rss_kib(&self) -> String {
+        self.status_field("VmHWM:")
+            .trim_end_matches(" kB")
+            .to_string()
+    }
+
+    fn inotify_watches(&self) -> usize {
+        let fds = format!("/proc/{}/fdinfo", self.child.id());
+        fs::read_dir(fds)
+            .unwrap()
+            .flatten()
+            .filter_map(|f| fs::read_to_string(f.path()).ok())
+            .map(|info| {
+                info.lines()
+                    .filter(|l| l.starts_with("inotify wd:"))
+                    .count()
+            })
+            .sum()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,169 @@
+//! `lf-tray list` and `lf-tray watch`: the engine without a display, for scripts and servers.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use lf_tray_core::engine::{self, Config, Engine};
+use lf_tray_core::{Event, SessionRecord};
+
+pub fn list(home: Option<PathBuf>, lf: Option<PathBuf>, json: bool) -> Result<()> {
+    let config = Config::from_env(home, lf);
+    let (sessions, warnings, status) = runtime()?.block_on(engine::list_once(config));
+    for warning in &warnings {
+        eprintln!("warning: {}", printable(&warning.to_string()));
+    }
+    let mut out = io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &sessions)?;
+        writeln!(out)?;
+    } else {
+        if sessions.is_empty() {
+            writeln!(out, "No sessions.")?;
+        }
+        for session in &sessions {
+            writeln!(out, "{}", line(session))?;
+        }
+        eprintln!("{status}");
+    }
+    Ok(())
+}
+
+pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, json: bool) -> Result<()> {
+    let config = Config::from_env(home, lf);
+    runtime()?.block_on(async move {
+        let (engine, mut events) = Engine::start(config);
+        let mut out = io::stdout().lock();
+        let mut first = true;
+        while let Some(event) = events.recv().await {
+            let written = if json {
+                serde_json::to_writer(&mut out, &event)
+                    .map_err(io::Error::from)
+                    .and_then(|()| writeln!(out))
+            } else {
+                writeln!(out, "{}", describe(&event))
+            };
+            // A reader that went away (`| head`) ends the watch quietly.
+            if written.and_then(|()| out.flush()).is_err() {
+                return Ok(());
+            }
+            if std::mem::take(&mut first) {
+                if !json {
+                    eprintln!("{}", engine.status());
+                }
+                if !engine.can_watch() && engine.lf_bin().is_none() {
+                    bail!("nothing can be watched: file watching failed and no lf was found");
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")
+}
+
+/// One readable line per session: state, kind, title — detail, and the id to pass to lf.
+fn line(session: &SessionRecord) -> String {
+    let mut text = format!(
+        "{:<8} {:<12} {}",
+        session.state.as_str(),
+        session.kind.as_str(),
+        label(session)
+    );
+    if let Some(summary) = &session.ready_summary {
+        text.push_str(&format!("\n{:21}summary: {}", "", printable(summary)));
+    }
+    text
+}
+
+fn label(session: &SessionRecord) -> String {
+    let mut text = printable(&session.title);
+    if !session.detail.is_empty() {
+        text.push_str(" — ");
+        text.push_str(&printable(&session.detail));
+    }
+    text.push_str(&format!("  [{}]", printable(&session.id)));
+    text
+}
+
+fn describe(event: &Event) -> String {
+    let clock = |at: &time::OffsetDateTime| {
+        format!("{:02}:{:02}:{:02}", at.hour(), at.minute(), at.second())
+    };
+    match event {
+        Event::Snapshot { at, sessions } => {
+            let mut text = format!("{} {} sessions", clock(at), sessions.len());
+            for session in sessions {
+                text.push_str("\n  ");
+                text.push_str(&line(session));
+            }
+            text
+        }
+        Event::Asked { at, session } => format!("{} asked    {}", clock(at), label(session)),
+        Event::Ready { at, session } => format!(
+            "{} ready    {}{}",
+            clock(at),
+            label(session),
+            session
+                .ready_summary
+                .as_deref()
+                .map(|s| format!(": {}", printable(s)))
+                .unwrap_or_default()
+        ),
+        Event::State {
+            at,
+            session,
+            previous,
+        } => format!(
+            "{} state    {} ({} → {})",
+            clock(at),
+            label(session),
+            printable(previous),
+            session.state.as_str()
+        ),
+        Event::Resolved { at, session } => format!("{} resolved {}", clock(at), label(session)),
+        Event::Appeared { at, session } => format!("{} appeared {}", clock(at), label(session)),
+        Event::Warning { at, path, message } => match path {
+            Some(path) => format!(
+                "{} warning  {}: {}",
+                clock(at),
+                printable(&path.display().to_string()),
+                printable(message)
+            ),
+            None => format!("{} warning  {}", clock(at), printable(message)),
+        },
+    }
+}
+
+/// Untrusted text on a terminal: control characters (escape sequences could rewrite the
+/// screen or the title) are shown as their escapes instead.
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            printable("a\u{1b}]0;pwned\u{7}b\nc"),
+            "a\\u{1b}]0;pwned\\u{7}b\\nc"
+        );
+        assert_eq!(printable("Ask · ready — ok"), "Ask · ready — ok");
+    }
+}
