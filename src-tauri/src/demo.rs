@@ -1,0 +1,196 @@
+//! `lf-tray demo`: the whole app on a throwaway Loopflow home, with a scripted agent that
+//! asks, gets ready and resolves over a minute, so someone without Loopflow sees every
+//! feature. The home is written by `lf-sim` exactly as lf writes it; lf itself is played by
+//! this same binary through a symlink named `lf` (main.rs dispatches on that name), which
+//! answers Approve, Iterate, Complete and Open the way lf does.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::sleep;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use lf_sim::{AskSpec, FlowSpec, RunSpec, SimHome};
+use lf_tray_core::engine::Config;
+
+use crate::{settings, Start};
+
+/// Pauses between the story's steps: long enough to read a notification and glance at
+/// the tray before the next one arrives, short enough that the tour takes about a minute.
+const STEP: Duration = Duration::from_secs(7);
+
+/// The agent process of the demo's interactive session, stopped at the end.
+type Agent = Arc<Mutex<Option<Child>>>;
+
+pub fn run() -> Result<()> {
+    let dir = tempfile::Builder::new()
+        .prefix("lf-tray-demo-")
+        .tempdir()
+        .context("create the demo's home")?;
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin)?;
+    let exe = std::env::current_exe().context("find lf-tray's own path")?;
+    std::os::unix::fs::symlink(&exe, bin.join("lf")).context("link the stand-in lf")?;
+    let project = dir.path().join("projects").join("shop");
+    std::fs::create_dir_all(&project)?;
+    let sim = SimHome::new(dir.path().join("home"));
+
+    // Everything started from here on (the engine's lf, terminals the person opens) sees
+    // the demo's home and stand-in lf, and none of a real Run's context. Still one thread.
+    for (name, value) in sim.env() {
+        std::env::set_var(name, value);
+    }
+    std::env::set_var("LF_BIN", bin.join("lf"));
+    for name in lf_tray_core::lf::RUN_CONTEXT_VARS
+        .iter()
+        .chain(&["LF_SIM_DIR"])
+    {
+        std::env::remove_var(name);
+    }
+
+    println!(
+        "Loopflow Tray demo: a simulated agent will ask, get ready and resolve over about a minute.\n\
+         Watch the notifications, the tray menu and the window. Its home is {}.\n\
+         Quit from the tray menu to end it.",
+        sim.home().display()
+    );
+
+    let settings_path = settings::default_path();
+    let mut loaded = settings_path
+        .as_deref()
+        .map(settings::load)
+        .unwrap_or_default();
+    // The demo has its own home and lf, whatever the settings point at.
+    loaded.settings.home = None;
+    loaded.settings.lf_path = None;
+
+    let agent: Agent = Arc::default();
+    let story_agent = Arc::clone(&agent);
+    let result = crate::start(
+        Config::from_env(None, None),
+        settings_path,
+        loaded,
+        Start {
+            hidden: false,
+            single_instance: false,
+        },
+        move |_| {
+            std::thread::spawn(move || {
+                if let Err(e) = story(&sim, &project, &bin, &story_agent) {
+                    eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
+                }
+            });
+        },
+    );
+    stop(&agent);
+    result
+}
+
+fn say(line: &str) {
+    println!("demo: {line}");
+}
+
+/// The scripted minute.
+fn story(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<()> {
+    sleep(STEP / 2);
+    say("an agent works in a terminal (an Interactive session, listed as Active)");
+    let run = sim.run(&RunSpec::interactive(
+        project,
+        "Fix the flaky checkout test",
+    ))?;
+    sim.provider_session(&run)?;
+    let pid = start_agent(bin, agent)?;
+    sim.client(&run, pid, lf_sim::process_start_time(pid)?)?;
+
+    sleep(STEP);
+    say("an agent asks you a question (lf ask): a notification, and the tray turns amber");
+    let mut question = AskSpec::new(
+        "Which release target should we ship first?\n\n\
+         The Linux .deb is built and signed. macOS still waits on notarization, \
+         which usually takes a day. Shipping Linux first gets testers going today.",
+        project,
+    );
+    question.detail = Some("release-plan".into());
+    let ask = sim.ask(&question)?;
+
+    sleep(STEP);
+    say("a Flow reaches a human review step: Approve or Iterate it in the window");
+    let task = "task_5c0ffee5c0ffee5c0ffee5c0ffee5c0f";
+    let mut flow = FlowSpec::new(
+        format!("{task}:ship:review-plan:0"),
+        "Move settings to a JSON file",
+        "review-plan",
+        project,
+    );
+    flow.work = Some(format!("task:{task}"));
+    sim.flows(std::slice::from_ref(&flow))?;
+
+    sleep(STEP);
+    say("the asking agent has its answer ready: Complete it from the window");
+    sim.set_ready(
+        &ask,
+        "Ship Linux first; macOS follows once notarization clears. Notes in docs/release.md.",
+    )?;
+
+    sleep(STEP);
+    say("another agent asks...");
+    let mut other = AskSpec::new(
+        "May I delete the legacy CSV importer?\n\nNothing has called it since March.",
+        project,
+    );
+    other.detail = Some("cleanup".into());
+    let other = sim.ask(&other)?;
+
+    sleep(STEP);
+    say("...and someone answers it in a terminal: its notification goes away by itself");
+    sim.set_ready(&other, "Deleted; the tests still pass.")?;
+    sim.complete(&other)?;
+    sim.remove_ask(&other)?;
+
+    sleep(STEP);
+    say("the interactive agent's terminal closes: the session is no longer Active");
+    stop(agent);
+
+    sleep(STEP);
+    say("the Flow step's agent marks its plan ready: the notification offers Review…");
+    flow.ready_summary = Some(
+        "Plan: read the old INI once, write settings.json atomically, keep INI as a fallback \
+         for one release."
+            .into(),
+    );
+    sim.flows(&[flow])?;
+
+    say("your turn: Approve or Iterate the Flow, Complete the Ask, try Snooze in the tray. Quit from the tray to end the demo.");
+    Ok(())
+}
+
+/// A stand-in agent process: `sleep` under the name `claude`, which is how lf recognises a
+/// live client of a claude session.
+fn start_agent(bin: &Path, agent: &Agent) -> Result<u32> {
+    let sleep_program = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .context("no sleep program to play the agent")?;
+    let claude = bin.join("claude");
+    std::os::unix::fs::symlink(&sleep_program, &claude)?;
+    // An hour: the demo stops it long before; the bound only matters if the demo is killed.
+    let child = Command::new(&claude)
+        .arg("3600")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("start the simulated agent")?;
+    let pid = child.id();
+    *agent.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+    Ok(pid)
+}
+
+fn stop(agent: &Agent) {
+    if let Some(mut child) = agent.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

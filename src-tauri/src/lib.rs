@@ -1,0 +1,367 @@
+//! Loopflow Tray's desktop surface: a thin Tauri v2 shell over the engine in `lf-tray-core`.
+//!
+//! How it fits together: the engine watches lf's sessions and sends events. One task
+//! ([`follow`]) takes each event to the three surfaces: the tray menu and icon (rebuilt on the
+//! main thread), the window (a `board` event with the whole list), and the notification
+//! policy ([`notification::Popups`]), whose effects the platform module shows and closes.
+//! The window acts only through the commands in [`window`], which let it ask for the list
+//! and for an action a listed session offers — never for a command line.
+
+#![cfg(feature = "desktop")]
+
+mod actions;
+mod autostart;
+mod board;
+mod demo;
+mod launch;
+mod notification;
+mod settings;
+mod steplog;
+mod tray;
+mod window;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use lf_tray_core::engine::{Config, Engine};
+use lf_tray_core::Event;
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tokio::sync::{mpsc, Notify};
+
+use notification::{NoticeKey, Notifications, Popups, Preferences};
+use settings::Settings;
+use steplog::step;
+
+/// How `lf-tray` (no subcommand) was started.
+#[derive(Debug, Clone, Default)]
+pub struct DesktopOptions {
+    /// `--home DIR`: lf's home, instead of the settings' or the environment's.
+    pub home: Option<PathBuf>,
+    /// `--lf PATH`: the lf program, instead of the settings' or the one found.
+    pub lf: Option<PathBuf>,
+    /// `--hidden`: start in the tray only (the login start).
+    pub start_hidden: bool,
+}
+
+/// The tray app on the user's Loopflow home. Returns when the user quits.
+pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
+    let settings_path = settings::default_path();
+    let loaded = settings_path
+        .as_deref()
+        .map(settings::load)
+        .unwrap_or_default();
+    // The command line wins over the settings, which win over the environment.
+    let home = options.home.or_else(|| loaded.settings.home.clone());
+    let lf = options.lf.or_else(|| loaded.settings.lf_path.clone());
+    start(
+        Config::from_env(home, lf),
+        settings_path,
+        loaded,
+        Start {
+            hidden: options.start_hidden,
+            single_instance: true,
+        },
+        |_| {},
+    )
+}
+
+/// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
+pub fn run_demo() -> anyhow::Result<()> {
+    demo::run()
+}
+
+/// The Menu's "Snooze 1 h".
+const SNOOZE: Duration = Duration::from_secs(60 * 60);
+/// The window's footer shows the latest problem and lists this many in its tooltip.
+const MAX_WARNINGS: usize = 5;
+
+/// The app's state, shared by the event loop, the tray, the notifications and the window.
+pub(crate) struct Shell {
+    engine: Engine,
+    settings: Mutex<Settings>,
+    settings_path: Option<PathBuf>,
+    settings_warning: Option<String>,
+    popups: Mutex<Popups>,
+    /// Nudges the event loop when a deadline may have moved (snooze, settings).
+    wake: Notify,
+    /// Set once the app runs (the window's command tests run without).
+    notifications: OnceLock<Notifications>,
+    warnings: Mutex<VecDeque<String>>,
+}
+
+impl Shell {
+    fn new(engine: Engine, settings_path: Option<PathBuf>, loaded: settings::Loaded) -> Shell {
+        Shell {
+            engine,
+            settings: Mutex::new(loaded.settings),
+            settings_path,
+            settings_warning: loaded.warning,
+            popups: Mutex::default(),
+            wake: Notify::new(),
+            notifications: OnceLock::new(),
+            warnings: Mutex::default(),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    fn set_settings(&self, settings: Settings) {
+        *lock(&self.settings) = settings;
+        self.wake.notify_one();
+    }
+
+    fn settings_warning(&self) -> Option<String> {
+        self.settings_warning.clone()
+    }
+
+    fn preferences(&self) -> Preferences {
+        let s = lock(&self.settings);
+        Preferences {
+            on_ask: s.notify_on_ask,
+            on_ready: s.notify_on_ready,
+            reminder: (s.reminder_minutes > 0)
+                .then(|| Duration::from_secs(u64::from(s.reminder_minutes) * 60)),
+        }
+    }
+
+    fn snoozed(&self) -> bool {
+        lock(&self.popups).snoozed(Instant::now())
+    }
+
+    fn toggle_snooze(&self) {
+        let now = Instant::now();
+        let mut popups = lock(&self.popups);
+        if popups.snoozed(now) {
+            popups.resume();
+        } else {
+            popups.snooze(now, SNOOZE);
+        }
+        drop(popups);
+        self.wake.notify_one();
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        lock(&self.warnings).iter().cloned().collect()
+    }
+
+    fn warn(&self, message: String) {
+        let mut warnings = lock(&self.warnings);
+        if warnings.len() == MAX_WARNINGS {
+            warnings.pop_front();
+        }
+        warnings.push_back(message);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) struct Start {
+    pub hidden: bool,
+    /// A second `lf-tray` shows this one's window instead of starting (not for the demo,
+    /// which should run beside a real tray).
+    pub single_instance: bool,
+}
+
+/// Run the app until the user quits. `ready` runs once everything is set up.
+pub(crate) fn start(
+    config: Config,
+    settings_path: Option<PathBuf>,
+    loaded: settings::Loaded,
+    start: Start,
+    ready: impl FnOnce(AppHandle) + Send + 'static,
+) -> anyhow::Result<()> {
+    let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
+    let shell = Arc::new(Shell::new(engine, settings_path, loaded));
+    let mut app = tauri::Builder::default();
+    if start.single_instance {
+        // Registered first, as the plugin requires, so a second instance stops early.
+        app = app.plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            step("SECOND_INSTANCE");
+            if !argv.iter().any(|arg| arg == autostart::HIDDEN_ARG) {
+                window::show(app, None);
+            }
+        }));
+    }
+    let hidden = start.hidden;
+    let app = builder(app, Arc::clone(&shell))
+        .setup(move |app| {
+            setup(app.handle(), shell, events, hidden)?;
+            ready(app.handle().clone());
+            Ok(())
+        })
+        .build(tauri::generate_context!("../tauri.conf.json"))?;
+    app.run_return(|_, event| {
+        // Closing the window only hides it; the app lives in the tray until Quit, whose
+        // `exit(0)` carries a code and is let through.
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            api.prevent_exit();
+        }
+    });
+    Ok(())
+}
+
+/// What the real app and the command tests share: state, commands, and the window that
+/// hides instead of closing.
+fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Arc<Shell>) -> tauri::Builder<R> {
+    builder
+        .manage(shell)
+        .manage(tray::TrayLook::default())
+        .invoke_handler(tauri::generate_handler![
+            window::sessions,
+            window::act,
+            window::settings,
+            window::save_settings
+        ])
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+}
+
+fn setup<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: Arc<Shell>,
+    events: mpsc::UnboundedReceiver<Event>,
+    hidden: bool,
+) -> tauri::Result<()> {
+    let handle = app.clone();
+    let on_action: notification::OnAction =
+        Arc::new(move |key, action| on_notification(&handle, key, &action));
+    let _ = shell
+        .notifications
+        .set(Notifications::new(notification_icon(), on_action));
+    tray::create(app, on_menu)?;
+    tauri::async_runtime::spawn(follow(app.clone(), shell, events));
+    if !hidden {
+        window::show(app, None);
+    }
+    step("READY");
+    Ok(())
+}
+
+/// The app icon as a file notification servers can read.
+fn notification_icon() -> Option<PathBuf> {
+    let dir = dirs::runtime_dir()
+        .or_else(dirs::cache_dir)?
+        .join("lf-tray");
+    let path = dir.join("icon.png");
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, include_bytes!("../../icons/128x128.png")));
+    match written {
+        Ok(()) => Some(path),
+        Err(e) => {
+            eprintln!("lf-tray: notifications go without an icon: {e}");
+            None
+        }
+    }
+}
+
+/// Take the engine's events to the tray, the window and the notifications, and release
+/// held notifications at their deadline. Ends when the engine stops.
+async fn follow<R: Runtime>(
+    app: AppHandle<R>,
+    shell: Arc<Shell>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) {
+    let mut snoozed = shell.snoozed();
+    refresh(&app, &shell);
+    loop {
+        let prefs = shell.preferences();
+        let deadline = lock(&shell.popups).next_deadline(&prefs);
+        let mut effects = Vec::new();
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                // Take everything already queued, so a burst rebuilds the menu once.
+                let mut batch = vec![event];
+                while let Ok(event) = events.try_recv() {
+                    batch.push(event);
+                }
+                let now = Instant::now();
+                for event in &batch {
+                    if let Event::Warning { path, message, .. } = event {
+                        shell.warn(match path {
+                            Some(path) => format!("{}: {message}", path.display()),
+                            None => message.clone(),
+                        });
+                    }
+                    effects.extend(lock(&shell.popups).on_event(event, now, &prefs));
+                }
+                refresh(&app, &shell);
+            }
+            () = until(deadline) => {
+                effects = lock(&shell.popups).flush(Instant::now(), &prefs);
+            }
+            () = shell.wake.notified() => {}
+        }
+        if shell.snoozed() != snoozed {
+            snoozed = !snoozed;
+            refresh(&app, &shell);
+        }
+        let Some(notifications) = shell.notifications.get() else {
+            continue;
+        };
+        let sound = shell.settings().sound;
+        for effect in effects {
+            match effect {
+                notification::Effect::Show(notice) => notifications.show(&notice, sound).await,
+                notification::Effect::Close(key) => notifications.close(&key).await,
+            }
+        }
+    }
+}
+
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Show the current list in the tray and the window.
+fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+    tray::refresh(app, shell.engine.sessions(), shell.snoozed());
+    window::publish(app, shell);
+}
+
+fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
+    let shell = Arc::clone(&app.state::<Arc<Shell>>());
+    match item {
+        tray::Item::Session(id) => match shell.engine.session(&id) {
+            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&id)),
+            Some(record) => {
+                let _ = launch::open(app, &shell, &record, false);
+            }
+            None => window::show(app, None),
+        },
+        tray::Item::More | tray::Item::Show => window::show(app, None),
+        tray::Item::Snooze => shell.toggle_snooze(),
+        tray::Item::Quit => app.exit(0),
+    }
+}
+
+fn on_notification<R: Runtime>(app: &AppHandle<R>, key: NoticeKey, action: &str) {
+    let shell = Arc::clone(&app.state::<Arc<Shell>>());
+    match (key, action) {
+        (NoticeKey::Session(id), notification::REVIEW) => window::show(app, Some(&id)),
+        (NoticeKey::Session(id), _) => match shell.engine.session(&id) {
+            Some(record) => {
+                let _ = launch::open(app, &shell, &record, false);
+            }
+            // Resolved meanwhile: the window shows what is left.
+            None => window::show(app, None),
+        },
+        (NoticeKey::Burst | NoticeKey::Error, _) => window::show(app, None),
+    }
+}

@@ -1,0 +1,877 @@
+//! Desktop notifications: what they say, and when they appear or go away.
+//!
+//! The text and the policy are plain code, tested without a display: one popup per session
+//! transition, closed when the session no longer needs the person, bursts folded into one
+//! summary, snooze, and the optional reminder. Showing them is the platform module's job
+//! (`linux`: freedesktop notifications over D-Bus; `elsewhere`: macOS and Windows).
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lf_tray_core::{Event, Kind, SessionRecord};
+
+use crate::board;
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod linux;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub use linux::Notifications;
+
+#[cfg(any(target_os = "macos", windows))]
+mod elsewhere;
+#[cfg(any(target_os = "macos", windows))]
+pub use elsewhere::Notifications;
+
+/// What the app does when the user picks an action (`default` is a click on the body).
+pub type OnAction = Arc<dyn Fn(NoticeKey, String) + Send + Sync>;
+
+/// The name servers show and group notifications under.
+pub const APP_NAME: &str = "Loopflow Tray";
+/// The freedesktop `desktop-entry` hint: the basename of the app's .desktop file.
+pub const DESKTOP_ENTRY: &str = "lf-tray";
+
+/// Popup servers show two to four lines; text past these lengths would be cut off anyway,
+/// and untrusted text must not be able to make a popup fill the screen.
+const MAX_SUMMARY: usize = 90;
+const MAX_TITLE: usize = 120;
+const MAX_PROMPT: usize = 240;
+const MAX_READY: usize = 320;
+/// How many sessions a burst summary names before "and N more".
+const BURST_NAMED: usize = 3;
+
+/// Transitions that arrive together (one rescan can report many) are held this long so they
+/// can be folded into one burst summary instead of flashing up one by one; short enough that
+/// a single popup still feels immediate.
+const HOLD: Duration = Duration::from_millis(300);
+/// The spec's burst: this many popups within `BURST_WINDOW` become one summary.
+const BURST_THRESHOLD: usize = 5;
+const BURST_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Asked,
+    Ready,
+    Burst,
+    Reminder,
+    Error,
+}
+
+impl NoticeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::Asked => "asked",
+            NoticeKind::Ready => "ready",
+            NoticeKind::Burst => "burst",
+            NoticeKind::Reminder => "reminder",
+            NoticeKind::Error => "error",
+        }
+    }
+}
+
+/// What a shown notification stands for. At most one popup per key is on screen: showing a
+/// key again replaces its popup.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NoticeKey {
+    Session(String),
+    Burst,
+    Error,
+}
+
+impl NoticeKey {
+    /// The session id for the log, `-` when there is none.
+    pub fn session(&self) -> &str {
+        match self {
+            NoticeKey::Session(id) => id,
+            NoticeKey::Burst | NoticeKey::Error => "-",
+        }
+    }
+}
+
+/// The action keys a notification offers. `default` is the click on the body.
+pub const DEFAULT: &str = "default";
+pub const OPEN: &str = "open";
+pub const REVIEW: &str = "review";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub key: NoticeKey,
+    pub kind: NoticeKind,
+    /// Plain text: servers do not interpret markup in the summary.
+    pub summary: String,
+    /// Body markup, already escaped.
+    pub body: String,
+    /// `(key, label)` pairs.
+    pub actions: Vec<(&'static str, &'static str)>,
+}
+
+/// Escape the three characters the body markup of the notification spec gives meaning to.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One line of untrusted text: control characters and runs of whitespace become one space,
+/// and it is cut to `max` characters (on a character boundary, with an ellipsis).
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut line = String::new();
+    for word in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    cap(&line, max)
+}
+
+fn cap(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((end, _)) if text[end..].chars().nth(1).is_some() => {
+            format!("{}…", text[..end].trim_end())
+        }
+        _ => text.to_string(),
+    }
+}
+
+fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &'static str)> {
+    let mut actions = vec![(DEFAULT, "Open"), (OPEN, "Open")];
+    if review && record.kind == Kind::Flow {
+        actions.push((REVIEW, "Review…"));
+    }
+    actions
+}
+
+fn title(record: &SessionRecord) -> &str {
+    if record.title.trim().is_empty() {
+        &record.id
+    } else {
+        &record.title
+    }
+}
+
+/// An agent asks: `Agent asks · <detail>` (a Flow step: `Review step · <detail>`); the body is
+/// the title and the start of the question.
+pub fn asked(record: &SessionRecord) -> Notice {
+    let lead = match record.kind {
+        Kind::Flow => "Review step",
+        _ => "Agent asks",
+    };
+    let detail = one_line(&record.detail, MAX_SUMMARY);
+    let summary = if detail.is_empty() {
+        lead.to_string()
+    } else {
+        one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
+    };
+    let mut body = escape(&one_line(title(record), MAX_TITLE));
+    if let Some(prompt) = record.prompt.as_deref().map(|p| one_line(p, MAX_PROMPT)) {
+        if !prompt.is_empty() {
+            body.push('\n');
+            body.push_str(&escape(&prompt));
+        }
+    }
+    Notice {
+        key: NoticeKey::Session(record.id.clone()),
+        kind: NoticeKind::Asked,
+        summary,
+        body,
+        actions: session_actions(record, false),
+    }
+}
+
+/// A session became ready: `Ready for review: <title>`, the body the agent's summary.
+pub fn ready(record: &SessionRecord) -> Notice {
+    let summary = one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY);
+    let body = match record
+        .ready_summary
+        .as_deref()
+        .map(|s| one_line(s, MAX_READY))
+    {
+        Some(s) if !s.is_empty() => escape(&s),
+        _ => "The agent marked this session ready.".to_string(),
+    };
+    Notice {
+        key: NoticeKey::Session(record.id.clone()),
+        kind: NoticeKind::Ready,
+        summary,
+        body,
+        actions: session_actions(record, true),
+    }
+}
+
+/// A session left waiting: once, after the reminder delay.
+pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
+    let minutes = (waited.as_secs() / 60).max(1);
+    let summary = one_line(&format!("Still waiting: {}", title(record)), MAX_SUMMARY);
+    let body = escape(&one_line(
+        &format!(
+            "{} · waiting for you for {minutes} min",
+            board::one_line(record)
+        ),
+        MAX_TITLE,
+    ));
+    Notice {
+        key: NoticeKey::Session(record.id.clone()),
+        kind: NoticeKind::Reminder,
+        summary,
+        body,
+        actions: session_actions(record, true),
+    }
+}
+
+/// Many sessions at once: one summary whose click shows the window.
+pub fn burst(members: &[&SessionRecord]) -> Notice {
+    let mut lines: Vec<String> = members
+        .iter()
+        .take(BURST_NAMED)
+        .map(|r| format!("• {}", escape(&one_line(&board::one_line(r), MAX_TITLE))))
+        .collect();
+    if members.len() > BURST_NAMED {
+        lines.push(format!("and {} more", members.len() - BURST_NAMED));
+    }
+    Notice {
+        key: NoticeKey::Burst,
+        kind: NoticeKind::Burst,
+        summary: format!("{} sessions need you", members.len()),
+        body: lines.join("\n"),
+        actions: vec![(DEFAULT, "Show")],
+    }
+}
+
+/// A terminal could not be started (`summary` says why): the command to run by hand.
+pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> Notice {
+    Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: one_line(summary, MAX_SUMMARY),
+        body: format!(
+            "Run this in a terminal to open “{}”:\n{}",
+            escape(&one_line(title(record), MAX_TITLE)),
+            escape(&cap(command, MAX_READY))
+        ),
+        actions: vec![(DEFAULT, "Show")],
+    }
+}
+
+/// The settings the policy follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preferences {
+    pub on_ask: bool,
+    pub on_ready: bool,
+    pub reminder: Option<Duration>,
+}
+
+/// What the platform module is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Show(Notice),
+    Close(NoticeKey),
+}
+
+struct Waiting {
+    since: Instant,
+    reminded: bool,
+    record: SessionRecord,
+}
+
+struct Held {
+    at: Instant,
+    notice: Notice,
+    record: SessionRecord,
+}
+
+/// The burst summary on screen, and the sessions it stands for.
+struct Burst {
+    last: Instant,
+    members: BTreeSet<String>,
+}
+
+/// When popups appear and go away. Feed it the engine's events and call `flush` at
+/// `next_deadline`; it answers with what to show and close.
+#[derive(Default)]
+pub struct Popups {
+    held: Vec<Held>,
+    /// Session popups shown within the burst window, oldest first.
+    recent: VecDeque<(Instant, SessionRecord)>,
+    burst: Option<Burst>,
+    waiting: HashMap<String, Waiting>,
+    snoozed_until: Option<Instant>,
+}
+
+impl Popups {
+    pub fn snooze(&mut self, now: Instant, length: Duration) {
+        self.snoozed_until = Some(now + length);
+        self.held.clear();
+    }
+
+    pub fn resume(&mut self) {
+        self.snoozed_until = None;
+    }
+
+    pub fn snoozed(&self, now: Instant) -> bool {
+        self.snoozed_until.is_some_and(|until| now < until)
+    }
+
+    /// When `flush` has something to do: a held popup to release, a reminder to give, or
+    /// the snooze to end.
+    pub fn next_deadline(&self, prefs: &Preferences) -> Option<Instant> {
+        let held = self.held.iter().map(|h| h.at + HOLD).min();
+        let reminders = prefs.reminder.and_then(|after| {
+            self.waiting
+                .values()
+                .filter(|w| !w.reminded)
+                .map(|w| w.since + after)
+                .min()
+        });
+        [held, reminders, self.snoozed_until]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    pub fn on_event(&mut self, event: &Event, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        match event {
+            Event::Snapshot { sessions, .. } => {
+                let needing: HashMap<&str, &SessionRecord> = sessions
+                    .iter()
+                    .filter(|s| s.needs_person())
+                    .map(|s| (s.id.as_str(), s))
+                    .collect();
+                let gone: Vec<String> = self
+                    .waiting
+                    .keys()
+                    .filter(|id| !needing.contains_key(id.as_str()))
+                    .cloned()
+                    .collect();
+                for id in gone {
+                    self.settled(&id, &mut effects);
+                }
+                for (id, record) in needing {
+                    self.waiting
+                        .entry(id.to_string())
+                        .and_modify(|w| w.record = record.clone())
+                        .or_insert_with(|| Waiting {
+                            since: now,
+                            reminded: false,
+                            record: record.clone(),
+                        });
+                }
+            }
+            Event::Asked { session, .. } => {
+                self.wait(session, now);
+                if prefs.on_ask {
+                    self.hold(asked(session), session, now);
+                }
+            }
+            Event::Ready { session, .. } => {
+                self.wait(session, now);
+                if prefs.on_ready {
+                    self.hold(ready(session), session, now);
+                } else {
+                    // The question it answered is stale now.
+                    self.unhold(&session.id);
+                    effects.push(Effect::Close(NoticeKey::Session(session.id.clone())));
+                }
+            }
+            Event::State { session, .. } => {
+                if session.needs_person() {
+                    self.waiting
+                        .entry(session.id.clone())
+                        .and_modify(|w| w.record = session.clone())
+                        .or_insert_with(|| Waiting {
+                            since: now,
+                            reminded: false,
+                            record: session.clone(),
+                        });
+                } else {
+                    self.settled(&session.id, &mut effects);
+                }
+            }
+            Event::Resolved { session, .. } => self.settled(&session.id, &mut effects),
+            Event::Appeared { .. } | Event::Warning { .. } => {}
+        }
+        effects
+    }
+
+    /// Release held popups (folding a burst), give due reminders, end a finished snooze.
+    pub fn flush(&mut self, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+        if self.snoozed_until.is_some_and(|until| now >= until) {
+            self.snoozed_until = None;
+        }
+        if let Some(after) = prefs.reminder {
+            let snoozed = self.snoozed(now);
+            let mut due = Vec::new();
+            for w in self.waiting.values_mut() {
+                if !w.reminded && now >= w.since + after {
+                    w.reminded = true;
+                    if !snoozed {
+                        due.push((reminder(&w.record, now - w.since), w.record.clone()));
+                    }
+                }
+            }
+            for (notice, record) in due {
+                self.hold(notice, &record, now);
+            }
+        }
+        if !self.held.iter().any(|h| now >= h.at + HOLD) {
+            return Vec::new();
+        }
+        let batch = std::mem::take(&mut self.held);
+        while self
+            .recent
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > BURST_WINDOW)
+        {
+            self.recent.pop_front();
+        }
+        let mut effects = Vec::new();
+        let burst_live = self
+            .burst
+            .as_ref()
+            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW);
+        if burst_live || self.recent.len() + batch.len() >= BURST_THRESHOLD {
+            let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
+                last: now,
+                members: BTreeSet::new(),
+            });
+            for (_, record) in self.recent.drain(..) {
+                effects.push(Effect::Close(NoticeKey::Session(record.id.clone())));
+                burst.members.insert(record.id);
+            }
+            for held in batch {
+                burst.members.insert(held.record.id);
+            }
+            burst.last = now;
+            let members: Vec<&SessionRecord> = burst
+                .members
+                .iter()
+                .filter_map(|id| self.waiting.get(id).map(|w| &w.record))
+                .collect();
+            if !members.is_empty() {
+                effects.push(Effect::Show(self::burst(&members)));
+            }
+            self.burst = Some(burst);
+        } else {
+            for held in batch {
+                self.recent.push_back((now, held.record));
+                effects.push(Effect::Show(held.notice));
+            }
+        }
+        effects
+    }
+
+    fn wait(&mut self, record: &SessionRecord, now: Instant) {
+        // A new reason to wait (asked, then ready) restarts the reminder clock.
+        self.waiting.insert(
+            record.id.clone(),
+            Waiting {
+                since: now,
+                reminded: false,
+                record: record.clone(),
+            },
+        );
+    }
+
+    fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
+        if self.snoozed(now) {
+            return;
+        }
+        // One popup per session: a newer notice replaces one not yet shown.
+        self.unhold(&record.id);
+        self.held.push(Held {
+            at: now,
+            notice,
+            record: record.clone(),
+        });
+    }
+
+    fn unhold(&mut self, id: &str) {
+        self.held.retain(|h| h.record.id != id);
+    }
+
+    /// The session no longer needs the person: nothing about it may stay on screen.
+    fn settled(&mut self, id: &str, effects: &mut Vec<Effect>) {
+        self.waiting.remove(id);
+        self.unhold(id);
+        self.recent.retain(|(_, r)| r.id != id);
+        effects.push(Effect::Close(NoticeKey::Session(id.to_string())));
+        if let Some(burst) = &mut self.burst {
+            if burst.members.remove(id) && burst.members.is_empty() {
+                self.burst = None;
+                effects.push(Effect::Close(NoticeKey::Burst));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::tests::record;
+    use lf_tray_core::State;
+    use time::OffsetDateTime;
+
+    const PREFS: Preferences = Preferences {
+        on_ask: true,
+        on_ready: true,
+        reminder: None,
+    };
+
+    fn asked_event(r: &SessionRecord) -> Event {
+        Event::Asked {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+    fn ready_event(r: &SessionRecord) -> Event {
+        Event::Ready {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+    fn resolved_event(r: &SessionRecord) -> Event {
+        Event::Resolved {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+
+    fn shown(effects: &[Effect]) -> Vec<(NoticeKind, &str)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Show(n) => Some((n.kind, n.key.session())),
+                Effect::Close(_) => None,
+            })
+            .collect()
+    }
+    fn closed(effects: &[Effect]) -> Vec<NoticeKey> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Close(k) => Some(k.clone()),
+                Effect::Show(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn escaping_and_capping_untrusted_text() {
+        assert_eq!(
+            escape("<b>Tom & Jerry</b>"),
+            "&lt;b&gt;Tom &amp; Jerry&lt;/b&gt;"
+        );
+        assert_eq!(one_line("  a\n\tb\u{7}c  ", 50), "a b c");
+        assert_eq!(one_line("abcdef", 6), "abcdef");
+        assert_eq!(one_line("abcdefg", 6), "abcde…");
+        // Multi-byte characters are never split.
+        assert_eq!(one_line("ééééééé", 4), "ééé…");
+        assert_eq!(one_line("", 4), "");
+    }
+
+    #[test]
+    fn asked_text_names_the_work_and_starts_the_prompt() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.title = "Pick <one> & go".into();
+        r.detail = "loop-decide".into();
+        r.prompt = Some(format!("Which target?\n\n{}", "x".repeat(1000)));
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "Agent asks · loop-decide");
+        let (first, second) = n.body.split_once('\n').unwrap();
+        assert_eq!(first, "Pick &lt;one&gt; &amp; go");
+        assert!(second.starts_with("Which target? xxx"));
+        assert!(second.chars().count() <= MAX_PROMPT);
+        assert!(second.ends_with('…'));
+        assert_eq!(n.actions, [(DEFAULT, "Open"), (OPEN, "Open")]);
+
+        let mut flow = record("run_f", Kind::Flow, State::Waiting);
+        flow.detail = "review-plan".into();
+        assert_eq!(asked(&flow).summary, "Review step · review-plan");
+        // No body line for a missing prompt, and nothing but the lead for a missing detail.
+        flow.detail.clear();
+        assert_eq!(asked(&flow).summary, "Review step");
+        assert!(!asked(&flow).body.contains('\n'));
+    }
+
+    #[test]
+    fn ready_text_and_the_review_button_for_flows_only() {
+        let mut r = record("ask_1", Kind::Ask, State::Ready);
+        r.title = "Release plan".into();
+        r.ready_summary = Some("Ship <macOS> first".into());
+        let n = ready(&r);
+        assert_eq!(n.summary, "Ready for review: Release plan");
+        assert_eq!(n.body, "Ship &lt;macOS&gt; first");
+        assert!(!n.actions.iter().any(|(k, _)| *k == REVIEW));
+
+        let mut flow = record("run_f", Kind::Flow, State::Ready);
+        flow.title = "x".repeat(500);
+        let n = ready(&flow);
+        assert!(n.summary.chars().count() <= MAX_SUMMARY);
+        assert_eq!(n.body, "The agent marked this session ready.");
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (OPEN, "Open"), (REVIEW, "Review…")]
+        );
+    }
+
+    #[test]
+    fn one_popup_per_transition_after_the_hold() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        assert!(p.on_event(&asked_event(&a), t0, &PREFS).is_empty());
+        // Held until the hold passes; the deadline says when.
+        assert_eq!(p.next_deadline(&PREFS), Some(t0 + HOLD));
+        assert!(p.flush(t0 + HOLD / 2, &PREFS).is_empty());
+        let effects = p.flush(t0 + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_1")]);
+        // Nothing more until something happens.
+        assert!(p.flush(t0 + HOLD * 2, &PREFS).is_empty());
+        assert_eq!(p.next_deadline(&PREFS), None);
+
+        let mut r = a.clone();
+        r.state = State::Ready;
+        let t1 = t0 + Duration::from_secs(10);
+        p.on_event(&ready_event(&r), t1, &PREFS);
+        assert_eq!(
+            shown(&p.flush(t1 + HOLD, &PREFS)),
+            [(NoticeKind::Ready, "ask_1")]
+        );
+    }
+
+    #[test]
+    fn resolving_closes_the_popup_and_cancels_a_held_one() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.flush(t0 + HOLD, &PREFS);
+        let effects = p.on_event(&resolved_event(&a), t0 + HOLD * 2, &PREFS);
+        assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
+
+        // Asked and resolved within the hold: never shown at all.
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        let t1 = t0 + Duration::from_secs(5);
+        p.on_event(&asked_event(&b), t1, &PREFS);
+        p.on_event(&resolved_event(&b), t1 + HOLD / 3, &PREFS);
+        assert!(shown(&p.flush(t1 + HOLD * 2, &PREFS)).is_empty());
+
+        // Someone attached to the session: the question is no longer open.
+        let c = record("ask_3", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&c), t1, &PREFS);
+        p.flush(t1 + HOLD, &PREFS);
+        let mut active = c.clone();
+        active.state = State::Active;
+        let state = Event::State {
+            at: OffsetDateTime::now_utc(),
+            session: active,
+            previous: "waiting".into(),
+        };
+        assert_eq!(
+            closed(&p.on_event(&state, t1 + HOLD * 2, &PREFS)),
+            [NoticeKey::Session("ask_3".into())]
+        );
+    }
+
+    #[test]
+    fn a_snapshot_closes_popups_of_sessions_that_vanished() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.on_event(&asked_event(&b), t0, &PREFS);
+        p.flush(t0 + HOLD, &PREFS);
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![b.clone()],
+        };
+        assert_eq!(
+            closed(&p.on_event(&snapshot, t0 + HOLD * 2, &PREFS)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+    }
+
+    #[test]
+    fn five_within_two_seconds_become_one_summary() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let sessions: Vec<_> = (1..=7)
+            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
+            .collect();
+        // Four arrive spread out: each is shown on its own.
+        let mut t = t0;
+        for s in &sessions[..4] {
+            p.on_event(&asked_event(s), t, &PREFS);
+            t += HOLD;
+            assert_eq!(shown(&p.flush(t, &PREFS)).len(), 1);
+        }
+        // The fifth within the window folds them all into one summary.
+        p.on_event(&asked_event(&sessions[4]), t, &PREFS);
+        let effects = p.flush(t + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        assert_eq!(closed(&effects).len(), 4);
+        let Effect::Show(summary) = effects.last().unwrap() else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(summary.summary, "5 sessions need you");
+        assert!(summary.body.ends_with("and 2 more"));
+        assert_eq!(summary.actions, [(DEFAULT, "Show")]);
+
+        // More during the burst update the same summary instead of popping up.
+        let t1 = t + HOLD * 2;
+        p.on_event(&asked_event(&sessions[5]), t1, &PREFS);
+        let effects = p.flush(t1 + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        let Effect::Show(summary) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(summary.summary, "6 sessions need you");
+
+        // Once quiet for longer than the window, a new one is a plain popup again.
+        let t2 = t1 + BURST_WINDOW * 2;
+        p.on_event(&asked_event(&sessions[6]), t2, &PREFS);
+        assert_eq!(
+            shown(&p.flush(t2 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_7")]
+        );
+
+        // The summary goes away when every session it stands for is resolved.
+        let mut last = Vec::new();
+        for s in &sessions[..6] {
+            last = p.on_event(&resolved_event(s), t2 + HOLD * 2, &PREFS);
+        }
+        assert!(closed(&last).contains(&NoticeKey::Burst));
+    }
+
+    #[test]
+    fn five_at_once_never_flash_one_by_one() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        for i in 0..5 {
+            let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
+            p.on_event(&asked_event(&s), t0, &PREFS);
+        }
+        let effects = p.flush(t0 + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        assert!(closed(&effects).is_empty());
+    }
+
+    #[test]
+    fn snooze_silences_popups_but_still_closes_them() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.flush(t0 + HOLD, &PREFS);
+        p.snooze(t0 + HOLD, Duration::from_secs(3600));
+        assert!(p.snoozed(t0 + HOLD));
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&b), t0 + HOLD, &PREFS);
+        assert!(shown(&p.flush(t0 + HOLD * 3, &PREFS)).is_empty());
+        assert_eq!(
+            closed(&p.on_event(&resolved_event(&a), t0 + HOLD * 4, &PREFS)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+        // The snooze ends by itself at its deadline...
+        let end = t0 + HOLD + Duration::from_secs(3600);
+        assert_eq!(p.next_deadline(&PREFS), Some(end));
+        p.flush(end, &PREFS);
+        assert!(!p.snoozed(end));
+        // ...and popups come back, without replaying what was missed.
+        let c = record("ask_3", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&c), end, &PREFS);
+        assert_eq!(
+            shown(&p.flush(end + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_3")]
+        );
+        p.snooze(end, Duration::from_secs(3600));
+        p.resume();
+        assert!(!p.snoozed(end));
+    }
+
+    #[test]
+    fn settings_turn_kinds_off() {
+        let t0 = Instant::now();
+        let prefs = Preferences {
+            on_ask: false,
+            on_ready: false,
+            reminder: None,
+        };
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &prefs);
+        assert!(p.flush(t0 + HOLD, &prefs).is_empty());
+        let mut r = a.clone();
+        r.state = State::Ready;
+        // A ready session with ready popups off still closes the stale question.
+        assert_eq!(
+            closed(&p.on_event(&ready_event(&r), t0 + HOLD, &prefs)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+        assert!(p.flush(t0 + HOLD * 3, &prefs).is_empty());
+    }
+
+    #[test]
+    fn a_reminder_comes_once_for_a_session_left_waiting() {
+        let t0 = Instant::now();
+        let after = Duration::from_secs(10 * 60);
+        let prefs = Preferences {
+            reminder: Some(after),
+            ..PREFS
+        };
+        let mut p = Popups::default();
+        let mut a = record("ask_1", Kind::Ask, State::Waiting);
+        a.title = "Pick a target".into();
+        p.on_event(&asked_event(&a), t0, &prefs);
+        p.flush(t0 + HOLD, &prefs);
+        assert_eq!(p.next_deadline(&prefs), Some(t0 + after));
+        assert!(p.flush(t0 + after - HOLD, &prefs).is_empty());
+        // Due now; held like any popup, then shown once.
+        p.flush(t0 + after, &prefs);
+        let effects = p.flush(t0 + after + HOLD, &prefs);
+        assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
+        let Effect::Show(n) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(n.summary, "Still waiting: Pick a target");
+        assert!(n.body.contains("10 min"));
+        assert_eq!(p.next_deadline(&prefs), None);
+        assert!(p.flush(t0 + after * 3, &prefs).is_empty());
+
+        // Reminders are off by default, and sessions found at start count from then on.
+        let mut fresh = Popups::default();
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![a.clone()],
+        };
+        fresh.on_event(&snapshot, t0, &PREFS);
+        assert_eq!(fresh.next_deadline(&PREFS), None);
+        assert_eq!(fresh.next_deadline(&prefs), Some(t0 + after));
+    }
+
+    #[test]
+    fn a_failed_launch_names_the_command() {
+        let r = record("ask_1", Kind::Ask, State::Waiting);
+        let n = launch_failed(
+            &r,
+            "No terminal found",
+            "/usr/bin/lf session open -- ask_1 && echo <ok>",
+        );
+        assert_eq!(n.kind, NoticeKind::Error);
+        assert_eq!(n.summary, "No terminal found");
+        assert!(n.body.ends_with("ask_1 &amp;&amp; echo &lt;ok&gt;"));
+    }
+}

@@ -1,0 +1,92 @@
+//! macOS and Windows: notifications through notify-rust's native backends
+//! (NSUserNotificationCenter, WinRT toasts). NOT VERIFIED: this project is built and tested
+//! on Linux only; this module compiles against notify-rust's documented API for those
+//! platforms and has never run there.
+//!
+//! Known limits there: a shown notification cannot be taken back (`close` only forgets it);
+//! macOS reports a button by its label, mapped back to the key here; Windows attributes
+//! toasts of an uninstalled build to PowerShell.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use notify_rust::NotificationResponse;
+
+use super::{Notice, NoticeKey, OnAction, APP_NAME};
+use crate::steplog::step;
+
+pub struct Notifications {
+    on_action: OnAction,
+}
+
+impl Notifications {
+    pub fn new(_icon: Option<PathBuf>, on_action: OnAction) -> Notifications {
+        #[cfg(target_os = "macos")]
+        {
+            // Attribute the notifications to this app rather than to the terminal.
+            let _ = notify_rust::set_application("dev.loopflow.tray");
+        }
+        Notifications { on_action }
+    }
+
+    pub async fn show(&self, notice: &Notice, sound: bool) {
+        let mut n = notify_rust::Notification::new();
+        n.appname(APP_NAME)
+            .summary(&notice.summary)
+            .body(&unescape(&notice.body));
+        for (key, label) in &notice.actions {
+            if *key != super::DEFAULT {
+                n.action(key, label);
+            }
+        }
+        if sound {
+            n.sound_name("Default");
+        }
+        let notice = notice.clone();
+        let on_action = Arc::clone(&self.on_action);
+        // The native calls block until the user responds: one thread per notification,
+        // ended by the response or the dismissal.
+        let spawned = std::thread::Builder::new()
+            .name("notification".into())
+            .spawn(move || {
+                let handle = match n.show() {
+                    Ok(handle) => handle,
+                    Err(e) => return eprintln!("lf-tray: could not show a notification: {e}"),
+                };
+                step(format!(
+                    "NOTIFY id=0 kind={} session={}",
+                    notice.kind.as_str(),
+                    notice.key.session()
+                ));
+                let _ = handle.wait_for_response(|response: &NotificationResponse| {
+                    let action = match response {
+                        NotificationResponse::Default => super::DEFAULT.to_string(),
+                        NotificationResponse::Action(a) => notice
+                            .actions
+                            .iter()
+                            .find(|(key, label)| key == a || label == a)
+                            .map_or_else(|| a.clone(), |(key, _)| key.to_string()),
+                        _ => return,
+                    };
+                    step(format!(
+                        "ACTION {action} id=0 session={}",
+                        notice.key.session()
+                    ));
+                    on_action(notice.key.clone(), action);
+                });
+            });
+        if let Err(e) = spawned {
+            eprintln!("lf-tray: could not start a notification thread: {e}");
+        }
+    }
+
+    /// These platforms' notify-rust backends cannot remove a shown notification.
+    pub async fn close(&self, _key: &NoticeKey) {}
+}
+
+/// The body was escaped for freedesktop markup; these platforms show text as it is.
+fn unescape(body: &str) -> String {
+    body.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}

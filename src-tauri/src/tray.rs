@@ -1,0 +1,401 @@
+//! The tray: an icon that shows whether anything waits, the count beside it where the
+//! platform shows one, and a menu that reaches every action (Linux trays are menu-only).
+//!
+//! The menu is a plain model built from the sessions (tested without a display), turned into
+//! Tauri menu items on the main thread each time the engine's list changes.
+
+use lf_tray_core::SessionRecord;
+use tauri::image::Image;
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, Runtime};
+
+use crate::board::{self, Group};
+use crate::steplog::step;
+
+pub const TRAY_ID: &str = "lf-tray";
+
+/// More session rows than this stop being glanceable in a menu; the window lists them all.
+const MAX_ROWS: usize = 10;
+/// Menus are as wide as their longest row; beyond this a title is cut.
+const MAX_LABEL: usize = 64;
+
+/// A menu item the user can choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Session(String),
+    More,
+    Show,
+    Snooze,
+    Quit,
+}
+
+const SESSION_PREFIX: &str = "session:";
+
+impl Item {
+    pub fn id(&self) -> String {
+        match self {
+            Item::Session(id) => format!("{SESSION_PREFIX}{id}"),
+            Item::More => "more".into(),
+            Item::Show => "show".into(),
+            Item::Snooze => "snooze".into(),
+            Item::Quit => "quit".into(),
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Item> {
+        if let Some(session) = id.strip_prefix(SESSION_PREFIX) {
+            return Some(Item::Session(session.to_string()));
+        }
+        match id {
+            "more" => Some(Item::More),
+            "show" => Some(Item::Show),
+            "snooze" => Some(Item::Snooze),
+            "quit" => Some(Item::Quit),
+            _ => None,
+        }
+    }
+}
+
+/// One line of the menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A disabled line: a group heading, or "No sessions waiting".
+    Note(String),
+    Choice {
+        item: Item,
+        label: String,
+    },
+    Separator,
+}
+
+/// The menu for these sessions: pending ones grouped and newest first, then the app's own
+/// items.
+pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
+    let pending: Vec<_> = board::ordered(sessions)
+        .into_iter()
+        .filter(|(group, _)| group.is_pending())
+        .collect();
+    let mut entries = Vec::new();
+    let mut heading: Option<Group> = None;
+    for (group, record) in pending.iter().take(MAX_ROWS) {
+        if heading != Some(*group) {
+            heading = Some(*group);
+            entries.push(Entry::Note(group.title().into()));
+        }
+        entries.push(Entry::Choice {
+            item: Item::Session(record.id.clone()),
+            label: label(&board::one_line(record)),
+        });
+    }
+    if pending.is_empty() {
+        entries.push(Entry::Note("No sessions waiting".into()));
+    }
+    if pending.len() > MAX_ROWS {
+        entries.push(Entry::Choice {
+            item: Item::More,
+            label: format!("{} more…", pending.len() - MAX_ROWS),
+        });
+    }
+    entries.push(Entry::Separator);
+    entries.push(Entry::Choice {
+        item: Item::Show,
+        label: "Show window".into(),
+    });
+    entries.push(Entry::Choice {
+        item: Item::Snooze,
+        label: if snoozed {
+            "Resume notifications"
+        } else {
+            "Snooze 1 h"
+        }
+        .into(),
+    });
+    entries.push(Entry::Separator);
+    entries.push(Entry::Choice {
+        item: Item::Quit,
+        label: "Quit".into(),
+    });
+    entries
+}
+
+/// Untrusted text as a menu label: one line, capped, and `&` doubled because the menu
+/// library reads a single `&` as a mnemonic marker.
+fn label(text: &str) -> String {
+    crate::notification::one_line(text, MAX_LABEL).replace('&', "&&")
+}
+
+/// The icon's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    Idle,
+    Waiting,
+    Ready,
+}
+
+impl Look {
+    pub fn of(sessions: &[SessionRecord]) -> Look {
+        let groups: Vec<Group> = sessions.iter().map(Group::of).collect();
+        if groups.contains(&Group::Ready) {
+            Look::Ready
+        } else if groups.contains(&Group::Waiting) {
+            Look::Waiting
+        } else {
+            Look::Idle
+        }
+    }
+
+    fn png(self) -> &'static [u8] {
+        match self {
+            Look::Idle => include_bytes!("../../icons/tray-idle.png"),
+            Look::Waiting => include_bytes!("../../icons/tray-waiting.png"),
+            Look::Ready => include_bytes!("../../icons/tray-ready.png"),
+        }
+    }
+}
+
+/// The tooltip (macOS, Windows) and the count shown beside the icon (Linux, macOS).
+fn count_text(count: usize) -> (String, Option<String>) {
+    match count {
+        0 => ("Loopflow Tray — nothing waiting".into(), None),
+        1 => (
+            "Loopflow Tray — 1 session needs you".into(),
+            Some("1".into()),
+        ),
+        n => (
+            format!("Loopflow Tray — {n} sessions need you"),
+            Some(n.to_string()),
+        ),
+    }
+}
+
+/// Create the tray with an empty list; `refresh` fills it. `on_item` runs for each choice.
+pub fn create<R: Runtime>(
+    app: &AppHandle<R>,
+    on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
+) -> tauri::Result<TrayIcon<R>> {
+    let menu = build(app, &menu(&[], false))?;
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(Image::from_bytes(Look::Idle.png())?)
+        .tooltip(count_text(0).0)
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(move |app, event| {
+            let id = event.id().as_ref();
+            step(format!("MENU {id}"));
+            match Item::parse(id) {
+                Some(item) => on_item(app, item),
+                None => eprintln!("lf-tray: unknown menu item {id}"),
+            }
+        })
+        .build(app)
+}
+
+/// Show these sessions in the tray. Safe to call from any thread: the work happens on the
+/// main thread, where the platform's menu lives.
+pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, snoozed: bool) {
+    let handle = app.clone();
+    let result = app.run_on_main_thread(move || {
+        if let Err(e) = apply(&handle, &sessions, snoozed) {
+            eprintln!("lf-tray: could not update the tray: {e}");
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("lf-tray: could not reach the main thread: {e}");
+    }
+}
+
+fn apply<R: Runtime>(
+    app: &AppHandle<R>,
+    sessions: &[SessionRecord],
+    snoozed: bool,
+) -> tauri::Result<()> {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return Ok(());
+    };
+    let entries = menu(sessions, snoozed);
+    tray.set_menu(Some(build(app, &entries)?))?;
+    let look = Look::of(sessions);
+    let state = app.state::<TrayLook>();
+    let mut shown = state.0.lock().unwrap_or_else(|e| e.into_inner());
+    // Each new icon is written to a file the tray host reads; only write when it changes.
+    if *shown != Some(look) {
+        tray.set_icon(Some(Image::from_bytes(look.png())?))?;
+        *shown = Some(look);
+    }
+    let (tooltip, title) = count_text(board::needing_person(sessions));
+    tray.set_title(title.as_deref())?;
+    tray.set_tooltip(Some(tooltip))?;
+    let items = entries
+        .iter()
+        .filter(|e| !matches!(e, Entry::Separator))
+        .count();
+    step(format!("TRAY_MENU {items}"));
+    Ok(())
+}
+
+/// The icon currently shown, managed app state.
+#[derive(Default)]
+pub struct TrayLook(std::sync::Mutex<Option<Look>>);
+
+fn build<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
+    let menu = Menu::new(app)?;
+    for (n, entry) in entries.iter().enumerate() {
+        match entry {
+            Entry::Note(text) => {
+                // Disabled items still need ids unique within the menu.
+                menu.append(&MenuItem::with_id(
+                    app,
+                    format!("note:{n}"),
+                    label(text),
+                    false,
+                    None::<&str>,
+                )?)?;
+            }
+            Entry::Choice { item, label } => {
+                menu.append(&MenuItem::with_id(
+                    app,
+                    item.id(),
+                    label,
+                    true,
+                    None::<&str>,
+                )?)?;
+            }
+            Entry::Separator => menu.append(&PredefinedMenuItem::separator(app)?)?,
+        }
+    }
+    Ok(menu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::tests::record;
+    use lf_tray_core::{Kind, State};
+
+    fn labels(entries: &[Entry]) -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| match e {
+                Entry::Note(t) => format!("[{t}]"),
+                Entry::Choice { label, .. } => label.clone(),
+                Entry::Separator => "---".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_in_order_with_the_app_items_last() {
+        let mut ask = record("ask_1", Kind::Ask, State::Waiting);
+        ask.title = "Pick a target".into();
+        ask.detail = "loop-decide".into();
+        let mut ready = record("run_f", Kind::Flow, State::Ready);
+        ready.title = "Plan".into();
+        ready.detail = "review".into();
+        let mut active = record("run_i", Kind::Interactive, State::Active);
+        active.title = "Fix bug".into();
+        active.detail = "claude:opus".into();
+        let closed = record("run_c", Kind::Interactive, State::Closed);
+        let entries = menu(&[active, closed, ask, ready], false);
+        assert_eq!(
+            labels(&entries),
+            [
+                "[Ready for review]",
+                "Plan — review",
+                "[Waiting for you]",
+                "Pick a target — loop-decide",
+                "[Active]",
+                "Fix bug — claude:opus",
+                "---",
+                "Show window",
+                "Snooze 1 h",
+                "---",
+                "Quit"
+            ]
+        );
+        assert_eq!(
+            entries[1],
+            Entry::Choice {
+                item: Item::Session("run_f".into()),
+                label: "Plan — review".into()
+            }
+        );
+    }
+
+    #[test]
+    fn newest_first_and_the_rest_behind_more() {
+        let sessions: Vec<_> = (0..13)
+            .map(|i| {
+                let mut r = record(&format!("ask_{i:02}"), Kind::Ask, State::Waiting);
+                r.title = format!("Ask {i:02}");
+                r.detail.clear();
+                r.created_at = Some(1000 + i);
+                r
+            })
+            .collect();
+        let entries = menu(&sessions, true);
+        let labels = labels(&entries);
+        assert_eq!(labels[0], "[Waiting for you]");
+        assert_eq!(labels[1], "Ask 12");
+        assert_eq!(labels[10], "Ask 03");
+        assert_eq!(labels[11], "3 more…");
+        assert_eq!(
+            entries[11],
+            Entry::Choice {
+                item: Item::More,
+                label: "3 more…".into()
+            }
+        );
+        assert!(labels.contains(&"Resume notifications".to_string()));
+    }
+
+    #[test]
+    fn empty_menu_says_so() {
+        let closed = record("run_c", Kind::Interactive, State::Closed);
+        assert_eq!(
+            labels(&menu(&[closed], false))[..2],
+            ["[No sessions waiting]", "---"]
+        );
+    }
+
+    #[test]
+    fn labels_are_single_lines_capped_and_mnemonic_safe() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.title = "Tom & Jerry\nsecond line".into();
+        r.detail = "x".repeat(200);
+        let Entry::Choice { label, .. } = &menu(&[r], false)[1] else {
+            panic!()
+        };
+        assert!(label.starts_with("Tom && Jerry second line — xxx"));
+        assert!(label.ends_with('…'));
+        assert!(label.chars().count() <= MAX_LABEL + 1);
+    }
+
+    #[test]
+    fn item_ids_round_trip() {
+        for item in [
+            Item::Session("ask_1".into()),
+            Item::Session("weird:id".into()),
+            Item::More,
+            Item::Show,
+            Item::Snooze,
+            Item::Quit,
+        ] {
+            assert_eq!(Item::parse(&item.id()), Some(item));
+        }
+        assert_eq!(Item::parse("note:3"), None);
+    }
+
+    #[test]
+    fn the_icon_shows_the_most_pressing_state() {
+        let waiting = record("a", Kind::Ask, State::Waiting);
+        let ready = record("b", Kind::Flow, State::Ready);
+        let active = record("c", Kind::Interactive, State::Active);
+        assert_eq!(Look::of(&[]), Look::Idle);
+        assert_eq!(Look::of(std::slice::from_ref(&active)), Look::Idle);
+        assert_eq!(Look::of(&[active.clone(), waiting.clone()]), Look::Waiting);
+        assert_eq!(Look::of(&[waiting, ready, active]), Look::Ready);
+        assert_eq!(count_text(0).1, None);
+        assert_eq!(count_text(3).1.as_deref(), Some("3"));
+    }
+}

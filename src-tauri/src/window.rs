@@ -1,0 +1,298 @@
+//! The review window: the commands it may call (the only IPC there is) and the events it
+//! listens to.
+//!
+//! The window never names a command line: it asks for the list, and for an action on a
+//! session id that is in the engine's current list. [`actions::plan`] decides whether that
+//! action exists and is enabled, exactly as the buttons showed it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lf_tray_core::lf::LfAction;
+use lf_tray_core::SessionRecord;
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+
+use crate::actions::{self, Button, Step, Verb};
+use crate::board::{self, Group};
+use crate::settings::{self, Settings};
+use crate::steplog::step;
+use crate::{autostart, launch, Shell};
+
+pub const LABEL: &str = "main";
+
+/// One session as the window draws it: lf's record, its group and its buttons.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionView {
+    #[serde(flatten)]
+    pub record: SessionRecord,
+    pub group: Group,
+    pub buttons: Vec<Button>,
+}
+
+/// Everything the window shows, sent whole on every change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Board {
+    pub sessions: Vec<SessionView>,
+    /// The engine's status line.
+    pub status: String,
+    pub snoozed: bool,
+    /// The latest problems reading lf's records or running lf, oldest first.
+    pub warnings: Vec<String>,
+}
+
+pub fn board(shell: &Shell) -> Board {
+    let sessions = shell.engine.sessions();
+    Board {
+        sessions: board::ordered(&sessions)
+            .into_iter()
+            .map(|(group, record)| SessionView {
+                buttons: actions::buttons(record),
+                group,
+                record: record.clone(),
+            })
+            .collect(),
+        status: shell.engine.status(),
+        snoozed: shell.snoozed(),
+        warnings: shell.warnings(),
+    }
+}
+
+/// Send the window the current board.
+pub fn publish<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+    if let Err(e) = app.emit_to(LABEL, "board", board(shell)) {
+        eprintln!("lf-tray: could not update the window: {e}");
+    }
+}
+
+/// Show the window, optionally scrolled to one session.
+pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&str>) {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return;
+    };
+    let shown = window
+        .show()
+        .and_then(|()| window.unminimize())
+        .and_then(|()| window.set_focus());
+    if let Err(e) = shown {
+        eprintln!("lf-tray: could not show the window: {e}");
+    }
+    if let Some(id) = focus {
+        let _ = app.emit_to(LABEL, "focus", id);
+    }
+    step("WINDOW shown");
+}
+
+#[tauri::command]
+pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
+    board(&shell)
+}
+
+/// Run one of a session's actions. Returns lf's (or the launcher's) message for the window
+/// to show, or the reason it failed, verbatim.
+#[tauri::command]
+pub async fn act<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Arc<Shell>>,
+    id: String,
+    action: String,
+    text: Option<String>,
+) -> Result<String, String> {
+    let record = shell.engine.session(&id).ok_or_else(|| {
+        "This session is no longer listed; it may have just been resolved.".to_string()
+    })?;
+    match actions::plan(&record, &action, text.as_deref())? {
+        Step::Open { replace } => launch::open(&app, &shell, &record, replace)
+            .map(|terminal| format!("Opened in {terminal}.")),
+        Step::Lf { verb, text } => {
+            let text = text.unwrap_or_default();
+            let action = match verb {
+                Verb::Complete => LfAction::Complete { id },
+                Verb::Approve => LfAction::Approve { id, text },
+                Verb::Iterate => LfAction::Iterate { id, text },
+            };
+            let result = shell.engine.act(action).await.map_err(|e| e.to_string());
+            publish(&app, &shell);
+            result.map(|out| out.trim().to_string())
+        }
+    }
+}
+
+/// The settings panel's content.
+#[derive(Debug, Serialize)]
+pub struct SettingsView {
+    pub settings: Settings,
+    pub autostart: bool,
+    /// Where they are saved, to show the person.
+    pub path: Option<PathBuf>,
+    /// Why the saved file could not be used, if it could not.
+    pub warning: Option<String>,
+}
+
+fn settings_view(shell: &Shell) -> SettingsView {
+    SettingsView {
+        settings: shell.settings(),
+        autostart: autostart::enabled(),
+        path: shell.settings_path.clone(),
+        warning: shell.settings_warning(),
+    }
+}
+
+#[tauri::command]
+pub fn settings(shell: State<'_, Arc<Shell>>) -> SettingsView {
+    settings_view(&shell)
+}
+
+#[tauri::command]
+pub fn save_settings(
+    shell: State<'_, Arc<Shell>>,
+    settings: Settings,
+    autostart: bool,
+) -> Result<SettingsView, String> {
+    let settings = settings.normalized();
+    settings.check()?;
+    if let Some(path) = &shell.settings_path {
+        settings::save(path, &settings)
+            .map_err(|e| format!("Could not save {}: {e}", path.display()))?;
+    }
+    shell.set_settings(settings);
+    if autostart != autostart::enabled() {
+        autostart::set(autostart).map_err(|e| format!("Could not change autostart: {e}"))?;
+    }
+    Ok(settings_view(&shell))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use lf_sim::{AskSpec, SimHome};
+    use lf_tray_core::engine::{Config, Engine};
+    use lf_tray_core::Event;
+    use serde_json::{json, Value};
+    use tauri::ipc::{CallbackFn, InvokeBody};
+    use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+    use tauri::webview::{InvokeRequest, WebviewWindow, WebviewWindowBuilder};
+
+    use super::*;
+
+    struct Fixture {
+        _home: tempfile::TempDir,
+        _app: tauri::App<MockRuntime>,
+        webview: WebviewWindow<MockRuntime>,
+        ask: String,
+    }
+
+    /// The real app's handler and capability, on the mock runtime, over a simulated home
+    /// with one waiting Ask and no `lf`.
+    fn fixture() -> Fixture {
+        let home = tempfile::tempdir().unwrap();
+        let sim = SimHome::new(home.path());
+        let ask = sim
+            .ask(&AskSpec::new("Which target first?", home.path()))
+            .unwrap();
+        let mut config = Config::from_env(Some(home.path().to_path_buf()), None);
+        config.lf_bin = None;
+        let (engine, mut events) = tauri::async_runtime::block_on(async {
+            let (engine, mut events) = Engine::start(config);
+            // The first event is the snapshot: the Ask is listed from then on.
+            let first = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+            assert!(matches!(first, Ok(Some(Event::Snapshot { .. }))));
+            (engine, events)
+        });
+        // Keep the engine's channel open for the test's life without reading it.
+        std::thread::spawn(move || while events.blocking_recv().is_some() {});
+        assert!(engine.session(&ask).is_some());
+        let shell = Arc::new(Shell::new(engine, None, settings::Loaded::default()));
+        let app = crate::builder(mock_builder(), shell)
+            .build(tauri::generate_context!("../tauri.conf.json"))
+            .unwrap();
+        let webview = WebviewWindowBuilder::new(&app, LABEL, Default::default())
+            .build()
+            .unwrap();
+        Fixture {
+            _home: home,
+            _app: app,
+            webview,
+            ask,
+        }
+    }
+
+    fn invoke(
+        webview: &WebviewWindow<MockRuntime>,
+        cmd: &str,
+        args: Value,
+    ) -> Result<Value, Value> {
+        get_ipc_response(
+            webview,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|body| body.deserialize::<Value>().unwrap())
+    }
+
+    #[test]
+    fn the_window_gets_the_list_with_groups_and_buttons() {
+        let f = fixture();
+        let board = invoke(&f.webview, "sessions", json!({})).unwrap();
+        let sessions = board["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), 1);
+        let ask = &sessions[0];
+        assert_eq!(ask["id"], f.ask.as_str());
+        assert_eq!(ask["group"], "waiting");
+        assert_eq!(ask["prompt"], "Which target first?");
+        let buttons: Vec<_> = ask["buttons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["kind"].as_str().unwrap(), b["enabled"].as_bool().unwrap()))
+            .collect();
+        assert_eq!(buttons, [("open", true), ("complete", false)]);
+        assert!(board["status"].is_string());
+    }
+
+    #[test]
+    fn actions_are_refused_unless_the_session_offers_them() {
+        let f = fixture();
+        let act = |id: &str, action: &str| {
+            invoke(
+                &f.webview,
+                "act",
+                json!({"id": id, "action": action, "text": null}),
+            )
+        };
+        assert_eq!(
+            act("ask_not_listed", "complete"),
+            Err(json!(
+                "This session is no longer listed; it may have just been resolved."
+            ))
+        );
+        assert_eq!(
+            act(&f.ask, "serve-ask"),
+            Err(json!("“serve-ask” is not an action of this session."))
+        );
+        assert_eq!(
+            act(&f.ask, "approve"),
+            Err(json!("“approve” is not an action of this session."))
+        );
+        // Complete exists but waits for the agent's ready summary.
+        assert_eq!(
+            act(&f.ask, "complete"),
+            Err(json!("The agent has not marked this session ready yet."))
+        );
+    }
+
+    #[test]
+    fn commands_outside_the_capability_do_not_exist_for_the_window() {
+        let f = fixture();
+        let refused = invoke(&f.webview, "plugin:window|close", json!({}));
+        assert!(refused.is_err(), "{refused:?}");
+    }
+}
