@@ -86,7 +86,7 @@ function card(session) {
     el('span', { class: `chip state state-${session.state}`, text: session.state })));
   node.append(el('p', { class: 'title', text: session.title || session.id }));
 
-  const meta = [session.detail, session.work ? `${session.work.kind} ${session.work.id}` : '']
+  const meta = [session.detail, session.work ? session.work.id : '']
     .filter(Boolean).join(' · ');
   if (meta) node.append(el('p', { class: 'meta detail', text: meta }));
   if (session.cwd) {
@@ -95,9 +95,9 @@ function card(session) {
     node.append(el('p', { class: 'cwd', title: session.cwd },
       el('bdi', { text: session.cwd })));
   }
-  if (session.kind === 'ask' && session.prompt) {
+  if (session.question) {
     node.append(el('div', { class: 'prompt' },
-      el('span', { class: 'label', text: 'Question' }), document.createTextNode(session.prompt)));
+      el('span', { class: 'label', text: 'Question' }), document.createTextNode(session.question)));
   }
   if (session.ready_summary) {
     node.append(el('div', { class: 'summary' },
@@ -124,6 +124,7 @@ function card(session) {
   // Open first, text actions after: insert the plain buttons above the text boxes.
   const firstText = node.querySelector('.text-action');
   node.insertBefore(row, firstText);
+  if (firstText) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
 
   const error = errors.get(session.id);
@@ -220,6 +221,8 @@ function showSettings(show) {
   $('settings').hidden = !show;
   $('board').hidden = show;
   $('settings-toggle').setAttribute('aria-expanded', String(show));
+  $('heading').textContent = show ? 'Settings' : 'Sessions';
+  $('count').hidden = show;
   $('settings-message').textContent = '';
   if (show) loadSettings();
 }

@@ -46,8 +46,8 @@ const NOT_READY: &str = "The agent has not marked this session ready yet.";
 
 fn text_hint(kind: &str) -> Option<&'static str> {
     match kind {
-        "approve" => Some("Approval summary (required) — Enter to approve"),
-        "iterate" => Some("What should change (required) — Enter to iterate"),
+        "approve" => Some("Approval summary (required)"),
+        "iterate" => Some("What should change (required)"),
         _ => None,
     }
 }

@@ -71,6 +71,19 @@ pub fn one_line(record: &SessionRecord) -> String {
     }
 }
 
+/// What an Ask asks, without the line lf already made its title (lf titles an Ask with the
+/// prompt's first line, so showing both would say it twice). `None` when nothing is left.
+pub fn question(record: &SessionRecord) -> Option<String> {
+    let prompt = record.prompt.as_deref()?.trim();
+    let rest = match prompt.split_once('\n') {
+        Some((first, rest)) if first.trim() == record.title.trim() => rest,
+        None if prompt == record.title.trim() => "",
+        _ => prompt,
+    };
+    let rest = rest.trim();
+    (!rest.is_empty()).then(|| rest.to_string())
+}
+
 /// Whether choosing this session shows the review window rather than a terminal: a Flow
 /// review is decided in the window.
 pub fn reviews_in_window(record: &SessionRecord) -> bool {
@@ -157,6 +170,25 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(ids, ["ready", "new", "old", "a", "b", "act"]);
         assert_eq!(needing_person(&sessions), 5);
+    }
+
+    #[test]
+    fn the_question_does_not_repeat_the_title() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.title = "Ship it?".into();
+        r.prompt = Some("Ship it?\n\nThe build is green.\nTwo reviews.".into());
+        assert_eq!(
+            question(&r).as_deref(),
+            Some("The build is green.\nTwo reviews.")
+        );
+        r.prompt = Some(" Ship it? ".into());
+        assert_eq!(question(&r), None);
+        // A title lf cut short, or one that is not the first line, keeps the whole prompt.
+        r.title = "Ship…".into();
+        r.prompt = Some("Ship it?\nNow.".into());
+        assert_eq!(question(&r).as_deref(), Some("Ship it?\nNow."));
+        r.prompt = None;
+        assert_eq!(question(&r), None);
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod window;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -76,6 +77,9 @@ pub fn run_demo() -> anyhow::Result<()> {
 const SNOOZE: Duration = Duration::from_secs(60 * 60);
 /// The window's footer shows the latest problem and lists this many in its tooltip.
 const MAX_WARNINGS: usize = 5;
+/// How long Quit waits for the notification server to take the popups down: it answers
+/// in milliseconds, and a hung one must not keep the app from exiting.
+const QUIT_GRACE: Duration = Duration::from_secs(1);
 
 /// The app's state, shared by the event loop, the tray, the notifications and the window.
 pub(crate) struct Shell {
@@ -89,6 +93,8 @@ pub(crate) struct Shell {
     /// Set once the app runs (the window's command tests run without).
     notifications: OnceLock<Notifications>,
     warnings: Mutex<VecDeque<String>>,
+    /// Set by Quit: the event loop stops updating a window and tray that are going away.
+    quitting: AtomicBool,
 }
 
 impl Shell {
@@ -102,6 +108,7 @@ impl Shell {
             wake: Notify::new(),
             notifications: OnceLock::new(),
             warnings: Mutex::default(),
+            quitting: AtomicBool::new(false),
         }
     }
 
@@ -276,7 +283,7 @@ async fn follow<R: Runtime>(
 ) {
     let mut snoozed = shell.snoozed();
     refresh(&app, &shell);
-    loop {
+    while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = lock(&shell.popups).next_deadline(&prefs);
         let mut effects = Vec::new();
@@ -304,6 +311,9 @@ async fn follow<R: Runtime>(
                 effects = lock(&shell.popups).flush(Instant::now(), &prefs);
             }
             () = shell.wake.notified() => {}
+        }
+        if shell.quitting.load(Ordering::SeqCst) {
+            break;
         }
         if shell.snoozed() != snoozed {
             snoozed = !snoozed;
@@ -347,8 +357,22 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
         },
         tray::Item::More | tray::Item::Show => window::show(app, None),
         tray::Item::Snooze => shell.toggle_snooze(),
-        tray::Item::Quit => app.exit(0),
+        tray::Item::Quit => quit(app, shell),
     }
+}
+
+/// Close the app's popups (their buttons would do nothing once it is gone), then exit.
+fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
+    shell.quitting.store(true, Ordering::SeqCst);
+    shell.wake.notify_one();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Some(notifications) = shell.notifications.get() {
+            // A notification server that does not answer must not keep the app alive.
+            let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
+        }
+        app.exit(0);
+    });
 }
 
 fn on_notification<R: Runtime>(app: &AppHandle<R>, key: NoticeKey, action: &str) {

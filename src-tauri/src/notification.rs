@@ -161,7 +161,7 @@ fn title(record: &SessionRecord) -> &str {
 }
 
 /// An agent asks: `Agent asks · <detail>` (a Flow step: `Review step · <detail>`); the body is
-/// the title and the start of the question.
+/// the title and the start of the prompt (without its first line when that is the title).
 pub fn asked(record: &SessionRecord) -> Notice {
     let lead = match record.kind {
         Kind::Flow => "Review step",
@@ -174,11 +174,9 @@ pub fn asked(record: &SessionRecord) -> Notice {
         one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
     };
     let mut body = escape(&one_line(title(record), MAX_TITLE));
-    if let Some(prompt) = record.prompt.as_deref().map(|p| one_line(p, MAX_PROMPT)) {
-        if !prompt.is_empty() {
-            body.push('\n');
-            body.push_str(&escape(&prompt));
-        }
+    if let Some(question) = board::question(record) {
+        body.push('\n');
+        body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
     }
     Notice {
         key: NoticeKey::Session(record.id.clone()),
@@ -594,6 +592,10 @@ mod tests {
         assert!(second.starts_with("Which target? xxx"));
         assert!(second.chars().count() <= MAX_PROMPT);
         assert!(second.ends_with('…'));
+        // lf titles an Ask with the prompt's first line: it is not said twice.
+        r.title = "Which target?".into();
+        let n = asked(&r);
+        assert!(n.body.starts_with("Which target?\nxxx"), "{}", n.body);
         assert_eq!(n.actions, [(DEFAULT, "Open"), (OPEN, "Open")]);
 
         let mut flow = record("run_f", Kind::Flow, State::Waiting);

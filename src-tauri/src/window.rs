@@ -28,6 +28,8 @@ pub struct SessionView {
     pub record: SessionRecord,
     pub group: Group,
     pub buttons: Vec<Button>,
+    /// An Ask's prompt without the line that is already its title.
+    pub question: Option<String>,
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -48,6 +50,7 @@ pub fn board(shell: &Shell) -> Board {
             .into_iter()
             .map(|(group, record)| SessionView {
                 buttons: actions::buttons(record),
+                question: board::question(record),
                 group,
                 record: record.clone(),
             })
@@ -247,7 +250,10 @@ mod tests {
         let ask = &sessions[0];
         assert_eq!(ask["id"], f.ask.as_str());
         assert_eq!(ask["group"], "waiting");
+        assert_eq!(ask["title"], "Which target first?");
         assert_eq!(ask["prompt"], "Which target first?");
+        // The prompt is only its title: nothing more to show as the question.
+        assert_eq!(ask["question"], Value::Null);
         let buttons: Vec<_> = ask["buttons"]
             .as_array()
             .unwrap()

@@ -82,6 +82,8 @@ impl Notifications {
 
     /// These platforms' notify-rust backends cannot remove a shown notification.
     pub async fn close(&self, _key: &NoticeKey) {}
+
+    pub async fn close_all(&self) {}
 }
 
 /// The body was escaped for freedesktop markup; these platforms show text as it is.

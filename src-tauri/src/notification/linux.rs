@@ -106,6 +106,16 @@ impl Notifications {
     }
 }
 
+impl Notifications {
+    /// Take every popup off the screen: their actions stop working once the app is gone.
+    pub async fn close_all(&self) {
+        let keys: Vec<NoticeKey> = lock(&self.live).keys().cloned().collect();
+        for key in keys {
+            self.close(&key).await;
+        }
+    }
+}
+
 /// Wait for what happens to one popup. An action runs the app's handler and then closes the
 /// popup (it has done its job); a close just forgets it.
 async fn wait(handle: Arc<NotificationHandle>, key: NoticeKey, live: LiveMap, on_action: OnAction) {
