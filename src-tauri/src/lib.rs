@@ -99,6 +99,7 @@ pub(crate) struct Shell {
 
 impl Shell {
     fn new(engine: Engine, settings_path: Option<PathBuf>, loaded: settings::Loaded) -> Shell {
+        let warnings = loaded.warning.iter().cloned().collect();
         Shell {
             engine,
             settings: Mutex::new(loaded.settings),
@@ -107,7 +108,7 @@ impl Shell {
             popups: Mutex::default(),
             wake: Notify::new(),
             notifications: OnceLock::new(),
-            warnings: Mutex::default(),
+            warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
         }
     }
@@ -198,6 +199,9 @@ pub(crate) fn start(
     let hidden = start.hidden;
     let app = builder(app, Arc::clone(&shell))
         .setup(move |app| {
+            // A tray app: no Dock icon (NOT VERIFIED, macOS is not built here).
+            #[cfg(target_os = "macos")]
+            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             setup(app.handle(), shell, events, hidden)?;
             ready(app.handle().clone());
             Ok(())
