@@ -16,7 +16,7 @@ use tokio::task::AbortHandle;
 
 use crate::event::{Event, Warning};
 use crate::home::Home;
-use crate::lf::{self, Lf, LfAction, LfError};
+use crate::lf::{self, Generation, Lf, LfAction, LfError};
 use crate::records::{is_hidden, Records};
 use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
@@ -86,6 +86,7 @@ struct Shared {
     snapshot: Snapshot,
     status: String,
     can_watch: bool,
+    generation: Option<Generation>,
 }
 
 /// A handle on the running engine. Cheap to clone.
@@ -135,6 +136,12 @@ impl Engine {
         self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
     }
 
+    /// The generation of the `lf` in use, once known (it decides which actions a record
+    /// without lf's own `actions` gets).
+    pub fn generation(&self) -> Option<Generation> {
+        self.shared.read().unwrap().generation
+    }
+
     /// Whether file watching works. Without it only the timers refresh the list.
     pub fn can_watch(&self) -> bool {
         self.shared.read().unwrap().can_watch
@@ -161,9 +168,17 @@ impl Engine {
 /// Read both sources once, without watching: `lf-tray list`.
 pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, String) {
     let lf = config.lf();
+    let generation = match &lf {
+        Some(lf) => lf.generation().await.ok(),
+        None => None,
+    };
+    let files = generation.is_none_or(Generation::has_session_files);
     let home = config.home.clone();
-    let files = tokio::task::spawn_blocking(move || {
+    let scan = tokio::task::spawn_blocking(move || {
         let mut records = Records::new(home.clone(), config.lf_bin.as_deref());
+        if !files {
+            return (Vec::new(), Vec::new(), false);
+        }
         let warnings = records.rescan();
         (records.sessions(), warnings, files_present(&home))
     });
@@ -173,8 +188,8 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
             None => None,
         }
     };
-    let (files, cli) = tokio::join!(files, cli);
-    let (file_sessions, mut warnings, files_active) = files.expect("the file scan panicked");
+    let (scan, cli) = tokio::join!(scan, cli);
+    let (file_sessions, mut warnings, files_active) = scan.expect("the file scan panicked");
     let mut listed = Vec::new();
     match cli {
         Some(Ok((records, problems))) => {
@@ -250,6 +265,9 @@ struct Core {
     relist_waiters: Vec<oneshot::Sender<()>>,
     exits: HashMap<i32, (String, AbortHandle)>,
     current: Snapshot,
+    generation: Option<Generation>,
+    /// Whether lf keeps sessions in files (every generation before C).
+    files: bool,
 }
 
 impl Core {
@@ -278,6 +296,8 @@ impl Core {
             relist_waiters: Vec::new(),
             exits: HashMap::new(),
             current: Snapshot::default(),
+            generation: None,
+            files: true,
         }
     }
 
@@ -286,10 +306,16 @@ impl Core {
             Some(e) => vec![Warning::new(None, e.clone())],
             None => Vec::new(),
         };
+        if let Some(lf) = &self.lf {
+            self.generation = lf.generation().await.ok();
+            self.files = self.generation.is_none_or(Generation::has_session_files);
+        }
         // Watch first, then read: a record written in between is seen by the read.
-        self.watches.ensure_tops(&self.config.home);
-        warnings.extend(self.records.rescan());
-        self.sync_runs();
+        self.watches.ensure_tops(&self.config.home, self.files);
+        if self.files {
+            warnings.extend(self.records.rescan());
+            self.sync_runs();
+        }
         // The first list waits for lf (bounded by its timeout), so the first snapshot
         // already holds the Flow sessions.
         if let Some(lf) = self.lf.clone() {
@@ -318,7 +344,7 @@ impl Core {
         loop {
             let lf_due = self.lf_due;
             let mut fresh = Vec::new();
-            tokio::select! {
+            let changed = tokio::select! {
                 msg = rx.recv() => {
                     let Some(msg) = msg else { return };
                     let mut batch = Batch::default();
@@ -328,23 +354,34 @@ impl Core {
                     while let Ok(msg) = rx.try_recv() {
                         self.absorb(msg, &mut batch, &mut fresh);
                     }
+                    let changed = batch.changed();
                     self.apply(batch, &mut fresh);
+                    changed
                 }
-                _ = safety.tick(), if self.lf.is_some() => self.request_list(None),
-                _ = reconcile.tick() => {
-                    self.watches.ensure_tops(&self.config.home);
-                    fresh.extend(self.records.rescan());
+                _ = safety.tick(), if self.lf.is_some() => {
+                    self.request_list(None);
+                    false
+                }
+                _ = reconcile.tick(), if self.files => {
+                    self.watches.ensure_tops(&self.config.home, self.files);
+                    fresh.extend(self.records.reconcile());
                     self.sync_runs();
+                    true
                 }
                 _ = sleep_until(lf_due), if lf_due.is_some() => {
                     self.lf_due = None;
                     self.start_list();
+                    false
                 }
-            }
+            };
             if self.events.is_closed() {
                 return;
             }
-            self.emit_changes();
+            // Most file events are our own reads or lf's temporaries: they change nothing
+            // and cost no rebuild.
+            if changed {
+                self.emit_changes();
+            }
             self.warn(fresh);
         }
     }
@@ -359,8 +396,10 @@ impl Core {
             Msg::ClientExited(run_id) => {
                 self.records.client_exited(&run_id);
                 self.sync_run(&run_id);
+                batch.other = true;
             }
             Msg::Listed(result) => {
+                batch.other = true;
                 self.lf_running = false;
                 fresh.extend(self.take_listed(result));
                 for waiter in self.relist_waiters.drain(..) {
@@ -433,14 +472,14 @@ impl Core {
     }
 
     fn apply(&mut self, batch: Batch, fresh: &mut Vec<Warning>) {
-        if batch.rescan {
-            self.watches.ensure_tops(&self.config.home);
+        if batch.rescan && self.files {
+            self.watches.ensure_tops(&self.config.home, self.files);
             fresh.extend(self.records.rescan());
             self.sync_runs();
             return;
         }
         if batch.tops {
-            let appeared = self.watches.ensure_tops(&self.config.home);
+            let appeared = self.watches.ensure_tops(&self.config.home, self.files);
             // The database may have been written before its directory was watched.
             if appeared.database {
                 self.request_list(Some(LF_DEBOUNCE));
@@ -603,6 +642,9 @@ impl Core {
     }
 
     fn merged(&self) -> Snapshot {
+        if !self.files {
+            return Snapshot::merge(Vec::new(), &self.listed, false);
+        }
         Snapshot::merge(
             self.records.sessions(),
             &self.listed,
@@ -624,6 +666,7 @@ impl Core {
         let mut shared = self.shared.write().unwrap();
         shared.snapshot = self.current.clone();
         shared.can_watch = self.watches.watcher.is_some();
+        shared.generation = self.generation;
         shared.status = status_line(
             self.lf.as_ref(),
             self.lf_failure.as_deref(),
@@ -652,14 +695,28 @@ mod tests {
     }
 }
 
+/// What one wake-up of the engine made dirty.
 #[derive(Default)]
 struct Batch {
+    /// A client exited or lf answered.
+    other: bool,
     rescan: bool,
     tops: bool,
     database: bool,
     asks: HashSet<String>,
     runs: HashSet<String>,
     shards: HashSet<PathBuf>,
+}
+
+impl Batch {
+    fn changed(&self) -> bool {
+        self.other
+            || self.rescan
+            || self.tops
+            || !self.asks.is_empty()
+            || !self.runs.is_empty()
+            || !self.shards.is_empty()
+    }
 }
 
 fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
@@ -814,19 +871,18 @@ impl Watches {
 
     /// Watch the three source directories, or the nearest existing ancestor of a missing
     /// one so that its creation is seen. Reports which sources became watchable.
-    fn ensure_tops(&mut self, home: &Home) -> Appeared {
+    fn ensure_tops(&mut self, home: &Home, files: bool) -> Appeared {
         let mut appeared = Appeared::default();
         let mut wanted = HashSet::new();
-        for (dir, flag) in [
-            (home.asks_dir(), Some(&mut appeared.asks)),
-            (home.runs_dir(), Some(&mut appeared.runs)),
-            (home.db_dir().to_path_buf(), Some(&mut appeared.database)),
-        ] {
+        let mut sources = vec![(home.db_dir().to_path_buf(), &mut appeared.database)];
+        if files {
+            sources.push((home.asks_dir(), &mut appeared.asks));
+            sources.push((home.runs_dir(), &mut appeared.runs));
+        }
+        for (dir, flag) in sources {
             let target = if dir.is_dir() {
                 if !self.tops.contains(&dir) {
-                    if let Some(flag) = flag {
-                        *flag = true;
-                    }
+                    *flag = true;
                 }
                 dir
             } else {
