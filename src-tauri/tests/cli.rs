@@ -459,7 +459,7 @@ fn a_resolved_interactive_session_is_reported_and_gone() {
 fn a_hanging_lf_is_stopped_and_the_last_good_list_kept() {
     let f = Fixture::new();
     let flow = FlowSpec::new("task_3:f:review:0", "Keep me", "review", f.root.join("w"));
-    f.sim.flows(&[flow.clone()]).unwrap();
+    f.sim.flows(std::slice::from_ref(&flow)).unwrap();
     let mut cmd = f.command(&["watch", "--json", "--lf-timeout", "1"], true);
     let child = cmd
         .stdout(Stdio::piped())
@@ -502,13 +502,14 @@ fn a_hanging_lf_is_stopped_and_the_last_good_list_kept() {
 fn watches_stay_few_in_a_busy_home() {
     let f = Fixture::new();
     let cwd = f.root.join("w");
-    for i in 0..1000 {
+    // More Runs than the bound below allows watches: one watch per Run would fail it.
+    for i in 0..300 {
         let mut spec = RunSpec::interactive(&cwd, format!("Run {i}"));
-        if i % 100 != 0 {
+        if i % 30 != 0 {
             spec.surface = lf_sim::Surface::Headless;
         }
         let run = f.sim.run(&spec).unwrap();
-        if i % 100 == 0 {
+        if i % 30 == 0 {
             f.sim.provider_session(&run).unwrap();
         }
     }

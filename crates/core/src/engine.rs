@@ -19,7 +19,7 @@ use crate::home::Home;
 use crate::lf::{self, Generation, Lf, LfAction, LfError};
 use crate::records::{is_hidden, Records};
 use crate::session::SessionRecord;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 
 /// How often `lf session list` runs with nothing else asking for it. Flow sessions live
 /// in lf's database, whose directory is watched, so this only catches what a watch
@@ -264,7 +264,15 @@ struct Core {
     lf_due: Option<tokio::time::Instant>,
     relist_waiters: Vec<oneshot::Sender<()>>,
     exits: HashMap<i32, (String, AbortHandle)>,
-    current: Snapshot,
+    /// Where in `listed` each id is, and the Runs lf names as Ask or Flow boundaries:
+    /// what merging one changed session needs.
+    listed_index: HashMap<String, usize>,
+    boundary: HashSet<String>,
+    /// Whether a source directory exists (cached: it changes only on top-level events).
+    files_active: bool,
+    /// Set when a change may touch any session (a rescan, a new lf list): the next
+    /// update merges everything; otherwise only the touched sessions are merged.
+    full: bool,
     generation: Option<Generation>,
     /// Whether lf keeps sessions in files (every generation before C).
     files: bool,
@@ -295,7 +303,10 @@ impl Core {
             lf_due: None,
             relist_waiters: Vec::new(),
             exits: HashMap::new(),
-            current: Snapshot::default(),
+            listed_index: HashMap::new(),
+            boundary: HashSet::new(),
+            files_active: false,
+            full: true,
             generation: None,
             files: true,
         }
@@ -322,11 +333,10 @@ impl Core {
             let result = lf.list().await;
             warnings.extend(self.take_listed(result));
         }
-        self.current = self.merged();
-        self.publish();
+        self.emit_changes();
         let first = Event::Snapshot {
             at: OffsetDateTime::now_utc(),
-            sessions: self.current.sessions(),
+            sessions: self.shared.read().unwrap().snapshot.sessions(),
         };
         if self.events.send(first).is_err() {
             return;
@@ -365,6 +375,7 @@ impl Core {
                 _ = reconcile.tick(), if self.files => {
                     self.watches.ensure_tops(&self.config.home, self.files);
                     fresh.extend(self.records.reconcile());
+                    self.full = true;
                     self.sync_runs();
                     true
                 }
@@ -388,7 +399,7 @@ impl Core {
 
     fn absorb(&mut self, msg: Msg, batch: &mut Batch, fresh: &mut Vec<Warning>) {
         match msg {
-            Msg::Fs(Ok(event)) => self.route(event, batch),
+            Msg::Fs(Ok(event)) => route(&self.config.home, event, batch),
             Msg::Fs(Err(e)) => fresh.push(Warning::new(
                 e.paths.first().cloned(),
                 format!("file watch failed: {e}"),
@@ -419,66 +430,17 @@ impl Core {
         }
     }
 
-    /// Sort one file event into what it makes dirty.
-    fn route(&mut self, event: notify::Event, batch: &mut Batch) {
-        // Opening and reading a file (ours included) changes nothing.
-        if let EventKind::Access(kind) = event.kind {
-            if kind != AccessKind::Close(AccessMode::Write) {
-                return;
-            }
-        }
-        if event.need_rescan() {
-            batch.rescan = true;
-            return;
-        }
-        let home = &self.config.home;
-        let asks_dir = home.asks_dir();
-        let runs_dir = home.runs_dir();
-        for path in &event.paths {
-            if let Ok(rest) = path.strip_prefix(&asks_dir) {
-                match names(rest).as_slice() {
-                    [] => batch.tops = true,
-                    [name] => {
-                        if let Some(id) = crate::ask::ask_id_from_file_name(name) {
-                            batch.asks.insert(id.to_string());
-                        }
-                    }
-                    _ => {}
-                }
-            } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
-                match names(rest).as_slice() {
-                    [] => batch.tops = true,
-                    [shard] => {
-                        if !is_hidden(shard) {
-                            batch.shards.insert(path.clone());
-                        }
-                    }
-                    [_, run, ..] => {
-                        if !is_hidden(run) {
-                            if let Some(run) = run.to_str() {
-                                batch.runs.insert(run.to_string());
-                            }
-                        }
-                    }
-                }
-            } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
-                batch.database = true;
-            } else {
-                // The home itself, or a directory above it, changed: a source may have
-                // appeared or gone.
-                batch.tops = true;
-            }
-        }
-    }
-
     fn apply(&mut self, batch: Batch, fresh: &mut Vec<Warning>) {
         if batch.rescan && self.files {
+            self.full = true;
             self.watches.ensure_tops(&self.config.home, self.files);
             fresh.extend(self.records.rescan());
             self.sync_runs();
             return;
         }
         if batch.tops {
+            // A source directory came or went: whether the files count at all may change.
+            self.full = true;
             let appeared = self.watches.ensure_tops(&self.config.home, self.files);
             // The database may have been written before its directory was watched.
             if appeared.database {
@@ -622,14 +584,23 @@ impl Core {
     ) -> Vec<Warning> {
         match result {
             Ok((records, problems)) => {
+                self.listed_index = records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (r.id.clone(), i))
+                    .collect();
+                self.boundary = boundary_runs(&records);
                 self.listed = records;
                 self.lf_failure = None;
+                self.full = true;
                 problems
                     .into_iter()
                     .map(|p| Warning::new(None, p))
                     .collect()
             }
             Err(e) => {
+                // The status line says lf failed.
+                self.full = true;
                 let message = format!("lf session list: {}", one_line(&e.to_string()));
                 // One warning per distinct failure, not one per safety tick.
                 if self.lf_failure.as_deref() == Some(message.as_str()) {
@@ -641,37 +612,46 @@ impl Core {
         }
     }
 
-    fn merged(&self) -> Snapshot {
-        if !self.files {
-            return Snapshot::merge(Vec::new(), &self.listed, false);
-        }
-        Snapshot::merge(
-            self.records.sessions(),
-            &self.listed,
-            files_present(&self.config.home),
-        )
-    }
-
+    /// Bring the published list up to date and send the transitions. A change that
+    /// touched a few records re-derives and merges only those, so its cost does not grow
+    /// with the number of sessions or Runs.
     fn emit_changes(&mut self) {
-        let next = self.merged();
-        let events = self.current.diff(&next, OffsetDateTime::now_utc());
-        self.current = next;
-        self.publish();
-        for event in events {
-            let _ = self.events.send(event);
-        }
-    }
-
-    fn publish(&self) {
+        let at = OffsetDateTime::now_utc();
+        let touched = self.records.take_touched();
         let mut shared = self.shared.write().unwrap();
-        shared.snapshot = self.current.clone();
+        let events = if std::mem::take(&mut self.full) {
+            self.files_active = self.files && files_present(&self.config.home);
+            let files = if self.files {
+                self.records.sessions()
+            } else {
+                Vec::new()
+            };
+            let next = Snapshot::merge(files, &self.listed, self.files_active);
+            let events = shared.snapshot.diff(&next, at);
+            shared.snapshot = next;
+            events
+        } else {
+            touched
+                .into_iter()
+                .filter_map(|id| {
+                    let file = self.records.session(&id);
+                    let cli = self.listed_index.get(&id).map(|&i| &self.listed[i]);
+                    let next = merge_one(file, cli, self.files_active, &self.boundary);
+                    shared.snapshot.update(&id, next, at)
+                })
+                .collect()
+        };
         shared.can_watch = self.watches.watcher.is_some();
         shared.generation = self.generation;
         shared.status = status_line(
             self.lf.as_ref(),
             self.lf_failure.as_deref(),
-            self.current.len(),
+            shared.snapshot.len(),
         );
+        drop(shared);
+        for event in events {
+            let _ = self.events.send(event);
+        }
     }
 
     fn warn(&self, warnings: Vec<Warning>) {
@@ -683,7 +663,96 @@ impl Core {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::*;
+    use notify::event::{CreateKind, Flag, ModifyKind, RenameMode};
+
+    fn routed(kind: EventKind, paths: &[&str]) -> Batch {
+        let home = Home::at("/h");
+        let mut event = notify::Event::new(kind);
+        for path in paths {
+            event = event.add_path(PathBuf::from(path));
+        }
+        let mut batch = Batch::default();
+        route(&home, event, &mut batch);
+        batch
+    }
+
+    const RENAME: EventKind = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+
+    #[test]
+    fn ask_renames_dirty_one_ask_and_temporaries_nothing() {
+        let batch = routed(
+            RENAME,
+            &[
+                "/h/human-sessions/ask_1.json.tmp",
+                "/h/human-sessions/ask_1.json",
+            ],
+        );
+        assert_eq!(batch.asks, HashSet::from(["ask_1".to_string()]));
+        assert!(!routed(
+            EventKind::Create(CreateKind::File),
+            &["/h/human-sessions/.x.lock"]
+        )
+        .changed());
+        assert!(!routed(
+            EventKind::Create(CreateKind::File),
+            &["/h/human-sessions/ask_2.9f.tmp"]
+        )
+        .changed());
+    }
+
+    #[test]
+    fn reads_change_nothing_but_finished_writes_do() {
+        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        assert!(!routed(open, &["/h/human-sessions/ask_1.json"]).changed());
+        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        assert!(routed(written, &["/h/human-sessions/ask_1.json"]).changed());
+    }
+
+    #[test]
+    fn run_files_shards_and_staging() {
+        let any = EventKind::Modify(ModifyKind::Any);
+        let batch = routed(any, &["/h/runs/ab/run_ab12/provider-clients/42.json"]);
+        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
+        let batch = routed(any, &["/h/runs/ab/run_ab12"]);
+        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
+        assert!(!routed(any, &["/h/runs/ab/.run_ab12.staging/manifest.json"]).changed());
+        let batch = routed(EventKind::Create(CreateKind::Folder), &["/h/runs/cd"]);
+        assert_eq!(batch.shards, HashSet::from([PathBuf::from("/h/runs/cd")]));
+    }
+
+    #[test]
+    fn database_files_and_the_way_to_the_sources() {
+        let any = EventKind::Modify(ModifyKind::Any);
+        for db in [
+            "/h/loopflow.db",
+            "/h/loopflow.db-wal",
+            "/h/loopflow.db-journal",
+        ] {
+            let batch = routed(any, &[db]);
+            assert!(batch.database && !batch.changed(), "{db}");
+        }
+        // Readers touch -shm: lf's own list must not wake the engine again.
+        assert!(!routed(any, &["/h/loopflow.db-shm"]).database);
+        assert!(routed(any, &["/h"]).tops);
+        assert!(
+            routed(
+                EventKind::Create(CreateKind::Folder),
+                &["/h/human-sessions"]
+            )
+            .tops
+        );
+        assert!(!routed(any, &["/h/run-bindings"]).changed());
+        assert!(!routed(any, &["/elsewhere/file"]).changed());
+    }
+
+    #[test]
+    fn an_overflow_asks_for_a_rescan() {
+        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        let mut batch = Batch::default();
+        route(&Home::at("/h"), overflow, &mut batch);
+        assert!(batch.rescan && batch.changed());
+    }
 
     #[test]
     fn lf_errors_fold_onto_one_line() {
@@ -692,6 +761,59 @@ mod tests {
             "parse human session record: EOF while parsing"
         );
         assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
+    }
+}
+
+/// Sort one file event into what it makes dirty.
+fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
+    // Opening and reading a file (ours included) changes nothing.
+    if let EventKind::Access(kind) = event.kind {
+        if kind != AccessKind::Close(AccessMode::Write) {
+            return;
+        }
+    }
+    if event.need_rescan() {
+        batch.rescan = true;
+        return;
+    }
+    let asks_dir = home.asks_dir();
+    let runs_dir = home.runs_dir();
+    for path in &event.paths {
+        if let Ok(rest) = path.strip_prefix(&asks_dir) {
+            match names(rest).as_slice() {
+                [] => batch.tops = true,
+                [name] => {
+                    if let Some(id) = crate::ask::ask_id_from_file_name(name) {
+                        batch.asks.insert(id.to_string());
+                    }
+                }
+                _ => {}
+            }
+        } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
+            match names(rest).as_slice() {
+                [] => batch.tops = true,
+                [shard] => {
+                    if !is_hidden(shard) {
+                        batch.shards.insert(path.clone());
+                    }
+                }
+                [_, run, ..] => {
+                    if !is_hidden(run) {
+                        if let Some(run) = run.to_str() {
+                            batch.runs.insert(run.to_string());
+                        }
+                    }
+                }
+            }
+        } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
+            batch.database = true;
+        } else if asks_dir.starts_with(path)
+            || runs_dir.starts_with(path)
+            || home.db_dir().starts_with(path)
+        {
+            // A source directory, or one on the way to it, appeared or went away.
+            batch.tops = true;
+        }
     }
 }
 

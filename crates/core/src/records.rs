@@ -38,6 +38,9 @@ pub struct Records {
     /// Run dirs read and found not worth following, with their mtime then: the
     /// reconciliation reads them again only if it changed.
     inert: HashMap<PathBuf, Option<SystemTime>>,
+    /// Session ids that the event-driven changes since the engine last looked may have
+    /// altered (rescans change everything and are merged whole instead).
+    touched: HashSet<String>,
 }
 
 impl Records {
@@ -51,6 +54,7 @@ impl Records {
             runs: HashMap::new(),
             problems: HashMap::new(),
             inert: HashMap::new(),
+            touched: HashSet::new(),
         }
     }
 
@@ -112,7 +116,13 @@ impl Records {
         let mut fresh = Vec::new();
         let path = self.home.asks_dir().join(format!("{id}.json"));
         let previous = self.take_problems(|p| p == path);
+        let before = self.asks.get(id).and_then(|a| a.session_run_id.clone());
         self.read_ask_at(id, &path, &mut fresh);
+        let after = self.asks.get(id).and_then(|a| a.session_run_id.clone());
+        // The Ask, and the Runs it names or named: a Run is listed as an interactive
+        // session only while no Ask claims it.
+        self.touched.insert(id.to_string());
+        self.touched.extend(before.into_iter().chain(after));
         self.report(previous, fresh)
     }
 
@@ -124,6 +134,7 @@ impl Records {
         };
         let previous = self.take_problems(|p| p.starts_with(&dir));
         self.read_runs(vec![dir], &mut fresh);
+        self.touch_run(run_id);
         self.report(previous, fresh)
     }
 
@@ -145,42 +156,80 @@ impl Records {
         if let Some(tracked) = self.runs.get_mut(run_id) {
             tracked.live_pids = live_pids(&tracked.run);
         }
+        self.touch_run(run_id);
     }
 
     /// The sessions the files show, as lf would list them.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        let mut list = Vec::new();
-        let mut boundary: HashSet<&str> = HashSet::new();
-        for record in self.asks.values() {
-            if let Some(run_id) = &record.session_run_id {
-                boundary.insert(run_id);
-            }
-            if record.completed {
-                continue;
-            }
-            let tracked = record
-                .session_run_id
-                .as_deref()
-                .and_then(|id| self.runs.get(id));
-            let state = run::native_state(
-                record.ready_summary.as_deref(),
-                tracked.map(|t| &t.run),
-                tracked.is_some_and(|t| !t.live_pids.is_empty()),
-            );
-            let mut session = record.session(state, self.open_argv(&record.id));
-            session.created_at = tracked.map(|t| t.run.manifest.created_at);
-            list.push(session);
+        let boundary = self.referenced_runs();
+        let asks = self
+            .asks
+            .values()
+            .filter_map(|record| self.ask_session(record));
+        let runs = self
+            .runs
+            .iter()
+            .filter(|(run_id, _)| !boundary.contains(*run_id))
+            .filter_map(|(run_id, tracked)| self.run_session(run_id, tracked));
+        asks.chain(runs).collect()
+    }
+
+    /// One session the files show, by id: what a change to one record re-derives.
+    pub fn session(&self, id: &str) -> Option<SessionRecord> {
+        if let Some(record) = self.asks.get(id) {
+            return self.ask_session(record);
         }
-        for (run_id, tracked) in &self.runs {
-            if tracked.run.listed() && !boundary.contains(run_id.as_str()) {
-                list.push(
-                    tracked
-                        .run
-                        .session(!tracked.live_pids.is_empty(), self.open_argv(run_id)),
-                );
-            }
+        let tracked = self.runs.get(id)?;
+        let boundary = self
+            .asks
+            .values()
+            .any(|a| a.session_run_id.as_deref() == Some(id));
+        if boundary {
+            return None;
         }
-        list
+        self.run_session(id, tracked)
+    }
+
+    /// The ids whose listing the changes since the last call may have altered.
+    pub fn take_touched(&mut self) -> HashSet<String> {
+        std::mem::take(&mut self.touched)
+    }
+
+    fn ask_session(&self, record: &AskRecord) -> Option<SessionRecord> {
+        if record.completed {
+            return None;
+        }
+        let tracked = record
+            .session_run_id
+            .as_deref()
+            .and_then(|id| self.runs.get(id));
+        let state = run::native_state(
+            record.ready_summary.as_deref(),
+            tracked.map(|t| &t.run),
+            tracked.is_some_and(|t| !t.live_pids.is_empty()),
+        );
+        let mut session = record.session(state, self.open_argv(&record.id));
+        session.created_at = tracked.map(|t| t.run.manifest.created_at);
+        Some(session)
+    }
+
+    fn run_session(&self, run_id: &str, tracked: &Tracked) -> Option<SessionRecord> {
+        tracked.run.listed().then(|| {
+            tracked
+                .run
+                .session(!tracked.live_pids.is_empty(), self.open_argv(run_id))
+        })
+    }
+
+    /// A Run changed: its own session and the Asks it serves may list differently.
+    fn touch_run(&mut self, run_id: &str) {
+        self.touched.insert(run_id.to_string());
+        let asks = self
+            .asks
+            .values()
+            .filter(|a| a.session_run_id.as_deref() == Some(run_id))
+            .map(|a| a.id.clone());
+        self.touched.extend(asks);
     }
 
     fn read_asks(&mut self, fresh: &mut Vec<Warning>) {
