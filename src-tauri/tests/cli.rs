@@ -531,3 +531,57 @@ fn watches_stay_few_in_a_busy_home() {
     assert!(watches <= 3 + 256 + 2 * 10, "{watches} inotify watches");
     assert!(watches > 3, "the shards are watched: {watches}");
 }
+
+/// Every path under a directory with its size, mode and mtime.
+fn tree(dir: &Path) -> Vec<(PathBuf, u64, u32, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.push((
+                entry.path(),
+                meta.len(),
+                meta.mode(),
+                meta.modified().unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_engine_never_writes_under_lfs_home() {
+    let f = Fixture::new();
+    let id = f.ask("Read me, do not touch me");
+    let run = f
+        .sim
+        .run(&RunSpec::interactive(f.root.join("w"), "Watched"))
+        .unwrap();
+    f.sim.provider_session(&run).unwrap();
+    let agent = Agent::start(&f, "claude");
+    f.sim.client(&run, agent.pid(), agent.started()).unwrap();
+    f.sim
+        .raw("human-sessions/ask_bad.json", b"not json")
+        .unwrap();
+    let before = tree(f.home());
+    let (sessions, _) = f.list(false);
+    assert_eq!(sessions.len(), 2);
+    {
+        let watch = f.watch(false);
+        watch.expect("snapshot", |e| e["type"] == "snapshot");
+        drop(agent);
+        watch.expect_event("state", &run);
+    }
+    assert_eq!(
+        tree(f.home()),
+        before,
+        "lf's home changed under a read-only observer"
+    );
+    assert!(f.sim.ask_path(&id).exists());
+}
