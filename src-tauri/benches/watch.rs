@@ -64,6 +64,10 @@ fn main() {
             fs::rename(&tmp, &path).unwrap();
             watch.next(|e| e["type"] == "asked" && e["session"]["id"] == id.as_str());
             latencies.push(t0.elapsed());
+            // The Ask is answered and removed, as `lf ask` does, so every change meets the
+            // same small list and only the home's size differs between the two runs.
+            fs::remove_file(&path).unwrap();
+            watch.next(|e| e["type"] == "resolved" && e["session"]["id"] == id.as_str());
         }
         let cpu = watch.cpu() - cpu_before;
         latencies.sort();
@@ -75,14 +79,29 @@ fn main() {
             pct(0.99),
             latencies.last().unwrap()
         );
-        let change = cpu / EVENTS as u32;
-        println!("CPU per Ask change: {change:.1?}");
+        let change = cpu / (2 * EVENTS as u32);
+        println!("CPU per Ask change (appear or disappear): {change:.1?}");
         per_change.push(change);
 
         if idle && runs == 10_000 {
             let before = watch.cpu();
             std::thread::sleep(IDLE);
-            println!("CPU while idle for {IDLE:?}: {:.2?}", watch.cpu() - before);
+            println!(
+                "CPU while idle for {IDLE:?}, files only: {:.2?}",
+                watch.cpu() - before
+            );
+            // With lf the safety timer runs `lf session list` once a minute; this counts
+            // the tray's own CPU for it (fork, exec, reading the answer), not lf's.
+            let lf = dir.path().join("lf");
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lf-tray"), &lf).unwrap();
+            let with_lf = Watch::start_with(sim.home(), Some(&lf));
+            with_lf.next(|e| e["type"] == "snapshot");
+            let before = with_lf.cpu();
+            std::thread::sleep(IDLE);
+            println!(
+                "CPU while idle for {IDLE:?}, with lf (one safety list): {:.2?}",
+                with_lf.cpu() - before
+            );
         }
         println!("peak RSS: {} KiB", watch.peak_rss_kib());
         println!("inotify watches: {}", watch.inotify_watches());
@@ -138,11 +157,20 @@ struct Watch {
 
 impl Watch {
     fn start(home: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lf-tray"))
+        Watch::start_with(home, None)
+    }
+
+    fn start_with(home: &Path, lf: Option<&Path>) -> Watch {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lf-tray"));
+        command
             .args(["watch", "--json", "--home"])
             .arg(home)
             .env("PATH", "/nonexistent")
-            .env_remove("LF_BIN")
+            .env_remove("LF_BIN");
+        if let Some(lf) = lf {
+            command.arg("--lf").arg(lf);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

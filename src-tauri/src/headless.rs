@@ -2,13 +2,32 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use lf_tray_core::engine::{self, Config, Engine};
 use lf_tray_core::{Event, SessionRecord};
 
-pub fn list(home: Option<PathBuf>, lf: Option<PathBuf>, json: bool) -> Result<()> {
-    let config = Config::from_env(home, lf);
+/// Timing overrides from the command line.
+#[derive(Debug, Default, PartialEq)]
+pub struct Timing {
+    pub lf_timeout: Option<Duration>,
+    pub relist: Option<Duration>,
+}
+
+fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config {
+    let mut config = Config::from_env(home, lf);
+    if let Some(timeout) = timing.lf_timeout {
+        config.lf_timeout = timeout;
+    }
+    if let Some(relist) = timing.relist {
+        config.safety_interval = relist.max(engine::MIN_SAFETY_INTERVAL);
+    }
+    config
+}
+
+pub fn list(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: bool) -> Result<()> {
+    let config = config(home, lf, timing);
     let (sessions, warnings, status) = runtime()?.block_on(engine::list_once(config));
     for warning in &warnings {
         eprintln!("warning: {}", printable(&warning.to_string()));
@@ -29,8 +48,8 @@ pub fn list(home: Option<PathBuf>, lf: Option<PathBuf>, json: bool) -> Result<()
     Ok(())
 }
 
-pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, json: bool) -> Result<()> {
-    let config = Config::from_env(home, lf);
+pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: bool) -> Result<()> {
+    let config = config(home, lf, timing);
     runtime()?.block_on(async move {
         let (engine, mut events) = Engine::start(config);
         let mut out = io::stdout().lock();

@@ -27,6 +27,10 @@ Options:
   --lf PATH    the lf executable (default: $LF_BIN, then lf on PATH, then ~/.local/bin/lf)
   --json       machine-readable output: one JSON array (list), one JSON object per line (watch)
   --hidden     start in the tray without showing the window (used by autostart)
+  --lf-timeout SECONDS
+               how long one lf call may take before it is stopped (default 10)
+  --relist SECONDS
+               how often `lf session list` runs with no change seen (default 60, at least 30)
 ";
 
 /// What the command line asks for.
@@ -45,6 +49,7 @@ struct Invocation {
     command: Command,
     home: Option<PathBuf>,
     lf: Option<PathBuf>,
+    timing: headless::Timing,
 }
 
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
@@ -52,6 +57,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
     let mut command = None;
     let (mut json, mut hidden) = (false, false);
     let (mut home, mut lf) = (None, None);
+    let mut timing = headless::Timing::default();
     while let Some(arg) = args.next() {
         let Some(text) = arg.to_str() else {
             return Err(format!("unexpected argument {arg:?}"));
@@ -64,6 +70,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         match text {
             "--home" => home = Some(value("--home")?),
             "--lf" => lf = Some(value("--lf")?),
+            "--lf-timeout" => timing.lf_timeout = Some(seconds(value("--lf-timeout")?)?),
+            "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
             "--json" => json = true,
             "--hidden" => hidden = true,
             "-h" | "--help" | "help" => command = Some(Command::Help),
@@ -95,7 +103,21 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
     if hidden && !matches!(command, Command::Tray { .. }) {
         return Err("--hidden goes with the tray app only".into());
     }
-    Ok(Invocation { command, home, lf })
+    Ok(Invocation {
+        command,
+        home,
+        lf,
+        timing,
+    })
+}
+
+fn seconds(value: PathBuf) -> Result<std::time::Duration, String> {
+    value
+        .to_str()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{} is not a number of seconds", value.display()))
 }
 
 fn main() -> ExitCode {
@@ -122,8 +144,12 @@ fn main() -> ExitCode {
             println!("lf-tray {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
-        Command::List { json } => headless::list(invocation.home, invocation.lf, json),
-        Command::Watch { json } => headless::watch(invocation.home, invocation.lf, json),
+        Command::List { json } => {
+            headless::list(invocation.home, invocation.lf, invocation.timing, json)
+        }
+        Command::Watch { json } => {
+            headless::watch(invocation.home, invocation.lf, invocation.timing, json)
+        }
         Command::Tray { hidden } => desktop(invocation.home, invocation.lf, hidden),
         Command::Demo => demo(),
     };
@@ -183,6 +209,15 @@ mod tests {
         assert_eq!(watch.lf, Some(PathBuf::from("/x/lf")));
         assert_eq!(args("demo").unwrap().command, Command::Demo);
         assert_eq!(args("list --help").unwrap().command, Command::Help);
+        let timed = args("watch --lf-timeout 0.5 --relist 45").unwrap();
+        assert_eq!(
+            timed.timing.lf_timeout,
+            Some(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(
+            timed.timing.relist,
+            Some(std::time::Duration::from_secs(45))
+        );
     }
 
     #[test]
@@ -192,5 +227,7 @@ mod tests {
         assert!(args("--json").is_err());
         assert!(args("list --hidden").is_err());
         assert!(args("list watch").is_err());
+        assert!(args("watch --lf-timeout soon").is_err());
+        assert!(args("watch --relist -1").is_err());
     }
 }

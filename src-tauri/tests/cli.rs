@@ -66,25 +66,13 @@ impl Fixture {
     }
 
     fn watch(&self, with_lf: bool) -> Watch {
-        let mut child = self
+        let child = self
             .command(&["watch", "--json"], with_lf)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let (tx, lines) = channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not one JSON object per line: {line:?}: {e}"));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        Watch { child, lines }
+        Watch::from_child(child)
     }
 
     fn ask(&self, prompt: &str) -> String {
@@ -100,6 +88,22 @@ struct Watch {
 }
 
 impl Watch {
+    fn from_child(mut child: Child) -> Watch {
+        let (tx, lines) = channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not one JSON object per line: {line:?}: {e}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines }
+    }
+
     /// The next event matching `want`, skipping others; fails after the timeout.
     fn expect(&self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + EVENT_TIMEOUT;
@@ -341,4 +345,243 @@ fn watch_sees_a_client_exit_without_any_file_event() {
     let closed = watch.expect_event("state", &run);
     assert_eq!(closed["session"]["state"], "closed");
     assert_eq!(closed["previous"], "active");
+}
+
+#[test]
+fn on_lf_generation_c_the_retired_files_are_ignored() {
+    let f = Fixture::new();
+    // An Ask file an older lf left behind; generation C keeps sessions in SQLite.
+    f.ask("Stale ask from before the upgrade");
+    let lf = f.root.join("bin/lf-c");
+    std::fs::write(
+        &lf,
+        r#"#!/bin/sh
+case "$*" in
+  "session --help") printf 'Commands:\n  history  H\n  list  L\n  connect  C\n  import  I\n' ;;
+  "session list --json --all") printf '[{"id":"session_1","kind":"conversation","state":"waiting","title":"New world","attention":"reply","open_argv":["/x/lf","session","connect","session_1"]}]' ;;
+  *) echo "Error: unexpected $*" >&2; exit 1 ;;
+esac
+"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = f
+        .command(&["list", "--json", "--lf", lf.to_str().unwrap()], false)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let sessions: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&sessions), ["session_1"]);
+    assert_eq!(sessions[0]["kind"], "conversation");
+    assert_eq!(
+        sessions[0]["attention"], "reply",
+        "unknown fields pass through"
+    );
+    assert_eq!(sessions[0]["open_argv"][2], "connect");
+}
+
+/// A copy of `sleep` named after the harness, so its command line names it as an agent's
+/// would; killed on drop.
+struct Agent(Child);
+
+impl Agent {
+    fn start(f: &Fixture, harness: &str) -> Agent {
+        let exe = f.root.join(harness);
+        if !exe.exists() {
+            std::fs::copy("/bin/sleep", &exe).unwrap();
+        }
+        Agent(Command::new(&exe).arg("600").spawn().unwrap())
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    fn started(&self) -> i64 {
+        lf_sim::process_start_time(self.pid()).unwrap()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn generation_b_prime_asks_follow_their_session_run() {
+    let f = Fixture::new();
+    let sim = f.sim.clone().with_generation(lf_sim::Generation::BPrime);
+    let watch = f.watch(false);
+    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    let id = sim
+        .ask(&AskSpec::new("Prepared run ask", f.root.join("w")))
+        .unwrap();
+    let asked = watch.expect_event("asked", &id);
+    assert_eq!(
+        asked["session"]["state"], "waiting",
+        "a prepared Run with no provider yet"
+    );
+    let run = sim.ask_session_run(&id).unwrap().unwrap();
+    sim.provider_session(&run).unwrap();
+    let closed = watch.expect_event("state", &id);
+    assert_eq!(closed["session"]["state"], "closed");
+    let agent = Agent::start(&f, "claude");
+    sim.client(&run, agent.pid(), agent.started()).unwrap();
+    let active = watch.expect_event("state", &id);
+    assert_eq!(active["session"]["state"], "active");
+    sim.set_ready(&id, "Done: see notes").unwrap();
+    watch.expect_event("ready", &id);
+    // The Ask's boundary Run is not listed a second time as an interactive session.
+    let (sessions, _) = f.list(false);
+    assert_eq!(ids(&sessions), [id.as_str()]);
+}
+
+#[test]
+fn a_resolved_interactive_session_is_reported_and_gone() {
+    let f = Fixture::new();
+    let run = f
+        .sim
+        .run(&RunSpec::interactive(f.root.join("w"), "Short chat"))
+        .unwrap();
+    let watch = f.watch(false);
+    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    // Listed only once the provider reported a session.
+    f.sim.provider_session_event(&run).unwrap();
+    let appeared = watch.expect_event("appeared", &run);
+    assert_eq!(appeared["session"]["title"], "Short chat");
+    f.sim.resolve(&run).unwrap();
+    watch.expect_event("resolved", &run);
+}
+
+#[test]
+fn a_hanging_lf_is_stopped_and_the_last_good_list_kept() {
+    let f = Fixture::new();
+    let flow = FlowSpec::new("task_3:f:review:0", "Keep me", "review", f.root.join("w"));
+    f.sim.flows(std::slice::from_ref(&flow)).unwrap();
+    let mut cmd = f.command(&["watch", "--json", "--lf-timeout", "1"], true);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let watch = Watch::from_child(child);
+    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    assert_eq!(
+        ids(snapshot["sessions"].as_array().unwrap()),
+        ["task_3:f:review:0"]
+    );
+    std::fs::write(f.root.join("sim/hang"), "").unwrap();
+    // A database change makes the engine ask lf again; lf hangs and is stopped.
+    f.sim.flows(&[flow]).unwrap();
+    let warning = watch.expect("timeout warning", |e| e["type"] == "warning");
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains("lf session list"), "{message}");
+    std::fs::remove_file(f.root.join("sim/hang")).unwrap();
+    // Nothing was resolved meanwhile: the Flow is still listed.
+    let id = f.ask("After the hang");
+    watch.expect("the next ask", |e| {
+        assert_ne!(e["type"], "resolved", "the last good list was dropped: {e}");
+        e["type"] == "asked" && e["session"]["id"] == id.as_str()
+    });
+    let calls = std::fs::read_to_string(f.root.join("sim/argv.jsonl")).unwrap();
+    for line in calls.lines() {
+        let call: Value = serde_json::from_str(line).unwrap();
+        if let Some(pid) = call["pid"].as_u64() {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            assert!(
+                !status.contains("State:\tS") && !status.contains("State:\tR"),
+                "lf {pid} was left running: {status}"
+            );
+        }
+    }
+}
+
+#[test]
+fn watches_stay_few_in_a_busy_home() {
+    let f = Fixture::new();
+    let cwd = f.root.join("w");
+    // More Runs than the bound below allows watches: one watch per Run would fail it.
+    for i in 0..300 {
+        let mut spec = RunSpec::interactive(&cwd, format!("Run {i}"));
+        if i % 30 != 0 {
+            spec.surface = lf_sim::Surface::Headless;
+        }
+        let run = f.sim.run(&spec).unwrap();
+        if i % 30 == 0 {
+            f.sim.provider_session(&run).unwrap();
+        }
+    }
+    let watch = f.watch(false);
+    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    assert_eq!(snapshot["sessions"].as_array().unwrap().len(), 10);
+    let fdinfo = format!("/proc/{}/fdinfo", watch.child.id());
+    let watches: usize = std::fs::read_dir(fdinfo)
+        .unwrap()
+        .flatten()
+        .filter_map(|fd| std::fs::read_to_string(fd.path()).ok())
+        .map(|info| {
+            info.lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count()
+        })
+        .sum();
+    // Three sources, at most 256 shards, and two per followed Run: never one per Run.
+    assert!(watches <= 3 + 256 + 2 * 10, "{watches} inotify watches");
+    assert!(watches > 3, "the shards are watched: {watches}");
+}
+
+/// Every path under a directory with its size, mode and mtime.
+fn tree(dir: &Path) -> Vec<(PathBuf, u64, u32, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.push((
+                entry.path(),
+                meta.len(),
+                meta.mode(),
+                meta.modified().unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_engine_never_writes_under_lfs_home() {
+    let f = Fixture::new();
+    let id = f.ask("Read me, do not touch me");
+    let run = f
+        .sim
+        .run(&RunSpec::interactive(f.root.join("w"), "Watched"))
+        .unwrap();
+    f.sim.provider_session(&run).unwrap();
+    let agent = Agent::start(&f, "claude");
+    f.sim.client(&run, agent.pid(), agent.started()).unwrap();
+    f.sim
+        .raw("human-sessions/ask_bad.json", b"not json")
+        .unwrap();
+    let before = tree(f.home());
+    let (sessions, _) = f.list(false);
+    assert_eq!(sessions.len(), 2);
+    {
+        let watch = f.watch(false);
+        watch.expect("snapshot", |e| e["type"] == "snapshot");
+        drop(agent);
+        watch.expect_event("state", &run);
+    }
+    assert_eq!(
+        tree(f.home()),
+        before,
+        "lf's home changed under a read-only observer"
+    );
+    assert!(f.sim.ask_path(&id).exists());
 }

@@ -16,10 +16,10 @@ use tokio::task::AbortHandle;
 
 use crate::event::{Event, Warning};
 use crate::home::Home;
-use crate::lf::{self, Lf, LfAction, LfError};
+use crate::lf::{self, Generation, Lf, LfAction, LfError};
 use crate::records::{is_hidden, Records};
 use crate::session::SessionRecord;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 
 /// How often `lf session list` runs with nothing else asking for it. Flow sessions live
 /// in lf's database, whose directory is watched, so this only catches what a watch
@@ -86,6 +86,7 @@ struct Shared {
     snapshot: Snapshot,
     status: String,
     can_watch: bool,
+    generation: Option<Generation>,
 }
 
 /// A handle on the running engine. Cheap to clone.
@@ -135,6 +136,12 @@ impl Engine {
         self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
     }
 
+    /// The generation of the `lf` in use, once known (it decides which actions a record
+    /// without lf's own `actions` gets).
+    pub fn generation(&self) -> Option<Generation> {
+        self.shared.read().unwrap().generation
+    }
+
     /// Whether file watching works. Without it only the timers refresh the list.
     pub fn can_watch(&self) -> bool {
         self.shared.read().unwrap().can_watch
@@ -161,9 +168,17 @@ impl Engine {
 /// Read both sources once, without watching: `lf-tray list`.
 pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, String) {
     let lf = config.lf();
+    let generation = match &lf {
+        Some(lf) => lf.generation().await.ok(),
+        None => None,
+    };
+    let files = generation.is_none_or(Generation::has_session_files);
     let home = config.home.clone();
-    let files = tokio::task::spawn_blocking(move || {
+    let scan = tokio::task::spawn_blocking(move || {
         let mut records = Records::new(home.clone(), config.lf_bin.as_deref());
+        if !files {
+            return (Vec::new(), Vec::new(), false);
+        }
         let warnings = records.rescan();
         (records.sessions(), warnings, files_present(&home))
     });
@@ -173,8 +188,8 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
             None => None,
         }
     };
-    let (files, cli) = tokio::join!(files, cli);
-    let (file_sessions, mut warnings, files_active) = files.expect("the file scan panicked");
+    let (scan, cli) = tokio::join!(scan, cli);
+    let (file_sessions, mut warnings, files_active) = scan.expect("the file scan panicked");
     let mut listed = Vec::new();
     match cli {
         Some(Ok((records, problems))) => {
@@ -249,7 +264,18 @@ struct Core {
     lf_due: Option<tokio::time::Instant>,
     relist_waiters: Vec<oneshot::Sender<()>>,
     exits: HashMap<i32, (String, AbortHandle)>,
-    current: Snapshot,
+    /// Where in `listed` each id is, and the Runs lf names as Ask or Flow boundaries:
+    /// what merging one changed session needs.
+    listed_index: HashMap<String, usize>,
+    boundary: HashSet<String>,
+    /// Whether a source directory exists (cached: it changes only on top-level events).
+    files_active: bool,
+    /// Set when a change may touch any session (a rescan, a new lf list): the next
+    /// update merges everything; otherwise only the touched sessions are merged.
+    full: bool,
+    generation: Option<Generation>,
+    /// Whether lf keeps sessions in files (every generation before C).
+    files: bool,
 }
 
 impl Core {
@@ -277,7 +303,12 @@ impl Core {
             lf_due: None,
             relist_waiters: Vec::new(),
             exits: HashMap::new(),
-            current: Snapshot::default(),
+            listed_index: HashMap::new(),
+            boundary: HashSet::new(),
+            files_active: false,
+            full: true,
+            generation: None,
+            files: true,
         }
     }
 
@@ -286,21 +317,26 @@ impl Core {
             Some(e) => vec![Warning::new(None, e.clone())],
             None => Vec::new(),
         };
+        if let Some(lf) = &self.lf {
+            self.generation = lf.generation().await.ok();
+            self.files = self.generation.is_none_or(Generation::has_session_files);
+        }
         // Watch first, then read: a record written in between is seen by the read.
-        self.watches.ensure_tops(&self.config.home);
-        warnings.extend(self.records.rescan());
-        self.sync_runs();
+        self.watches.ensure_tops(&self.config.home, self.files);
+        if self.files {
+            warnings.extend(self.records.rescan());
+            self.sync_runs();
+        }
         // The first list waits for lf (bounded by its timeout), so the first snapshot
         // already holds the Flow sessions.
         if let Some(lf) = self.lf.clone() {
             let result = lf.list().await;
             warnings.extend(self.take_listed(result));
         }
-        self.current = self.merged();
-        self.publish();
+        self.emit_changes();
         let first = Event::Snapshot {
             at: OffsetDateTime::now_utc(),
-            sessions: self.current.sessions(),
+            sessions: self.shared.read().unwrap().snapshot.sessions(),
         };
         if self.events.send(first).is_err() {
             return;
@@ -318,7 +354,7 @@ impl Core {
         loop {
             let lf_due = self.lf_due;
             let mut fresh = Vec::new();
-            tokio::select! {
+            let changed = tokio::select! {
                 msg = rx.recv() => {
                     let Some(msg) = msg else { return };
                     let mut batch = Batch::default();
@@ -328,30 +364,42 @@ impl Core {
                     while let Ok(msg) = rx.try_recv() {
                         self.absorb(msg, &mut batch, &mut fresh);
                     }
+                    let changed = batch.changed();
                     self.apply(batch, &mut fresh);
+                    changed
                 }
-                _ = safety.tick(), if self.lf.is_some() => self.request_list(None),
-                _ = reconcile.tick() => {
-                    self.watches.ensure_tops(&self.config.home);
-                    fresh.extend(self.records.rescan());
+                _ = safety.tick(), if self.lf.is_some() => {
+                    self.request_list(None);
+                    false
+                }
+                _ = reconcile.tick(), if self.files => {
+                    self.watches.ensure_tops(&self.config.home, self.files);
+                    fresh.extend(self.records.reconcile());
+                    self.full = true;
                     self.sync_runs();
+                    true
                 }
                 _ = sleep_until(lf_due), if lf_due.is_some() => {
                     self.lf_due = None;
                     self.start_list();
+                    false
                 }
-            }
+            };
             if self.events.is_closed() {
                 return;
             }
-            self.emit_changes();
+            // Most file events are our own reads or lf's temporaries: they change nothing
+            // and cost no rebuild.
+            if changed {
+                self.emit_changes();
+            }
             self.warn(fresh);
         }
     }
 
     fn absorb(&mut self, msg: Msg, batch: &mut Batch, fresh: &mut Vec<Warning>) {
         match msg {
-            Msg::Fs(Ok(event)) => self.route(event, batch),
+            Msg::Fs(Ok(event)) => route(&self.config.home, event, batch),
             Msg::Fs(Err(e)) => fresh.push(Warning::new(
                 e.paths.first().cloned(),
                 format!("file watch failed: {e}"),
@@ -359,8 +407,10 @@ impl Core {
             Msg::ClientExited(run_id) => {
                 self.records.client_exited(&run_id);
                 self.sync_run(&run_id);
+                batch.other = true;
             }
             Msg::Listed(result) => {
+                batch.other = true;
                 self.lf_running = false;
                 fresh.extend(self.take_listed(result));
                 for waiter in self.relist_waiters.drain(..) {
@@ -380,67 +430,18 @@ impl Core {
         }
     }
 
-    /// Sort one file event into what it makes dirty.
-    fn route(&mut self, event: notify::Event, batch: &mut Batch) {
-        // Opening and reading a file (ours included) changes nothing.
-        if let EventKind::Access(kind) = event.kind {
-            if kind != AccessKind::Close(AccessMode::Write) {
-                return;
-            }
-        }
-        if event.need_rescan() {
-            batch.rescan = true;
-            return;
-        }
-        let home = &self.config.home;
-        let asks_dir = home.asks_dir();
-        let runs_dir = home.runs_dir();
-        for path in &event.paths {
-            if let Ok(rest) = path.strip_prefix(&asks_dir) {
-                match names(rest).as_slice() {
-                    [] => batch.tops = true,
-                    [name] => {
-                        if let Some(id) = crate::ask::ask_id_from_file_name(name) {
-                            batch.asks.insert(id.to_string());
-                        }
-                    }
-                    _ => {}
-                }
-            } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
-                match names(rest).as_slice() {
-                    [] => batch.tops = true,
-                    [shard] => {
-                        if !is_hidden(shard) {
-                            batch.shards.insert(path.clone());
-                        }
-                    }
-                    [_, run, ..] => {
-                        if !is_hidden(run) {
-                            if let Some(run) = run.to_str() {
-                                batch.runs.insert(run.to_string());
-                            }
-                        }
-                    }
-                }
-            } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
-                batch.database = true;
-            } else {
-                // The home itself, or a directory above it, changed: a source may have
-                // appeared or gone.
-                batch.tops = true;
-            }
-        }
-    }
-
     fn apply(&mut self, batch: Batch, fresh: &mut Vec<Warning>) {
-        if batch.rescan {
-            self.watches.ensure_tops(&self.config.home);
+        if batch.rescan && self.files {
+            self.full = true;
+            self.watches.ensure_tops(&self.config.home, self.files);
             fresh.extend(self.records.rescan());
             self.sync_runs();
             return;
         }
         if batch.tops {
-            let appeared = self.watches.ensure_tops(&self.config.home);
+            // A source directory came or went: whether the files count at all may change.
+            self.full = true;
+            let appeared = self.watches.ensure_tops(&self.config.home, self.files);
             // The database may have been written before its directory was watched.
             if appeared.database {
                 self.request_list(Some(LF_DEBOUNCE));
@@ -583,14 +584,23 @@ impl Core {
     ) -> Vec<Warning> {
         match result {
             Ok((records, problems)) => {
+                self.listed_index = records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (r.id.clone(), i))
+                    .collect();
+                self.boundary = boundary_runs(&records);
                 self.listed = records;
                 self.lf_failure = None;
+                self.full = true;
                 problems
                     .into_iter()
                     .map(|p| Warning::new(None, p))
                     .collect()
             }
             Err(e) => {
+                // The status line says lf failed.
+                self.full = true;
                 let message = format!("lf session list: {}", one_line(&e.to_string()));
                 // One warning per distinct failure, not one per safety tick.
                 if self.lf_failure.as_deref() == Some(message.as_str()) {
@@ -602,33 +612,46 @@ impl Core {
         }
     }
 
-    fn merged(&self) -> Snapshot {
-        Snapshot::merge(
-            self.records.sessions(),
-            &self.listed,
-            files_present(&self.config.home),
-        )
-    }
-
+    /// Bring the published list up to date and send the transitions. A change that
+    /// touched a few records re-derives and merges only those, so its cost does not grow
+    /// with the number of sessions or Runs.
     fn emit_changes(&mut self) {
-        let next = self.merged();
-        let events = self.current.diff(&next, OffsetDateTime::now_utc());
-        self.current = next;
-        self.publish();
-        for event in events {
-            let _ = self.events.send(event);
-        }
-    }
-
-    fn publish(&self) {
+        let at = OffsetDateTime::now_utc();
+        let touched = self.records.take_touched();
         let mut shared = self.shared.write().unwrap();
-        shared.snapshot = self.current.clone();
+        let events = if std::mem::take(&mut self.full) {
+            self.files_active = self.files && files_present(&self.config.home);
+            let files = if self.files {
+                self.records.sessions()
+            } else {
+                Vec::new()
+            };
+            let next = Snapshot::merge(files, &self.listed, self.files_active);
+            let events = shared.snapshot.diff(&next, at);
+            shared.snapshot = next;
+            events
+        } else {
+            touched
+                .into_iter()
+                .filter_map(|id| {
+                    let file = self.records.session(&id);
+                    let cli = self.listed_index.get(&id).map(|&i| &self.listed[i]);
+                    let next = merge_one(file, cli, self.files_active, &self.boundary);
+                    shared.snapshot.update(&id, next, at)
+                })
+                .collect()
+        };
         shared.can_watch = self.watches.watcher.is_some();
+        shared.generation = self.generation;
         shared.status = status_line(
             self.lf.as_ref(),
             self.lf_failure.as_deref(),
-            self.current.len(),
+            shared.snapshot.len(),
         );
+        drop(shared);
+        for event in events {
+            let _ = self.events.send(event);
+        }
     }
 
     fn warn(&self, warnings: Vec<Warning>) {
@@ -640,7 +663,96 @@ impl Core {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::*;
+    use notify::event::{CreateKind, Flag, ModifyKind, RenameMode};
+
+    fn routed(kind: EventKind, paths: &[&str]) -> Batch {
+        let home = Home::at("/h");
+        let mut event = notify::Event::new(kind);
+        for path in paths {
+            event = event.add_path(PathBuf::from(path));
+        }
+        let mut batch = Batch::default();
+        route(&home, event, &mut batch);
+        batch
+    }
+
+    const RENAME: EventKind = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+
+    #[test]
+    fn ask_renames_dirty_one_ask_and_temporaries_nothing() {
+        let batch = routed(
+            RENAME,
+            &[
+                "/h/human-sessions/ask_1.json.tmp",
+                "/h/human-sessions/ask_1.json",
+            ],
+        );
+        assert_eq!(batch.asks, HashSet::from(["ask_1".to_string()]));
+        assert!(!routed(
+            EventKind::Create(CreateKind::File),
+            &["/h/human-sessions/.x.lock"]
+        )
+        .changed());
+        assert!(!routed(
+            EventKind::Create(CreateKind::File),
+            &["/h/human-sessions/ask_2.9f.tmp"]
+        )
+        .changed());
+    }
+
+    #[test]
+    fn reads_change_nothing_but_finished_writes_do() {
+        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        assert!(!routed(open, &["/h/human-sessions/ask_1.json"]).changed());
+        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        assert!(routed(written, &["/h/human-sessions/ask_1.json"]).changed());
+    }
+
+    #[test]
+    fn run_files_shards_and_staging() {
+        let any = EventKind::Modify(ModifyKind::Any);
+        let batch = routed(any, &["/h/runs/ab/run_ab12/provider-clients/42.json"]);
+        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
+        let batch = routed(any, &["/h/runs/ab/run_ab12"]);
+        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
+        assert!(!routed(any, &["/h/runs/ab/.run_ab12.staging/manifest.json"]).changed());
+        let batch = routed(EventKind::Create(CreateKind::Folder), &["/h/runs/cd"]);
+        assert_eq!(batch.shards, HashSet::from([PathBuf::from("/h/runs/cd")]));
+    }
+
+    #[test]
+    fn database_files_and_the_way_to_the_sources() {
+        let any = EventKind::Modify(ModifyKind::Any);
+        for db in [
+            "/h/loopflow.db",
+            "/h/loopflow.db-wal",
+            "/h/loopflow.db-journal",
+        ] {
+            let batch = routed(any, &[db]);
+            assert!(batch.database && !batch.changed(), "{db}");
+        }
+        // Readers touch -shm: lf's own list must not wake the engine again.
+        assert!(!routed(any, &["/h/loopflow.db-shm"]).database);
+        assert!(routed(any, &["/h"]).tops);
+        assert!(
+            routed(
+                EventKind::Create(CreateKind::Folder),
+                &["/h/human-sessions"]
+            )
+            .tops
+        );
+        assert!(!routed(any, &["/h/run-bindings"]).changed());
+        assert!(!routed(any, &["/elsewhere/file"]).changed());
+    }
+
+    #[test]
+    fn an_overflow_asks_for_a_rescan() {
+        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        let mut batch = Batch::default();
+        route(&Home::at("/h"), overflow, &mut batch);
+        assert!(batch.rescan && batch.changed());
+    }
 
     #[test]
     fn lf_errors_fold_onto_one_line() {
@@ -652,14 +764,81 @@ mod tests {
     }
 }
 
+/// Sort one file event into what it makes dirty.
+fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
+    // Opening and reading a file (ours included) changes nothing.
+    if let EventKind::Access(kind) = event.kind {
+        if kind != AccessKind::Close(AccessMode::Write) {
+            return;
+        }
+    }
+    if event.need_rescan() {
+        batch.rescan = true;
+        return;
+    }
+    let asks_dir = home.asks_dir();
+    let runs_dir = home.runs_dir();
+    for path in &event.paths {
+        if let Ok(rest) = path.strip_prefix(&asks_dir) {
+            match names(rest).as_slice() {
+                [] => batch.tops = true,
+                [name] => {
+                    if let Some(id) = crate::ask::ask_id_from_file_name(name) {
+                        batch.asks.insert(id.to_string());
+                    }
+                }
+                _ => {}
+            }
+        } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
+            match names(rest).as_slice() {
+                [] => batch.tops = true,
+                [shard] => {
+                    if !is_hidden(shard) {
+                        batch.shards.insert(path.clone());
+                    }
+                }
+                [_, run, ..] => {
+                    if !is_hidden(run) {
+                        if let Some(run) = run.to_str() {
+                            batch.runs.insert(run.to_string());
+                        }
+                    }
+                }
+            }
+        } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
+            batch.database = true;
+        } else if asks_dir.starts_with(path)
+            || runs_dir.starts_with(path)
+            || home.db_dir().starts_with(path)
+        {
+            // A source directory, or one on the way to it, appeared or went away.
+            batch.tops = true;
+        }
+    }
+}
+
+/// What one wake-up of the engine made dirty.
 #[derive(Default)]
 struct Batch {
+    /// A client exited or lf answered.
+    other: bool,
     rescan: bool,
     tops: bool,
     database: bool,
     asks: HashSet<String>,
     runs: HashSet<String>,
     shards: HashSet<PathBuf>,
+}
+
+impl Batch {
+    fn changed(&self) -> bool {
+        self.other
+            || self.rescan
+            || self.tops
+            || !self.asks.is_empty()
+            || !self.runs.is_empty()
+            || !self.shards.is_empty()
+    }
 }
 
 fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
@@ -814,19 +993,18 @@ impl Watches {
 
     /// Watch the three source directories, or the nearest existing ancestor of a missing
     /// one so that its creation is seen. Reports which sources became watchable.
-    fn ensure_tops(&mut self, home: &Home) -> Appeared {
+    fn ensure_tops(&mut self, home: &Home, files: bool) -> Appeared {
         let mut appeared = Appeared::default();
         let mut wanted = HashSet::new();
-        for (dir, flag) in [
-            (home.asks_dir(), Some(&mut appeared.asks)),
-            (home.runs_dir(), Some(&mut appeared.runs)),
-            (home.db_dir().to_path_buf(), Some(&mut appeared.database)),
-        ] {
+        let mut sources = vec![(home.db_dir().to_path_buf(), &mut appeared.database)];
+        if files {
+            sources.push((home.asks_dir(), &mut appeared.asks));
+            sources.push((home.runs_dir(), &mut appeared.runs));
+        }
+        for (dir, flag) in sources {
             let target = if dir.is_dir() {
                 if !self.tops.contains(&dir) {
-                    if let Some(flag) = flag {
-                        *flag = true;
-                    }
+                    *flag = true;
                 }
                 dir
             } else {

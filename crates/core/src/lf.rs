@@ -158,6 +158,43 @@ fn span(d: Duration) -> String {
 }
 
 /// One lf program and how to call it.
+/// lf's session model changed shape three times; what the tray may read depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// Session files plus `approve` / `iterate` for Flow review steps.
+    A,
+    /// Session files plus `actions[]` on each record (`rename`, no `connect`).
+    B,
+    /// Sessions in SQLite (`connect`, `import`, `bind`): the old files are history only.
+    C,
+    /// A help text this app does not recognise: read the files and trust the CLI.
+    Unknown,
+}
+
+impl Generation {
+    pub fn from_help(help: &str) -> Generation {
+        let verbs: Vec<&str> = help
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        let has = |verb: &str| verbs.contains(&verb);
+        if has("connect") || has("import") || has("bind") {
+            Generation::C
+        } else if has("approve") || has("iterate") {
+            Generation::A
+        } else if has("rename") {
+            Generation::B
+        } else {
+            Generation::Unknown
+        }
+    }
+
+    /// Whether lf still keeps sessions in files the engine can watch.
+    pub fn has_session_files(self) -> bool {
+        self != Generation::C
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Lf {
     bin: PathBuf,
@@ -202,6 +239,12 @@ impl Lf {
     pub async fn list(&self) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
         let out = self.run(&["session", "list", "--json", "--all"]).await?;
         decode_list(&out).map_err(LfError::BadOutput)
+    }
+
+    /// Which generation of lf this is, from the verbs `lf session --help` lists.
+    pub async fn generation(&self) -> Result<Generation, LfError> {
+        let out = self.run(&["session", "--help"]).await?;
+        Ok(Generation::from_help(&String::from_utf8_lossy(&out)))
     }
 
     /// `lf session <verb> -- <id> [<text>]`: lf's confirmation sentence, or its refusal.
@@ -290,6 +333,24 @@ async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result
     (&mut from).take(cap as u64).read_to_end(&mut kept).await?;
     let dropped = tokio::io::copy(&mut from, &mut tokio::io::sink()).await?;
     Ok((kept, dropped > 0))
+}
+
+#[cfg(test)]
+mod generation_tests {
+    use super::Generation;
+
+    #[test]
+    fn generations_from_help() {
+        let a = "Usage: lf session <COMMAND>\n\nCommands:\n  list      List\n  open      Open\n  approve   Approve\n  iterate   Iterate\n";
+        assert_eq!(Generation::from_help(a), Generation::A);
+        let b = "Commands:\n  list  L\n  open  O\n  complete  C\n  rename  R\n  ready  R\n";
+        assert_eq!(Generation::from_help(b), Generation::B);
+        let c = "Commands:\n  history  H\n  list  L\n  connect  C\n  rename  R\n  import  I\n";
+        assert_eq!(Generation::from_help(c), Generation::C);
+        assert_eq!(Generation::from_help("garbage"), Generation::Unknown);
+        assert!(!Generation::C.has_session_files());
+        assert!(Generation::A.has_session_files());
+    }
 }
 
 #[cfg(test)]

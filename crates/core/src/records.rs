@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::ask::{self, AskRecord};
 use crate::event::Warning;
@@ -34,6 +35,12 @@ pub struct Records {
     /// The problem last reported for each file, so one bad file gives one warning, not one
     /// per event, and a repaired file can warn again if it breaks again.
     problems: HashMap<PathBuf, String>,
+    /// Run dirs read and found not worth following, with their mtime then: the
+    /// reconciliation reads them again only if it changed.
+    inert: HashMap<PathBuf, Option<SystemTime>>,
+    /// Session ids that the event-driven changes since the engine last looked may have
+    /// altered (rescans change everything and are merged whole instead).
+    touched: HashSet<String>,
 }
 
 impl Records {
@@ -46,6 +53,8 @@ impl Records {
             asks: HashMap::new(),
             runs: HashMap::new(),
             problems: HashMap::new(),
+            inert: HashMap::new(),
+            touched: HashSet::new(),
         }
     }
 
@@ -61,46 +70,72 @@ impl Records {
         self.runs.get(run_id)
     }
 
-    /// Forget everything and read both sources from scratch: at start, after an inotify
-    /// overflow, and on the slow reconciliation timer. Returns the new problems.
+    /// Forget everything and read both sources from scratch: at start and after an
+    /// inotify overflow. Returns the new problems.
     pub fn rescan(&mut self) -> Vec<Warning> {
+        let previous = std::mem::take(&mut self.problems);
         let mut fresh = Vec::new();
-        self.asks.clear();
-        let asks_dir = self.home.asks_dir();
-        self.clear_problems_under(&asks_dir);
-        for (id, path) in list_asks(&asks_dir, &mut fresh) {
-            self.read_ask_at(&id, &path, &mut fresh);
-        }
+        self.read_asks(&mut fresh);
         self.runs.clear();
-        let runs_dir = self.home.runs_dir();
-        self.clear_problems_under(&runs_dir);
-        let dirs = list_run_dirs(&runs_dir, &mut fresh);
-        let referenced = self.referenced_runs();
-        for (dir, result) in read_runs_parallel(dirs) {
-            self.adopt(dir, result, &referenced, &mut fresh);
-        }
-        self.report(fresh)
+        self.inert.clear();
+        let dirs = list_run_dirs(&self.home.runs_dir(), &mut fresh);
+        self.read_runs(dirs, &mut fresh);
+        self.report(previous, fresh)
+    }
+
+    /// The slow safety net: read the Asks again, and every Run that is followed, new, or
+    /// whose directory changed since it was last read (a headless Run that lf opened
+    /// interactively gains `provider-clients/`, which changes its directory's mtime). A
+    /// finished Run costs one `stat`, so this stays cheap at 10 000 Runs.
+    pub fn reconcile(&mut self) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        let dirs = list_run_dirs(&self.home.runs_dir(), &mut fresh);
+        let present: HashSet<&PathBuf> = dirs.iter().collect();
+        self.inert.retain(|dir, _| present.contains(dir));
+        self.runs
+            .retain(|_, tracked| present.contains(&tracked.run.dir));
+        let stale: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|dir| match self.inert.get(*dir) {
+                Some(seen) => modified(dir) != *seen,
+                None => true,
+            })
+            .cloned()
+            .collect();
+        let asks_dir = self.home.asks_dir();
+        let previous = self.take_problems(|path| {
+            path.starts_with(&asks_dir) || stale.iter().any(|dir| path.starts_with(dir))
+        });
+        self.read_asks(&mut fresh);
+        self.read_runs(stale, &mut fresh);
+        self.report(previous, fresh)
     }
 
     /// Re-read one Ask record after an event on `<asks>/<id>.json`.
     pub fn ask_changed(&mut self, id: &str) -> Vec<Warning> {
         let mut fresh = Vec::new();
         let path = self.home.asks_dir().join(format!("{id}.json"));
-        self.problems.remove(&path);
+        let previous = self.take_problems(|p| p == path);
+        let before = self.asks.get(id).and_then(|a| a.session_run_id.clone());
         self.read_ask_at(id, &path, &mut fresh);
-        self.report(fresh)
+        let after = self.asks.get(id).and_then(|a| a.session_run_id.clone());
+        // The Ask, and the Runs it names or named: a Run is listed as an interactive
+        // session only while no Ask claims it.
+        self.touched.insert(id.to_string());
+        self.touched.extend(before.into_iter().chain(after));
+        self.report(previous, fresh)
     }
 
     /// Re-read one Run directory after an event in it (or in its shard).
     pub fn run_changed(&mut self, run_id: &str) -> Vec<Warning> {
         let mut fresh = Vec::new();
-        if let Some(dir) = self.home.run_dir(run_id) {
-            self.clear_problems_under(&dir);
-            let referenced = self.referenced_runs();
-            let result = run::read_run(&dir);
-            self.adopt(dir, result, &referenced, &mut fresh);
-        }
-        self.report(fresh)
+        let Some(dir) = self.home.run_dir(run_id) else {
+            return fresh;
+        };
+        let previous = self.take_problems(|p| p.starts_with(&dir));
+        self.read_runs(vec![dir], &mut fresh);
+        self.touch_run(run_id);
+        self.report(previous, fresh)
     }
 
     /// The session Run an Ask names, if the engine follows it.
@@ -121,42 +156,94 @@ impl Records {
         if let Some(tracked) = self.runs.get_mut(run_id) {
             tracked.live_pids = live_pids(&tracked.run);
         }
+        self.touch_run(run_id);
     }
 
     /// The sessions the files show, as lf would list them.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        let mut list = Vec::new();
-        let mut boundary: HashSet<&str> = HashSet::new();
-        for record in self.asks.values() {
-            if let Some(run_id) = &record.session_run_id {
-                boundary.insert(run_id);
-            }
-            if record.completed {
-                continue;
-            }
-            let tracked = record
-                .session_run_id
-                .as_deref()
-                .and_then(|id| self.runs.get(id));
-            let state = run::native_state(
-                record.ready_summary.as_deref(),
-                tracked.map(|t| &t.run),
-                tracked.is_some_and(|t| !t.live_pids.is_empty()),
-            );
-            let mut session = record.session(state, self.open_argv(&record.id));
-            session.created_at = tracked.map(|t| t.run.manifest.created_at);
-            list.push(session);
+        let boundary = self.referenced_runs();
+        let asks = self
+            .asks
+            .values()
+            .filter_map(|record| self.ask_session(record));
+        let runs = self
+            .runs
+            .iter()
+            .filter(|(run_id, _)| !boundary.contains(*run_id))
+            .filter_map(|(run_id, tracked)| self.run_session(run_id, tracked));
+        asks.chain(runs).collect()
+    }
+
+    /// One session the files show, by id: what a change to one record re-derives.
+    pub fn session(&self, id: &str) -> Option<SessionRecord> {
+        if let Some(record) = self.asks.get(id) {
+            return self.ask_session(record);
         }
-        for (run_id, tracked) in &self.runs {
-            if tracked.run.listed() && !boundary.contains(run_id.as_str()) {
-                list.push(
-                    tracked
-                        .run
-                        .session(!tracked.live_pids.is_empty(), self.open_argv(run_id)),
-                );
-            }
+        let tracked = self.runs.get(id)?;
+        let boundary = self
+            .asks
+            .values()
+            .any(|a| a.session_run_id.as_deref() == Some(id));
+        if boundary {
+            return None;
         }
-        list
+        self.run_session(id, tracked)
+    }
+
+    /// The ids whose listing the changes since the last call may have altered.
+    pub fn take_touched(&mut self) -> HashSet<String> {
+        std::mem::take(&mut self.touched)
+    }
+
+    fn ask_session(&self, record: &AskRecord) -> Option<SessionRecord> {
+        if record.completed {
+            return None;
+        }
+        let tracked = record
+            .session_run_id
+            .as_deref()
+            .and_then(|id| self.runs.get(id));
+        let state = run::native_state(
+            record.ready_summary.as_deref(),
+            tracked.map(|t| &t.run),
+            tracked.is_some_and(|t| !t.live_pids.is_empty()),
+        );
+        let mut session = record.session(state, self.open_argv(&record.id));
+        session.created_at = tracked.map(|t| t.run.manifest.created_at);
+        Some(session)
+    }
+
+    fn run_session(&self, run_id: &str, tracked: &Tracked) -> Option<SessionRecord> {
+        tracked.run.listed().then(|| {
+            tracked
+                .run
+                .session(!tracked.live_pids.is_empty(), self.open_argv(run_id))
+        })
+    }
+
+    /// A Run changed: its own session and the Asks it serves may list differently.
+    fn touch_run(&mut self, run_id: &str) {
+        self.touched.insert(run_id.to_string());
+        let asks = self
+            .asks
+            .values()
+            .filter(|a| a.session_run_id.as_deref() == Some(run_id))
+            .map(|a| a.id.clone());
+        self.touched.extend(asks);
+    }
+
+    fn read_asks(&mut self, fresh: &mut Vec<Warning>) {
+        self.asks.clear();
+        for (id, path) in list_asks(&self.home.asks_dir(), fresh) {
+            self.read_ask_at(&id, &path, fresh);
+        }
+    }
+
+    fn read_runs(&mut self, dirs: Vec<PathBuf>, fresh: &mut Vec<Warning>) {
+        let referenced = self.referenced_runs();
+        for (dir, seen, result) in read_runs_parallel(dirs) {
+            self.adopt(dir, seen, result, &referenced, fresh);
+        }
     }
 
     fn open_argv(&self, id: &str) -> Vec<String> {
@@ -187,8 +274,9 @@ impl Records {
                 if let Some(run_id) = new_run {
                     if let Some(dir) = self.home.run_dir(&run_id) {
                         let referenced = HashSet::from([run_id]);
+                        let seen = modified(&dir);
                         let result = run::read_run(&dir);
-                        self.adopt(dir, result, &referenced, fresh);
+                        self.adopt(dir, seen, result, &referenced, fresh);
                     }
                 }
             }
@@ -204,6 +292,7 @@ impl Records {
     fn adopt(
         &mut self,
         dir: PathBuf,
+        seen: Option<SystemTime>,
         (run, warnings): RunRead,
         referenced: &HashSet<String>,
         fresh: &mut Vec<Warning>,
@@ -215,27 +304,35 @@ impl Records {
         match run {
             Some(run) if follows(&run, referenced.contains(&run_id)) => {
                 let live_pids = live_pids(&run);
+                self.inert.remove(&dir);
                 self.runs.insert(run_id, Tracked { run, live_pids });
             }
             _ => {
                 self.runs.remove(&run_id);
+                self.inert.insert(dir, seen);
             }
         }
     }
 
-    fn clear_problems_under(&mut self, dir: &Path) {
-        self.problems.retain(|path, _| !path.starts_with(dir));
+    /// Remove and return the problems reported for the files about to be read again.
+    fn take_problems(&mut self, scope: impl Fn(&Path) -> bool) -> HashMap<PathBuf, String> {
+        let (taken, kept) = std::mem::take(&mut self.problems)
+            .into_iter()
+            .partition(|(path, _)| scope(path));
+        self.problems = kept;
+        taken
     }
 
-    /// Keep only the problems not already reported for the same file.
-    fn report(&mut self, fresh: Vec<Warning>) -> Vec<Warning> {
+    /// Record the problems of a fresh read; return only those not already reported for
+    /// the same file before it.
+    fn report(&mut self, previous: HashMap<PathBuf, String>, fresh: Vec<Warning>) -> Vec<Warning> {
         let mut new = Vec::new();
         for warning in fresh {
             let key = warning.path.clone().unwrap_or_default();
-            if self.problems.get(&key) != Some(&warning.message) {
-                self.problems.insert(key, warning.message.clone());
-                new.push(warning);
+            if previous.get(&key) != Some(&warning.message) {
+                new.push(warning.clone());
             }
+            self.problems.insert(key, warning.message);
         }
         new
     }
@@ -317,37 +414,36 @@ pub fn is_hidden(name: &OsStr) -> bool {
     name.as_encoded_bytes().starts_with(b".")
 }
 
+/// A Run dir's mtime, taken before it is read so that a change during the read shows at
+/// the next reconciliation.
+fn read_dated(dir: &Path) -> (PathBuf, Option<SystemTime>, RunRead) {
+    let seen = modified(dir);
+    (dir.to_path_buf(), seen, run::read_run(dir))
+}
+
+fn modified(dir: &Path) -> Option<SystemTime> {
+    fs::metadata(dir).and_then(|m| m.modified()).ok()
+}
+
 /// What `run::read_run` gives for one directory.
 type RunRead = (Option<Run>, Vec<Warning>);
 
 /// Read many Run directories on every core: the cold scan of a home with thousands of
 /// Runs is bound by file system calls, which parallelise well.
-fn read_runs_parallel(dirs: Vec<PathBuf>) -> Vec<(PathBuf, RunRead)> {
+fn read_runs_parallel(dirs: Vec<PathBuf>) -> Vec<(PathBuf, Option<SystemTime>, RunRead)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
     // Below a few hundred Runs a thread costs more than it saves.
     if threads == 1 || dirs.len() < 256 {
-        return dirs
-            .into_iter()
-            .map(|d| {
-                let r = run::read_run(&d);
-                (d, r)
-            })
-            .collect();
+        return dirs.into_iter().map(|d| read_dated(&d)).collect();
     }
     let chunk = dirs.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = dirs
             .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|d| (d.clone(), run::read_run(d)))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| scope.spawn(move || part.iter().map(|d| read_dated(d)).collect::<Vec<_>>()))
             .collect();
         handles
             .into_iter()

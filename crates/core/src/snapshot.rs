@@ -1,7 +1,7 @@
 //! One moment's list of sessions, merged from the two sources, and the transitions between
 //! two such moments.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use time::OffsetDateTime;
 
@@ -24,40 +24,49 @@ impl Snapshot {
     /// of a file kind that the files no longer have is stale (the Ask was completed a
     /// moment ago) and is dropped rather than resurrected.
     pub fn merge(files: Vec<SessionRecord>, cli: &[SessionRecord], files_active: bool) -> Snapshot {
-        let mut sessions: BTreeMap<String, SessionRecord> = BTreeMap::new();
-        let from_files: HashSet<&str> = files.iter().map(|r| r.id.as_str()).collect();
-        // lf's own boundary Runs: an Ask or Flow session whose Run lf names is not also an
-        // interactive session (generation B′ names them in `run_id`).
-        let boundary_runs: HashSet<&str> = cli
-            .iter()
-            .filter(|r| r.kind != Kind::Interactive)
-            .filter_map(|r| r.extra.get("run_id").and_then(|v| v.as_str()))
+        let boundary = boundary_runs(cli);
+        let cli: BTreeMap<&str, &SessionRecord> = cli.iter().map(|r| (r.id.as_str(), r)).collect();
+        let mut files: BTreeMap<String, SessionRecord> =
+            files.into_iter().map(|r| (r.id.clone(), r)).collect();
+        let mut sessions = BTreeMap::new();
+        let ids: BTreeSet<String> = files
+            .keys()
+            .cloned()
+            .chain(cli.keys().map(|id| id.to_string()))
             .collect();
-        for cli_record in cli {
-            let file_kind = matches!(cli_record.kind, Kind::Ask | Kind::Interactive);
-            if files_active && file_kind && !from_files.contains(cli_record.id.as_str()) {
-                continue;
+        for id in ids {
+            let merged = merge_one(
+                files.remove(&id),
+                cli.get(id.as_str()).copied(),
+                files_active,
+                &boundary,
+            );
+            if let Some(record) = merged {
+                sessions.insert(id, record);
             }
-            sessions.insert(cli_record.id.clone(), cli_record.clone());
-        }
-        for mut record in files {
-            if record.kind == Kind::Interactive && boundary_runs.contains(record.id.as_str()) {
-                continue;
-            }
-            if let Some(cli_record) = sessions.get(&record.id) {
-                // lf's buttons and extra fields are worth keeping, but only while lf agrees
-                // with the files on the state: buttons for a stale state would mislead.
-                if cli_record.state == record.state {
-                    record.actions = cli_record.actions.clone();
-                    for (key, value) in &cli_record.extra {
-                        record.extra.entry(key.clone()).or_insert(value.clone());
-                    }
-                }
-                record.work = record.work.or(cli_record.work.clone());
-            }
-            sessions.insert(record.id.clone(), record);
         }
         Snapshot { sessions }
+    }
+
+    /// Replace one session (or remove it, with `None`) and return the transition that
+    /// makes, if any: the engine's path for a change that touched one record, which costs
+    /// the same whatever the number of sessions.
+    pub fn update(
+        &mut self,
+        id: &str,
+        next: Option<SessionRecord>,
+        at: OffsetDateTime,
+    ) -> Option<Event> {
+        let event = transition(self.sessions.get(id), next.as_ref(), at);
+        match next {
+            Some(record) => {
+                self.sessions.insert(id.to_string(), record);
+            }
+            None => {
+                self.sessions.remove(id);
+            }
+        }
+        event
     }
 
     pub fn get(&self, id: &str) -> Option<&SessionRecord> {
@@ -83,36 +92,102 @@ impl Snapshot {
     /// changes state or disappears yields one event; anything else (a retitle, a new
     /// summary text) yields none.
     pub fn diff(&self, next: &Snapshot, at: OffsetDateTime) -> Vec<Event> {
-        let mut events = Vec::new();
-        for (id, session) in &next.sessions {
-            let session = session.clone();
-            match self.sessions.get(id) {
-                None if session.state == State::Ready => {
-                    events.push(Event::Ready { at, session });
-                }
-                None if session.is_request() => events.push(Event::Asked { at, session }),
-                None => events.push(Event::Appeared { at, session }),
-                Some(old) if old.state == session.state => {}
-                Some(_) if session.state == State::Ready => {
-                    events.push(Event::Ready { at, session })
-                }
-                Some(old) => events.push(Event::State {
-                    at,
-                    previous: old.state.as_str().to_string(),
-                    session,
-                }),
-            }
-        }
-        for (id, session) in &self.sessions {
-            if !next.sessions.contains_key(id) {
-                events.push(Event::Resolved {
-                    at,
-                    session: session.clone(),
-                });
-            }
-        }
-        events
+        let appeared_or_changed = next
+            .sessions
+            .iter()
+            .filter_map(|(id, session)| transition(self.sessions.get(id), Some(session), at));
+        let gone = self
+            .sessions
+            .iter()
+            .filter(|(id, _)| !next.sessions.contains_key(*id))
+            .filter_map(|(_, session)| transition(Some(session), None, at));
+        appeared_or_changed.chain(gone).collect()
     }
+}
+
+/// lf's own boundary Runs: an Ask or Flow session whose Run lf names (generation B′ does,
+/// in `run_id`) is not also an interactive session.
+pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
+    cli.iter()
+        .filter(|r| r.kind != Kind::Interactive)
+        .filter_map(|r| r.extra.get("run_id").and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// One session as the merged list shows it, from what the files derive and what lf
+/// listed under the same id.
+///
+/// Records derived from files win for the kinds the files cover (`ask`, `interactive`)
+/// because they are fresher than a list taken before the last file event. The CLI
+/// supplies Flow sessions and anything the files do not know (every session on lf
+/// generation C, which keeps no files). While the file source is active, a CLI record of
+/// a file kind that the files no longer have is stale (the Ask was completed a moment
+/// ago) and is dropped rather than resurrected.
+pub fn merge_one(
+    file: Option<SessionRecord>,
+    cli: Option<&SessionRecord>,
+    files_active: bool,
+    boundary: &HashSet<String>,
+) -> Option<SessionRecord> {
+    let Some(mut record) = file else {
+        let cli = cli?;
+        let file_kind = matches!(cli.kind, Kind::Ask | Kind::Interactive);
+        return (!(files_active && file_kind)).then(|| cli.clone());
+    };
+    if record.kind == Kind::Interactive && boundary.contains(&record.id) {
+        return None;
+    }
+    if let Some(cli) = cli {
+        // lf's buttons and extra fields are worth keeping, but only while lf agrees with
+        // the files on the state: buttons for a stale state would mislead.
+        if cli.state == record.state {
+            record.actions = cli.actions.clone();
+            for (key, value) in &cli.extra {
+                record.extra.entry(key.clone()).or_insert(value.clone());
+            }
+        }
+        record.work = record.work.or(cli.work.clone());
+    }
+    Some(record)
+}
+
+/// The event for one session going from `old` to `new`, if it is a transition.
+fn transition(
+    old: Option<&SessionRecord>,
+    new: Option<&SessionRecord>,
+    at: OffsetDateTime,
+) -> Option<Event> {
+    let event = match (old, new) {
+        (None, None) => return None,
+        (Some(old), None) => Event::Resolved {
+            at,
+            session: old.clone(),
+        },
+        (None, Some(new)) if new.state == State::Ready => Event::Ready {
+            at,
+            session: new.clone(),
+        },
+        (None, Some(new)) if new.is_request() => Event::Asked {
+            at,
+            session: new.clone(),
+        },
+        (None, Some(new)) => Event::Appeared {
+            at,
+            session: new.clone(),
+        },
+        (Some(old), Some(new)) if old.state == new.state => return None,
+        (Some(_), Some(new)) if new.state == State::Ready => Event::Ready {
+            at,
+            session: new.clone(),
+        },
+        (Some(old), Some(new)) => Event::State {
+            at,
+            previous: old.state.as_str().to_string(),
+            session: new.clone(),
+        },
+    };
+    Some(event)
 }
 
 #[cfg(test)]
