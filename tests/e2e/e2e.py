@@ -85,6 +85,19 @@ def squash(text):
     return " ".join(text.split())
 
 
+def expect_body(body, title, prompt):
+    """The body a person reads: the title, a line break, then the start of the question.
+    The question's first line is lf's title, so an app may leave it out of the rest;
+    whitespace may be folded and the end cut with `…`."""
+    first, _, rest = body.partition("\n")
+    expect(first == title, f"body's first line is {first!r}; expected the title {title!r}")
+    shown = squash(rest).rstrip("…").strip()
+    head, _, tail = prompt.partition("\n")
+    starts = [squash(prompt)] + ([squash(tail)] if head.strip() == title and tail.strip() else [])
+    expect(shown and any(s.startswith(shown) for s in starts),
+           f"body continues with {rest!r}; expected the start of the question {prompt!r}")
+
+
 class Lines:
     """A file that grows one line per event (the app log, the terminal log, lf-sim's argv)."""
 
@@ -134,7 +147,8 @@ class Ctx:
     # --- the app process -------------------------------------------------------------
     def start_app(self):
         log = open(self.out / "app.log", "ab")
-        self.app = subprocess.Popen([self.app_bin], env=os.environ.copy(), stdout=log,
+        # Hidden, as autostart starts it, so that showing the window is a visible change.
+        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=os.environ.copy(), stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
 
@@ -179,6 +193,27 @@ class Ctx:
     def menu_labels(self):
         return [plain(e.label) for e in self.menu() if e.type != "separator"]
 
+    def click(self, label, header=None):
+        """Click the row with this label (under header, if given). The menu is rebuilt
+        whenever sessions change, which renumbers its items; a click that races a rebuild
+        is refused by dbusmenu and harmless, so it is retried on a fresh layout."""
+        def attempt():
+            if header:
+                entry = self.row(header, label)
+            else:
+                entry = next((e for e in self.menu() if plain(e.label) == label), None)
+            if entry is None:
+                return None
+            try:
+                self.tray.click(self.item, entry.id)
+            except dbus.DBusException as e:
+                if "does not refer to a menu item" in str(e):
+                    return None
+                raise
+            return True
+
+        wait_for(attempt, f"to click {label!r}; menu: {self.menu_labels()}")
+
     def row(self, header, label):
         for text, entry in self.section(header):
             if text == label:
@@ -189,9 +224,15 @@ class Ctx:
     def notified(self, pred, what, timeout=STEP_TIMEOUT):
         return wait_for(lambda: self.notes.find(pred), what, timeout)[-1]
 
-    def invoke_action(self, nid, key):
+    def await_listener(self, n):
+        wait_for(lambda: self.notes.listening(n),
+                 f"the app to listen for actions on notification {n.id} (AddMatch ActionInvoked)")
+
+    def invoke_action(self, n, key):
         """A click on a notification's button as the server reports it: the ActionInvoked
         signal. notify-rust matches it on interface, member and id, not on the sender."""
+        self.await_listener(n)
+        nid = n.id
         msg = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFY_IFACE,
                                           "ActionInvoked")
         msg.append(dbus.UInt32(nid), dbus.String(key))
@@ -235,6 +276,14 @@ class Ctx:
     def screenshot(self, name, window="root"):
         subprocess.run(["import", "-window", window, str(self.out / name)], check=True,
                        capture_output=True)
+
+    def painted(self, name, window):
+        """Screenshot a window; it counts as painted once it is more than a flat fill
+        (text is antialiased, so a rendered page has many colours)."""
+        self.screenshot(name, window)
+        colours = subprocess.run(["identify", "-format", "%k", str(self.out / name)],
+                                 capture_output=True, text=True, check=True).stdout
+        return int(colours) > 16
 
     def flow_selector(self):
         quoted = self.flow_id.replace("\\", "\\\\").replace('"', '\\"')
@@ -311,10 +360,7 @@ def ask_raises_a_notification(ctx):
     ctx.session_a["asked"] = n
     expect(n.app_name == APP_NAME, f"app name {n.app_name!r}")
     expect(n.summary == "Agent asks · loop-decide", f"summary {n.summary!r}")
-    first, _, rest = n.body.partition("\n")
-    expect(first == title, f"body's first line {first!r}; expected the title")
-    rest = squash(rest).rstrip("…").strip()
-    expect(rest and squash(prompt).startswith(rest), f"body {n.body!r} does not continue with the prompt")
+    expect_body(n.body, title, prompt)
     expect(sorted(n.actions) == [("default", "Open"), ("open", "Open")],
            f"actions {n.actions!r}; expected default/Open and open/Open")
     expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
@@ -329,6 +375,7 @@ def notification_click_opens_the_terminal(ctx):
     a = ctx.session_a or {}
     expect(a.get("asked"), "no Ask notification to click (previous check failed)")
     expect(ctx.displayed() == 1, f"{ctx.displayed()} notifications displayed; `dunstctl action 0` needs exactly ours")
+    ctx.await_listener(a["asked"])
     before = len(ctx.terminal.json())
     subprocess.run(["dunstctl", "action", "0"], check=True)
     launch = wait_for(lambda: ctx.launches_after(before), "the stand-in terminal to be launched")[0]
@@ -350,10 +397,8 @@ def tray_lists_the_waiting_session(ctx):
 def tray_row_click_opens_the_terminal(ctx):
     a = ctx.session_a or {}
     expect(a, "no Ask session (previous check failed)")
-    entry = ctx.row("Waiting for you", f"{a['title']} — {a['detail']}")
-    expect(entry, f"no row for the Ask; menu: {ctx.menu_labels()}")
     before = len(ctx.terminal.json())
-    ctx.tray.click(ctx.item, entry.id)
+    ctx.click(f"{a['title']} — {a['detail']}", "Waiting for you")
     launch = wait_for(lambda: ctx.launches_after(before), "a terminal launch after the row click")[0]
     ctx.expect_launch(launch, a["id"], a["cwd"])
 
@@ -407,11 +452,7 @@ def markup_arrives_escaped(ctx):
     try:
         n = ctx.notified(lambda n: escape_markup(title) in n.body or title in n.body,
                          "a Notify for the markup Ask")
-        first, _, rest = n.body.partition("\n")
-        expect(first == escape_markup(title), f"title in body is {first!r}; expected {escape_markup(title)!r}")
-        rest = squash(rest).rstrip("…").strip()
-        expect(rest and squash(escape_markup(prompt)).startswith(rest),
-               f"prompt in body is {rest!r}; expected a start of {escape_markup(prompt)!r}")
+        expect_body(n.body, escape_markup(title), escape_markup(prompt))
         label = f"{title} — markup & <check>"
         wait_for(lambda: ctx.row("Waiting for you", label),
                  f"tray row {label!r} shown verbatim (muda turns a lone `&` into a mnemonic); "
@@ -420,19 +461,23 @@ def markup_arrives_escaped(ctx):
         ctx.home.remove_ask(sid)
 
 
+def open_through_notification(ctx, sid, title, cwd):
+    """Write an Ask, click `open` on its notification, return the terminal launch."""
+    ctx.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
+    n = ctx.notified(lambda n: title in n.body, f"a Notify for {title!r}")
+    before = len(ctx.terminal.json())
+    ctx.invoke_action(n, "open")
+    return wait_for(lambda: ctx.launches_after(before), "a terminal launch for the `open` action")[0]
+
+
 @check
 def hostile_id_and_cwd_reach_the_terminal_intact(ctx):
     ctx.require_app()
     marker = Path(f"/tmp/lf-e2e-pwned-{os.getpid()}")
-    sid = f"-rf ask 'single' \"double\" $(touch pwned) `touch pwned` ;true"
+    sid = "ask 'single' \"double\" $(touch pwned) `touch pwned` ;true"
     cwd = ctx.make_cwd(f"odd dir 'q' \"dq\" $(touch {marker}) ; echo")
-    title = "Hostile argv check"
-    ctx.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
     try:
-        n = ctx.notified(lambda n: title in n.body, "a Notify for the hostile Ask")
-        before = len(ctx.terminal.json())
-        ctx.invoke_action(n.id, "open")
-        launch = wait_for(lambda: ctx.launches_after(before), "a terminal launch for the `open` action")[0]
+        launch = open_through_notification(ctx, sid, "Hostile argv check", cwd)
         ctx.expect_launch(launch, sid, cwd)
         executed = [p for p in (marker, cwd / "pwned", ctx.work / "pwned") if p.exists()]
         expect(not executed, f"injected commands ran: {executed}")
@@ -440,7 +485,36 @@ def hostile_id_and_cwd_reach_the_terminal_intact(ctx):
         ctx.home.remove_ask(sid)
 
 
-# --- many at once, a second instance, quitting ---------------------------------------------
+@check
+def id_with_a_leading_dash_is_not_an_option(ctx):
+    ctx.require_app()
+    sid = "--replace ask"
+    try:
+        launch = open_through_notification(ctx, sid, "Leading dash check", ctx.make_cwd("dash"))
+        ctx.expect_launch(launch, sid, ctx.work / "dash")
+    finally:
+        ctx.home.remove_ask(sid)
+
+
+# --- a second instance, many at once, quitting ---------------------------------------------
+
+
+@check
+def second_instance_exits_and_shows_the_first(ctx):
+    ctx.require_app()
+    expect(not ctx.visible_windows(),
+           "the window is visible before the second instance although the app was started "
+           "with --hidden, so this check cannot see the second instance show it")
+    seen = len(ctx.app_log.all())
+    started = time.monotonic()
+    second = subprocess.run([ctx.app_bin], env=os.environ.copy(), capture_output=True, timeout=15)
+    took = time.monotonic() - started
+    expect(took < 5, f"second instance took {took:.1f} s to exit")
+    wait_for(lambda: "SECOND_INSTANCE" in ctx.app_log.all()[seen:], "SECOND_INSTANCE from the first instance")
+    windows = wait_for(ctx.visible_windows, "the first instance's window to be visible")
+    wait_for(lambda: ctx.painted("window.png", windows[0]), "the window to show its page (not a blank fill)")
+    expect(second.returncode == 0, f"second instance exited {second.returncode}: {second.stderr[-300:]!r}")
+    expect(ctx.tray.item_of_pid(ctx.app.pid), "the first instance lost its tray item")
 
 
 @check
@@ -463,13 +537,13 @@ def burst_of_five_gives_one_notification(ctx):
         # Every burst row must be in the menu before counting, so the engine has seen all five.
         wait_for(lambda: len([1 for label, _ in ctx.section("Waiting for you") if "Burst question" in label]) == 5,
                  f"five burst rows in the tray; menu: {ctx.menu_labels()}")
-        singles = ctx.notes.find(lambda n: "Burst question" in n.body)
+        singles = ctx.notes.find(lambda n: n.summary.startswith("Agent asks") and "Burst question" in n.body)
         bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions need you"))
         expect(not singles and len(bursts) == 1,
                f"expected only the burst notification; got {len(bursts)} burst and {len(singles)} "
                f"single ones: {[s.summary for s in singles]}")
         shown = len(ctx.app_log.all())
-        ctx.invoke_action(n.id, "default")
+        ctx.invoke_action(n, "default")
         wait_for(lambda: "WINDOW shown" in ctx.app_log.all()[shown:], "the burst's default action to show the window")
         wait_for(ctx.visible_windows, "a visible app window")
     finally:
@@ -478,26 +552,9 @@ def burst_of_five_gives_one_notification(ctx):
 
 
 @check
-def second_instance_exits_and_shows_the_first(ctx):
-    ctx.require_app()
-    seen = len(ctx.app_log.all())
-    started = time.monotonic()
-    second = subprocess.run([ctx.app_bin], env=os.environ.copy(), capture_output=True, timeout=15)
-    took = time.monotonic() - started
-    expect(took < 5, f"second instance took {took:.1f} s to exit")
-    wait_for(lambda: "SECOND_INSTANCE" in ctx.app_log.all()[seen:], "SECOND_INSTANCE from the first instance")
-    windows = wait_for(ctx.visible_windows, "the first instance's window to be visible")
-    ctx.screenshot("window.png", windows[0])
-    expect(second.returncode == 0, f"second instance exited {second.returncode}: {second.stderr[-300:]!r}")
-    expect(ctx.tray.item_of_pid(ctx.app.pid), "the first instance lost its tray item")
-
-
-@check
 def quit_from_the_tray_ends_the_app(ctx):
     ctx.require_app()
-    quit_entry = [e for e in ctx.menu() if plain(e.label) == "Quit"]
-    expect(quit_entry, f"no Quit in the tray: {ctx.menu_labels()}")
-    ctx.tray.click(ctx.item, quit_entry[0].id)
+    ctx.click("Quit")
     wait_for(lambda: ctx.app.poll() is not None, "the app process to exit after Quit")
     expect(ctx.app.returncode == 0, f"app exited with {ctx.app.returncode}")
     wait_for(lambda: ctx.tray.items() == [], "the tray item to leave the watcher")

@@ -4,10 +4,12 @@ dbus-monitor's text output prints strings unescaped, so a body containing a quot
 or a newline (exactly what the injection checks send) cannot be parsed back
 reliably. Its pcap output carries the raw messages instead; GLib decodes them.
 
-The monitor must match both the Notifications interface and the server's method
-returns, which carry the ids Notify hands out:
+The monitor must match the Notifications interface, the server's method returns,
+which carry the ids Notify hands out, and AddMatch calls, which tell when a client
+has started listening for a notification's actions:
     dbus-monitor --session --pcap "interface='org.freedesktop.Notifications'" \
-        "type='method_return',sender='org.freedesktop.Notifications'"
+        "type='method_return',sender='org.freedesktop.Notifications'" \
+        "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'"
 """
 
 import struct
@@ -32,6 +34,7 @@ class Notification:
     actions: list  # [(key, label), …]
     hints: dict
     timeout: int
+    seq: int = 0  # position in the bus's message order
     id: int | None = None
     closed_by_app: bool = False  # CloseNotification was called for its id
     closed_reason: int | None = None  # NotificationClosed signal
@@ -55,6 +58,8 @@ class NotificationLog:
         self.closes = []  # ids passed to CloseNotification, in order
         self._pending = {}  # (sender, serial) -> Notification awaiting its id
         self._by_id = {}
+        self._seq = 0
+        self._matches = []  # (seq, sender, rule) of every AddMatch call
 
     def refresh(self):
         try:
@@ -85,13 +90,17 @@ class NotificationLog:
         body = msg.get_body()
         args = body.unpack() if body is not None else ()
         member = msg.get_member()
-        if kind == Gio.DBusMessageType.METHOD_CALL and msg.get_interface() == IFACE:
+        self._seq += 1
+        if (kind == Gio.DBusMessageType.METHOD_CALL and member == "AddMatch"
+                and msg.get_interface() == "org.freedesktop.DBus" and args):
+            self._matches.append((self._seq, msg.get_sender(), args[0]))
+        elif kind == Gio.DBusMessageType.METHOD_CALL and msg.get_interface() == IFACE:
             if member == "Notify" and len(args) == 8:
                 app, replaces, icon, summary, text, actions, hints, timeout = args
                 pairs = list(zip(actions[0::2], actions[1::2]))
                 n = Notification(
                     msg.get_sender(), msg.get_serial(), app, replaces, icon, summary,
-                    text, pairs, hints, timeout,
+                    text, pairs, hints, timeout, seq=self._seq,
                 )
                 self.notifications.append(n)
                 self._pending[(n.sender, n.serial)] = n
@@ -111,6 +120,14 @@ class NotificationLog:
             elif member == "ActionInvoked" and len(args) == 2:
                 for n in self._all(args[0]):
                     n.invoked.append(args[1])
+
+    def listening(self, n):
+        """Whether the client that sent n has asked the bus for ActionInvoked since then.
+        A click before that is lost (the client drops a signal nobody waits for); a person
+        never clicks that fast, a test does."""
+        self.refresh()
+        return any(seq > n.seq and sender == n.sender and "ActionInvoked" in rule
+                   for seq, sender, rule in self._matches)
 
     def _all(self, nid):
         return self._by_id.get(nid, [])

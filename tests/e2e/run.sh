@@ -109,8 +109,11 @@ gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "s
 
 # The text log is for people; the pcap one is what e2e.py decodes (dbus-monitor's text
 # does not escape quotes or newlines). Both also match the server's method returns,
-# which carry the notification ids.
-rules=("interface='org.freedesktop.Notifications'" "type='method_return',sender='org.freedesktop.Notifications'")
+# which carry the notification ids, and AddMatch calls, which show when the app listens
+# for a notification's actions.
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
 setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
 started $!
 setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
@@ -131,18 +134,38 @@ done
 if [ -n "${TAURI_DRIVER:-}" ]; then
   [ -x "$TAURI_DRIVER" ] || fail_setup "TAURI_DRIVER=$TAURI_DRIVER is not executable"
   "$PY" -c 'import selenium' 2>/dev/null || fail_setup "$PY cannot import selenium (see tests/e2e/README.md)"
-  # Free ports, not 4444/4445: other runs may share this machine.
-  read -r port native_port < <("$PY" -c 'import socket
-s=[socket.socket() for _ in range(2)]
-[x.bind(("127.0.0.1", 0)) for x in s]
-print(*[x.getsockname()[1] for x in s])')
-  setsid "$TAURI_DRIVER" --port "$port" --native-port "$native_port" >"$out/tauri-driver.log" 2>&1 &
-  started $!
-  for _ in $(seq 100); do
-    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
+  # Not 4444/4445, since other runs may share this machine, and below the ephemeral
+  # range, where a port can be taken between choosing and binding it (or by a
+  # connect-to-self of the readiness probe). A driver that cannot bind is retried.
+  free_ports='import random, socket
+ports = []
+while len(ports) < 2:
+    p = random.randrange(20000, 32000)
+    if p in ports:
+        continue
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+    ports.append(p)
+print(*ports)'
+  listening=""
+  : >"$out/tauri-driver.log"
+  for _ in 1 2 3; do
+    read -r port native_port < <("$PY" -c "$free_ports")
+    setsid "$TAURI_DRIVER" --port "$port" --native-port "$native_port" >>"$out/tauri-driver.log" 2>&1 &
+    driver=$!
+    for _ in $(seq 100); do
+      kill -0 "$driver" 2>/dev/null || break
+      if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then listening=1; break; fi
+      sleep 0.1
+    done
+    if [ -n "$listening" ]; then started "$driver"; break; fi
+    kill -KILL -- "-$driver" 2>/dev/null
+    wait "$driver" 2>/dev/null
   done
-  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || fail_setup "tauri-driver is not listening on $port"
+  [ -n "$listening" ] || fail_setup "tauri-driver did not start listening (see $out/tauri-driver.log)"
   export WEBDRIVER_URL=http://127.0.0.1:$port
 else
   echo "SKIP webdriver: TAURI_DRIVER not set; window checks are not run"
