@@ -1,9 +1,12 @@
 //! What a person can do with a session, and the guard every request from the window passes.
 //!
 //! lf (generation B and later) lists each session's actions itself, with the reason an action
-//! is unavailable; those are shown as they are. Generation A records carry none, so they are
-//! derived here from the kind and state, the way lf A's own commands accept them.
+//! is unavailable; those are shown as they are. Records without them (generation A, or read
+//! from lf's files) get them derived here from the kind and state, the way the `lf` in use
+//! accepts them: generation A decides a Flow step with Approve / Iterate, later ones with
+//! Complete.
 
+use lf_tray_core::lf::Generation;
 use lf_tray_core::{Kind, SessionRecord, State};
 use serde::Serialize;
 
@@ -59,8 +62,9 @@ fn known(kind: &str) -> bool {
     )
 }
 
-/// The buttons of a session, in the order they are shown.
-pub fn buttons(record: &SessionRecord) -> Vec<Button> {
+/// The buttons of a session, in the order they are shown. `lf` is the generation of the lf
+/// in use, when known.
+pub fn buttons(record: &SessionRecord, lf: Option<Generation>) -> Vec<Button> {
     let mut buttons = match &record.actions {
         Some(actions) => actions
             .iter()
@@ -87,7 +91,7 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
                 }
             })
             .collect(),
-        None => derived(record),
+        None => derived(record, lf),
     };
     if record.open_argv.is_empty() {
         for b in buttons
@@ -101,9 +105,11 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
     buttons
 }
 
-/// Generation A: Flow → Open, Approve, Iterate; Ask → Open, Complete (once ready);
-/// Interactive → Open, Move here (while active elsewhere), Complete.
-fn derived(record: &SessionRecord) -> Vec<Button> {
+/// Flow → Open, Approve, Iterate (generation A; later: Open, Complete once ready);
+/// Ask → Open, Complete (once ready); Interactive → Open, Move here (while active
+/// elsewhere), Complete. An lf of unknown generation, or none, is taken for generation A,
+/// the model this app was built from.
+fn derived(record: &SessionRecord, lf: Option<Generation>) -> Vec<Button> {
     let button = |kind: &str, label: &str, help: &str, reason: Option<&str>| Button {
         kind: kind.into(),
         label: label.into(),
@@ -113,7 +119,17 @@ fn derived(record: &SessionRecord) -> Vec<Button> {
         text_hint: text_hint(kind).map(Into::into),
     };
     let open = button("open", "Open", "Open this session in your terminal", None);
+    let decides_with_complete = matches!(lf, Some(Generation::B | Generation::C));
     match record.kind {
+        Kind::Flow if decides_with_complete => vec![
+            open,
+            button(
+                "complete",
+                "Complete",
+                "Complete the review and return your feedback to the next Flow step",
+                (record.state != State::Ready).then_some(NOT_READY),
+            ),
+        ],
         Kind::Flow => vec![
             open,
             button(
@@ -163,8 +179,13 @@ fn derived(record: &SessionRecord) -> Vec<Button> {
 /// The guard between the window and the world: `action` must be an enabled button of this
 /// session, and an action that needs text must have some. Anything else is refused with a
 /// sentence the window shows.
-pub fn plan(record: &SessionRecord, action: &str, text: Option<&str>) -> Result<Step, String> {
-    let button = buttons(record)
+pub fn plan(
+    record: &SessionRecord,
+    lf: Option<Generation>,
+    action: &str,
+    text: Option<&str>,
+) -> Result<Step, String> {
+    let button = buttons(record, lf)
         .into_iter()
         .find(|b| b.kind == action)
         .ok_or_else(|| format!("“{action}” is not an action of this session."))?;
@@ -208,6 +229,14 @@ mod tests {
     use crate::board::tests::record;
     use lf_tray_core::Action;
 
+    fn buttons_a(record: &SessionRecord) -> Vec<Button> {
+        buttons(record, Some(Generation::A))
+    }
+
+    fn plan_a(record: &SessionRecord, action: &str, text: Option<&str>) -> Result<Step, String> {
+        plan(record, Some(Generation::A), action, text)
+    }
+
     fn kinds(buttons: &[Button]) -> Vec<(&str, bool)> {
         buttons
             .iter()
@@ -218,7 +247,7 @@ mod tests {
     #[test]
     fn generation_a_flow_offers_open_approve_iterate_with_text() {
         let flow = record("run_f", Kind::Flow, State::Waiting);
-        let b = buttons(&flow);
+        let b = buttons_a(&flow);
         assert_eq!(
             kinds(&b),
             [("open", true), ("approve", true), ("iterate", true)]
@@ -228,14 +257,39 @@ mod tests {
     }
 
     #[test]
+    fn later_lf_completes_a_flow_once_ready_and_unknown_counts_as_a() {
+        let waiting = record("run_f", Kind::Flow, State::Waiting);
+        let ready = record("run_f", Kind::Flow, State::Ready);
+        for lf in [Generation::B, Generation::C] {
+            let b = buttons(&waiting, Some(lf));
+            assert_eq!(kinds(&b), [("open", true), ("complete", false)]);
+            assert_eq!(b[1].unavailable_reason.as_deref(), Some(NOT_READY));
+            assert_eq!(
+                plan(&ready, Some(lf), "complete", None),
+                Ok(Step::Lf {
+                    verb: Verb::Complete,
+                    text: None
+                })
+            );
+            assert!(plan(&ready, Some(lf), "approve", Some("ok")).is_err());
+        }
+        for lf in [None, Some(Generation::Unknown)] {
+            assert_eq!(
+                kinds(&buttons(&waiting, lf)),
+                [("open", true), ("approve", true), ("iterate", true)]
+            );
+        }
+    }
+
+    #[test]
     fn generation_a_ask_completes_only_when_ready() {
         let waiting = record("ask_1", Kind::Ask, State::Waiting);
-        let b = buttons(&waiting);
+        let b = buttons_a(&waiting);
         assert_eq!(kinds(&b), [("open", true), ("complete", false)]);
         assert_eq!(b[1].unavailable_reason.as_deref(), Some(NOT_READY));
         let ready = record("ask_1", Kind::Ask, State::Ready);
         assert_eq!(
-            kinds(&buttons(&ready)),
+            kinds(&buttons_a(&ready)),
             [("open", true), ("complete", true)]
         );
     }
@@ -244,12 +298,12 @@ mod tests {
     fn generation_a_interactive_moves_only_while_active() {
         let active = record("run_1", Kind::Interactive, State::Active);
         assert_eq!(
-            kinds(&buttons(&active)),
+            kinds(&buttons_a(&active)),
             [("open", true), ("move_here", true), ("complete", true)]
         );
         let closed = record("run_1", Kind::Interactive, State::Closed);
         assert_eq!(
-            kinds(&buttons(&closed)),
+            kinds(&buttons_a(&closed)),
             [("open", true), ("complete", true)]
         );
     }
@@ -277,7 +331,7 @@ mod tests {
                 unavailable_reason: None,
             },
         ]);
-        let b = buttons(&ask);
+        let b = buttons_a(&ask);
         assert_eq!(
             kinds(&b),
             [("open", true), ("complete", false), ("rename", false)]
@@ -293,42 +347,45 @@ mod tests {
             .unwrap()
             .contains("Rename"));
         assert_eq!(
-            plan(&ask, "complete", None),
+            plan_a(&ask, "complete", None),
             Err("The session agent has not marked this ready".into())
         );
-        assert!(plan(&ask, "rename", None).is_err());
+        assert!(plan_a(&ask, "rename", None).is_err());
     }
 
     #[test]
     fn the_guard_maps_and_refuses() {
         let flow = record("run_f", Kind::Flow, State::Ready);
-        assert_eq!(plan(&flow, "open", None), Ok(Step::Open { replace: false }));
         assert_eq!(
-            plan(&flow, "approve", Some("  ship it \n")),
+            plan_a(&flow, "open", None),
+            Ok(Step::Open { replace: false })
+        );
+        assert_eq!(
+            plan_a(&flow, "approve", Some("  ship it \n")),
             Ok(Step::Lf {
                 verb: Verb::Approve,
                 text: Some("ship it".into())
             })
         );
         assert_eq!(
-            plan(&flow, "iterate", Some("   ")),
+            plan_a(&flow, "iterate", Some("   ")),
             Err("Write what should change for the next iteration first.".into())
         );
-        assert!(plan(&flow, "approve", Some(&"x".repeat(MAX_TEXT + 1)))
+        assert!(plan_a(&flow, "approve", Some(&"x".repeat(MAX_TEXT + 1)))
             .unwrap_err()
             .contains("too long"));
         // Flow sessions in generation A have no complete; arbitrary verbs never pass.
-        assert!(plan(&flow, "complete", None).is_err());
-        assert!(plan(&flow, "serve-flow", None).is_err());
-        assert!(plan(&flow, "", None).is_err());
+        assert!(plan_a(&flow, "complete", None).is_err());
+        assert!(plan_a(&flow, "serve-flow", None).is_err());
+        assert!(plan_a(&flow, "", None).is_err());
 
         let active = record("run_1", Kind::Interactive, State::Active);
         assert_eq!(
-            plan(&active, "move_here", None),
+            plan_a(&active, "move_here", None),
             Ok(Step::Open { replace: true })
         );
         assert_eq!(
-            plan(&active, "complete", Some("ignored")),
+            plan_a(&active, "complete", Some("ignored")),
             Ok(Step::Lf {
                 verb: Verb::Complete,
                 text: None
@@ -340,8 +397,8 @@ mod tests {
     fn no_open_command_disables_opening() {
         let mut ask = record("ask_3", Kind::Ask, State::Ready);
         ask.open_argv.clear();
-        let b = buttons(&ask);
+        let b = buttons_a(&ask);
         assert_eq!(kinds(&b), [("open", false), ("complete", true)]);
-        assert!(plan(&ask, "open", None).is_err());
+        assert!(plan_a(&ask, "open", None).is_err());
     }
 }

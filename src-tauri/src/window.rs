@@ -45,11 +45,12 @@ pub struct Board {
 
 pub fn board(shell: &Shell) -> Board {
     let sessions = shell.engine.sessions();
+    let lf = shell.engine.generation();
     Board {
         sessions: board::ordered(&sessions)
             .into_iter()
             .map(|(group, record)| SessionView {
-                buttons: actions::buttons(record),
+                buttons: actions::buttons(record, lf),
                 question: board::question(record),
                 group,
                 record: record.clone(),
@@ -104,7 +105,7 @@ pub async fn act<R: Runtime>(
     let record = shell.engine.session(&id).ok_or_else(|| {
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
-    match actions::plan(&record, &action, text.as_deref())? {
+    match actions::plan(&record, shell.engine.generation(), &action, text.as_deref())? {
         Step::Open { replace } => launch::open(&app, &shell, &record, replace)
             .map(|terminal| format!("Opened in {terminal}.")),
         Step::Lf { verb, text } => {
@@ -198,9 +199,16 @@ mod tests {
         config.lf_bin = None;
         let (engine, mut events) = tauri::async_runtime::block_on(async {
             let (engine, mut events) = Engine::start(config);
-            // The first event is the snapshot: the Ask is listed from then on.
-            let first = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
-            assert!(matches!(first, Ok(Some(Event::Snapshot { .. }))));
+            // Once the snapshot is out, the Ask is listed.
+            let snapshot = tokio::time::timeout(Duration::from_secs(10), async {
+                while let Some(event) = events.recv().await {
+                    if matches!(event, Event::Snapshot { .. }) {
+                        return true;
+                    }
+                }
+                false
+            });
+            assert_eq!(snapshot.await, Ok(true), "no snapshot from the engine");
             (engine, events)
         });
         // Keep the engine's channel open for the test's life without reading it.
