@@ -30,10 +30,10 @@ from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 
-# Waits are generous for a 2-core CI machine shared with a build, yet short enough
-# that a broken app fails the whole run well inside a minute: startup covers GTK,
-# WebKit and the first `lf session list`; a step covers the engine's debounce and one
-# stand-in lf call.
+# Waits are generous for a 2-core CI machine shared with a build (a passing step takes
+# well under 1 s here), and bound what a broken app costs: one timeout per check.
+# Startup covers GTK, WebKit and the first `lf session list`; a step covers the
+# engine's debounce and one stand-in lf call.
 START_TIMEOUT = 20.0
 STEP_TIMEOUT = 8.0
 POLL = 0.05

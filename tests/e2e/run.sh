@@ -25,7 +25,7 @@ app=$(realpath -e "$1" 2>/dev/null) || { echo "e2e: no app binary at $1" >&2; ec
 # A marker of our own, not DISPLAY/DBUS_SESSION_BUS_ADDRESS: those are set in a user's
 # desktop session too, and the run must never use that display or bus.
 if [ -z "${LF_E2E_INSIDE:-}" ]; then
-  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import; do
+  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import identify setsid; do
     command -v "$tool" >/dev/null || { echo "e2e: missing $tool (see tests/e2e/README.md)" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
   done
   out=${E2E_OUT:-ci-out}
@@ -34,11 +34,25 @@ if [ -z "${LF_E2E_INSIDE:-}" ]; then
   # The bus daemon and the services it activates (at-spi) chatter on the inherited
   # stdout/stderr, even after the summary line; they get a log of their own, and the
   # harness takes the caller's stdout/stderr back from fds 3 and 4.
+  export LF_E2E_STARTED=$E2E_OUT/.e2e-started
+  rm -f "$LF_E2E_STARTED"
   exec 3>&1 4>&2
-  exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" "$app" \
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$BASH" "$0" "$app" \
     >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  if [ ! -e "$LF_E2E_STARTED" ]; then
+    # Xvfb or the bus never came up, so the harness inside printed nothing.
+    echo "e2e: could not start Xvfb and a session bus (exit $rc):" >&2
+    tail -n 20 "$E2E_OUT/session-bus.log" >&2
+    echo "e2e: 0 passed, 1 failed"
+    exit 1
+  fi
+  rm -f "$LF_E2E_STARTED"
+  exit "$rc"
 fi
 exec 1>&3 2>&4 3>&- 4>&-
+: >"$LF_E2E_STARTED"
 
 PY=${PY:-/usr/bin/python3}
 out=$E2E_OUT
