@@ -225,7 +225,7 @@ pub(crate) fn start(
 fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Arc<Shell>) -> tauri::Builder<R> {
     builder
         .manage(shell)
-        .manage(tray::TrayLook::default())
+        .manage(tray::Shown::default())
         .invoke_handler(tauri::generate_handler![
             window::sessions,
             window::act,

@@ -214,29 +214,39 @@ fn apply<R: Runtime>(
         return Ok(());
     };
     let entries = menu(sessions, snoozed);
-    tray.set_menu(Some(build(app, &entries)?))?;
     let look = Look::of(sessions);
-    let state = app.state::<TrayLook>();
+    let state = app.state::<Shown>();
     let mut shown = state.0.lock().unwrap_or_else(|e| e.into_inner());
-    // Each new icon is written to a file the tray host reads; only write when it changes.
-    if *shown != Some(look) {
+    // A new menu renumbers every item for the tray host, and a click on a menu it replaced
+    // is lost; a new icon is a file the host reads. Change each only when it changed.
+    if shown.entries != entries {
+        tray.set_menu(Some(build(app, &entries)?))?;
+        let items = entries
+            .iter()
+            .filter(|e| !matches!(e, Entry::Separator))
+            .count();
+        step(format!("TRAY_MENU {items}"));
+        shown.entries = entries;
+    }
+    if shown.look != Some(look) {
         tray.set_icon(Some(Image::from_bytes(look.png())?))?;
-        *shown = Some(look);
+        shown.look = Some(look);
     }
     let (tooltip, title) = count_text(board::needing_person(sessions));
     tray.set_title(title.as_deref())?;
     tray.set_tooltip(Some(tooltip))?;
-    let items = entries
-        .iter()
-        .filter(|e| !matches!(e, Entry::Separator))
-        .count();
-    step(format!("TRAY_MENU {items}"));
     Ok(())
 }
 
-/// The icon currently shown, managed app state.
+/// What the tray shows now (managed app state).
 #[derive(Default)]
-pub struct TrayLook(std::sync::Mutex<Option<Look>>);
+pub struct Shown(std::sync::Mutex<ShownState>);
+
+#[derive(Default)]
+struct ShownState {
+    look: Option<Look>,
+    entries: Vec<Entry>,
+}
 
 fn build<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
     let menu = Menu::new(app)?;
