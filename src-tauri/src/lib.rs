@@ -184,8 +184,6 @@ pub(crate) fn start(
     start: Start,
     ready: impl FnOnce(AppHandle) + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
-    let shell = Arc::new(Shell::new(engine, settings_path, loaded));
     let mut app = tauri::Builder::default();
     if start.single_instance {
         // Registered first, as the plugin requires, so a second instance stops early.
@@ -197,11 +195,16 @@ pub(crate) fn start(
         }));
     }
     let hidden = start.hidden;
-    let app = builder(app, Arc::clone(&shell))
+    let app = builder(app)
         .setup(move |app| {
             // A tray app: no Dock icon (NOT VERIFIED, macOS is not built here).
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+            // Started here, after the single-instance check: a second `lf-tray` exits
+            // before it reads anything. The window's commands run once setup is done.
+            let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
+            let shell = Arc::new(Shell::new(engine, settings_path, loaded));
+            app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;
             ready(app.handle().clone());
             Ok(())
@@ -220,11 +223,10 @@ pub(crate) fn start(
     Ok(())
 }
 
-/// What the real app and the command tests share: state, commands, and the window that
-/// hides instead of closing.
-fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Arc<Shell>) -> tauri::Builder<R> {
+/// What the real app and the command tests share: the commands, and the window that hides
+/// instead of closing. The [`Shell`] is managed by the caller.
+fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
-        .manage(shell)
         .manage(tray::Shown::default())
         .invoke_handler(tauri::generate_handler![
             window::sessions,
@@ -286,7 +288,8 @@ async fn follow<R: Runtime>(
     mut events: mpsc::UnboundedReceiver<Event>,
 ) {
     let mut snoozed = shell.snoozed();
-    refresh(&app, &shell);
+    // The tray and the window are first filled from the engine's first batch, which holds
+    // its first snapshot.
     while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = lock(&shell.popups).next_deadline(&prefs);

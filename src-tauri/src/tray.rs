@@ -119,6 +119,14 @@ pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
     entries
 }
 
+/// The menu until the engine has read the sessions once: saying "No sessions waiting"
+/// before anything was read would be a guess.
+fn starting_menu() -> Vec<Entry> {
+    let mut entries = menu(&[], false);
+    entries[0] = Entry::Note("Reading sessions…".into());
+    entries
+}
+
 /// Untrusted text as a menu label: one line, capped, and `&` doubled because the menu
 /// library reads a single `&` as a mnemonic marker.
 fn label(text: &str) -> String {
@@ -174,7 +182,7 @@ pub fn create<R: Runtime>(
     app: &AppHandle<R>,
     on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
 ) -> tauri::Result<TrayIcon<R>> {
-    let menu = build(app, &menu(&[], false))?;
+    let menu = build(app, &starting_menu())?;
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(Look::Idle.png())?)
         .tooltip(count_text(0).0)
@@ -360,11 +368,22 @@ mod tests {
     }
 
     #[test]
-    fn empty_menu_says_so() {
+    fn empty_menu_says_so_once_the_sessions_were_read() {
         let closed = record("run_c", Kind::Interactive, State::Closed);
         assert_eq!(
             labels(&menu(&[closed], false))[..2],
             ["[No sessions waiting]", "---"]
+        );
+        assert_eq!(
+            labels(&starting_menu()),
+            [
+                "[Reading sessions…]",
+                "---",
+                "Show window",
+                "Snooze 1 h",
+                "---",
+                "Quit"
+            ]
         );
     }
 

@@ -215,7 +215,8 @@ mod tests {
         std::thread::spawn(move || while events.blocking_recv().is_some() {});
         assert!(engine.session(&ask).is_some());
         let shell = Arc::new(Shell::new(engine, None, settings::Loaded::default()));
-        let app = crate::builder(mock_builder(), shell)
+        let app = crate::builder(mock_builder())
+            .manage(shell)
             .build(tauri::generate_context!("../tauri.conf.json"))
             .unwrap();
         let webview = WebviewWindowBuilder::new(&app, LABEL, Default::default())
