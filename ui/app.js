@@ -64,7 +64,7 @@ function render() {
   if (board.snoozed) parts.push('notifications snoozed');
   if (board.warnings.length) parts.push(board.warnings[board.warnings.length - 1]);
   $('status').textContent = parts.filter(Boolean).join(' · ');
-  $('status').title = board.warnings.join('\n');
+  $('status').title = [board.status, ...board.warnings].filter(Boolean).join('\n');
 
   if (keep) {
     const again = groups.querySelector(
