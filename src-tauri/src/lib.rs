@@ -255,7 +255,9 @@ fn setup<R: Runtime>(
         .notifications
         .set(Notifications::new(notification_icon(), on_action));
     tray::create(app, on_menu)?;
-    tauri::async_runtime::spawn(follow(app.clone(), shell, events));
+    let (effects, queued) = mpsc::unbounded_channel();
+    tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
+    tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
     }
@@ -286,6 +288,7 @@ async fn follow<R: Runtime>(
     app: AppHandle<R>,
     shell: Arc<Shell>,
     mut events: mpsc::UnboundedReceiver<Event>,
+    deliveries: mpsc::UnboundedSender<notification::Effect>,
 ) {
     let mut snoozed = shell.snoozed();
     // The tray and the window are first filled from the engine's first batch, which holds
@@ -326,15 +329,25 @@ async fn follow<R: Runtime>(
             snoozed = !snoozed;
             refresh(&app, &shell);
         }
+        for effect in effects {
+            let _ = deliveries.send(effect);
+        }
+    }
+}
+
+/// Show and close popups in the order the policy decided, apart from [`follow`]: a slow or
+/// missing notification server (D-Bus activation can wait 25 s) must not hold up the tray
+/// and the window.
+async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notification::Effect>) {
+    while let Some(effect) = effects.recv().await {
         let Some(notifications) = shell.notifications.get() else {
             continue;
         };
-        let sound = shell.settings().sound;
-        for effect in effects {
-            match effect {
-                notification::Effect::Show(notice) => notifications.show(&notice, sound).await,
-                notification::Effect::Close(key) => notifications.close(&key).await,
+        match effect {
+            notification::Effect::Show(notice) => {
+                notifications.show(&notice, shell.settings().sound).await
             }
+            notification::Effect::Close(key) => notifications.close(&key).await,
         }
     }
 }
