@@ -601,3 +601,24 @@ fn the_engine_never_writes_under_lfs_home() {
     );
     assert!(f.sim.ask_path(&id).exists());
 }
+
+#[test]
+fn an_ask_id_that_looks_like_an_option_is_opened_as_an_id() {
+    let f = Fixture::new();
+    let real = f.ask("Template");
+    let mut record: Value =
+        serde_json::from_slice(&std::fs::read(f.sim.ask_path(&real)).unwrap()).unwrap();
+    record["id"] = "--replace".into();
+    f.sim
+        .raw(
+            "human-sessions/--replace.json",
+            serde_json::to_string_pretty(&record).unwrap().as_bytes(),
+        )
+        .unwrap();
+    let (sessions, _) = f.list(false);
+    let odd = sessions.iter().find(|s| s["id"] == "--replace").unwrap();
+    assert_eq!(
+        odd["open_argv"],
+        serde_json::json!(["lf", "session", "open", "--", "--replace"])
+    );
+}
