@@ -105,6 +105,7 @@ impl Watch {
     }
 
     /// The next event matching `want`, skipping others; fails after the timeout.
+    #[track_caller]
     fn expect(&self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + EVENT_TIMEOUT;
         let mut seen = Vec::new();
@@ -118,6 +119,21 @@ impl Watch {
         }
     }
 
+    /// The first line, which must be the snapshot.
+    #[track_caller]
+    fn snapshot(&self) -> Value {
+        let first = self
+            .lines
+            .recv_timeout(EVENT_TIMEOUT)
+            .expect("no first line");
+        assert_eq!(
+            first["type"], "snapshot",
+            "the first line is the snapshot: {first}"
+        );
+        first
+    }
+
+    #[track_caller]
     fn expect_event(&self, kind: &str, id: &str) -> Value {
         self.expect(&format!("{kind} for {id}"), |e| {
             e["type"] == kind && e["session"]["id"] == id
@@ -240,7 +256,7 @@ fn watch_reports_ask_ready_resolved_and_warnings() {
     let f = Fixture::new();
     let before = f.ask("Already waiting");
     let watch = f.watch(false);
-    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    let snapshot = watch.snapshot();
     assert_eq!(
         ids(snapshot["sessions"].as_array().unwrap()),
         [before.as_str()]
@@ -282,7 +298,7 @@ fn watch_reports_ask_ready_resolved_and_warnings() {
 fn watch_reports_flow_sessions_through_lf_and_actions() {
     let f = Fixture::new();
     let watch = f.watch(true);
-    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    watch.snapshot();
     let flow = FlowSpec::new(
         "task_9:ship:review:0",
         "Ship it",
@@ -311,7 +327,7 @@ fn watch_reports_flow_sessions_through_lf_and_actions() {
 fn watch_waits_for_a_home_that_does_not_exist_yet_and_survives_its_deletion() {
     let f = Fixture::new();
     let watch = f.watch(false);
-    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    let snapshot = watch.snapshot();
     assert_eq!(snapshot["sessions"], serde_json::json!([]));
     let id = f.ask("First ask in a new home");
     watch.expect_event("asked", &id);
@@ -334,7 +350,7 @@ fn watch_sees_a_client_exit_without_any_file_event() {
         .unwrap();
     f.sim.provider_session(&run).unwrap();
     let watch = f.watch(false);
-    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    watch.snapshot();
     let started = lf_sim::process_start_time(agent.id()).unwrap();
     f.sim.client(&run, agent.id(), started).unwrap();
     let active = watch.expect_event("state", &run);
@@ -414,7 +430,7 @@ fn generation_b_prime_asks_follow_their_session_run() {
     let f = Fixture::new();
     let sim = f.sim.clone().with_generation(lf_sim::Generation::BPrime);
     let watch = f.watch(false);
-    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    watch.snapshot();
     let id = sim
         .ask(&AskSpec::new("Prepared run ask", f.root.join("w")))
         .unwrap();
@@ -446,7 +462,7 @@ fn a_resolved_interactive_session_is_reported_and_gone() {
         .run(&RunSpec::interactive(f.root.join("w"), "Short chat"))
         .unwrap();
     let watch = f.watch(false);
-    watch.expect("snapshot", |e| e["type"] == "snapshot");
+    watch.snapshot();
     // Listed only once the provider reported a session.
     f.sim.provider_session_event(&run).unwrap();
     let appeared = watch.expect_event("appeared", &run);
@@ -467,7 +483,7 @@ fn a_hanging_lf_is_stopped_and_the_last_good_list_kept() {
         .spawn()
         .unwrap();
     let watch = Watch::from_child(child);
-    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    let snapshot = watch.snapshot();
     assert_eq!(
         ids(snapshot["sessions"].as_array().unwrap()),
         ["task_3:f:review:0"]
@@ -514,7 +530,7 @@ fn watches_stay_few_in_a_busy_home() {
         }
     }
     let watch = f.watch(false);
-    let snapshot = watch.expect("snapshot", |e| e["type"] == "snapshot");
+    let snapshot = watch.snapshot();
     assert_eq!(snapshot["sessions"].as_array().unwrap().len(), 10);
     let fdinfo = format!("/proc/{}/fdinfo", watch.child.id());
     let watches: usize = std::fs::read_dir(fdinfo)
@@ -574,7 +590,7 @@ fn the_engine_never_writes_under_lfs_home() {
     assert_eq!(sessions.len(), 2);
     {
         let watch = f.watch(false);
-        watch.expect("snapshot", |e| e["type"] == "snapshot");
+        watch.snapshot();
         drop(agent);
         watch.expect_event("state", &run);
     }
@@ -584,4 +600,25 @@ fn the_engine_never_writes_under_lfs_home() {
         "lf's home changed under a read-only observer"
     );
     assert!(f.sim.ask_path(&id).exists());
+}
+
+#[test]
+fn an_ask_id_that_looks_like_an_option_is_opened_as_an_id() {
+    let f = Fixture::new();
+    let real = f.ask("Template");
+    let mut record: Value =
+        serde_json::from_slice(&std::fs::read(f.sim.ask_path(&real)).unwrap()).unwrap();
+    record["id"] = "--replace".into();
+    f.sim
+        .raw(
+            "human-sessions/--replace.json",
+            serde_json::to_string_pretty(&record).unwrap().as_bytes(),
+        )
+        .unwrap();
+    let (sessions, _) = f.list(false);
+    let odd = sessions.iter().find(|s| s["id"] == "--replace").unwrap();
+    assert_eq!(
+        odd["open_argv"],
+        serde_json::json!(["lf", "session", "open", "--", "--replace"])
+    );
 }

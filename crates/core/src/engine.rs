@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use time::OffsetDateTime;
 use tokio::sync::{mpsc, oneshot};
@@ -262,7 +262,11 @@ struct Core {
     lf_running: bool,
     lf_again: bool,
     lf_due: Option<tokio::time::Instant>,
-    relist_waiters: Vec<oneshot::Sender<()>>,
+    /// Callers of `Engine::act`, waiting for the first list started after their action,
+    /// then for the one running, then for its result to be published.
+    waiting: Vec<oneshot::Sender<()>>,
+    in_flight: Vec<oneshot::Sender<()>>,
+    answered: Vec<oneshot::Sender<()>>,
     exits: HashMap<i32, (String, AbortHandle)>,
     /// Where in `listed` each id is, and the Runs lf names as Ask or Flow boundaries:
     /// what merging one changed session needs.
@@ -301,7 +305,9 @@ impl Core {
             lf_running: false,
             lf_again: false,
             lf_due: None,
-            relist_waiters: Vec::new(),
+            waiting: Vec::new(),
+            in_flight: Vec::new(),
+            answered: Vec::new(),
             exits: HashMap::new(),
             listed_index: HashMap::new(),
             boundary: HashSet::new(),
@@ -325,7 +331,7 @@ impl Core {
         self.watches.ensure_tops(&self.config.home, self.files);
         if self.files {
             warnings.extend(self.records.rescan());
-            self.sync_runs();
+            self.sync_runs(&mut warnings);
         }
         // The first list waits for lf (bounded by its timeout), so the first snapshot
         // already holds the Flow sessions.
@@ -333,7 +339,8 @@ impl Core {
             let result = lf.list().await;
             warnings.extend(self.take_listed(result));
         }
-        self.emit_changes();
+        // The snapshot says what is there; no transition is reported for it.
+        self.update();
         let first = Event::Snapshot {
             at: OffsetDateTime::now_utc(),
             sessions: self.shared.read().unwrap().snapshot.sessions(),
@@ -376,7 +383,7 @@ impl Core {
                     self.watches.ensure_tops(&self.config.home, self.files);
                     fresh.extend(self.records.reconcile());
                     self.full = true;
-                    self.sync_runs();
+                    self.sync_runs(&mut fresh);
                     true
                 }
                 _ = sleep_until(lf_due), if lf_due.is_some() => {
@@ -391,9 +398,14 @@ impl Core {
             // Most file events are our own reads or lf's temporaries: they change nothing
             // and cost no rebuild.
             if changed {
-                self.emit_changes();
+                for event in self.update() {
+                    let _ = self.events.send(event);
+                }
             }
             self.warn(fresh);
+            for waiter in self.answered.drain(..) {
+                let _ = waiter.send(());
+            }
         }
     }
 
@@ -406,36 +418,37 @@ impl Core {
             )),
             Msg::ClientExited(run_id) => {
                 self.records.client_exited(&run_id);
-                self.sync_run(&run_id);
+                self.settle(&run_id, fresh);
                 batch.other = true;
             }
             Msg::Listed(result) => {
                 batch.other = true;
                 self.lf_running = false;
                 fresh.extend(self.take_listed(result));
-                for waiter in self.relist_waiters.drain(..) {
-                    let _ = waiter.send(());
-                }
+                self.answered.append(&mut self.in_flight);
                 if std::mem::take(&mut self.lf_again) {
                     self.start_list();
                 }
             }
             Msg::Relist(waiter) => {
                 // An action just ran: list now, without the debounce.
-                if let Some(waiter) = waiter {
-                    self.relist_waiters.push(waiter);
-                }
+                self.waiting.extend(waiter);
                 self.start_list();
             }
         }
     }
 
     fn apply(&mut self, batch: Batch, fresh: &mut Vec<Warning>) {
+        for dir in &batch.gone {
+            self.watches.forget(dir);
+        }
         if batch.rescan && self.files {
             self.full = true;
+            // Events were lost: any watched directory may have been replaced.
+            self.watches.forget(Path::new("/"));
             self.watches.ensure_tops(&self.config.home, self.files);
             fresh.extend(self.records.rescan());
-            self.sync_runs();
+            self.sync_runs(fresh);
             return;
         }
         if batch.tops {
@@ -448,7 +461,7 @@ impl Core {
             }
             if appeared.asks || appeared.runs {
                 fresh.extend(self.records.rescan());
-                self.sync_runs();
+                self.sync_runs(fresh);
                 return;
             }
             if !self.config.home.asks_dir().is_dir() {
@@ -458,31 +471,24 @@ impl Core {
         for shard in &batch.shards {
             // A new shard holds new Run dirs; a vanished one takes its Runs along.
             self.watches.shard(shard);
-            for run in run_names(shard) {
+            let mut runs = run_names(shard);
+            runs.extend(self.tracked_in(shard));
+            for run in runs {
                 fresh.extend(self.records.run_changed(&run));
-            }
-            for run in self.tracked_in(shard) {
-                fresh.extend(self.records.run_changed(&run));
+                self.settle(&run, fresh);
             }
         }
         for id in &batch.asks {
             fresh.extend(self.records.ask_changed(id));
         }
         for run in &batch.runs {
-            let was_watched = self.watches.has_run(&self.config.home, run);
             fresh.extend(self.records.run_changed(run));
-            self.sync_run(run);
-            // A Run first seen now is read once more after its watch is in place, so
-            // nothing written between the first read and the watch is missed.
-            if !was_watched && self.watches.has_run(&self.config.home, run) {
-                fresh.extend(self.records.run_changed(run));
-                self.sync_run(run);
-            }
+            self.settle(run, fresh);
         }
         // An Ask may have named a new session Run, which is followed from now on.
         for id in &batch.asks {
             if let Some(run) = self.records.session_run_of(id) {
-                self.sync_run(&run);
+                self.settle(&run, fresh);
             }
         }
         if batch.database {
@@ -498,12 +504,22 @@ impl Core {
             .collect()
     }
 
+    /// A Run was just read: follow it. If that put a new watch in place (on the Run, or
+    /// on a `provider-clients/` that just appeared), read it once more, so that nothing
+    /// written between the read and the watch is missed.
+    fn settle(&mut self, run_id: &str, fresh: &mut Vec<Warning>) {
+        if self.sync_run(run_id) {
+            fresh.extend(self.records.run_changed(run_id));
+            self.sync_run(run_id);
+        }
+    }
+
     /// Bring watches and exit watchers in line with every followed Run (after a rescan).
-    fn sync_runs(&mut self) {
+    fn sync_runs(&mut self, fresh: &mut Vec<Warning>) {
         let followed: HashSet<String> = self.records.tracked().map(|(id, _)| id.clone()).collect();
         self.watches.retain_runs(|run| followed.contains(run));
         for run in &followed {
-            self.sync_run(run);
+            self.settle(run, fresh);
         }
         self.watches.shards(&self.config.home.runs_dir());
         self.exits.retain(|_, (run, handle)| {
@@ -517,7 +533,7 @@ impl Core {
 
     /// Watch a followed Run (its directory and `provider-clients/`) and its live client
     /// processes; stop watching one no longer followed.
-    fn sync_run(&mut self, run_id: &str) {
+    fn sync_run(&mut self, run_id: &str) -> bool {
         let home = self.config.home.clone();
         let Some(tracked) = self.records.tracked_run(run_id) else {
             self.watches.unwatch_run(&home, run_id);
@@ -528,9 +544,9 @@ impl Core {
                 }
                 keep
             });
-            return;
+            return false;
         };
-        self.watches.watch_run(&tracked.run.dir);
+        let added = self.watches.watch_run(&tracked.run.dir);
         let live: Vec<i32> = tracked.live_pids.clone();
         self.exits.retain(|pid, (run, handle)| {
             let keep = run != run_id || live.contains(pid);
@@ -545,6 +561,7 @@ impl Core {
                 self.exits.insert(pid, (run_id.to_string(), handle));
             }
         }
+        added
     }
 
     fn request_list(&mut self, after: Option<Duration>) {
@@ -563,9 +580,7 @@ impl Core {
     /// afterwards if something asked for it meanwhile.
     fn start_list(&mut self) {
         let (Some(lf), Some(tx)) = (self.lf.clone(), self.tx.upgrade()) else {
-            for waiter in self.relist_waiters.drain(..) {
-                let _ = waiter.send(());
-            }
+            self.answered.append(&mut self.waiting);
             return;
         };
         if self.lf_running {
@@ -573,6 +588,7 @@ impl Core {
             return;
         }
         self.lf_running = true;
+        self.in_flight.append(&mut self.waiting);
         tokio::spawn(async move {
             let _ = tx.send(Msg::Listed(lf.list().await));
         });
@@ -612,10 +628,10 @@ impl Core {
         }
     }
 
-    /// Bring the published list up to date and send the transitions. A change that
+    /// Bring the published list up to date; returns the transitions. A change that
     /// touched a few records re-derives and merges only those, so its cost does not grow
     /// with the number of sessions or Runs.
-    fn emit_changes(&mut self) {
+    fn update(&mut self) -> Vec<Event> {
         let at = OffsetDateTime::now_utc();
         let touched = self.records.take_touched();
         let mut shared = self.shared.write().unwrap();
@@ -648,10 +664,7 @@ impl Core {
             self.lf_failure.as_deref(),
             shared.snapshot.len(),
         );
-        drop(shared);
-        for event in events {
-            let _ = self.events.send(event);
-        }
+        events
     }
 
     fn warn(&self, warnings: Vec<Warning>) {
@@ -664,7 +677,7 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{CreateKind, Flag, ModifyKind, RenameMode};
+    use notify::event::{CreateKind, Flag, RemoveKind};
 
     fn routed(kind: EventKind, paths: &[&str]) -> Batch {
         let home = Home::at("/h");
@@ -747,6 +760,19 @@ mod tests {
     }
 
     #[test]
+    fn a_source_directory_going_away_is_noted() {
+        let removed = EventKind::Remove(RemoveKind::Folder);
+        assert_eq!(
+            routed(removed, &["/h/runs"]).gone,
+            [PathBuf::from("/h/runs")]
+        );
+        assert_eq!(routed(removed, &["/h"]).gone, [PathBuf::from("/h")]);
+        let moved = EventKind::Modify(ModifyKind::Name(RenameMode::From));
+        assert_eq!(routed(moved, &["/h/human-sessions"]).gone.len(), 1);
+        assert!(routed(removed, &["/h/runs/ab/run_ab1"]).gone.is_empty());
+    }
+
+    #[test]
     fn an_overflow_asks_for_a_rescan() {
         let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
         let mut batch = Batch::default();
@@ -814,6 +840,20 @@ fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
             // A source directory, or one on the way to it, appeared or went away.
             batch.tops = true;
         }
+        // A directory on the way to a source that is deleted or moved away takes its
+        // watch with it; one made again in its place (maybe with the same inode number)
+        // must be watched anew.
+        let gone = matches!(
+            event.kind,
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From))
+        );
+        if gone
+            && (asks_dir.starts_with(path)
+                || runs_dir.starts_with(path)
+                || home.db_dir().starts_with(path))
+        {
+            batch.gone.push(path.clone());
+        }
     }
 }
 
@@ -828,6 +868,8 @@ struct Batch {
     asks: HashSet<String>,
     runs: HashSet<String>,
     shards: HashSet<PathBuf>,
+    /// Watched directories on the way to a source that were deleted or moved away.
+    gone: Vec<PathBuf>,
 }
 
 impl Batch {
@@ -900,6 +942,10 @@ async fn wait_exit(pid: i32) {
     use tokio::io::unix::AsyncFd;
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+        // It exited between the liveness check and now.
+        return;
+    }
     if fd >= 0 {
         // SAFETY: the descriptor was just returned to us and nothing else owns it.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
@@ -937,7 +983,7 @@ struct Watches {
     watcher: Option<RecommendedWatcher>,
     error: Option<String>,
     /// The source directories and, while one is missing, its nearest existing ancestor.
-    tops: HashSet<PathBuf>,
+    tops: HashMap<PathBuf, Option<u64>>,
     /// `runs/<pp>` shards, where new Runs appear.
     shards: HashSet<PathBuf>,
     /// Followed Run dirs and their `provider-clients/`.
@@ -962,7 +1008,7 @@ impl Watches {
             Ok(watcher) => Watches {
                 watcher: Some(watcher),
                 error: None,
-                tops: HashSet::new(),
+                tops: HashMap::new(),
                 shards: HashSet::new(),
                 runs: HashSet::new(),
             },
@@ -971,7 +1017,7 @@ impl Watches {
                 error: Some(format!(
                     "cannot watch files ({e}); the list refreshes only on the slow timer"
                 )),
-                tops: HashSet::new(),
+                tops: HashMap::new(),
                 shards: HashSet::new(),
                 runs: HashSet::new(),
             },
@@ -992,38 +1038,81 @@ impl Watches {
     }
 
     /// Watch the three source directories, or the nearest existing ancestor of a missing
-    /// one so that its creation is seen. Reports which sources became watchable.
+    /// one so that its creation is seen. Reports which sources became watchable, counting
+    /// a directory deleted and made again (a new inode) as new.
     fn ensure_tops(&mut self, home: &Home, files: bool) -> Appeared {
-        let mut appeared = Appeared::default();
-        let mut wanted = HashSet::new();
-        let mut sources = vec![(home.db_dir().to_path_buf(), &mut appeared.database)];
+        let mut sources = vec![home.db_dir().to_path_buf()];
         if files {
-            sources.push((home.asks_dir(), &mut appeared.asks));
-            sources.push((home.runs_dir(), &mut appeared.runs));
+            sources.push(home.asks_dir());
+            sources.push(home.runs_dir());
         }
-        for (dir, flag) in sources {
-            let target = if dir.is_dir() {
-                if !self.tops.contains(&dir) {
-                    *flag = true;
-                }
-                dir
+        let target = |dir: &PathBuf| {
+            if dir.is_dir() {
+                dir.clone()
             } else {
-                nearest_existing(&dir)
-            };
-            wanted.insert(target);
-        }
-        let stale: Vec<PathBuf> = self.tops.difference(&wanted).cloned().collect();
-        for dir in stale {
-            self.remove(&dir);
-            self.tops.remove(&dir);
-        }
-        for dir in wanted {
-            // A directory deleted and recreated has a new inode: watch it again.
-            if self.add(&dir) {
-                self.tops.insert(dir);
+                nearest_existing(dir)
+            }
+        };
+        let before = self.tops.clone();
+        // A directory can appear between looking for it and watching its parent, unseen
+        // by either: look again after watching until what is watched is what exists.
+        // Sixteen rounds is far more than a home being made a level at a time needs.
+        for _ in 0..16 {
+            let wanted: HashMap<PathBuf, Option<u64>> = sources
+                .iter()
+                .map(|dir| {
+                    let dir = target(dir);
+                    let ino = inode(&dir);
+                    (dir, ino)
+                })
+                .collect();
+            let stale: Vec<PathBuf> = self
+                .tops
+                .iter()
+                .filter(|(dir, ino)| wanted.get(*dir) != Some(ino))
+                .map(|(dir, _)| dir.clone())
+                .collect();
+            for dir in stale {
+                self.remove(&dir);
+                self.tops.remove(&dir);
+            }
+            for (dir, ino) in &wanted {
+                if !self.tops.contains_key(dir) && self.add(dir) {
+                    self.tops.insert(dir.clone(), *ino);
+                }
+            }
+            if sources.iter().all(|dir| wanted.contains_key(&target(dir))) {
+                break;
             }
         }
-        appeared
+        let appeared = |dir: &PathBuf| {
+            self.tops
+                .get(dir)
+                .is_some_and(|ino| before.get(dir) != Some(ino))
+        };
+        Appeared {
+            database: appeared(&sources[0]),
+            asks: files && appeared(&sources[1]),
+            runs: files && appeared(&sources[2]),
+        }
+    }
+
+    /// Drop the watches at and under a directory that went away.
+    fn forget(&mut self, dir: &Path) {
+        let gone: Vec<PathBuf> = self
+            .tops
+            .keys()
+            .chain(&self.shards)
+            .chain(&self.runs)
+            .filter(|watched| watched.starts_with(dir))
+            .cloned()
+            .collect();
+        for watched in gone {
+            self.remove(&watched);
+            self.tops.remove(&watched);
+            self.shards.remove(&watched);
+            self.runs.remove(&watched);
+        }
     }
 
     fn shards(&mut self, runs_dir: &Path) {
@@ -1044,16 +1133,16 @@ impl Watches {
         }
     }
 
-    fn has_run(&self, home: &Home, run_id: &str) -> bool {
-        home.run_dir(run_id).is_some_and(|d| self.runs.contains(&d))
-    }
-
-    fn watch_run(&mut self, dir: &Path) {
+    /// Watch a Run dir and its `provider-clients/`; true if a watch was added.
+    fn watch_run(&mut self, dir: &Path) -> bool {
+        let mut added = false;
         for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
             if !self.runs.contains(&dir) && dir.is_dir() && self.add(&dir) {
                 self.runs.insert(dir);
+                added = true;
             }
         }
+        added
     }
 
     fn unwatch_run(&mut self, home: &Home, run_id: &str) {
@@ -1087,6 +1176,11 @@ impl Watches {
             self.remove(&dir);
         }
     }
+}
+
+fn inode(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| m.ino())
 }
 
 fn nearest_existing(dir: &Path) -> PathBuf {

@@ -246,13 +246,15 @@ impl Records {
         }
     }
 
+    /// `[lf, "session", "open", id]` as lf builds it, with `--` before an id that starts
+    /// with `-` so that lf cannot read it as an option.
     fn open_argv(&self, id: &str) -> Vec<String> {
-        vec![
-            self.lf.clone(),
-            "session".into(),
-            "open".into(),
-            id.to_string(),
-        ]
+        let mut argv = vec![self.lf.clone(), "session".into(), "open".into()];
+        if id.starts_with('-') {
+            argv.push("--".into());
+        }
+        argv.push(id.to_string());
+        argv
     }
 
     fn referenced_runs(&self) -> HashSet<String> {

@@ -595,3 +595,39 @@ fn launch_failures_are_reported() {
         Err(TerminalError::EmptyArgv)
     ));
 }
+
+fn session_with_argv(argv: &[&str]) -> SessionRecord {
+    serde_json::from_value(serde_json::json!({
+        "id": argv.last().unwrap(), "kind": "ask", "state": "waiting", "cwd": "/tmp",
+        "open_argv": argv,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_id_that_looks_like_an_option_stays_an_id() {
+    let launch = Launch::for_session(&session_with_argv(&[
+        "/bin/lf",
+        "session",
+        "open",
+        "--replace",
+    ]));
+    assert_eq!(
+        launch.argv,
+        ["/bin/lf", "session", "open", "--", "--replace"]
+    );
+    // Move here: the flag goes before `--`, where lf still reads it as a flag.
+    assert_eq!(
+        launch.replace().argv,
+        ["/bin/lf", "session", "open", "--replace", "--", "--replace"]
+    );
+    let plain = Launch::for_session(&session_with_argv(&["/bin/lf", "session", "open", "ask_1"]));
+    assert_eq!(plain.argv, ["/bin/lf", "session", "open", "ask_1"]);
+    assert_eq!(
+        plain.replace().argv,
+        ["/bin/lf", "session", "open", "ask_1", "--replace"]
+    );
+    // An argv that already separates its operands is left as lf built it.
+    let guarded = session_with_argv(&["/bin/lf", "session", "open", "--", "-x"]);
+    assert_eq!(Launch::for_session(&guarded).argv, guarded.open_argv);
+}

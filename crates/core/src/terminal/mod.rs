@@ -91,12 +91,28 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// The session's own `open_argv`, in its directory.
+    /// The session's own `open_argv`, in its directory. An id that starts with `-` would
+    /// be read by lf as an option, so one that lf's argv leaves bare gets `--` before it.
     pub fn for_session(record: &SessionRecord) -> Launch {
+        let mut argv = record.open_argv.clone();
+        let bare = argv.len() > 1 && !argv[1..].iter().any(|a| a == "--");
+        if bare && argv.last().is_some_and(|id| id.starts_with('-')) {
+            argv.insert(argv.len() - 1, "--".into());
+        }
         Launch {
-            argv: record.open_argv.clone(),
+            argv,
             cwd: PathBuf::from(&record.cwd),
         }
+    }
+
+    /// "Move here": `lf session open --replace` stops the client in the other terminal.
+    /// The flag goes before a `--`, where lf still reads it as one.
+    pub fn replace(mut self) -> Launch {
+        match self.argv.iter().skip(1).position(|a| a == "--") {
+            Some(i) => self.argv.insert(i + 1, "--replace".into()),
+            None => self.argv.push("--replace".into()),
+        }
+        self
     }
 }
 
