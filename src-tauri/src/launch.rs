@@ -13,9 +13,6 @@ use crate::notification;
 use crate::steplog::step;
 use crate::{window, Shell};
 
-/// `lf session open` moves a session from another terminal with this flag.
-const REPLACE: &str = "--replace";
-
 /// The window's notice when a terminal could not be opened.
 #[derive(Debug, Clone, Serialize)]
 struct Failed {
@@ -33,7 +30,7 @@ pub fn open<R: Runtime>(
 ) -> Result<String, String> {
     let mut launch = Launch::for_session(record);
     if replace {
-        launch.argv.push(REPLACE.into());
+        launch = launch.replace();
     }
     let choice = shell.settings().terminal_choice();
     match terminal::open(&choice, &launch, &Env::from_process()) {

@@ -304,9 +304,6 @@ pub struct Popups {
     burst: Option<Burst>,
     waiting: HashMap<String, Waiting>,
     snoozed_until: Option<Instant>,
-    /// Whether the engine's first snapshot came: what it reports before that is the state
-    /// found at start, not something that just happened.
-    started: bool,
 }
 
 impl Popups {
@@ -342,12 +339,8 @@ impl Popups {
 
     pub fn on_event(&mut self, event: &Event, now: Instant, prefs: &Preferences) -> Vec<Effect> {
         let mut effects = Vec::new();
-        if !self.started && !matches!(event, Event::Snapshot { .. }) {
-            return effects;
-        }
         match event {
             Event::Snapshot { sessions, .. } => {
-                self.started = true;
                 let needing: HashMap<&str, &SessionRecord> = sessions
                     .iter()
                     .filter(|s| s.needs_person())
@@ -552,17 +545,6 @@ mod tests {
         }
     }
 
-    /// A policy past the engine's first (empty) snapshot, as the app runs it.
-    fn popups(now: Instant) -> Popups {
-        let mut p = Popups::default();
-        let snapshot = Event::Snapshot {
-            at: OffsetDateTime::now_utc(),
-            sessions: Vec::new(),
-        };
-        assert!(p.on_event(&snapshot, now, &PREFS).is_empty());
-        p
-    }
-
     fn shown(effects: &[Effect]) -> Vec<(NoticeKind, &str)> {
         effects
             .iter()
@@ -649,7 +631,7 @@ mod tests {
     #[test]
     fn one_popup_per_transition_after_the_hold() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         assert!(p.on_event(&asked_event(&a), t0, &PREFS).is_empty());
         // Held until the hold passes; the deadline says when.
@@ -674,7 +656,7 @@ mod tests {
     #[test]
     fn resolving_closes_the_popup_and_cancels_a_held_one() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
         p.flush(t0 + HOLD, &PREFS);
@@ -706,30 +688,9 @@ mod tests {
     }
 
     #[test]
-    fn what_is_found_at_start_is_no_transition() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        // Reported before the first snapshot: the state at start, shown by the tray only.
-        assert!(p.on_event(&asked_event(&a), t0, &PREFS).is_empty());
-        let snapshot = Event::Snapshot {
-            at: OffsetDateTime::now_utc(),
-            sessions: vec![a.clone()],
-        };
-        p.on_event(&snapshot, t0, &PREFS);
-        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
-        let b = record("ask_2", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&b), t0 + HOLD, &PREFS);
-        assert_eq!(
-            shown(&p.flush(t0 + HOLD * 2, &PREFS)),
-            [(NoticeKind::Asked, "ask_2")]
-        );
-    }
-
-    #[test]
     fn a_snapshot_closes_popups_of_sessions_that_vanished() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         let b = record("ask_2", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
@@ -748,7 +709,7 @@ mod tests {
     #[test]
     fn five_within_two_seconds_become_one_summary() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let sessions: Vec<_> = (1..=7)
             .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
             .collect();
@@ -800,7 +761,7 @@ mod tests {
     #[test]
     fn five_at_once_never_flash_one_by_one() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         for i in 0..5 {
             let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
             p.on_event(&asked_event(&s), t0, &PREFS);
@@ -813,7 +774,7 @@ mod tests {
     #[test]
     fn snooze_silences_popups_but_still_closes_them() {
         let t0 = Instant::now();
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
         p.flush(t0 + HOLD, &PREFS);
@@ -851,7 +812,7 @@ mod tests {
             on_ready: false,
             reminder: None,
         };
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &prefs);
         assert!(p.flush(t0 + HOLD, &prefs).is_empty());
@@ -873,7 +834,7 @@ mod tests {
             reminder: Some(after),
             ..PREFS
         };
-        let mut p = popups(t0);
+        let mut p = Popups::default();
         let mut a = record("ask_1", Kind::Ask, State::Waiting);
         a.title = "Pick a target".into();
         p.on_event(&asked_event(&a), t0, &prefs);
