@@ -24,8 +24,11 @@ cargo test --locked -p lf-tray --no-default-features --test cli
 
 echo "== desktop end to end"
 command -v tauri-driver >/dev/null || cargo install --locked --quiet tauri-driver@^2 --root "$CACHE"
+# The system python: python3-dbus and python3-gi come from the distribution, so the venv
+# (for selenium) must see its site-packages; a python3 from pyenv or similar would not.
 E2E_VENV=$CACHE/venv
-[ -x "$E2E_VENV/bin/python" ] || python3 -m venv --system-site-packages "$E2E_VENV"
+[ -x "$E2E_VENV/bin/python" ] && "$E2E_VENV/bin/python" -c "import dbus, gi" 2>/dev/null ||
+  { rm -rf "$E2E_VENV"; /usr/bin/python3 -m venv --system-site-packages "$E2E_VENV"; }
 "$E2E_VENV/bin/python" -c "import selenium" 2>/dev/null || "$E2E_VENV/bin/pip" install -q selenium
 cargo build --locked -p lf-tray
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
