@@ -3,13 +3,10 @@
 //! exactly-once events and never polls the home.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use time::OffsetDateTime;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -17,9 +14,10 @@ use tokio::task::AbortHandle;
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, Generation, Lf, LfAction, LfError};
-use crate::records::{is_hidden, Records};
+use crate::records::Records;
 use crate::session::SessionRecord;
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
+use crate::watch::{route, run_names, Batch, Watches};
 
 /// How often `lf session list` runs with nothing else asking for it. Flow sessions live
 /// in lf's database, whose directory is watched, so this only catches what a watch
@@ -37,9 +35,6 @@ pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(600);
 /// the database, its WAL and its journal in a burst of a few milliseconds; waiting
 /// 100 ms turns a burst into one `lf` run and still shows a Flow well within a second.
 const LF_DEBOUNCE: Duration = Duration::from_millis(100);
-/// Without pidfd (older kernels, other systems), the known live client pids are checked
-/// this often. Only those few pids are checked, never the tree.
-const EXIT_RECHECK: Duration = Duration::from_secs(2);
 
 /// How the engine is set up.
 #[derive(Debug, Clone)]
@@ -291,7 +286,12 @@ impl Core {
         events: mpsc::UnboundedSender<Event>,
     ) -> Core {
         let records = Records::new(config.home.clone(), config.lf_bin.as_deref());
-        let watches = Watches::new(tx.clone());
+        let fs = tx.clone();
+        let watches = Watches::new(move |event: notify::Result<notify::Event>| {
+            if let Some(tx) = fs.upgrade() {
+                let _ = tx.send(Msg::Fs(event));
+            }
+        });
         Core {
             config,
             lf,
@@ -674,111 +674,27 @@ impl Core {
     }
 }
 
+async fn sleep_until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Tell the engine when a client process exits.
+fn watch_exit(pid: i32, run_id: String, tx: mpsc::WeakUnboundedSender<Msg>) -> AbortHandle {
+    tokio::spawn(async move {
+        crate::liveness::exited(pid).await;
+        if let Some(tx) = tx.upgrade() {
+            let _ = tx.send(Msg::ClientExited(run_id));
+        }
+    })
+    .abort_handle()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use notify::event::{CreateKind, Flag, RemoveKind};
-
-    fn routed(kind: EventKind, paths: &[&str]) -> Batch {
-        let home = Home::at("/h");
-        let mut event = notify::Event::new(kind);
-        for path in paths {
-            event = event.add_path(PathBuf::from(path));
-        }
-        let mut batch = Batch::default();
-        route(&home, event, &mut batch);
-        batch
-    }
-
-    const RENAME: EventKind = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
-
-    #[test]
-    fn ask_renames_dirty_one_ask_and_temporaries_nothing() {
-        let batch = routed(
-            RENAME,
-            &[
-                "/h/human-sessions/ask_1.json.tmp",
-                "/h/human-sessions/ask_1.json",
-            ],
-        );
-        assert_eq!(batch.asks, HashSet::from(["ask_1".to_string()]));
-        assert!(!routed(
-            EventKind::Create(CreateKind::File),
-            &["/h/human-sessions/.x.lock"]
-        )
-        .changed());
-        assert!(!routed(
-            EventKind::Create(CreateKind::File),
-            &["/h/human-sessions/ask_2.9f.tmp"]
-        )
-        .changed());
-    }
-
-    #[test]
-    fn reads_change_nothing_but_finished_writes_do() {
-        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
-        assert!(!routed(open, &["/h/human-sessions/ask_1.json"]).changed());
-        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
-        assert!(routed(written, &["/h/human-sessions/ask_1.json"]).changed());
-    }
-
-    #[test]
-    fn run_files_shards_and_staging() {
-        let any = EventKind::Modify(ModifyKind::Any);
-        let batch = routed(any, &["/h/runs/ab/run_ab12/provider-clients/42.json"]);
-        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
-        let batch = routed(any, &["/h/runs/ab/run_ab12"]);
-        assert_eq!(batch.runs, HashSet::from(["run_ab12".to_string()]));
-        assert!(!routed(any, &["/h/runs/ab/.run_ab12.staging/manifest.json"]).changed());
-        let batch = routed(EventKind::Create(CreateKind::Folder), &["/h/runs/cd"]);
-        assert_eq!(batch.shards, HashSet::from([PathBuf::from("/h/runs/cd")]));
-    }
-
-    #[test]
-    fn database_files_and_the_way_to_the_sources() {
-        let any = EventKind::Modify(ModifyKind::Any);
-        for db in [
-            "/h/loopflow.db",
-            "/h/loopflow.db-wal",
-            "/h/loopflow.db-journal",
-        ] {
-            let batch = routed(any, &[db]);
-            assert!(batch.database && !batch.changed(), "{db}");
-        }
-        // Readers touch -shm: lf's own list must not wake the engine again.
-        assert!(!routed(any, &["/h/loopflow.db-shm"]).database);
-        assert!(routed(any, &["/h"]).tops);
-        assert!(
-            routed(
-                EventKind::Create(CreateKind::Folder),
-                &["/h/human-sessions"]
-            )
-            .tops
-        );
-        assert!(!routed(any, &["/h/run-bindings"]).changed());
-        assert!(!routed(any, &["/elsewhere/file"]).changed());
-    }
-
-    #[test]
-    fn a_source_directory_going_away_is_noted() {
-        let removed = EventKind::Remove(RemoveKind::Folder);
-        assert_eq!(
-            routed(removed, &["/h/runs"]).gone,
-            [PathBuf::from("/h/runs")]
-        );
-        assert_eq!(routed(removed, &["/h"]).gone, [PathBuf::from("/h")]);
-        let moved = EventKind::Modify(ModifyKind::Name(RenameMode::From));
-        assert_eq!(routed(moved, &["/h/human-sessions"]).gone.len(), 1);
-        assert!(routed(removed, &["/h/runs/ab/run_ab1"]).gone.is_empty());
-    }
-
-    #[test]
-    fn an_overflow_asks_for_a_rescan() {
-        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
-        let mut batch = Batch::default();
-        route(&Home::at("/h"), overflow, &mut batch);
-        assert!(batch.rescan && batch.changed());
-    }
+    use super::one_line;
 
     #[test]
     fn lf_errors_fold_onto_one_line() {
@@ -788,408 +704,4 @@ mod tests {
         );
         assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
     }
-}
-
-/// Sort one file event into what it makes dirty.
-fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
-    // Opening and reading a file (ours included) changes nothing.
-    if let EventKind::Access(kind) = event.kind {
-        if kind != AccessKind::Close(AccessMode::Write) {
-            return;
-        }
-    }
-    if event.need_rescan() {
-        batch.rescan = true;
-        return;
-    }
-    let asks_dir = home.asks_dir();
-    let runs_dir = home.runs_dir();
-    for path in &event.paths {
-        if let Ok(rest) = path.strip_prefix(&asks_dir) {
-            match names(rest).as_slice() {
-                [] => batch.tops = true,
-                [name] => {
-                    if let Some(id) = crate::ask::ask_id_from_file_name(name) {
-                        batch.asks.insert(id.to_string());
-                    }
-                }
-                _ => {}
-            }
-        } else if let Ok(rest) = path.strip_prefix(&runs_dir) {
-            match names(rest).as_slice() {
-                [] => batch.tops = true,
-                [shard] => {
-                    if !is_hidden(shard) {
-                        batch.shards.insert(path.clone());
-                    }
-                }
-                [_, run, ..] => {
-                    if !is_hidden(run) {
-                        if let Some(run) = run.to_str() {
-                            batch.runs.insert(run.to_string());
-                        }
-                    }
-                }
-            }
-        } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
-            batch.database = true;
-        } else if asks_dir.starts_with(path)
-            || runs_dir.starts_with(path)
-            || home.db_dir().starts_with(path)
-        {
-            // A source directory, or one on the way to it, appeared or went away.
-            batch.tops = true;
-        }
-        // A directory on the way to a source that is deleted or moved away takes its
-        // watch with it; one made again in its place (maybe with the same inode number)
-        // must be watched anew.
-        let gone = matches!(
-            event.kind,
-            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From))
-        );
-        if gone
-            && (asks_dir.starts_with(path)
-                || runs_dir.starts_with(path)
-                || home.db_dir().starts_with(path))
-        {
-            batch.gone.push(path.clone());
-        }
-    }
-}
-
-/// What one wake-up of the engine made dirty.
-#[derive(Default)]
-struct Batch {
-    /// A client exited or lf answered.
-    other: bool,
-    rescan: bool,
-    tops: bool,
-    database: bool,
-    asks: HashSet<String>,
-    runs: HashSet<String>,
-    shards: HashSet<PathBuf>,
-    /// Watched directories on the way to a source that were deleted or moved away.
-    gone: Vec<PathBuf>,
-}
-
-impl Batch {
-    fn changed(&self) -> bool {
-        self.other
-            || self.rescan
-            || self.tops
-            || !self.asks.is_empty()
-            || !self.runs.is_empty()
-            || !self.shards.is_empty()
-    }
-}
-
-fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
-    rest.components()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name),
-            _ => None,
-        })
-        .collect()
-}
-
-fn run_names(shard: &Path) -> Vec<String> {
-    std::fs::read_dir(shard)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| !is_hidden(&e.file_name()))
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `loopflow.db`, `loopflow.db-wal` or `loopflow.db-journal` (not `-shm`, which readers
-/// touch too: lf's own list would wake us again).
-fn is_database(path: &Path, db: &Path) -> bool {
-    let (Some(name), Some(db)) = (path.file_name(), db.file_name()) else {
-        return false;
-    };
-    let mut wal = OsString::from(db);
-    wal.push("-wal");
-    let mut journal = OsString::from(db);
-    journal.push("-journal");
-    name == db || name == wal || name == journal
-}
-
-async fn sleep_until(due: Option<tokio::time::Instant>) {
-    match due {
-        Some(due) => tokio::time::sleep_until(due).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Tell the engine when a client process exits. On Linux a pidfd becomes readable at
-/// exit, so this costs nothing while the agent runs.
-fn watch_exit(pid: i32, run_id: String, tx: mpsc::WeakUnboundedSender<Msg>) -> AbortHandle {
-    tokio::spawn(async move {
-        wait_exit(pid).await;
-        if let Some(tx) = tx.upgrade() {
-            let _ = tx.send(Msg::ClientExited(run_id));
-        }
-    })
-    .abort_handle()
-}
-
-#[cfg(target_os = "linux")]
-async fn wait_exit(pid: i32) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use tokio::io::unix::AsyncFd;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
-        // It exited between the liveness check and now.
-        return;
-    }
-    if fd >= 0 {
-        // SAFETY: the descriptor was just returned to us and nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        // SAFETY: `OwnedFd` keeps the descriptor open, unchanged, for the AsyncFd's life.
-        if let Ok(fd) =
-            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        {
-            let _ = fd.readable().await;
-            return;
-        }
-    }
-    recheck_exit(pid).await
-}
-
-#[cfg(not(target_os = "linux"))]
-async fn wait_exit(pid: i32) {
-    recheck_exit(pid).await
-}
-
-async fn recheck_exit(pid: i32) {
-    loop {
-        tokio::time::sleep(EXIT_RECHECK).await;
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            return;
-        }
-    }
-}
-
-/// The directories under inotify watch. Only directories, never single files: lf writes
-/// a temporary and renames it into place, which a watch on the old file would not see.
-struct Watches {
-    watcher: Option<RecommendedWatcher>,
-    error: Option<String>,
-    /// The source directories and, while one is missing, its nearest existing ancestor.
-    tops: HashMap<PathBuf, Option<u64>>,
-    /// `runs/<pp>` shards, where new Runs appear.
-    shards: HashSet<PathBuf>,
-    /// Followed Run dirs and their `provider-clients/`.
-    runs: HashSet<PathBuf>,
-}
-
-#[derive(Default)]
-struct Appeared {
-    asks: bool,
-    runs: bool,
-    database: bool,
-}
-
-impl Watches {
-    fn new(tx: mpsc::WeakUnboundedSender<Msg>) -> Watches {
-        let handler = move |event: notify::Result<notify::Event>| {
-            if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Msg::Fs(event));
-            }
-        };
-        match notify::recommended_watcher(handler) {
-            Ok(watcher) => Watches {
-                watcher: Some(watcher),
-                error: None,
-                tops: HashMap::new(),
-                shards: HashSet::new(),
-                runs: HashSet::new(),
-            },
-            Err(e) => Watches {
-                watcher: None,
-                error: Some(format!(
-                    "cannot watch files ({e}); the list refreshes only on the slow timer"
-                )),
-                tops: HashMap::new(),
-                shards: HashSet::new(),
-                runs: HashSet::new(),
-            },
-        }
-    }
-
-    fn add(&mut self, dir: &Path) -> bool {
-        match &mut self.watcher {
-            Some(w) => w.watch(dir, RecursiveMode::NonRecursive).is_ok(),
-            None => false,
-        }
-    }
-
-    fn remove(&mut self, dir: &Path) {
-        if let Some(w) = &mut self.watcher {
-            let _ = w.unwatch(dir);
-        }
-    }
-
-    /// Watch the three source directories, or the nearest existing ancestor of a missing
-    /// one so that its creation is seen. Reports which sources became watchable, counting
-    /// a directory deleted and made again (a new inode) as new.
-    fn ensure_tops(&mut self, home: &Home, files: bool) -> Appeared {
-        let mut sources = vec![home.db_dir().to_path_buf()];
-        if files {
-            sources.push(home.asks_dir());
-            sources.push(home.runs_dir());
-        }
-        let target = |dir: &PathBuf| {
-            if dir.is_dir() {
-                dir.clone()
-            } else {
-                nearest_existing(dir)
-            }
-        };
-        let before = self.tops.clone();
-        // A directory can appear between looking for it and watching its parent, unseen
-        // by either: look again after watching until what is watched is what exists.
-        // Sixteen rounds is far more than a home being made a level at a time needs.
-        for _ in 0..16 {
-            let wanted: HashMap<PathBuf, Option<u64>> = sources
-                .iter()
-                .map(|dir| {
-                    let dir = target(dir);
-                    let ino = inode(&dir);
-                    (dir, ino)
-                })
-                .collect();
-            let stale: Vec<PathBuf> = self
-                .tops
-                .iter()
-                .filter(|(dir, ino)| wanted.get(*dir) != Some(ino))
-                .map(|(dir, _)| dir.clone())
-                .collect();
-            for dir in stale {
-                self.remove(&dir);
-                self.tops.remove(&dir);
-            }
-            for (dir, ino) in &wanted {
-                if !self.tops.contains_key(dir) && self.add(dir) {
-                    self.tops.insert(dir.clone(), *ino);
-                }
-            }
-            if sources.iter().all(|dir| wanted.contains_key(&target(dir))) {
-                break;
-            }
-        }
-        let appeared = |dir: &PathBuf| {
-            self.tops
-                .get(dir)
-                .is_some_and(|ino| before.get(dir) != Some(ino))
-        };
-        Appeared {
-            database: appeared(&sources[0]),
-            asks: files && appeared(&sources[1]),
-            runs: files && appeared(&sources[2]),
-        }
-    }
-
-    /// Drop the watches at and under a directory that went away.
-    fn forget(&mut self, dir: &Path) {
-        let gone: Vec<PathBuf> = self
-            .tops
-            .keys()
-            .chain(&self.shards)
-            .chain(&self.runs)
-            .filter(|watched| watched.starts_with(dir))
-            .cloned()
-            .collect();
-        for watched in gone {
-            self.remove(&watched);
-            self.tops.remove(&watched);
-            self.shards.remove(&watched);
-            self.runs.remove(&watched);
-        }
-    }
-
-    fn shards(&mut self, runs_dir: &Path) {
-        for shard in std::fs::read_dir(runs_dir).into_iter().flatten().flatten() {
-            if !is_hidden(&shard.file_name()) && shard.file_type().is_ok_and(|t| t.is_dir()) {
-                self.shard(&shard.path());
-            }
-        }
-    }
-
-    fn shard(&mut self, shard: &Path) {
-        if shard.is_dir() {
-            if !self.shards.contains(shard) && self.add(shard) {
-                self.shards.insert(shard.to_path_buf());
-            }
-        } else if self.shards.remove(shard) {
-            self.remove(shard);
-        }
-    }
-
-    /// Watch a Run dir and its `provider-clients/`; true if a watch was added.
-    fn watch_run(&mut self, dir: &Path) -> bool {
-        let mut added = false;
-        for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
-            if !self.runs.contains(&dir) && dir.is_dir() && self.add(&dir) {
-                self.runs.insert(dir);
-                added = true;
-            }
-        }
-        added
-    }
-
-    fn unwatch_run(&mut self, home: &Home, run_id: &str) {
-        let Some(dir) = home.run_dir(run_id) else {
-            return;
-        };
-        for dir in [dir.join("provider-clients"), dir] {
-            if self.runs.remove(&dir) {
-                self.remove(&dir);
-            }
-        }
-    }
-
-    /// Drop the watches of Runs no longer followed.
-    fn retain_runs(&mut self, followed: impl Fn(&str) -> bool) {
-        let stale: Vec<PathBuf> = self
-            .runs
-            .iter()
-            .filter(|dir| {
-                let run = if dir.ends_with("provider-clients") {
-                    dir.parent().and_then(Path::file_name)
-                } else {
-                    dir.file_name()
-                };
-                !run.and_then(|r| r.to_str()).is_some_and(&followed)
-            })
-            .cloned()
-            .collect();
-        for dir in stale {
-            self.runs.remove(&dir);
-            self.remove(&dir);
-        }
-    }
-}
-
-fn inode(dir: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(dir).ok().map(|m| m.ino())
-}
-
-fn nearest_existing(dir: &Path) -> PathBuf {
-    let mut dir = dir;
-    while let Some(parent) = dir.parent() {
-        if parent.is_dir() {
-            return parent.to_path_buf();
-        }
-        dir = parent;
-    }
-    PathBuf::from("/")
 }

@@ -13,6 +13,7 @@ pub mod run;
 pub mod session;
 pub mod snapshot;
 pub mod terminal;
+mod watch;
 
 pub use event::{Event, Warning};
 pub use home::Home;

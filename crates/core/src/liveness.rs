@@ -261,6 +261,54 @@ mod ps {
     }
 }
 
+/// Without pidfd (older kernels, other systems), a known live client pid is checked this
+/// often. Only those few pids are checked, never the process tree.
+const EXIT_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Returns when the process `pid` has exited. On Linux a pidfd becomes readable at exit,
+/// so waiting costs nothing while the agent runs.
+#[cfg(target_os = "linux")]
+pub async fn exited(pid: i32) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tokio::io::unix::AsyncFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+        // It exited between the liveness check and now.
+        return;
+    }
+    if fd >= 0 {
+        // SAFETY: the descriptor was just returned to us and nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: `OwnedFd` keeps the descriptor open, unchanged, for the AsyncFd's life.
+        if let Ok(fd) =
+            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        {
+            let _ = fd.readable().await;
+            return;
+        }
+    }
+    recheck_exit(pid).await
+}
+
+/// Returns when the process `pid` has exited.
+#[cfg(not(target_os = "linux"))]
+pub async fn exited(pid: i32) {
+    recheck_exit(pid).await
+}
+
+async fn recheck_exit(pid: i32) {
+    loop {
+        tokio::time::sleep(EXIT_RECHECK).await;
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

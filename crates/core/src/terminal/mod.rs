@@ -39,16 +39,17 @@ use adapter::Adapter;
 /// lf's Run context, which must not leak into a session the user opens (model §2.9).
 /// `LF_TERMINAL_ID`/`LF_TERMINAL_TTY` name the terminal pane the tray was started from,
 /// which is not the new window.
-pub const SCRUBBED_VARS: [&str; 8] = [
-    "LF_RUN_ID",
-    "LF_RUN_DIR",
-    "LF_PARENT_RUN_ID",
-    "LF_HUMAN_SESSION",
-    "LF_HUMAN_SESSION_RUN",
-    "LF_HUMAN_SESSION_RUN_BIND",
-    "LF_TERMINAL_ID",
-    "LF_TERMINAL_TTY",
-];
+pub const SCRUBBED_VARS: [&str; 8] = {
+    let run = crate::lf::RUN_CONTEXT_VARS;
+    let mut all = ["LF_TERMINAL_ID"; 8];
+    let mut i = 0;
+    while i < run.len() {
+        all[i] = run[i];
+        i += 1;
+    }
+    all[7] = "LF_TERMINAL_TTY";
+    all
+};
 
 /// Removed too, except for tmux itself: a window outside tmux is not inside the pane the
 /// tray may have been started from.
