@@ -459,10 +459,16 @@ impl Core {
             if appeared.database {
                 self.request_list(Some(LF_DEBOUNCE));
             }
-            if appeared.asks || appeared.runs {
+            // A new source is read whole; the Runs only when `runs/` itself is new, since
+            // reading 10 000 of them for a new `human-sessions/` would be wasted.
+            if appeared.runs {
                 fresh.extend(self.records.rescan());
                 self.sync_runs(fresh);
                 return;
+            }
+            if appeared.asks {
+                fresh.extend(self.records.rescan_asks());
+                self.sync_runs(fresh);
             }
             if !self.config.home.asks_dir().is_dir() {
                 self.records.forget_asks();

@@ -83,6 +83,16 @@ impl Records {
         self.report(previous, fresh)
     }
 
+    /// Read every Ask record again (its directory just appeared), leaving the Runs as they
+    /// are.
+    pub fn rescan_asks(&mut self) -> Vec<Warning> {
+        let asks_dir = self.home.asks_dir();
+        let previous = self.take_problems(|path| path.starts_with(&asks_dir));
+        let mut fresh = Vec::new();
+        self.read_asks(&mut fresh);
+        self.report(previous, fresh)
+    }
+
     /// The slow safety net: read the Asks again, and every Run that is followed, new, or
     /// whose directory changed since it was last read (a headless Run that lf opened
     /// interactively gains `provider-clients/`, which changes its directory's mtime). A
