@@ -257,6 +257,7 @@ fn setup<R: Runtime>(
     tray::create(app, on_menu)?;
     let (effects, queued) = mpsc::unbounded_channel();
     tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
+    tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
     tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
@@ -393,6 +394,23 @@ fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
         }
         app.exit(0);
     });
+}
+
+/// Ctrl-C in the terminal that started the app, or SIGTERM from a session manager, ends it
+/// like Quit: popups taken down, and the demo's temporary home removed on the way out.
+async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    quit(&app, shell);
 }
 
 fn on_notification<R: Runtime>(app: &AppHandle<R>, key: NoticeKey, action: &str) {

@@ -560,6 +560,28 @@ def quit_from_the_tray_ends_the_app(ctx):
     wait_for(lambda: ctx.tray.items() == [], "the tray item to leave the watcher")
 
 
+@check
+def sigterm_ends_the_app_like_quit(ctx):
+    # A session manager logging out (or Ctrl-C in a terminal) must not leave popups behind.
+    ctx.start_app()
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid),
+                        "the restarted app's StatusNotifierItem", START_TIMEOUT)
+    # The menu leaves "Reading sessions…" once the engine's first snapshot is in: an Ask
+    # written after that is news and gets a popup.
+    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot in the menu",
+             START_TIMEOUT)
+    title = "Still waiting at logout"
+    ctx.write_ask("ask_" + uuid.uuid4().hex, title=title, prompt=title, cwd=ctx.make_cwd("logout"))
+    n = ctx.notified(lambda n: title in n.body, "the ask's notification")
+    wait_for(lambda: ctx.notes.refresh() and n.id is not None, "the notification's id")
+    ctx.app.send_signal(signal.SIGTERM)
+    wait_for(lambda: ctx.app.poll() is not None, "the app to exit on SIGTERM")
+    expect(ctx.app.returncode == 0, f"app exited with {ctx.app.returncode} on SIGTERM")
+    wait_for(lambda: ctx.tray.items() == [], "the tray item to leave the watcher")
+    wait_for(lambda: n.id in ctx.notes.refresh().closes,
+             f"CloseNotification({n.id}) on the way out; closes seen {ctx.notes.closes}")
+
+
 # --- the window, through WebDriver ----------------------------------------------------------
 
 
