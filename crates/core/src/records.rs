@@ -58,10 +58,6 @@ impl Records {
         }
     }
 
-    pub fn home(&self) -> &Home {
-        &self.home
-    }
-
     pub fn tracked(&self) -> impl Iterator<Item = (&String, &Tracked)> {
         self.runs.iter()
     }
@@ -353,7 +349,7 @@ impl Records {
 /// Whether a Run can change a listed session, and so is followed and watched: an
 /// interactive Run that is not resolved, or the session Run of an Ask. A finished
 /// headless Run (most of a busy home) is read once and then left alone.
-pub fn follows(run: &Run, referenced: bool) -> bool {
+fn follows(run: &Run, referenced: bool) -> bool {
     referenced || (run.interactive() && !run.resolved)
 }
 
