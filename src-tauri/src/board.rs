@@ -18,7 +18,7 @@ impl Group {
     pub fn of(record: &SessionRecord) -> Group {
         match (&record.state, &record.kind) {
             (State::Ready, _) => Group::Ready,
-            _ if record.needs_person() => Group::Waiting,
+            _ if record.needs_you => Group::Waiting,
             (State::Active, _) => Group::Active,
             _ => Group::Other,
         }
@@ -55,7 +55,7 @@ pub fn ordered(sessions: &[SessionRecord]) -> Vec<(Group, &SessionRecord)> {
 
 /// How many sessions wait on the person (the tray's count).
 pub fn needing_person(sessions: &[SessionRecord]) -> usize {
-    sessions.iter().filter(|s| s.needs_person()).count()
+    sessions.iter().filter(|s| s.needs_you).count()
 }
 
 /// `title — detail`, the way a session is named in one line.
@@ -87,18 +87,19 @@ pub fn question(record: &SessionRecord) -> Option<String> {
 /// Whether choosing this session shows the review window rather than a terminal: a Flow
 /// review is decided in the window.
 pub fn reviews_in_window(record: &SessionRecord) -> bool {
-    record.kind == Kind::Flow
+    record.is(Kind::Flow)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
-    /// A record as lf lists it; tests adjust the fields they care about.
+    /// A record as the engine hands it on (with `needs_you` judged); tests adjust the
+    /// fields they care about.
     pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-        SessionRecord {
+        let mut record = SessionRecord {
             id: id.into(),
-            kind,
+            kind: Some(kind),
             work: None,
             title: format!("Title of {id}"),
             detail: "detail".into(),
@@ -112,10 +113,13 @@ pub(crate) mod tests {
                 id.into(),
             ],
             actions: None,
+            needs_you: false,
             prompt: None,
             created_at: None,
             extra: Default::default(),
-        }
+        };
+        record.needs_you = lf_tray_core::session::needs_you(&record);
+        record
     }
 
     #[test]

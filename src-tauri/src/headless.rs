@@ -87,11 +87,17 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// One readable line per session: state, kind, title — detail, and the id to pass to lf.
+/// Generation D has no kind; its column says whether the session waits on you.
 fn line(session: &SessionRecord) -> String {
+    let kind = match &session.kind {
+        Some(kind) => kind.as_str(),
+        None if session.needs_you => "needs you",
+        None => "-",
+    };
     let mut text = format!(
         "{:<8} {:<12} {}",
         session.state.as_str(),
-        session.kind.as_str(),
+        kind,
         label(session)
     );
     if let Some(summary) = &session.ready_summary {
@@ -138,12 +144,18 @@ fn describe(event: &Event) -> String {
             at,
             session,
             previous,
+            previous_needs_you,
         } => format!(
-            "{} state    {} ({} → {})",
+            "{} state    {} ({} → {}{})",
             clock(at),
             label(session),
-            printable(previous),
-            session.state.as_str()
+            printable(previous.as_str()),
+            session.state.as_str(),
+            match (previous_needs_you, session.needs_you) {
+                (true, false) => ", no longer needs you",
+                (false, true) => ", needs you",
+                _ => "",
+            }
         ),
         Event::Resolved { at, session } => format!("{} resolved {}", clock(at), label(session)),
         Event::Appeared { at, session } => format!("{} appeared {}", clock(at), label(session)),

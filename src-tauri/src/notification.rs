@@ -146,7 +146,7 @@ fn cap(text: &str, max: usize) -> String {
 
 fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &'static str)> {
     let mut actions = vec![(DEFAULT, "Open"), (OPEN, "Open")];
-    if review && record.kind == Kind::Flow {
+    if review && record.is(Kind::Flow) {
         actions.push((REVIEW, "Review…"));
     }
     actions
@@ -164,7 +164,7 @@ fn title(record: &SessionRecord) -> &str {
 /// the title and the start of the prompt (without its first line when that is the title).
 pub fn asked(record: &SessionRecord) -> Notice {
     let lead = match record.kind {
-        Kind::Flow => "Review step",
+        Some(Kind::Flow) => "Review step",
         _ => "Agent asks",
     };
     let detail = one_line(&record.detail, MAX_SUMMARY);
@@ -343,7 +343,7 @@ impl Popups {
             Event::Snapshot { sessions, .. } => {
                 let needing: HashMap<&str, &SessionRecord> = sessions
                     .iter()
-                    .filter(|s| s.needs_person())
+                    .filter(|s| s.needs_you)
                     .map(|s| (s.id.as_str(), s))
                     .collect();
                 let gone: Vec<String> = self
@@ -383,7 +383,7 @@ impl Popups {
                 }
             }
             Event::State { session, .. } => {
-                if session.needs_person() {
+                if session.needs_you {
                     self.waiting
                         .entry(session.id.clone())
                         .and_modify(|w| w.record = session.clone())
@@ -676,10 +676,12 @@ mod tests {
         p.flush(t1 + HOLD, &PREFS);
         let mut active = c.clone();
         active.state = State::Active;
+        active.needs_you = false;
         let state = Event::State {
             at: OffsetDateTime::now_utc(),
             session: active,
-            previous: "waiting".into(),
+            previous: State::Waiting,
+            previous_needs_you: true,
         };
         assert_eq!(
             closed(&p.on_event(&state, t1 + HOLD * 2, &PREFS)),

@@ -2,18 +2,18 @@
 //! listens to.
 //!
 //! The window never names a command line: it asks for the list, and for an action on a
-//! session id that is in the engine's current list. [`actions::plan`] decides whether that
-//! action exists and is enabled, exactly as the buttons showed it.
+//! session id that is in the engine's current list. The core's `actions::plan` decides
+//! whether that action exists and is available, exactly as the buttons showed it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lf_tray_core::lf::LfAction;
-use lf_tray_core::SessionRecord;
+use lf_tray_core::actions::{plan, Step};
+use lf_tray_core::{ActionKind, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
-use crate::actions::{self, Button, Step, Verb};
+use crate::actions::{self, Button};
 use crate::board::{self, Group};
 use crate::settings::{self, Settings};
 use crate::steplog::step;
@@ -45,12 +45,11 @@ pub struct Board {
 
 pub fn board(shell: &Shell) -> Board {
     let sessions = shell.engine.sessions();
-    let lf = shell.engine.generation();
     Board {
         sessions: board::ordered(&sessions)
             .into_iter()
             .map(|(group, record)| SessionView {
-                buttons: actions::buttons(record, lf),
+                buttons: actions::buttons(record),
                 question: board::question(record),
                 group,
                 record: record.clone(),
@@ -99,22 +98,16 @@ pub async fn act<R: Runtime>(
     app: AppHandle<R>,
     shell: State<'_, Arc<Shell>>,
     id: String,
-    action: String,
+    action: ActionKind,
     text: Option<String>,
 ) -> Result<String, String> {
     let record = shell.engine.session(&id).ok_or_else(|| {
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
-    match actions::plan(&record, shell.engine.generation(), &action, text.as_deref())? {
+    match plan(&record, &action, text.as_deref())? {
         Step::Open { replace } => launch::open(&app, &shell, &record, replace)
             .map(|terminal| format!("Opened in {terminal}.")),
-        Step::Lf { verb, text } => {
-            let text = text.unwrap_or_default();
-            let action = match verb {
-                Verb::Complete => LfAction::Complete { id },
-                Verb::Approve => LfAction::Approve { id, text },
-                Verb::Iterate => LfAction::Iterate { id, text },
-            };
+        Step::Lf(action) => {
             let result = shell.engine.act(action).await.map_err(|e| e.to_string());
             publish(&app, &shell);
             result.map(|out| out.trim().to_string())

@@ -374,7 +374,7 @@ fn on_lf_generation_c_the_retired_files_are_ignored() {
         r#"#!/bin/sh
 case "$*" in
   "session --help") printf 'Commands:\n  history  H\n  list  L\n  connect  C\n  import  I\n' ;;
-  "session list --json --all") printf '[{"id":"session_1","kind":"conversation","state":"waiting","title":"New world","attention":"reply","open_argv":["/x/lf","session","connect","session_1"]}]' ;;
+  "session list --json --all --limit 0") printf '[{"id":"session_1","kind":"conversation","state":"waiting","title":"New world","attention":"reply","open_argv":["/x/lf","session","connect","session_1"]}]' ;;
   *) echo "Error: unexpected $*" >&2; exit 1 ;;
 esac
 "#,
@@ -389,6 +389,7 @@ esac
     let sessions: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&sessions), ["session_1"]);
     assert_eq!(sessions[0]["kind"], "conversation");
+    assert_eq!(sessions[0]["needs_you"], true, "C's attention says so");
     assert_eq!(
         sessions[0]["attention"], "reply",
         "unknown fields pass through"

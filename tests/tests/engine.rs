@@ -37,7 +37,7 @@ async fn an_action_returns_once_its_effect_is_listed() {
         panic!("the first event is the snapshot: {first:?}")
     };
     assert_eq!(sessions.len(), 2);
-    assert_eq!(engine.generation(), Some(Generation::A));
+    assert_eq!(engine.detected().map(|d| d.generation), Some(Generation::A));
     assert!(
         engine.status().contains("2 sessions"),
         "{}",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lf_sim::{AskSpec, FlowSpec, SimHome};
-use lf_tray_core::lf::{resolve, Lf, LfAction, LfError, RUN_CONTEXT_VARS};
+use lf_tray_core::lf::{resolve, Generation, Lf, LfAction, LfError, RUN_CONTEXT_VARS};
 use lf_tray_core::{Kind, State};
 use serde_json::Value;
 
@@ -88,17 +88,17 @@ async fn list_reads_what_lf_lists() {
     flow.work = Some("task:task_1".into());
     h.sim.flows(&[flow]).unwrap();
 
-    let (records, problems) = h.lf().list().await.unwrap();
+    let (records, problems) = h.lf().list(Generation::A).await.unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(records.len(), 2);
     let shipped = &records[0];
     assert_eq!(shipped.id, "task_1:ship:review:0");
-    assert_eq!(shipped.kind, Kind::Flow);
+    assert_eq!(shipped.kind, Some(Kind::Flow));
     assert_eq!(shipped.state, State::Waiting);
     assert_eq!(shipped.work.as_ref().unwrap().id, "task_1");
     let asked = &records[1];
     assert_eq!(asked.id, ask);
-    assert_eq!(asked.kind, Kind::Ask);
+    assert_eq!(asked.kind, Some(Kind::Ask));
     assert_eq!(asked.state, State::Ready);
     assert_eq!(asked.ready_summary.as_deref(), Some("macOS"));
     assert_eq!(asked.open_argv, [LF, "session", "open", &ask]);
@@ -170,7 +170,7 @@ async fn lf_sees_the_chosen_home_and_none_of_the_trays_run_context() {
     }
     std::env::set_var("LF_DB_PATH", "/elsewhere/loopflow.db");
     let h = Harness::new();
-    h.lf().list().await.unwrap();
+    h.lf().list(Generation::A).await.unwrap();
     let env = &h.calls()[0]["env"];
     for name in RUN_CONTEXT_VARS {
         assert!(env.get(name).is_none(), "{name} reached lf: {env}");
@@ -216,7 +216,7 @@ async fn lf_refusals_come_back_as_its_own_sentences() {
     );
 
     h.knob("fail", "database is locked");
-    let err = h.lf().list().await.unwrap_err();
+    let err = h.lf().list(Generation::A).await.unwrap_err();
     assert!(
         matches!(&err, LfError::Failed { code: Some(1), message } if message == "database is locked"),
         "{err:?}"
@@ -229,7 +229,12 @@ async fn an_lf_that_never_answers_is_stopped_at_the_timeout() {
     h.knob("hang", "");
     let timeout = Duration::from_secs(2);
     let started = Instant::now();
-    let err = h.lf().with_timeout(timeout).list().await.unwrap_err();
+    let err = h
+        .lf()
+        .with_timeout(timeout)
+        .list(Generation::A)
+        .await
+        .unwrap_err();
     let took = started.elapsed();
     assert!(
         matches!(err, LfError::Timeout(t) if t == timeout),
@@ -255,7 +260,7 @@ async fn giving_up_on_a_call_kills_its_lf() {
     let h = Harness::new();
     h.knob("hang", "");
     let lf = h.lf().with_timeout(Duration::from_secs(600));
-    let call = tokio::spawn(async move { lf.list().await });
+    let call = tokio::spawn(async move { lf.list(Generation::A).await });
     let deadline = Instant::now() + Duration::from_secs(10);
     let pid = loop {
         if let Some(call) = h.calls().first() {
@@ -277,12 +282,15 @@ async fn giving_up_on_a_call_kills_its_lf() {
 #[tokio::test]
 async fn missing_and_misbehaving_programs_are_told_apart() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Lf::new(dir.path().join("nope")).list().await.unwrap_err();
+    let err = Lf::new(dir.path().join("nope"))
+        .list(Generation::A)
+        .await
+        .unwrap_err();
     assert!(matches!(err, LfError::NotFound), "{err:?}");
 
     let chatty = dir.path().join("chatty");
     script(&chatty, "#!/bin/sh\necho 'lf 0.1 ready'\n");
-    let err = Lf::new(chatty).list().await.unwrap_err();
+    let err = Lf::new(chatty).list(Generation::A).await.unwrap_err();
     assert!(
         matches!(&err, LfError::BadOutput(m) if m.starts_with("lf printed invalid JSON")),
         "{err:?}"
@@ -291,7 +299,7 @@ async fn missing_and_misbehaving_programs_are_told_apart() {
     // More than the output cap: refused, and the flood does not block or exhaust anything.
     let flood = dir.path().join("flood");
     script(&flood, "#!/bin/sh\nhead -c 17000000 /dev/zero\n");
-    let err = Lf::new(flood).list().await.unwrap_err();
+    let err = Lf::new(flood).list(Generation::A).await.unwrap_err();
     assert!(
         matches!(&err, LfError::BadOutput(m) if m.contains("more than 16 MiB")),
         "{err:?}"
@@ -299,7 +307,7 @@ async fn missing_and_misbehaving_programs_are_told_apart() {
 
     let silent = dir.path().join("silent");
     script(&silent, "#!/bin/sh\nexit 3\n");
-    let err = Lf::new(silent).list().await.unwrap_err();
+    let err = Lf::new(silent).list(Generation::A).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "lf failed with exit code 3 and no message."
@@ -328,7 +336,7 @@ async fn the_resolved_lf_is_the_one_on_path_and_it_answers() {
     sim.ask(&AskSpec::new("q", "/src")).unwrap();
     let (records, _) = Lf::new(found.clone())
         .with_home(sim.home())
-        .list()
+        .list(Generation::A)
         .await
         .unwrap();
     assert_eq!(records[0].open_argv[0], found.to_str().unwrap());

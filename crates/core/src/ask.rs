@@ -112,7 +112,7 @@ impl AskRecord {
     pub fn session(&self, state: State, open_argv: Vec<String>) -> SessionRecord {
         SessionRecord {
             id: self.id.clone(),
-            kind: Kind::Ask,
+            kind: Some(Kind::Ask),
             work: self.work.clone(),
             title: self.title.clone(),
             detail: self.detail.clone(),
@@ -121,6 +121,7 @@ impl AskRecord {
             ready_summary: self.ready_summary.clone(),
             open_argv,
             actions: None,
+            needs_you: false,
             prompt: Some(self.prompt.clone()),
             created_at: None,
             extra: serde_json::Map::new(),
@@ -251,7 +252,7 @@ mod tests {
         ];
         let session = ask.session(State::Waiting, argv.clone());
         assert_eq!(session.id, ID);
-        assert_eq!(session.kind, Kind::Ask);
+        assert_eq!(session.kind, Some(Kind::Ask));
         assert_eq!(session.state, State::Waiting);
         assert_eq!(session.title, ask.title);
         assert_eq!(session.detail, "Human ask");
@@ -261,7 +262,7 @@ mod tests {
         assert_eq!(session.actions, None);
         assert_eq!(session.created_at, None);
         assert!(session.extra.is_empty());
-        assert!(session.needs_person());
+        assert!(crate::session::needs_you(&session));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::session::SessionRecord;
+use crate::session::{SessionRecord, State};
 
 /// Something that could not be read or asked. The engine keeps working around it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,7 +43,8 @@ pub enum Event {
         at: OffsetDateTime,
         sessions: Vec<SessionRecord>,
     },
-    /// An Ask or Flow session that needs a person appeared.
+    /// A session started to need a person: an Ask or a Flow review step appeared, or
+    /// (generation D) an agent's attention turned `waiting`.
     Asked {
         #[serde(with = "time::serde::rfc3339")]
         at: OffsetDateTime,
@@ -55,12 +56,14 @@ pub enum Event {
         at: OffsetDateTime,
         session: SessionRecord,
     },
-    /// Any other change of state.
+    /// Any other change of state or of `needs_you`; a session still open that stopped
+    /// needing the person (generation D: its attention cleared) says `needs_you: false`.
     State {
         #[serde(with = "time::serde::rfc3339")]
         at: OffsetDateTime,
         session: SessionRecord,
-        previous: String,
+        previous: State,
+        previous_needs_you: bool,
     },
     /// A session is gone: completed, removed or resolved. Carries its last known record.
     Resolved {

@@ -39,10 +39,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A listed session is about half a kilobyte of JSON, so 16 MiB is tens of thousands of
 /// sessions, far beyond a real home, while a wrong binary flooding stdout stays bounded.
-const STDOUT_CAP: usize = 16 << 20;
+pub const STDOUT_CAP: usize = 16 << 20;
 
 /// lf's errors are a sentence and a few `Caused by:` lines.
-const STDERR_CAP: usize = 64 << 10;
+pub const STDERR_CAP: usize = 64 << 10;
+
+/// Rows per page when an lf answers in pages: lf's own default page size.
+const PAGE_LIMIT: &str = "100";
 
 /// `$LF_BIN`, else `lf` on `PATH`, else `~/.local/bin/lf` (the install docs' target, and
 /// where a GUI session without a login `PATH` still finds it); made absolute without
@@ -157,8 +160,8 @@ fn span(d: Duration) -> String {
     }
 }
 
-/// One lf program and how to call it.
-/// lf's session model changed shape three times; what the tray may read depends on it.
+/// lf's session model changed shape four times; what the tray may read, which command
+/// lists every session, and how changes are followed depend on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generation {
     /// Session files plus `approve` / `iterate` for Flow review steps.
@@ -167,18 +170,33 @@ pub enum Generation {
     B,
     /// Sessions in SQLite (`connect`, `import`, `bind`): the old files are history only.
     C,
+    /// Today's lf, early builds: SQLite only, `attention`, no `kind`, no `complete`; the
+    /// list's filter is spelt `--needs-me`, and there is no `lf monitor work`.
+    D0,
+    /// Today's lf: as D0, with `--waiting` and `lf monitor work --watch --json`.
+    D,
     /// A help text this app does not recognise: read the files and trust the CLI.
     Unknown,
 }
 
 impl Generation {
-    pub fn from_help(help: &str) -> Generation {
+    /// The generation from the verbs `lf session --help` lists, and for D-era builds the
+    /// flags `lf session list --help` shows (§9.1 of the model: `resume`/`ensure` without
+    /// `complete` is D; `--needs-me` marks its early builds).
+    pub fn from_help(help: &str, list_help: Option<&str>) -> Generation {
         let verbs: Vec<&str> = help
             .lines()
             .filter_map(|line| line.split_whitespace().next())
             .collect();
         let has = |verb: &str| verbs.contains(&verb);
-        if has("connect") || has("import") || has("bind") {
+        if (has("resume") || has("ensure")) && !has("complete") {
+            match list_help {
+                Some(text) if text.contains("--needs-me") && !text.contains("--waiting") => {
+                    Generation::D0
+                }
+                _ => Generation::D,
+            }
+        } else if has("connect") || has("import") || has("bind") {
             Generation::C
         } else if has("approve") || has("iterate") {
             Generation::A
@@ -191,8 +209,60 @@ impl Generation {
 
     /// Whether lf still keeps sessions in files the engine can watch.
     pub fn has_session_files(self) -> bool {
-        self != Generation::C
+        matches!(self, Generation::A | Generation::B | Generation::Unknown)
     }
+
+    /// Whether `lf session list --help` decides between D and D0.
+    fn is_d(self) -> bool {
+        matches!(self, Generation::D | Generation::D0)
+    }
+
+    /// The `lf session list` that returns every session the tray shows, on one page.
+    ///
+    /// C and D list only the current repository, interactive sessions and 100 rows by
+    /// default; `--all` and `--limit 0` lift that. On D the tray lists every *open*
+    /// session, interactive or headless, rather than only `--waiting` ones: a session
+    /// that stops waiting must be told apart from one that was completed (a `state`
+    /// line versus `resolved`), and the waiting filter cannot tell them apart. Both run
+    /// the same store query; the full list only prints more JSON.
+    pub fn list_args(self) -> &'static [&'static str] {
+        match self {
+            Generation::A | Generation::B | Generation::Unknown => {
+                &["session", "list", "--json", "--all"]
+            }
+            Generation::C => &["session", "list", "--json", "--all", "--limit", "0"],
+            Generation::D0 | Generation::D => &[
+                "session",
+                "list",
+                "--json",
+                "--all",
+                "--interactive",
+                "all",
+                "--limit",
+                "0",
+            ],
+        }
+    }
+
+    /// The generation's letter, for the status line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Generation::A => "A",
+            Generation::B => "B",
+            Generation::C => "C",
+            Generation::D0 => "D0",
+            Generation::D => "D",
+            Generation::Unknown => "unknown",
+        }
+    }
+}
+
+/// What the tray learned about an lf program by asking it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detected {
+    pub generation: Generation,
+    /// It has `lf monitor work --watch --json`: attention arrives from lf's own reader.
+    pub monitor: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -234,17 +304,71 @@ impl Lf {
         &self.bin
     }
 
-    /// `lf session list --json --all`: the records, and a problem per element that did
-    /// not decode.
-    pub async fn list(&self) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
-        let out = self.run(&["session", "list", "--json", "--all"]).await?;
-        decode_list(&out).map_err(LfError::BadOutput)
+    /// Every session, with the generation's list command: the records, and a problem per
+    /// element that did not decode. An lf that answers with a page that has a `next`
+    /// is asked for the following pages until there is none.
+    pub async fn list(
+        &self,
+        generation: Generation,
+    ) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
+        let args = generation.list_args();
+        let mut page = decode_list(&self.run(args).await?).map_err(LfError::BadOutput)?;
+        let (mut records, mut problems) = (page.records, page.problems);
+        let mut seen = std::collections::HashSet::new();
+        while let Some(after) = page.next {
+            // An lf that hands out the same cursor twice would never end.
+            if !seen.insert(after.clone()) {
+                return Err(LfError::BadOutput(format!(
+                    "its pages repeat the cursor {after:?}"
+                )));
+            }
+            let mut paged: Vec<&str> = args
+                .iter()
+                .copied()
+                .filter(|a| *a != "--limit" && *a != "0")
+                .collect();
+            paged.extend(["--page", "--limit", PAGE_LIMIT, "--after", &after]);
+            page = decode_list(&self.run(&paged).await?).map_err(LfError::BadOutput)?;
+            records.append(&mut page.records);
+            problems.append(&mut page.problems);
+        }
+        Ok((records, problems))
     }
 
-    /// Which generation of lf this is, from the verbs `lf session --help` lists.
-    pub async fn generation(&self) -> Result<Generation, LfError> {
-        let out = self.run(&["session", "--help"]).await?;
-        Ok(Generation::from_help(&String::from_utf8_lossy(&out)))
+    /// Which generation of lf this is, from the verbs `lf session --help` lists (and, for
+    /// D-era builds, `lf session list --help` and `lf monitor --help`).
+    pub async fn detect(&self) -> Result<Detected, LfError> {
+        let help = self.run(&["session", "--help"]).await?;
+        let help = String::from_utf8_lossy(&help);
+        let mut generation = Generation::from_help(&help, None);
+        let mut monitor = false;
+        if generation.is_d() {
+            let list_help = self.run(&["session", "list", "--help"]).await.ok();
+            let list_help = list_help.map(|out| String::from_utf8_lossy(&out).into_owned());
+            generation = Generation::from_help(&help, list_help.as_deref());
+            // D0 has no `monitor`; an lf that says `work` under `monitor --help` has it.
+            monitor = match self.run(&["monitor", "--help"]).await {
+                Ok(out) => String::from_utf8_lossy(&out)
+                    .lines()
+                    .any(|line| line.split_whitespace().next() == Some("work")),
+                Err(_) => false,
+            };
+        }
+        Ok(Detected {
+            generation,
+            monitor,
+        })
+    }
+
+    /// `lf monitor work --watch --json`, ready to spawn, with pipes for its requests and
+    /// frames. It ends when its stdin closes, and is killed if dropped.
+    pub fn monitor_command(&self) -> Command {
+        let mut command = self.command(&["monitor", "work", "--watch", "--json"]);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
     }
 
     /// `lf session <verb> -- <id> [<text>]`: lf's confirmation sentence, or its refusal.
@@ -259,15 +383,11 @@ impl Lf {
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
-    /// Run lf to completion within the timeout; its stdout when it succeeds.
-    async fn run(&self, args: &[&str]) -> Result<Vec<u8>, LfError> {
+    /// lf with these arguments and the tray's environment rules: no Run context, the
+    /// home override when there is one. Killed if the handle is dropped.
+    fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.bin);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        command.args(args).kill_on_drop(true);
         for name in RUN_CONTEXT_VARS {
             command.env_remove(name);
         }
@@ -277,10 +397,17 @@ impl Lf {
                 None => command.env_remove(name),
             };
         }
-        let mut child = command.spawn().map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => LfError::NotFound,
-            _ => LfError::Spawn(e),
-        })?;
+        command
+    }
+
+    /// Run lf to completion within the timeout; its stdout when it succeeds.
+    async fn run(&self, args: &[&str]) -> Result<Vec<u8>, LfError> {
+        let mut command = self.command(args);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(spawn_error)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let finished = tokio::time::timeout(self.timeout, async {
@@ -326,6 +453,14 @@ impl Lf {
     }
 }
 
+/// An lf that cannot be started: missing, or something else.
+pub fn spawn_error(e: io::Error) -> LfError {
+    match e.kind() {
+        io::ErrorKind::NotFound => LfError::NotFound,
+        _ => LfError::Spawn(e),
+    }
+}
+
 /// Up to `cap` bytes, then the rest drained unread so lf never blocks on a full pipe;
 /// `true` when something was dropped.
 async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result<(Vec<u8>, bool)> {
@@ -342,14 +477,25 @@ mod generation_tests {
     #[test]
     fn generations_from_help() {
         let a = "Usage: lf session <COMMAND>\n\nCommands:\n  list      List\n  open      Open\n  approve   Approve\n  iterate   Iterate\n";
-        assert_eq!(Generation::from_help(a), Generation::A);
+        assert_eq!(Generation::from_help(a, None), Generation::A);
         let b = "Commands:\n  list  L\n  open  O\n  complete  C\n  rename  R\n  ready  R\n";
-        assert_eq!(Generation::from_help(b), Generation::B);
-        let c = "Commands:\n  history  H\n  list  L\n  connect  C\n  rename  R\n  import  I\n";
-        assert_eq!(Generation::from_help(c), Generation::C);
-        assert_eq!(Generation::from_help("garbage"), Generation::Unknown);
-        assert!(!Generation::C.has_session_files());
+        assert_eq!(Generation::from_help(b, None), Generation::B);
+        let c = "Commands:\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  complete  C\n  rename  R\n  import  I\n";
+        assert_eq!(Generation::from_help(c, None), Generation::C);
+        assert_eq!(Generation::from_help("garbage", None), Generation::Unknown);
+        let d = "Commands:\n  resume  R\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  replace  R\n  rename  R\n  bind  B\n";
+        assert_eq!(Generation::from_help(d, None), Generation::D);
+        let d_list = "Options:\n      --json\n      --all\n      --waiting  Only conversations waiting on you\n";
+        assert_eq!(Generation::from_help(d, Some(d_list)), Generation::D);
+        let d0_list = "Options:\n      --json\n      --needs-me  Only conversations waiting for review or a reply\n";
+        assert_eq!(Generation::from_help(d, Some(d0_list)), Generation::D0);
+        for g in [Generation::C, Generation::D0, Generation::D] {
+            assert!(!g.has_session_files(), "{g:?}");
+        }
         assert!(Generation::A.has_session_files());
+        assert!(Generation::D.list_args().contains(&"--interactive"));
+        assert!(!Generation::D.list_args().contains(&"--waiting"));
+        assert!(Generation::C.list_args().ends_with(&["--limit", "0"]));
     }
 }
 

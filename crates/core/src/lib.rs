@@ -2,14 +2,17 @@
 //! own records, watched, and turned into events; the `lf` CLI client; and the terminal
 //! launcher that opens a session where the user works.
 
+pub mod actions;
 pub mod ask;
 pub mod engine;
 pub mod event;
 pub mod home;
 pub mod lf;
 pub mod liveness;
+pub mod monitor;
 pub mod records;
 pub mod run;
+pub mod schedule;
 pub mod session;
 pub mod snapshot;
 pub mod terminal;
@@ -17,4 +20,4 @@ mod watch;
 
 pub use event::{Event, Warning};
 pub use home::Home;
-pub use session::{Action, Kind, SessionRecord, State, WorkRef};
+pub use session::{Action, ActionKind, Kind, SessionRecord, State, WorkRef};

@@ -250,7 +250,7 @@ impl Run {
     pub fn session(&self, live: bool, open_argv: Vec<String>) -> SessionRecord {
         SessionRecord {
             id: self.manifest.run_id.clone(),
-            kind: Kind::Interactive,
+            kind: Some(Kind::Interactive),
             work: self.work(),
             title: self.title.clone(),
             detail: self.detail(),
@@ -259,6 +259,7 @@ impl Run {
             ready_summary: None,
             open_argv,
             actions: None,
+            needs_you: false,
             prompt: None,
             created_at: Some(self.manifest.created_at),
             extra: serde_json::Map::new(),
@@ -1141,7 +1142,7 @@ mod tests {
         ];
         let session = run.session(true, argv.clone());
         assert_eq!(session.id, RUN);
-        assert_eq!(session.kind, Kind::Interactive);
+        assert_eq!(session.kind, Some(Kind::Interactive));
         assert_eq!(session.state, State::Active);
         assert_eq!(session.title, "Fix it");
         assert_eq!(session.detail, "claude:opus");

@@ -4,6 +4,9 @@
 //! Decoding is lenient on purpose: lf changes its wire format often (four generations so
 //! far), so unknown fields are ignored, unknown kinds, states and action kinds are kept
 //! as the strings lf sent, and fields a generation lacks are simply absent.
+//!
+//! One answer is the tray's own and the same for every generation: [`SessionRecord::needs_you`],
+//! whether the session waits on a person, judged by [`needs_you`] from what the record says.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,11 +79,56 @@ pub struct WorkRef {
     pub id: String,
 }
 
-/// One button lf offers for a session (generations B and later). `unavailable_reason`
-/// is lf's own sentence and is shown verbatim when the action is disabled.
+/// What an action does. lf names them (`open`, `move_here`, `complete`; generation A's
+/// Flow steps `approve` / `iterate`); a kind this app does not know is kept as lf's word,
+/// shown and never run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Open,
+    MoveHere,
+    Complete,
+    Approve,
+    Iterate,
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl ActionKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ActionKind::Open => "open",
+            ActionKind::MoveHere => "move_here",
+            ActionKind::Complete => "complete",
+            ActionKind::Approve => "approve",
+            ActionKind::Iterate => "iterate",
+            ActionKind::Other(s) => s,
+        }
+    }
+
+    /// Whether Loopflow Tray can carry it out.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, ActionKind::Other(_))
+    }
+
+    /// Approve and Iterate need the person's text, which lf takes as one argument.
+    pub fn needs_text(&self) -> bool {
+        matches!(self, ActionKind::Approve | ActionKind::Iterate)
+    }
+}
+
+impl std::fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One button lf offers for a session (generations B and later), or one the core derives
+/// for a record without lf's own (generation A, the files). `unavailable_reason` is lf's
+/// own sentence and is shown verbatim when the action is disabled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Action {
-    pub kind: String,
+    pub kind: ActionKind,
     #[serde(default)]
     pub label: String,
     #[serde(default)]
@@ -95,7 +143,9 @@ pub struct Action {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: String,
-    pub kind: Kind,
+    /// Absent on generation D, which dropped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
     #[serde(default)]
     pub work: Option<WorkRef>,
     #[serde(default)]
@@ -109,9 +159,14 @@ pub struct SessionRecord {
     pub ready_summary: Option<String>,
     #[serde(default)]
     pub open_argv: Vec<String>,
-    /// lf's buttons; `None` for generation A records, whose actions the app derives.
+    /// lf's buttons; `None` on a record without them (generation A, the files) until the
+    /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<Action>>,
+    /// Whether this session waits on a person: the tray's one answer for every lf
+    /// generation, set by the engine (see [`needs_you`]). lf never sends it.
+    #[serde(default)]
+    pub needs_you: bool,
     /// The Ask's full question. Only the files carry it; lf's list does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -124,19 +179,61 @@ pub struct SessionRecord {
     pub extra: serde_json::Map<String, Value>,
 }
 
+/// lf's `attention` values that mean a person is wanted: generation D's `waiting`, and
+/// C's and D0's `review` / `reply`. Any other word is shown but wakes nobody: a new lf
+/// value that meant "working" must not turn every session into a popup.
+const ATTENTION_WANTED: [&str; 3] = ["waiting", "review", "reply"];
+
+/// Whether a session waits on a person, from what its record says, in every generation:
+/// - a record that carries lf's `attention` (generation C when present, D always) is
+///   judged by it alone, since lf derives it from the agent's own stream: `waiting`
+///   (or C's `review` / `reply`) means yes, `null` means no, whatever the state;
+/// - otherwise (generations A and B, and the files) by kind and state: any session whose
+///   agent marked it `ready`, and an Ask or Flow step nobody is attached to (`waiting`, or
+///   `closed`: its client left while the caller still waits).
+pub fn needs_you(record: &SessionRecord) -> bool {
+    match record.extra.get("attention") {
+        Some(Value::String(word)) => ATTENTION_WANTED.contains(&word.as_str()),
+        Some(Value::Null) => false,
+        _ => matches!(
+            (&record.kind, &record.state),
+            (_, State::Ready) | (Some(Kind::Ask | Kind::Flow), State::Waiting | State::Closed)
+        ),
+    }
+}
+
 impl SessionRecord {
-    /// Whether this session waits on a person: an Ask or Flow that nobody is attached to,
-    /// or any session whose agent marked it ready.
-    pub fn needs_person(&self) -> bool {
-        matches!(
-            (&self.kind, &self.state),
-            (_, State::Ready) | (Kind::Ask | Kind::Flow, State::Waiting | State::Closed)
-        )
+    /// Whether it is of this kind (generation D records have none).
+    pub fn is(&self, kind: Kind) -> bool {
+        self.kind.as_ref() == Some(&kind)
     }
 
-    /// Whether this session is an agent asking a person (an Ask or a Flow review step).
-    pub fn is_request(&self) -> bool {
-        matches!(self.kind, Kind::Ask | Kind::Flow)
+    /// lf's `attention` word, where the record has one (generations C and D).
+    pub fn attention(&self) -> Option<&str> {
+        self.extra.get("attention").and_then(Value::as_str)
+    }
+
+    /// A string field lf sent that the engine does not model (`work_path`, `provider`).
+    pub fn extra_str(&self, key: &str) -> Option<&str> {
+        self.extra
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The lf action of this kind, if the session offers it.
+    pub fn action(&self, kind: &ActionKind) -> Option<&Action> {
+        self.actions.as_ref()?.iter().find(|a| &a.kind == kind)
+    }
+
+    /// Generation D's checkout root (`workspace.worktree`): what a per-repository
+    /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
+    pub fn worktree(&self) -> Option<&str> {
+        self.extra
+            .get("workspace")?
+            .get("worktree")?
+            .as_str()
+            .filter(|s| !s.is_empty())
     }
 
     /// The order `lf session list` uses: title, then id.
@@ -145,22 +242,45 @@ impl SessionRecord {
     }
 }
 
-/// Decode `lf session list --json` output of any generation: a plain array, or C's paged
+/// One answer of `lf session list --json`: the records that decoded, a problem for each
+/// element that did not, and C's and D's paging cursor when lf answered with a page.
+#[derive(Debug, Default)]
+pub struct Page {
+    pub records: Vec<SessionRecord>,
+    pub problems: Vec<String>,
+    pub next: Option<String>,
+}
+
+/// Decode `lf session list --json` output of any generation: a plain array, or a page
 /// `{"entries": [...], "next": ...}`. One malformed element does not lose the others:
-/// it comes back as an error message beside the records that decoded.
-pub fn decode_list(bytes: &[u8]) -> Result<(Vec<SessionRecord>, Vec<String>), String> {
+/// it comes back as a problem beside the records that decoded.
+pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("lf printed invalid JSON: {e}"))?;
-    let items = match value {
-        Value::Array(items) => items,
+    let (items, next) = match value {
+        Value::Array(items) => (items, None),
         Value::Object(mut map) => match map.remove("entries") {
-            Some(Value::Array(items)) => items,
+            Some(Value::Array(items)) => {
+                let next = map.get("next").and_then(Value::as_str).map(str::to_string);
+                (items, next)
+            }
             _ => return Err("lf printed an object without an `entries` array".into()),
         },
         _ => return Err("lf printed neither an array nor a page of sessions".into()),
     };
+    let (records, problems) = decode_records(items);
+    Ok(Page {
+        records,
+        problems,
+        next,
+    })
+}
+
+/// Session records from lf's JSON values, each on its own: one that does not decode
+/// becomes a problem naming its id.
+pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
     let mut records = Vec::with_capacity(items.len());
-    let mut errors = Vec::new();
+    let mut problems = Vec::new();
     for item in items {
         let id = item
             .get("id")
@@ -169,10 +289,10 @@ pub fn decode_list(bytes: &[u8]) -> Result<(Vec<SessionRecord>, Vec<String>), St
             .to_string();
         match serde_json::from_value::<SessionRecord>(item) {
             Ok(record) => records.push(record),
-            Err(e) => errors.push(format!("session {id}: {e}")),
+            Err(e) => problems.push(format!("session {id}: {e}")),
         }
     }
-    Ok((records, errors))
+    (records, problems)
 }
 
 #[cfg(test)]
@@ -184,7 +304,7 @@ mod tests {
         let json = r#"{"id":"run_9f","kind":"interactive","work":null,"title":"Fix it","detail":"claude:opus",
             "cwd":"/src/app","state":"active","ready_summary":null,"open_argv":["/usr/local/bin/lf","session","open","run_9f"]}"#;
         let record: SessionRecord = serde_json::from_str(json).unwrap();
-        assert_eq!(record.kind, Kind::Interactive);
+        assert_eq!(record.kind, Some(Kind::Interactive));
         assert_eq!(record.state, State::Active);
         assert!(record.actions.is_none());
         let back = serde_json::to_value(&record).unwrap();
@@ -198,7 +318,7 @@ mod tests {
             "attention":"reply","actions":[{"kind":"rename","label":"Rename","help":null,"unavailable_reason":null}],
             "open_argv":["/bin/lf","session","connect","session_1"]}"#;
         let record: SessionRecord = serde_json::from_str(json).unwrap();
-        assert_eq!(record.kind, Kind::Other("conversation".into()));
+        assert_eq!(record.kind, Some(Kind::Other("conversation".into())));
         assert_eq!(record.state, State::Other("interrupted".into()));
         assert_eq!(record.extra["attention"], "reply");
         let back = serde_json::to_value(&record).unwrap();
@@ -210,11 +330,18 @@ mod tests {
     #[test]
     fn paged_lists_and_bad_elements() {
         let page = br#"{"entries":[{"id":"a","kind":"flow","state":"ready","title":"A"},{"id":"b","kind":5}],"next":null}"#;
-        let (records, errors) = decode_list(page).unwrap();
+        let Page {
+            records,
+            problems,
+            next,
+        } = decode_list(page).unwrap();
         assert_eq!(records.len(), 1);
-        assert_eq!(records[0].kind, Kind::Flow);
-        assert_eq!(errors.len(), 1);
-        assert!(errors[0].starts_with("session b:"), "{errors:?}");
+        assert_eq!(records[0].kind, Some(Kind::Flow));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].starts_with("session b:"), "{problems:?}");
+        assert_eq!(next, None);
+        let more = decode_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
+        assert_eq!(more.next.as_deref(), Some("S-9"));
         assert!(decode_list(b"not json").is_err());
         assert!(decode_list(b"42").is_err());
     }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use time::OffsetDateTime;
 
 use crate::event::Event;
-use crate::session::{Kind, SessionRecord, State};
+use crate::lf::Generation;
+use crate::session::{needs_you, Kind, SessionRecord, State};
 
 /// The sessions listed at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +24,12 @@ impl Snapshot {
     /// generation C, which keeps no files). While the file source is active, a CLI record
     /// of a file kind that the files no longer have is stale (the Ask was completed a
     /// moment ago) and is dropped rather than resurrected.
-    pub fn merge(files: Vec<SessionRecord>, cli: &[SessionRecord], files_active: bool) -> Snapshot {
+    pub fn merge(
+        files: Vec<SessionRecord>,
+        cli: &[SessionRecord],
+        files_active: bool,
+        generation: Option<Generation>,
+    ) -> Snapshot {
         let boundary = boundary_runs(cli);
         let cli: BTreeMap<&str, &SessionRecord> = cli.iter().map(|r| (r.id.as_str(), r)).collect();
         let mut files: BTreeMap<String, SessionRecord> =
@@ -40,6 +46,7 @@ impl Snapshot {
                 cli.get(id.as_str()).copied(),
                 files_active,
                 &boundary,
+                generation,
             );
             if let Some(record) = merged {
                 sessions.insert(id, record);
@@ -109,7 +116,7 @@ impl Snapshot {
 /// in `run_id`) is not also an interactive session.
 pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
     cli.iter()
-        .filter(|r| r.kind != Kind::Interactive)
+        .filter(|r| !r.is(Kind::Interactive))
         .filter_map(|r| r.extra.get("run_id").and_then(|v| v.as_str()))
         .map(str::to_string)
         .collect()
@@ -124,7 +131,19 @@ pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
 /// generation C, which keeps no files). While the file source is active, a CLI record of
 /// a file kind that the files no longer have is stale (the Ask was completed a moment
 /// ago) and is dropped rather than resurrected.
+///
+/// The result is [`finish`]ed for the lf in use.
 pub fn merge_one(
+    file: Option<SessionRecord>,
+    cli: Option<&SessionRecord>,
+    files_active: bool,
+    boundary: &HashSet<String>,
+    generation: Option<Generation>,
+) -> Option<SessionRecord> {
+    merged(file, cli, files_active, boundary).map(|record| finish(record, generation))
+}
+
+fn merged(
     file: Option<SessionRecord>,
     cli: Option<&SessionRecord>,
     files_active: bool,
@@ -132,10 +151,10 @@ pub fn merge_one(
 ) -> Option<SessionRecord> {
     let Some(mut record) = file else {
         let cli = cli?;
-        let file_kind = matches!(cli.kind, Kind::Ask | Kind::Interactive);
+        let file_kind = matches!(cli.kind, Some(Kind::Ask | Kind::Interactive));
         return (!(files_active && file_kind)).then(|| cli.clone());
     };
-    if record.kind == Kind::Interactive && boundary.contains(&record.id) {
+    if record.is(Kind::Interactive) && boundary.contains(&record.id) {
         return None;
     }
     if let Some(cli) = cli {
@@ -152,7 +171,24 @@ pub fn merge_one(
     Some(record)
 }
 
-/// The event for one session going from `old` to `new`, if it is a transition.
+/// A merged record as every surface gets it: with the tray's answer to "does this wait
+/// on you", and with actions for the lf in use where lf sent none.
+pub fn finish(mut record: SessionRecord, generation: Option<Generation>) -> SessionRecord {
+    record.needs_you = needs_you(&record);
+    if record.actions.is_none() {
+        record.actions = Some(crate::actions::derive(&record, generation));
+    }
+    record
+}
+
+/// The event for one session going from `old` to `new`, if it is a transition:
+/// - appearing: `ready` if it is, `asked` if it needs the person, else `appeared`;
+/// - gone: `resolved`;
+/// - turning ready: `ready`; starting to need the person because its agent asked (an
+///   Ask, a Flow step, generation D's attention turning `waiting`): `asked` — but not
+///   when only its terminal went away and nothing else changed (the person closed the
+///   session they were in: no popup for that);
+/// - any other change of state or of `needs_you`: `state`, with both previous values.
 fn transition(
     old: Option<&SessionRecord>,
     new: Option<&SessionRecord>,
@@ -168,7 +204,7 @@ fn transition(
             at,
             session: new.clone(),
         },
-        (None, Some(new)) if new.is_request() => Event::Asked {
+        (None, Some(new)) if new.needs_you => Event::Asked {
             at,
             session: new.clone(),
         },
@@ -176,28 +212,49 @@ fn transition(
             at,
             session: new.clone(),
         },
-        (Some(old), Some(new)) if old.state == new.state => return None,
-        (Some(_), Some(new)) if new.state == State::Ready => Event::Ready {
-            at,
-            session: new.clone(),
-        },
+        (Some(old), Some(new)) if old.state == new.state && old.needs_you == new.needs_you => {
+            return None
+        }
+        (Some(old), Some(new)) if new.state == State::Ready && old.state != State::Ready => {
+            Event::Ready {
+                at,
+                session: new.clone(),
+            }
+        }
+        (Some(old), Some(new)) if !old.needs_you && new.needs_you && !only_left(old, new) => {
+            Event::Asked {
+                at,
+                session: new.clone(),
+            }
+        }
         (Some(old), Some(new)) => Event::State {
             at,
-            previous: old.state.as_str().to_string(),
+            previous: old.state.clone(),
+            previous_needs_you: old.needs_you,
             session: new.clone(),
         },
     };
     Some(event)
 }
 
+/// The session's terminal went away and that is all: it was active, is not now, and lf's
+/// attention (where it has one) did not move.
+fn only_left(old: &SessionRecord, new: &SessionRecord) -> bool {
+    old.state == State::Active && new.state != State::Active && old.attention() == new.attention()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::ActionKind;
+    use serde_json::json;
+
+    const A: Option<Generation> = Some(Generation::A);
 
     fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         SessionRecord {
             id: id.into(),
-            kind,
+            kind: Some(kind),
             work: None,
             title: format!("title {id}"),
             detail: String::new(),
@@ -206,6 +263,7 @@ mod tests {
             ready_summary: None,
             open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
             actions: None,
+            needs_you: false,
             prompt: None,
             created_at: None,
             extra: Default::default(),
@@ -229,21 +287,25 @@ mod tests {
     fn transitions_are_reported_once() {
         let now = OffsetDateTime::UNIX_EPOCH;
         let empty = Snapshot::default();
-        let one = Snapshot::merge(vec![record("a", Kind::Ask, State::Waiting)], &[], true);
+        let one = Snapshot::merge(vec![record("a", Kind::Ask, State::Waiting)], &[], true, A);
         assert_eq!(
             kinds(&empty.diff(&one, now)),
             [("asked".into(), "a".into())]
         );
         assert!(one.diff(&one, now).is_empty());
-        let ready = Snapshot::merge(vec![record("a", Kind::Ask, State::Ready)], &[], true);
+        let ready = Snapshot::merge(vec![record("a", Kind::Ask, State::Ready)], &[], true, A);
         assert_eq!(
             kinds(&one.diff(&ready, now)),
             [("ready".into(), "a".into())]
         );
-        let active = Snapshot::merge(vec![record("a", Kind::Ask, State::Active)], &[], true);
+        let active = Snapshot::merge(vec![record("a", Kind::Ask, State::Active)], &[], true, A);
         let events = ready.diff(&active, now);
         assert_eq!(kinds(&events), [("state".into(), "a".into())]);
-        assert!(matches!(&events[0], Event::State { previous, .. } if previous == "ready"));
+        assert!(matches!(
+            &events[0],
+            Event::State { previous: State::Ready, previous_needs_you: true, session, .. }
+                if !session.needs_you
+        ));
         assert_eq!(
             kinds(&active.diff(&empty, now)),
             [("resolved".into(), "a".into())]
@@ -260,6 +322,7 @@ mod tests {
             ],
             &[record("t:f:n:0", Kind::Flow, State::Waiting)],
             true,
+            A,
         );
         let mut got = kinds(&Snapshot::default().diff(&next, now));
         got.sort();
@@ -283,20 +346,32 @@ mod tests {
             record("ask_gone", Kind::Ask, State::Ready),
             record("flow", Kind::Flow, State::Ready),
         ];
-        let merged = Snapshot::merge(vec![record("ask_1", Kind::Ask, State::Ready)], &cli, true);
+        let merged = Snapshot::merge(
+            vec![record("ask_1", Kind::Ask, State::Ready)],
+            &cli,
+            true,
+            A,
+        );
         let ids: Vec<_> = merged.sessions().into_iter().map(|r| r.id).collect();
         let mut sorted = ids.clone();
         sorted.sort();
         assert_eq!(sorted, ["ask_1", "flow"]);
         let ask = merged.get("ask_1").unwrap();
         assert_eq!(ask.state, State::Ready, "the files' fresher state wins");
-        assert!(
-            ask.actions.is_none(),
-            "lf's buttons for another state are dropped"
+        let kinds: Vec<_> = ask
+            .actions
+            .iter()
+            .flatten()
+            .map(|a| a.kind.clone())
+            .collect();
+        assert_eq!(
+            kinds,
+            [ActionKind::Open, ActionKind::Complete],
+            "lf's buttons for another state are dropped, the generation's derived instead"
         );
         assert!(merged.get("ask_gone").is_none());
         // With no file source (generation C), the CLI is all there is.
-        let merged = Snapshot::merge(vec![], &cli, false);
+        let merged = Snapshot::merge(vec![], &cli, false, A);
         assert_eq!(merged.len(), 3);
     }
 
@@ -312,8 +387,13 @@ mod tests {
             ],
             &[cli_ask],
             true,
+            A,
         );
-        assert_eq!(merged.get("ask_1").unwrap().actions, Some(vec![]));
+        assert_eq!(
+            merged.get("ask_1").unwrap().actions,
+            Some(vec![]),
+            "lf's own (here: none) are kept"
+        );
         assert_eq!(merged.get("ask_1").unwrap().extra["run_id"], "run_b");
         assert!(merged.get("run_b").is_none());
     }
@@ -326,8 +406,110 @@ mod tests {
         a.title = "Same".into();
         let mut z = record("0", Kind::Ask, State::Waiting);
         z.title = "Zed".into();
-        let snap = Snapshot::merge(vec![z, b, a], &[], true);
+        let snap = Snapshot::merge(vec![z, b, a], &[], true, A);
         let ids: Vec<_> = snap.sessions().into_iter().map(|r| r.id).collect();
         assert_eq!(ids, ["a", "b", "0"]);
+    }
+
+    /// A generation-D record as lf prints it: no kind, `attention`, state `unknown`.
+    fn d(id: &str, attention: Option<&str>, state: &str) -> SessionRecord {
+        serde_json::from_value(json!({
+            "primary_scope": null, "attention": attention, "task_primary": false, "task_ids": [],
+            "id": id, "workspace": null, "interactive": true, "work": null, "wave_id": null,
+            "work_path": null,
+            "actions": [{"kind": "open", "label": "Open here", "help": "Open this Session in a terminal", "unavailable_reason": null}],
+            "title": format!("title {id}"), "title_source": "generated",
+            "flow_membership": {"kind": "independent"}, "detail": "codex:gpt-5", "provider": "codex",
+            "cwd": "/src/app", "state": state, "ready_summary": null,
+            "open_argv": ["/usr/bin/env", "LF_BIN=/lf", "LF_HOME=/h", "/lf", "session", "connect", id],
+            "terminal_ids": []
+        }))
+        .unwrap()
+    }
+
+    fn one(record: SessionRecord) -> Snapshot {
+        Snapshot::merge(vec![], &[record], false, Some(Generation::D))
+    }
+
+    #[test]
+    fn generation_d_attention_drives_asked_state_and_resolved() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let working = one(d("S", None, "unknown"));
+        assert_eq!(
+            kinds(&Snapshot::default().diff(&working, now)),
+            [("appeared".into(), "S".into())]
+        );
+        assert!(!working.get("S").unwrap().needs_you);
+        assert!(working.get("S").unwrap().kind.is_none());
+        let waiting = one(d("S", Some("waiting"), "unknown"));
+        assert!(waiting.get("S").unwrap().needs_you);
+        assert_eq!(
+            kinds(&working.diff(&waiting, now)),
+            [("asked".into(), "S".into())]
+        );
+        // Attention clears while the session stays open: a state line, not resolved.
+        let events = waiting.diff(&working, now);
+        assert!(matches!(
+            &events[..],
+            [Event::State { previous_needs_you: true, session, .. }] if !session.needs_you
+        ));
+        // A waiting session the person detaches from keeps waiting: one state line.
+        let attached = one(d("S", Some("waiting"), "active"));
+        let events = attached.diff(&waiting, now);
+        assert!(matches!(
+            &events[..],
+            [Event::State { previous: State::Active, previous_needs_you: true, session, .. }]
+                if session.needs_you
+        ));
+        // The person's own terminal hands a turn back: asked, even while attached.
+        let busy = one(d("S", None, "active"));
+        assert_eq!(
+            kinds(&busy.diff(&attached, now)),
+            [("asked".into(), "S".into())]
+        );
+        assert_eq!(
+            kinds(&waiting.diff(&Snapshot::default(), now)),
+            [("resolved".into(), "S".into())]
+        );
+        // lf's own actions are kept: no Complete is made up for D.
+        let actions = waiting.get("S").unwrap().actions.clone().unwrap();
+        assert_eq!(actions.len(), 1);
+        assert_eq!(actions[0].kind, ActionKind::Open);
+    }
+
+    #[test]
+    fn needs_you_in_every_generation() {
+        let finished = |r: SessionRecord| finish(r, A).needs_you;
+        assert!(finished(record("a", Kind::Ask, State::Waiting)));
+        assert!(finished(record("a", Kind::Ask, State::Closed)));
+        assert!(!finished(record("a", Kind::Ask, State::Active)));
+        assert!(finished(record("f", Kind::Flow, State::Waiting)));
+        assert!(finished(record("r", Kind::Interactive, State::Ready)));
+        assert!(!finished(record("r", Kind::Interactive, State::Closed)));
+        // C: attention when lf gives it, else the kind and state.
+        let mut c = record("c", Kind::Other("conversation".into()), State::Waiting);
+        assert!(!finished(c.clone()));
+        for (attention, wanted) in [("review", true), ("reply", true), ("working", false)] {
+            c.extra.insert("attention".into(), json!(attention));
+            assert_eq!(finished(c.clone()), wanted, "{attention}");
+        }
+        let mut flow = record("f", Kind::Flow, State::Waiting);
+        flow.extra.insert("attention".into(), json!(null));
+        assert!(!finished(flow), "lf's own null attention wins");
+        assert!(finished(d("S", Some("waiting"), "unknown")));
+        assert!(!finished(d("S", None, "interrupted")));
+    }
+
+    #[test]
+    fn an_ask_whose_terminal_closes_is_not_asked_again() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let active = Snapshot::merge(vec![record("a", Kind::Ask, State::Active)], &[], true, A);
+        let closed = Snapshot::merge(vec![record("a", Kind::Ask, State::Closed)], &[], true, A);
+        let events = active.diff(&closed, now);
+        assert!(matches!(
+            &events[..],
+            [Event::State { previous: State::Active, previous_needs_you: false, session, .. }]
+                if session.needs_you
+        ));
     }
 }

@@ -12,8 +12,9 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use crate::home::Home;
 use crate::records::is_hidden;
 
-/// Sort one file event into what it makes dirty.
-pub fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
+/// Sort one file event into what it makes dirty. `program` is the `lf` in use (and what
+/// it links to): a change to it may be a new lf generation.
+pub fn route(home: &Home, program: &[PathBuf], event: notify::Event, batch: &mut Batch) {
     // Opening and reading a file (ours included) changes nothing.
     if let EventKind::Access(kind) = event.kind {
         if kind != AccessKind::Close(AccessMode::Write) {
@@ -27,6 +28,9 @@ pub fn route(home: &Home, event: notify::Event, batch: &mut Batch) {
     let asks_dir = home.asks_dir();
     let runs_dir = home.runs_dir();
     for path in &event.paths {
+        if program.contains(path) {
+            batch.program = true;
+        }
         if let Ok(rest) = path.strip_prefix(&asks_dir) {
             match names(rest).as_slice() {
                 [] => batch.tops = true,
@@ -87,6 +91,8 @@ pub struct Batch {
     pub rescan: bool,
     pub tops: bool,
     pub database: bool,
+    /// The `lf` program was replaced or changed.
+    pub program: bool,
     pub asks: HashSet<String>,
     pub runs: HashSet<String>,
     pub shards: HashSet<PathBuf>,
@@ -150,6 +156,8 @@ pub struct Watches {
     shards: HashSet<PathBuf>,
     /// Followed Run dirs and their `provider-clients/`.
     runs: HashSet<PathBuf>,
+    /// The directories that hold the `lf` program and what it links to.
+    program: HashSet<PathBuf>,
 }
 
 #[derive(Default)]
@@ -168,6 +176,7 @@ impl Watches {
                 tops: HashMap::new(),
                 shards: HashSet::new(),
                 runs: HashSet::new(),
+                program: HashSet::new(),
             },
             Err(e) => Watches {
                 watcher: None,
@@ -177,6 +186,7 @@ impl Watches {
                 tops: HashMap::new(),
                 shards: HashSet::new(),
                 runs: HashSet::new(),
+                program: HashSet::new(),
             },
         }
     }
@@ -254,6 +264,26 @@ impl Watches {
         }
     }
 
+    /// Watch the directories of the `lf` program and of what it links to, so that an lf
+    /// upgraded while the tray runs is noticed without polling. Returns the paths whose
+    /// changes count (for [`route`]).
+    pub fn program(&mut self, lf: &Path) -> Vec<PathBuf> {
+        let mut paths = vec![lf.to_path_buf()];
+        if let Ok(target) = std::fs::canonicalize(lf) {
+            if target != lf {
+                paths.push(target);
+            }
+        }
+        for path in &paths {
+            if let Some(dir) = path.parent() {
+                if !self.program.contains(dir) && self.add(dir) {
+                    self.program.insert(dir.to_path_buf());
+                }
+            }
+        }
+        paths
+    }
+
     /// Drop the watches at and under a directory that went away.
     pub fn forget(&mut self, dir: &Path) {
         let gone: Vec<PathBuf> = self
@@ -261,7 +291,7 @@ impl Watches {
             .keys()
             .chain(&self.shards)
             .chain(&self.runs)
-            .filter(|watched| watched.starts_with(dir))
+            .filter(|watched| watched.starts_with(dir) && !self.program.contains(*watched))
             .cloned()
             .collect();
         for watched in gone {
@@ -358,13 +388,22 @@ mod tests {
 
     fn routed(kind: EventKind, paths: &[&str]) -> Batch {
         let home = Home::at("/h");
+        let program = [PathBuf::from("/bin/lf")];
         let mut event = notify::Event::new(kind);
         for path in paths {
             event = event.add_path(PathBuf::from(path));
         }
         let mut batch = Batch::default();
-        route(&home, event, &mut batch);
+        route(&home, &program, event, &mut batch);
         batch
+    }
+
+    #[test]
+    fn a_changed_lf_program_is_routed() {
+        let batch = routed(EventKind::Create(CreateKind::File), &["/bin/lf"]);
+        assert!(batch.program && !batch.changed());
+        let other = routed(EventKind::Create(CreateKind::File), &["/bin/lfx"]);
+        assert!(!other.program);
     }
 
     const RENAME: EventKind = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
@@ -453,7 +492,7 @@ mod tests {
     fn an_overflow_asks_for_a_rescan() {
         let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
         let mut batch = Batch::default();
-        route(&Home::at("/h"), overflow, &mut batch);
+        route(&Home::at("/h"), &[], overflow, &mut batch);
         assert!(batch.rescan && batch.changed());
     }
 }

@@ -1,0 +1,365 @@
+//! When `lf session list` runs: the engine's clock for lf, kept apart from everything that
+//! does I/O so that it can be tested with time passed in.
+//!
+//! A list runs when lf's database was written by someone else (debounced), when one of
+//! lf's own readers says the store's sessions moved, when lf's quiet deadline may have
+//! turned a session to Waiting without any write, when someone asks (an action, a new
+//! generation), and on a slow safety timer. Never because of the tray's own lf runs: every
+//! lf of generation C and later records a Process row, so a write that lands while one of
+//! them runs, or just after, is the tray's own and ignored; re-listing on it would wake
+//! the tray again and again.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Quiet time after a database change before `lf` runs. One SQLite transaction touches
+/// the database and its WAL in a burst of a few milliseconds; waiting 100 ms turns a burst
+/// into one `lf` run and still shows a change well within a second.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// A stream of writes (an agent saving its activity) is not allowed to postpone the list
+/// forever: 250 ms after the first write of a burst it runs anyway, as lf's own reader does.
+pub const DEBOUNCE_MAX: Duration = Duration::from_millis(250);
+/// Writes reported this soon after one of the tray's own lf runs ended may still be its
+/// own: inotify delivers lf's last write (and SQLite removing the WAL as its last
+/// connection closes) on another thread than the one that sees lf exit, so they may
+/// arrive a little later. Within this window a write counts as someone else's only if
+/// the database files changed since the tray's lf ended (the engine compares their size
+/// and time); a quarter second covers the delivery delay with a wide margin.
+pub const SELF_GRACE: Duration = Duration::from_millis(250);
+/// lf's `WAITING_QUIET_SECONDS`: a session whose agent said nothing for this long turns
+/// Waiting, and no write announces it. The re-check comes one second later so that lf's
+/// own `now - observed_at >= 120` already holds when the tray asks.
+pub const QUIET_RECHECK: Duration = Duration::from_secs(121);
+
+/// Why a list is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// Someone else wrote lf's database, or lf's reader saw the sessions move.
+    Changed,
+    /// lf's quiet deadline for the last change passed.
+    Quiet,
+    /// Nothing else ran a list for a safety interval.
+    Safety,
+    /// Asked for directly (an action, a new lf, the first list).
+    Asked,
+}
+
+#[derive(Debug)]
+pub struct Schedule {
+    safety: Duration,
+    /// `None` where lf has no quiet rule (before generation D).
+    quiet: Option<Duration>,
+    /// A list is running; `again` asks for one more when it ends.
+    running: bool,
+    again: bool,
+    due: Option<Instant>,
+    burst_started: Option<Instant>,
+    /// How many of the tray's own lf processes run now, and until when the writes of the
+    /// last one to end still count as its own.
+    own: usize,
+    own_until: Option<Instant>,
+    quiet_due: Option<Instant>,
+    /// The latest change seen while `quiet_due` was pending: its own deadline follows.
+    quiet_next: Option<Instant>,
+    safety_due: Instant,
+    /// Database writes ignored as the tray's own, for the status and the benchmark.
+    pub ignored: u64,
+}
+
+impl Schedule {
+    pub fn new(now: Instant, safety: Duration, quiet: Option<Duration>) -> Schedule {
+        Schedule {
+            safety,
+            quiet,
+            running: false,
+            again: false,
+            due: None,
+            burst_started: None,
+            own: 0,
+            own_until: None,
+            quiet_due: None,
+            quiet_next: None,
+            safety_due: now + safety,
+            ignored: 0,
+        }
+    }
+
+    /// The quiet rule of the lf in use changed (a new lf was detected).
+    pub fn set_quiet(&mut self, quiet: Option<Duration>) {
+        self.quiet = quiet;
+        if quiet.is_none() {
+            self.quiet_due = None;
+            self.quiet_next = None;
+        }
+    }
+
+    /// lf's database was written. `moved` says whether its files changed since the tray's
+    /// last own lf run ended. Returns false when the write is taken for the tray's own (an
+    /// lf it runs now, or one that just ended and left the files as they are) and nothing
+    /// is scheduled.
+    pub fn written(&mut self, now: Instant, moved: bool) -> bool {
+        let late_own = self.own_until.is_some_and(|until| now < until) && !moved;
+        if self.own > 0 || late_own {
+            self.ignored += 1;
+            return false;
+        }
+        self.changed(now);
+        true
+    }
+
+    /// The store's sessions changed (a write by someone else, or lf's reader says so):
+    /// list after the debounce, and again after lf's quiet deadline for this change.
+    pub fn changed(&mut self, now: Instant) {
+        let first = *self.burst_started.get_or_insert(now);
+        self.due = Some((now + DEBOUNCE).min(first + DEBOUNCE_MAX));
+        if let Some(quiet) = self.quiet {
+            // The earliest deadline stays; a later change's deadline waits behind it and
+            // is never allowed to postpone it.
+            match self.quiet_due {
+                None => self.quiet_due = Some(now + quiet),
+                Some(_) => self.quiet_next = Some(now + quiet),
+            }
+        }
+    }
+
+    /// List as soon as possible.
+    pub fn ask(&mut self, now: Instant) {
+        self.due = Some(now);
+    }
+
+    /// One of the tray's own lf processes started (an action, a reader starting up).
+    pub fn own_started(&mut self) {
+        self.own += 1;
+    }
+
+    pub fn own_ended(&mut self, now: Instant) {
+        self.own = self.own.saturating_sub(1);
+        self.own_until = Some(now + SELF_GRACE);
+    }
+
+    /// When [`Schedule::poll`] has something to do.
+    pub fn deadline(&self) -> Option<Instant> {
+        let due = if self.running { None } else { self.due };
+        [due, self.quiet_due, Some(self.safety_due)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Whether a list should start now, and why. A list that is due while one runs is
+    /// folded into one more run after it.
+    pub fn poll(&mut self, now: Instant) -> Option<Why> {
+        let mut why = None;
+        if self.due.is_some_and(|due| now >= due) {
+            why = Some(if self.burst_started.is_some() {
+                Why::Changed
+            } else {
+                Why::Asked
+            });
+            self.due = None;
+            self.burst_started = None;
+        }
+        if self.quiet_due.is_some_and(|due| now >= due) {
+            why = why.or(Some(Why::Quiet));
+            self.quiet_due = self.quiet_next.take().filter(|next| *next > now);
+        }
+        if now >= self.safety_due {
+            why = why.or(Some(Why::Safety));
+            self.safety_due = now + self.safety;
+        }
+        let why = why?;
+        if self.running {
+            self.again = true;
+            return None;
+        }
+        self.start(now);
+        Some(why)
+    }
+
+    fn start(&mut self, now: Instant) {
+        self.running = true;
+        self.own += 1;
+        // A list is the safety read: the next one is a full interval away.
+        self.safety_due = now + self.safety;
+    }
+
+    /// The list ended. Returns true when another one must start right away (something
+    /// asked for it while this one ran).
+    pub fn finished(&mut self, now: Instant) -> bool {
+        self.running = false;
+        self.own_ended(now);
+        if std::mem::take(&mut self.again) {
+            self.start(now);
+            return true;
+        }
+        false
+    }
+
+    pub fn running(&self) -> bool {
+        self.running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAFETY: Duration = Duration::from_secs(60);
+    const MS: Duration = Duration::from_millis(1);
+
+    fn at(start: Instant, ms: u64) -> Instant {
+        start + Duration::from_millis(ms)
+    }
+
+    /// Drive the schedule like the engine does: wake at each deadline up to `until`,
+    /// start a list when told, and let each list take `list_ms` and write the database
+    /// while it runs (as every lf of C and later does). Returns when lists started.
+    fn replay(s: &mut Schedule, start: Instant, until: Instant, list_ms: u64) -> Vec<Instant> {
+        let mut started = Vec::new();
+        let mut ends: Option<Instant> = None;
+        let mut now = start;
+        while now < until {
+            let next = [s.deadline(), ends].into_iter().flatten().min();
+            let Some(next) = next.filter(|n| *n <= until) else {
+                break;
+            };
+            now = next.max(now);
+            if ends.is_some_and(|e| now >= e) {
+                ends = None;
+                // lf's own write lands just after it exited, seen by the watcher.
+                assert!(s.finished(now) || !s.running());
+                s.written(now + 5 * MS, false);
+                if s.running() {
+                    started.push(now);
+                    ends = Some(now + Duration::from_millis(list_ms));
+                }
+                continue;
+            }
+            if s.poll(now).is_some() {
+                started.push(now);
+                // Its Process row is written right away, while it runs.
+                s.written(now + MS, true);
+                ends = Some(now + Duration::from_millis(list_ms));
+            }
+        }
+        started
+    }
+
+    #[test]
+    fn the_trays_own_lf_runs_never_cause_another() {
+        let start = Instant::now();
+        let mut s = Schedule::new(start, SAFETY, Some(QUIET_RECHECK));
+        s.changed(start);
+        let ten_minutes = start + Duration::from_secs(600);
+        let lists = replay(&mut s, start, ten_minutes, 300);
+        // The change: one list after the debounce and one at its quiet deadline; besides
+        // those only the safety list, a minute after the last list started. None of the
+        // lists' own writes caused another.
+        let secs = |s: f64| start + Duration::from_secs_f64(s);
+        let mut expected = vec![secs(0.1), secs(60.1), secs(120.1), secs(121.0)];
+        expected.extend((1..=7).map(|n| secs(121.0 + 60.0 * f64::from(n))));
+        assert_eq!(lists, expected);
+        assert!(
+            s.ignored >= lists.len() as u64,
+            "each list's writes were ignored"
+        );
+    }
+
+    #[test]
+    fn bursts_are_debounced_but_never_postponed_forever() {
+        let start = Instant::now();
+        let mut s = Schedule::new(start, SAFETY, None);
+        // Writes every 50 ms: the list still starts 250 ms after the first.
+        for ms in (0..=400).step_by(50) {
+            s.written(at(start, ms), true);
+            if ms == 200 {
+                assert_eq!(s.poll(at(start, 200)), None);
+            }
+        }
+        let mut s = Schedule::new(start, SAFETY, None);
+        for ms in (0..=300).step_by(50) {
+            s.written(at(start, ms), true);
+            if s.poll(at(start, ms)).is_some() {
+                assert_eq!(ms, 250);
+                return;
+            }
+        }
+        panic!("never listed");
+    }
+
+    #[test]
+    fn writes_during_and_just_after_own_runs_are_ignored() {
+        let start = Instant::now();
+        let mut s = Schedule::new(start, SAFETY, Some(QUIET_RECHECK));
+        s.own_started();
+        assert!(!s.written(at(start, 10), true), "while it runs");
+        s.own_ended(at(start, 20));
+        assert!(!s.written(at(start, 200), false), "delivered late");
+        assert_eq!(s.deadline(), Some(start + SAFETY), "nothing scheduled");
+        assert!(
+            s.written(at(start, 30), true),
+            "the files moved after it ended: someone else"
+        );
+        assert_eq!(s.poll(at(start, 130)), Some(Why::Changed));
+        let mut s = Schedule::new(start, SAFETY, None);
+        s.own_started();
+        s.own_ended(at(start, 20));
+        assert!(s.written(at(start, 20 + 250), false), "after the grace");
+    }
+
+    #[test]
+    fn the_quiet_deadline_is_the_earliest_and_each_change_gets_one() {
+        let start = Instant::now();
+        let q = Duration::from_secs(10);
+        let mut s = Schedule::new(start, Duration::from_secs(3600), Some(q));
+        s.changed(start);
+        assert_eq!(s.poll(at(start, 100)), Some(Why::Changed));
+        assert!(!s.finished(at(start, 150)));
+        // A second change 4 s later does not postpone the first deadline...
+        s.changed(at(start, 4000));
+        assert_eq!(s.poll(at(start, 4100)), Some(Why::Changed));
+        s.finished(at(start, 4150));
+        assert_eq!(s.deadline(), Some(start + q));
+        assert_eq!(s.poll(start + q), Some(Why::Quiet));
+        s.finished(start + q + MS);
+        // ...and gets its own, 10 s after it.
+        assert_eq!(s.deadline(), Some(at(start, 14_000)));
+        assert_eq!(s.poll(at(start, 14_000)), Some(Why::Quiet));
+        s.finished(at(start, 14_001));
+        assert_eq!(
+            s.deadline(),
+            Some(at(start, 14_000) + Duration::from_secs(3600))
+        );
+        // Without a quiet rule (before D) there is no re-check.
+        let mut s = Schedule::new(start, SAFETY, None);
+        s.changed(start);
+        s.poll(at(start, 100));
+        s.finished(at(start, 200));
+        assert_eq!(s.deadline(), Some(at(start, 100) + SAFETY));
+    }
+
+    #[test]
+    fn a_list_asked_for_while_one_runs_follows_it_once() {
+        let start = Instant::now();
+        let mut s = Schedule::new(start, SAFETY, None);
+        s.ask(start);
+        assert_eq!(s.poll(start), Some(Why::Asked));
+        s.ask(at(start, 10));
+        s.ask(at(start, 20));
+        assert_eq!(s.poll(at(start, 20)), None, "folded into one more");
+        assert!(s.finished(at(start, 300)), "the one more starts at once");
+        assert!(!s.finished(at(start, 600)));
+        assert!(!s.running());
+    }
+
+    #[test]
+    fn the_safety_list_comes_once_per_interval_of_nothing() {
+        let start = Instant::now();
+        let mut s = Schedule::new(start, SAFETY, None);
+        assert_eq!(s.deadline(), Some(start + SAFETY));
+        assert_eq!(s.poll(start + SAFETY), Some(Why::Safety));
+        s.finished(start + SAFETY + 300 * MS);
+        assert_eq!(s.deadline(), Some(start + SAFETY + SAFETY));
+    }
+}
