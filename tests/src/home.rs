@@ -14,8 +14,8 @@ use serde_json::json;
 use time::OffsetDateTime;
 
 use crate::publish;
-use crate::store::Store;
 use crate::records::{title_of, AskRecord, AskStatus, FlowSpec, RunManifest, Subject, WorkRef};
+use crate::store::Store;
 
 /// Which lf wrote the records. B′ adds `skill` and `retain_completed` to Asks, prepares
 /// each Ask's Run up front (manifest plus a `prepared` marker), records `flow` in

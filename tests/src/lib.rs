@@ -10,6 +10,8 @@
 
 pub mod cli;
 mod home;
+mod inventory;
+mod monitor;
 mod process;
 mod publish;
 mod records;

@@ -183,11 +183,14 @@ impl Store {
             .mode(0o600)
             .open(&path)
             .with_context(|| format!("create {}", path.display()))?;
-        let conn =
-            Connection::open(&path).with_context(|| format!("open {}", path.display()))?;
+        let conn = Connection::open(&path).with_context(|| format!("open {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(15))?;
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        ensure!(mode.eq_ignore_ascii_case("wal"), "{} refused WAL mode", path.display());
+        ensure!(
+            mode.eq_ignore_ascii_case("wal"),
+            "{} refused WAL mode",
+            path.display()
+        );
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         // Checked first so that opening an existing store writes nothing.
@@ -393,7 +396,11 @@ impl Store {
     }
 
     pub fn detach(&mut self, id: &str) -> Result<()> {
-        self.change_session(id, "UPDATE sessions SET client_pid = NULL WHERE id = ?1", vec![])
+        self.change_session(
+            id,
+            "UPDATE sessions SET client_pid = NULL WHERE id = ?1",
+            vec![],
+        )
     }
 
     pub fn complete(&mut self, id: &str) -> Result<()> {
@@ -406,7 +413,11 @@ impl Store {
 
     /// The driver's last outcome was `interrupted`.
     pub fn interrupt(&mut self, id: &str) -> Result<()> {
-        self.change_session(id, "UPDATE sessions SET interrupted = 1 WHERE id = ?1", vec![])
+        self.change_session(
+            id,
+            "UPDATE sessions SET interrupted = 1 WHERE id = ?1",
+            vec![],
+        )
     }
 
     pub fn rename(&mut self, id: &str, title: &str, source: TitleSource) -> Result<()> {
@@ -487,11 +498,7 @@ impl Store {
         if let Some(after) = &query.after {
             filters.push(format!("s.id > {}", bind(Sql::Text(after.clone()))));
         }
-        let order = if query.by_id {
-            "s.id"
-        } else {
-            "s.title, s.id"
-        };
+        let order = if query.by_id { "s.id" } else { "s.title, s.id" };
         let limit = query.limit.map_or(-1, |l| l as i64);
         let mut sql = format!("SELECT {COLUMNS}, {WAITING} FROM {FROM}");
         if !filters.is_empty() {
@@ -519,16 +526,20 @@ impl Store {
         headless: bool,
         quiet: f64,
     ) -> Result<Option<f64>> {
-        let interactive = if headless { "" } else { "AND s.interactive = 1" };
+        let interactive = if headless {
+            ""
+        } else {
+            "AND s.interactive = 1"
+        };
         let sql = format!(
             "SELECT MIN(a.observed_at) FROM sessions s JOIN session_activity a ON a.session_id = s.id
              WHERE s.completed_at IS NULL AND a.pending_input = 0 AND a.open_tools = 0
                AND NOT (s.interactive = 1 AND a.yielded = 1) AND ?1 - a.observed_at < ?2
                AND s.repo = ?3 {interactive}"
         );
-        let first: Option<f64> =
-            self.conn
-                .query_row(&sql, params![now(), quiet, repo], |r| r.get(0))?;
+        let first: Option<f64> = self
+            .conn
+            .query_row(&sql, params![now(), quiet, repo], |r| r.get(0))?;
         Ok(first.map(|at| at + quiet))
     }
 }
@@ -536,10 +547,8 @@ impl Store {
 fn read_flows(conn: &Connection) -> Result<Vec<FlowSpec>> {
     let mut stmt = conn.prepare("SELECT spec FROM flow_positions ORDER BY position")?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-    rows.map(|spec| {
-        serde_json::from_str(&spec?).context("read a Flow position from the database")
-    })
-    .collect()
+    rows.map(|spec| serde_json::from_str(&spec?).context("read a Flow position from the database"))
+        .collect()
 }
 
 /// §9.4 "Rule, D version 1"; `?1` is now and `?2` the quiet window.
