@@ -314,8 +314,8 @@ fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
         return Err(Usage(top_help(generation)));
     };
     match first.as_str() {
-        "--version" | "-V" => return Ok(Command::Print(VERSION.into())),
-        "--help" | "-h" | "help" => return Ok(Command::Print(top_help(generation))),
+        "--version" | "-V" => Ok(Command::Print(VERSION.into())),
+        "--help" | "-h" | "help" => Ok(Command::Print(top_help(generation))),
         "session" => parse_session(generation, rest),
         "monitor" if generation == LfGeneration::D => parse_monitor(rest),
         "sim" => parse_sim(generation, rest),

@@ -198,10 +198,10 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
             quiet_due = None;
             if let Some(scope) = &scope {
                 let body = sessions_body(lf, &store, scope);
-                if force || sent.as_ref() != Some(&body) {
-                    if writer.send(revisions, "sessions", body.clone())? {
-                        sent = Some(body);
-                    }
+                if (force || sent.as_ref() != Some(&body))
+                    && writer.send(revisions, "sessions", body.clone())?
+                {
+                    sent = Some(body);
                 }
                 if let Ok(repo) = &scope.repo {
                     quiet_due = store
