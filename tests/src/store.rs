@@ -9,7 +9,7 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, ensure, Context, Result};
 use rusqlite::types::Value as Sql;
@@ -184,19 +184,21 @@ impl Store {
             .open(&path)
             .with_context(|| format!("create {}", path.display()))?;
         let conn = Connection::open(&path).with_context(|| format!("open {}", path.display()))?;
-        conn.busy_timeout(Duration::from_secs(15))?;
-        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        ensure!(
-            mode.eq_ignore_ascii_case("wal"),
-            "{} refused WAL mode",
-            path.display()
-        );
-        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        // Checked first so that opening an existing store writes nothing.
-        if version < 1 {
-            conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
-                .with_context(|| format!("create the tables of {}", path.display()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Switching a new file to WAL and creating the tables happen while other lf
+        // processes may hold rollback-mode locks on it; SQLite then answers busy without
+        // calling the busy handler (to avoid deadlock), so wait here as the handler would.
+        let started = Instant::now();
+        loop {
+            match initialize(&conn) {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("open {}", path.display()));
+                }
+            }
         }
         Ok(Store { conn, path })
     }
@@ -542,6 +544,36 @@ impl Store {
             .query_row(&sql, params![now(), quiet, repo], |r| r.get(0))?;
         Ok(first.map(|at| at + quiet))
     }
+}
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+fn initialize(conn: &Connection) -> rusqlite::Result<()> {
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        // Another connection held the file: the switch did not happen yet.
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some(format!("journal mode stayed {mode}")),
+        ));
+    }
+    conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    // Checked first so that opening an existing store writes nothing.
+    if version < 1 {
+        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK");
+            })?;
+    }
+    Ok(())
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn read_flows(conn: &Connection) -> Result<Vec<FlowSpec>> {

@@ -633,3 +633,38 @@ fn rename_names_sessions_and_suggestions_never_override_a_person() {
     );
     lf.fails(2, &["session", "rename", "s"]);
 }
+
+#[test]
+fn concurrent_lf_processes_wait_for_each_other_instead_of_failing() {
+    let lf = Lf::new("d");
+    // Every process opens a database that may not exist yet, as a burst of agents would.
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            let id = format!("s-{i}");
+            let args = ["sim", "new", id.as_str(), "--title", "T", "--cwd", "."];
+            lf.command_in(&lf.outside(), &args)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .chain((0..4).map(|_| {
+            lf.command_in(&lf.outside(), &["session", "list", "--json"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        }))
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let store = lf.store();
+    assert_eq!(store.process_count().unwrap(), 16);
+    assert_eq!(store.revisions().unwrap().sessions, 12);
+    assert_eq!(lf.ids_in(&lf.outside(), &["--all"]).len(), 12);
+}
