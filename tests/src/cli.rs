@@ -9,7 +9,14 @@
 //! - `argv.jsonl` gets one line per call: `{"pid", "argv", "cwd", "env", "tty"}` (the
 //!   `LF_*` variables; `tty` is stdin's terminal or null);
 //! - a file `hang` makes every call sleep until it is killed;
-//! - a file `fail` makes every call fail with the file's contents as the message.
+//! - a file `fail` makes every call fail with the file's contents as the message;
+//! - a file `mute-monitor` silences `lf monitor work` (generation D) while it exists.
+//!
+//! `LF_SIM_QUIET_SECONDS` (default 120, fractions allowed) is the quiet window after
+//! which a Session with a silent reading becomes Waiting, so tests need not wait 2 min.
+//! In C, D0 and D the hidden `lf sim …` verbs write the database as an agent's lf would
+//! (see `inventory.rs`); every call of those generations, these included, first commits
+//! one Process row, even when `hang` or `fail` then applies.
 
 use std::collections::BTreeMap;
 use std::env;
