@@ -79,6 +79,10 @@ struct Writer {
 }
 
 impl Writer {
+    fn muted(&self) -> bool {
+        self.mute.as_ref().is_some_and(|m| m.exists())
+    }
+
     /// Writes one frame unless muted; returns whether it was written.
     fn send<B: Serialize>(
         &mut self,
@@ -86,7 +90,7 @@ impl Writer {
         part: &str,
         body: std::result::Result<B, String>,
     ) -> Result<bool> {
-        if self.mute.as_ref().is_some_and(|m| m.exists()) {
+        if self.muted() {
             return Ok(false);
         }
         self.sequence += 1;
@@ -146,6 +150,7 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
     let mut quiet_due: Option<Instant> = None;
     let mut next_heartbeat = Instant::now() + HEARTBEAT;
     let mut next_poll = Instant::now() + POLL;
+    let mut was_muted = false;
     loop {
         let wake = [Some(next_heartbeat), Some(next_poll), quiet_due]
             .into_iter()
@@ -181,6 +186,10 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
             Ok(Input::Eof) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
             Err(RecvTimeoutError::Timeout) => {}
         }
+        // A reader coming back from a hang answers with the current reading at once.
+        let muted = writer.muted();
+        force |= was_muted && !muted;
+        was_muted = muted;
         let now_instant = Instant::now();
         let mut stale = force;
         if now_instant >= next_poll {

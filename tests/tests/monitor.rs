@@ -245,6 +245,8 @@ fn a_muted_reader_sends_nothing_until_unmuted() {
         "no frame, not even a heartbeat"
     );
     fs::remove_file(&mute).unwrap();
+    let frame = monitor.next("sessions", Duration::from_secs(1)).unwrap();
+    assert_eq!(attention(&frame, "a-1"), "waiting");
     monitor.next("heartbeat", Duration::from_secs(3)).unwrap();
 }
 
