@@ -3,14 +3,14 @@
 to `<id>.<uuid>.tmp` (0600, create-new), fsynced, then renamed to `<id>.json`, so a
 watcher only ever sees whole files.
 
-Flow review steps live in lf's SQLite database, which the tray never reads; the
-stand-in lf (lf-sim, tests/src/home.rs) keeps them as a JSON array of its FlowSpec
-at the database path instead, published the same way under a lock on the directory.
+Flow review steps live in lf's SQLite database, which the tray never reads; lf-sim
+(tests/src/store.rs) keeps each as a JSON FlowSpec in a `flow_positions` row of a real
+WAL-mode database at the database path, and so does this file.
 """
 
-import fcntl
 import json
 import os
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -91,16 +91,30 @@ class LfHome:
         """Replace the Flow review steps lf-sim lists. Each is a dict of FlowSpec fields:
         id, title, detail (the step), cwd, state, ready_summary, work (a selector)."""
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        lock = os.open(self.root, os.O_RDONLY)
+        # SQLite gives -wal and -shm the database file's mode: create it private first.
+        os.close(os.open(self.db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+        db = sqlite3.connect(self.db_path, timeout=15, isolation_level=None)
         try:
-            # lf-sim's writers take this lock too (the stand-in lf rewrites the list on
-            # approve/iterate).
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            name = self.db_path.name
-            _atomic_write(self.root, name, flows, tmp_name=f".{name}.{uuid.uuid4().hex}.staging",
-                          final_name=name)
+            db.execute("PRAGMA journal_mode=WAL")
+            # The tables lf-sim makes (IF NOT EXISTS: lf-sim adds the rest when it opens).
+            db.executescript("""
+                CREATE TABLE IF NOT EXISTS store_revisions (
+                    domain TEXT PRIMARY KEY, revision INTEGER NOT NULL);
+                INSERT OR IGNORE INTO store_revisions (domain, revision) VALUES ('flows', 0);
+                CREATE TABLE IF NOT EXISTS flow_positions (
+                    position INTEGER PRIMARY KEY, spec TEXT NOT NULL);
+            """)
+            # One transaction, like lf-sim's writers (the stand-in lf rewrites the list
+            # on approve/iterate).
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM flow_positions")
+            db.executemany(
+                "INSERT INTO flow_positions (position, spec) VALUES (?, ?)",
+                [(i, json.dumps(flow)) for i, flow in enumerate(flows)])
+            db.execute("UPDATE store_revisions SET revision = revision + 1 WHERE domain = 'flows'")
+            db.execute("COMMIT")
         finally:
-            os.close(lock)
+            db.close()
 
     def write_ready_flow(self, *, title, step, cwd, ready_summary, flow="design"):
         """One generation-A Flow review step (id `<task>:<flow>:<node>:<iteration>`),

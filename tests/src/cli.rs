@@ -1,13 +1,22 @@
 //! The stand-in `lf`: generation A's `lf session` verbs (loopflow-model.md §4.1, §4.4,
-//! §4.8) over the records a [`SimHome`] holds. Errors print `Error: <message>` on stderr
-//! and exit 1; usage errors exit 2, as lf's clap front end does.
+//! §4.8) over the records a [`SimHome`] holds, or with `LF_SIM_GENERATION` = `c`, `d0`
+//! or `d` those generations' verbs over the SQLite inventory (§4.3, §9). Errors print
+//! `Error: <message>` on stderr and exit 1; usage errors exit 2, as lf's clap front end
+//! does.
 //!
 //! For tests it records every call and obeys knobs, both in `$LF_SIM_DIR` so a test can
 //! change them while the program under test runs:
-//! - `argv.jsonl` gets one line per call: `{"pid", "argv", "cwd", "env"}` (the `LF_*`
-//!   variables);
+//! - `argv.jsonl` gets one line per call: `{"pid", "argv", "cwd", "env", "tty"}` (the
+//!   `LF_*` variables; `tty` is stdin's terminal or null);
 //! - a file `hang` makes every call sleep until it is killed;
-//! - a file `fail` makes every call fail with the file's contents as the message.
+//! - a file `fail` makes every call fail with the file's contents as the message;
+//! - a file `mute-monitor` silences `lf monitor work` (generation D) while it exists.
+//!
+//! `LF_SIM_QUIET_SECONDS` (default 120, fractions allowed) is the quiet window after
+//! which a Session with a silent reading becomes Waiting, so tests need not wait 2 min.
+//! In C, D0 and D the hidden `lf sim …` verbs write the database as an agent's lf would
+//! (see `inventory.rs`); every call of those generations, these included, first commits
+//! one Process row, even when `hang` or `fail` then applies.
 
 use std::collections::BTreeMap;
 use std::env;
@@ -22,6 +31,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
 use crate::home::{has_provider_session, not_found, SimHome};
+use crate::inventory::{self, LfGeneration};
 use crate::records::{title_of, AskRecord, AskStatus, FlowSpec, RunManifest, State, WorkRef};
 
 const TOP_HELP: &str = "\
@@ -52,12 +62,46 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
     let program = args.next().unwrap_or_else(|| "lf".into());
     let args: Vec<OsString> = args.collect();
-    if let Some(dir) = env::var_os("LF_SIM_DIR").filter(|d| !d.is_empty()) {
-        let dir = PathBuf::from(dir);
-        if let Err(e) = record_call(&dir, &args) {
+    let generation = match LfGeneration::from_env() {
+        Ok(generation) => generation,
+        Err(message) => {
+            eprintln!("Error: {message}");
+            return 1;
+        }
+    };
+    let home = SimHome::from_env(|name| env::var_os(name));
+    let sim_dir = env::var_os("LF_SIM_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    if let Some(dir) = &sim_dir {
+        if let Err(e) = record_call(dir, &args) {
             eprintln!("Error: {e:#}");
             return 1;
         }
+    }
+    let program = program_path(&program);
+    let lf = inventory::Lf {
+        generation,
+        db: inventory::db_path(generation, &home),
+        home: home.home().to_path_buf(),
+        program,
+        quiet: inventory::quiet_seconds(),
+    };
+    // From C on, every lf process records itself before doing anything else, in a
+    // commit of its own: a reader that re-lists on every commit wakes itself.
+    if generation != LfGeneration::A {
+        let argv: Vec<String> = std::iter::once(lf.program.clone())
+            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect();
+        if let Err(e) = lf
+            .store()
+            .and_then(|mut store| store.record_process(std::process::id(), &argv))
+        {
+            eprintln!("Error: {}", report(&e));
+            return 1;
+        }
+    }
+    if let Some(dir) = &sim_dir {
         if dir.join("hang").exists() {
             // Stands for an lf that never answers; the caller's timeout must end it.
             loop {
@@ -76,6 +120,9 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return 2;
         }
     };
+    if generation != LfGeneration::A {
+        return inventory::main(&lf, &args);
+    }
     let command = match parse(&args) {
         Ok(command) => command,
         Err(Usage(text)) => {
@@ -84,8 +131,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
     };
     let lf = Lf {
-        program: program_path(&program),
-        home: SimHome::from_env(|name| env::var_os(name)),
+        program: lf.program,
+        home,
     };
     match lf.run(command) {
         Ok(()) => 0,
@@ -98,7 +145,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
 
 /// What lf's `main` prints for an error: the message, then its causes. (anyhow's own
 /// `{:?}` would add a backtrace whenever `RUST_BACKTRACE` is set.)
-fn report(error: &anyhow::Error) -> String {
+pub(crate) fn report(error: &anyhow::Error) -> String {
     let mut text = error.to_string();
     let causes: Vec<String> = error.chain().skip(1).map(ToString::to_string).collect();
     match causes.as_slice() {
@@ -152,6 +199,7 @@ fn parse(args: &[String]) -> Result<Command, Usage> {
     match first.as_str() {
         "session" => {}
         "--help" | "-h" | "help" => return Ok(Command::Help(TOP_HELP.into())),
+        "--version" | "-V" => return Ok(Command::Help(inventory::VERSION.into())),
         other => {
             return Err(usage_error(
                 &format!("unrecognized subcommand '{other}'"),
@@ -519,6 +567,8 @@ struct Call {
     argv: Vec<String>,
     cwd: String,
     env: BTreeMap<String, String>,
+    /// The terminal on stdin, so tests can tell a terminal really gave lf one.
+    tty: Option<String>,
 }
 
 fn record_call(dir: &Path, args: &[OsString]) -> Result<()> {
@@ -531,6 +581,7 @@ fn record_call(dir: &Path, args: &[OsString]) -> Result<()> {
             .filter(|(name, _)| name.as_encoded_bytes().starts_with(b"LF_"))
             .map(|(name, value)| (lossy(&name), lossy(&value)))
             .collect(),
+        tty: stdin_tty(),
     };
     let mut line = serde_json::to_vec(&call)?;
     line.push(b'\n');
@@ -543,6 +594,19 @@ fn record_call(dir: &Path, args: &[OsString]) -> Result<()> {
         .open(&path)
         .and_then(|mut file| file.write_all(&line))
         .with_context(|| format!("record this call in {}", path.display()))
+}
+
+fn stdin_tty() -> Option<String> {
+    // SAFETY: ttyname returns a pointer to a static buffer or null; it is copied out at
+    // once, and this single-threaded start of the program has no other caller.
+    unsafe {
+        let name = libc::ttyname(0);
+        (!name.is_null()).then(|| {
+            std::ffi::CStr::from_ptr(name)
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
 }
 
 #[cfg(test)]

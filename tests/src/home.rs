@@ -3,19 +3,19 @@
 //! ready`/`complete` and a Flow reaching a review step leave on disk.
 
 use std::ffi::OsString;
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use fs2::FileExt;
 use serde::Serialize;
 use serde_json::json;
 use time::OffsetDateTime;
 
 use crate::publish;
 use crate::records::{title_of, AskRecord, AskStatus, FlowSpec, RunManifest, Subject, WorkRef};
+use crate::store::Store;
 
 /// Which lf wrote the records. B′ adds `skill` and `retain_completed` to Asks, prepares
 /// each Ask's Run up front (manifest plus a `prepared` marker), records `flow` in
@@ -479,33 +479,29 @@ impl SimHome {
 
     /// The Flow review steps as the simulated database holds them.
     pub fn flow_list(&self) -> Result<Vec<FlowSpec>> {
-        match fs::read(&self.db_path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .with_context(|| format!("read Flow sessions from {}", self.db_path.display())),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(e).with_context(|| format!("read {}", self.db_path.display())),
+        // Reading must not create a database where lf has not made one yet.
+        if !self.db_path.exists() {
+            return Ok(Vec::new());
         }
+        self.store()?
+            .flow_list()
+            .with_context(|| format!("read Flow sessions from {}", self.db_path.display()))
     }
 
-    /// Read, change and write the Flow sessions as one transaction: SimHome calls and
-    /// the stand-in `lf` may run at the same time (the demo's timeline while the user
-    /// approves), so writers hold a lock. It is taken on the database's directory, not
-    /// a lock file, so taking it does not look like a database change to watchers.
+    /// Read, change and write the Flow sessions as one SQLite transaction: SimHome calls
+    /// and the stand-in `lf` may run at the same time (the demo's timeline while the user
+    /// approves), and SQLite's write lock with lf's busy timeout serializes them.
     pub(crate) fn update_flows<T>(
         &self,
         change: impl FnOnce(&mut Vec<FlowSpec>) -> Result<T>,
     ) -> Result<T> {
-        let dir = self.db_path.parent().unwrap_or(Path::new("/"));
-        publish::dir(dir)?;
-        let lock = File::open(dir).with_context(|| format!("open {}", dir.display()))?;
-        lock.lock_exclusive()
-            .with_context(|| format!("lock {}", dir.display()))?;
-        let mut flows = self.flow_list()?;
-        let out = change(&mut flows)?;
-        let name = file_name(&self.db_path)?;
-        let staging = format!(".{name}.{}.staging", publish::unique());
-        publish::file(dir, &staging, name, &publish::json(&flows))?;
-        Ok(out)
+        self.store()?.update_flows(change)
+    }
+
+    /// The home's database (created in WAL mode if missing), for Sessions of
+    /// generations C, D0 and D and for the Process rows every such lf call adds.
+    pub fn store(&self) -> Result<Store> {
+        Store::open(&self.db_path)
     }
 
     // ---- Anything else ----

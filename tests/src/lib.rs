@@ -3,16 +3,23 @@
 //! files), and [`cli`] is a stand-in `lf` that answers generation A's `lf session`
 //! verbs from those records.
 //!
-//! Flow sessions live in lf's SQLite database, which the tray never reads; the
-//! simulation keeps them as JSON at the database's path so that watching the database's
-//! directory still tells the tray when to ask `lf session list` again.
+//! Flow positions (generation A) and the Sessions of generations C, D0 and D live in a
+//! real SQLite database in WAL mode ([`Store`]), which the tray never reads: its commits
+//! show in the database's directory, and every C/D0/D call of the stand-in commits a
+//! Process row, so a tray that re-lists on every database write wakes itself.
 
 pub mod cli;
 mod home;
+mod inventory;
+mod monitor;
 mod process;
 mod publish;
 mod records;
+mod store;
 
 pub use home::{AskSpec, Generation, Outcome, RunSpec, SimHome, Surface};
 pub use process::process_start_time;
 pub use records::{FlowSpec, State, WorkRef};
+pub use store::{
+    repo_of, Activity, Revisions, SessionSpec, Store, TitleSource, DEFAULT_QUIET_SECONDS,
+};

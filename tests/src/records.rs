@@ -120,7 +120,8 @@ pub(crate) struct RunManifest {
 }
 
 /// A Flow review step waiting on a person. In lf these are SQLite rows joined with
-/// Tasks and Homes; the simulation keeps the listed shape in `loopflow.db` as JSON.
+/// Tasks and Homes; the simulation keeps the listed shape as JSON in a `flow_positions`
+/// row of `loopflow.db`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowSpec {
     /// lf's Flow session id, e.g. `task_…:flow:node:0` (generation A).

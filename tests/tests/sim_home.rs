@@ -295,6 +295,25 @@ fn flows_are_kept_at_the_database_path() {
 }
 
 #[test]
+fn flows_are_rows_of_a_sqlite_database_in_wal_mode() {
+    let (_dir, sim) = home();
+    // SQLite removes the log when its last connection closes; holding one keeps it.
+    let reader = sim.store().unwrap();
+    let before = reader.revisions().unwrap().flows;
+    sim.flows(&[FlowSpec::new("f", "t", "review", "/src")])
+        .unwrap();
+    let header = fs::read(sim.db_path()).unwrap();
+    assert!(header.starts_with(b"SQLite format 3\0"));
+    // File format version numbers 2/2 mean WAL.
+    assert_eq!(header[18..20], [2, 2]);
+    let wal = sim.home().join("loopflow.db-wal");
+    assert!(wal.is_file());
+    assert_eq!(mode(&wal), 0o600);
+    assert_eq!(reader.revisions().unwrap().flows, before + 1);
+    assert_eq!(sim.flow_list().unwrap().len(), 1);
+}
+
+#[test]
 fn raw_bytes_are_published_like_records_but_stay_inside_the_home() {
     let (_dir, sim) = home();
     sim.raw("human-sessions/ask_broken.json", b"{not json")

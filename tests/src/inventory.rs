@@ -1,0 +1,1183 @@
+//! The stand-in `lf` of generations C, D0 and D (loopflow-model.md §4.3, §4.4, §9): the
+//! Session inventory in SQLite, `connect`, `rename`, C's `complete`/`ready`, D's
+//! `monitor work`, and the hidden `lf sim …` verbs through which tests play an agent's lf.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::env;
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::home::not_found;
+use crate::records::WorkRef;
+use crate::store::{repo_of, Activity, Query, Row, SessionSpec, Store, TitleSource};
+
+pub(crate) const VERSION: &str = "lf 0.63.0\n";
+
+/// Which lf the stand-in plays (`LF_SIM_GENERATION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LfGeneration {
+    A,
+    C,
+    /// D with `--needs-me`, before `--waiting` and `lf monitor`.
+    D0,
+    D,
+}
+
+impl LfGeneration {
+    pub(crate) fn from_env() -> Result<LfGeneration, String> {
+        match env::var("LF_SIM_GENERATION").as_deref() {
+            Err(_) | Ok("") | Ok("a") => Ok(LfGeneration::A),
+            Ok("c") => Ok(LfGeneration::C),
+            Ok("d0") => Ok(LfGeneration::D0),
+            Ok("d") => Ok(LfGeneration::D),
+            Ok(other) => Err(format!("LF_SIM_GENERATION is a, c, d0 or d, not {other:?}")),
+        }
+    }
+
+    fn is_d(self) -> bool {
+        matches!(self, LfGeneration::D0 | LfGeneration::D)
+    }
+}
+
+/// Where this generation's lf keeps its database: D reads `LF_HOME` only (§9.7).
+pub(crate) fn db_path(generation: LfGeneration, home: &crate::SimHome) -> PathBuf {
+    if generation.is_d() {
+        home.home().join("loopflow.db")
+    } else {
+        home.db_path().to_path_buf()
+    }
+}
+
+// ---- Help ----
+
+fn top_help(generation: LfGeneration) -> String {
+    let monitor = if generation == LfGeneration::D {
+        "  monitor  Stream planning and activity for the selected Work\n"
+    } else {
+        ""
+    };
+    format!(
+        "lf (simulated by lf-sim): Loopflow's command line\n\n\
+         Usage: lf [OPTIONS] <COMMAND>\n\n\
+         Commands:\n  session  Work with Sessions\n{monitor}\n\
+         Options:\n  -h, --help     Print help\n  -V, --version  Print version\n"
+    )
+}
+
+fn session_help(generation: LfGeneration) -> &'static str {
+    if generation.is_d() {
+        "Work with Sessions
+
+Usage: lf session <COMMAND>
+
+Commands:
+  resume   Resume a Session by id, or the last interactive Session in this worktree
+  history  Show a Session's history
+  list     List Sessions
+  connect  Connect this terminal to a Session
+  ensure   Ensure the one ongoing conversation of a scope
+  replace  Replace a scope's ongoing conversation with a new one
+  rename   Name a Session
+  bind     Bind a Session to a Task; permanent
+"
+    } else {
+        "Work with Sessions
+
+Usage: lf session <COMMAND>
+
+Commands:
+  history   Show a Session's history
+  list      List Sessions
+  connect   Connect this terminal to a Session
+  ensure    Ensure the one ongoing conversation of a scope
+  replace   Replace a scope's ongoing conversation with a new one
+  complete  Finish a review or conversation
+  rename    Name a Session
+  bind      Bind a Session to a Task; permanent
+  import    Import the Session files of older lf versions, once
+  ready     Mark this Session ready for review
+"
+    }
+}
+
+fn list_help(generation: LfGeneration) -> String {
+    let filter = match generation {
+        LfGeneration::D => "      --waiting                    Only conversations waiting on you\n",
+        LfGeneration::D0 => {
+            "      --needs-me                   Only conversations waiting for review or a reply\n"
+        }
+        _ => "",
+    };
+    format!(
+        "List Sessions
+
+Usage: {LIST_USAGE}
+
+Options:
+      --json                       Print JSON
+      --all                        Every repository's Sessions, not only this one's
+      --interactive <INTERACTIVE>  Interactive conversations, headless Runs or both [default: true] [possible values: true, false, all]
+      --history                    Include completed conversations and historical reviews
+{filter}      --limit <LIMIT>              At most this many rows; 0 lists all [default: 100]
+      --offset <OFFSET>            Skip this many rows; not with --page [default: 0]
+      --page                       Print a stable-ID page {{\"entries\": [...], \"next\": ID|null}}; needs --json
+      --after <AFTER>              Continue after the previous page's next; needs --page
+      --task <TASK>                Only Sessions of this Task (task id, issue id or identifier)
+      --orphan                     Only Sessions with no Task
+      --search <SEARCH>            Only Sessions whose title or id contains this
+  -h, --help                       Print help
+"
+    )
+}
+
+const MONITOR_HELP: &str = "Stream planning and activity for the selected Work
+
+Usage: lf monitor <COMMAND>
+
+Commands:
+  work    Stream planning and activity for the selected Work, each part again only when it changes
+  active  Stream the live Sessions of this Machine
+";
+
+const LIST_USAGE: &str = "lf session list [OPTIONS]";
+
+// ---- Parsing ----
+
+/// A usage error: the full text for stderr (exit 2).
+pub(crate) struct Usage(pub String);
+
+fn usage_error(message: &str, usage: &str) -> Usage {
+    Usage(format!(
+        "error: {message}\n\nUsage: {usage}\n\nFor more information, try '--help'.\n"
+    ))
+}
+
+#[derive(Default)]
+struct Words {
+    flags: BTreeSet<String>,
+    options: BTreeMap<String, String>,
+    positional: Vec<String>,
+    help: bool,
+}
+
+impl Words {
+    fn has(&self, flag: &str) -> bool {
+        self.flags.contains(flag)
+    }
+
+    fn value(&self, option: &str) -> Option<String> {
+        self.options.get(option).cloned()
+    }
+}
+
+/// clap's reading of `words`: `flags` take no value, `options` take one (`--o v` or
+/// `--o=v`), and after `--` every word is positional.
+fn split(words: &[String], usage: &str, flags: &[&str], options: &[&str]) -> Result<Words, Usage> {
+    let mut out = Words::default();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            out.positional.extend(words.by_ref().cloned());
+            break;
+        }
+        if !(word.len() > 1 && word.starts_with('-')) {
+            out.positional.push(word.clone());
+            continue;
+        }
+        if matches!(word.as_str(), "--help" | "-h") {
+            out.help = true;
+            continue;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (word.as_str(), None),
+        };
+        if flags.contains(&name) && inline.is_none() {
+            out.flags.insert(name.to_string());
+        } else if options.contains(&name) {
+            let value = match inline {
+                Some(value) => value,
+                None => words.next().cloned().ok_or_else(|| {
+                    usage_error(
+                        &format!(
+                            "a value is required for '{name} <{}>' but none was supplied",
+                            placeholder(name)
+                        ),
+                        usage,
+                    )
+                })?,
+            };
+            if out.options.insert(name.to_string(), value).is_some() {
+                return Err(usage_error(
+                    &format!(
+                        "the argument '{name} <{}>' cannot be used multiple times",
+                        placeholder(name)
+                    ),
+                    usage,
+                ));
+            }
+        } else {
+            let message = format!(
+                "unexpected argument '{word}' found\n\n  tip: to pass '{word}' as a value, use '-- {word}'"
+            );
+            return Err(usage_error(&message, usage));
+        }
+    }
+    Ok(out)
+}
+
+fn placeholder(option: &str) -> String {
+    option
+        .trim_start_matches('-')
+        .replace('-', "_")
+        .to_uppercase()
+}
+
+fn number(words: &Words, option: &str, default: u64, usage: &str) -> Result<u64, Usage> {
+    match words.value(option) {
+        None => Ok(default),
+        Some(text) => text.parse().map_err(|e| {
+            usage_error(
+                &format!(
+                    "invalid value '{text}' for '{option} <{}>': {e}",
+                    placeholder(option)
+                ),
+                usage,
+            )
+        }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ListArgs {
+    json: bool,
+    all: bool,
+    interactive: Option<bool>,
+    history: bool,
+    waiting: bool,
+    limit: u64,
+    offset: u64,
+    page: bool,
+    after: Option<String>,
+    task: Option<String>,
+    orphan: bool,
+    search: Option<String>,
+}
+
+enum Command {
+    Print(String),
+    List(ListArgs),
+    Connect {
+        id: String,
+        json: bool,
+        mode: Option<&'static str>,
+    },
+    Rename {
+        id: String,
+        name: String,
+        json: bool,
+        suggest: bool,
+    },
+    Complete {
+        id: String,
+    },
+    Ready {
+        summary: String,
+    },
+    Unsimulated(String),
+    Monitor {
+        watch: bool,
+        json: bool,
+    },
+    Sim(Sim),
+}
+
+enum Sim {
+    New(SessionSpec),
+    Activity(String, Activity),
+    Attach(String, u32),
+    Detach(String),
+    Complete(String),
+    Interrupt(String),
+    Rename(String, String),
+    Ready(String, String),
+    Attention(String, Option<String>),
+}
+
+fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
+    let top_usage = "lf [OPTIONS] <COMMAND>";
+    let Some((first, rest)) = args.split_first() else {
+        return Err(Usage(top_help(generation)));
+    };
+    match first.as_str() {
+        "--version" | "-V" => Ok(Command::Print(VERSION.into())),
+        "--help" | "-h" | "help" => Ok(Command::Print(top_help(generation))),
+        "session" => parse_session(generation, rest),
+        "monitor" if generation == LfGeneration::D => parse_monitor(rest),
+        "sim" => parse_sim(generation, rest),
+        other => Err(usage_error(
+            &format!("unrecognized subcommand '{other}'"),
+            top_usage,
+        )),
+    }
+}
+
+fn exactly<const N: usize>(
+    words: Words,
+    names: [&str; N],
+    usage: &str,
+) -> Result<[String; N], Usage> {
+    let missing: Vec<&str> = names.iter().skip(words.positional.len()).copied().collect();
+    if !missing.is_empty() {
+        return Err(usage_error(
+            &format!(
+                "the following required arguments were not provided:\n  {}",
+                missing.join("\n  ")
+            ),
+            usage,
+        ));
+    }
+    if let Some(extra) = words.positional.get(N) {
+        return Err(usage_error(
+            &format!("unexpected argument '{extra}' found"),
+            usage,
+        ));
+    }
+    Ok(std::array::from_fn(|i| words.positional[i].clone()))
+}
+
+fn parse_session(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
+    let session_usage = "lf session <COMMAND>";
+    let Some((verb, rest)) = args.split_first() else {
+        return Err(Usage(session_help(generation).into()));
+    };
+    let d = generation.is_d();
+    let c = generation == LfGeneration::C;
+    match verb.as_str() {
+        "--help" | "-h" | "help" => Ok(Command::Print(session_help(generation).into())),
+        "list" => parse_list(generation, rest),
+        // ARCH: `connect` keeps `open` as an alias.
+        "connect" | "open" => {
+            let usage = "lf session connect [OPTIONS] <ID>";
+            let words = split(rest, usage, &["--json", "--replace", "--try"], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Connect this terminal to a Session\n\nUsage: {usage}\n"
+                )));
+            }
+            let mode = match (words.has("--replace"), words.has("--try")) {
+                (true, true) => {
+                    return Err(usage_error(
+                        "the argument '--replace' cannot be used with '--try'",
+                        usage,
+                    ))
+                }
+                (true, false) => Some("--replace"),
+                (false, true) => Some("--try"),
+                (false, false) => None,
+            };
+            let json = words.has("--json");
+            let [id] = exactly(words, ["<ID>"], usage)?;
+            Ok(Command::Connect { id, json, mode })
+        }
+        "rename" => {
+            let usage = "lf session rename [OPTIONS] <ID> <NAME>...";
+            let words = split(rest, usage, &["--json", "--suggest"], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Name a Session\n\nUsage: {usage}\n"
+                )));
+            }
+            if words.positional.len() < 2 {
+                let missing = if words.positional.is_empty() {
+                    "<ID>\n  <NAME>..."
+                } else {
+                    "<NAME>..."
+                };
+                return Err(usage_error(
+                    &format!("the following required arguments were not provided:\n  {missing}"),
+                    usage,
+                ));
+            }
+            Ok(Command::Rename {
+                json: words.has("--json"),
+                suggest: words.has("--suggest"),
+                id: words.positional[0].clone(),
+                name: words.positional[1..].join(" "),
+            })
+        }
+        "complete" if c => {
+            let usage = "lf session complete <ID>";
+            let words = split(rest, usage, &[], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Finish a review or conversation\n\nUsage: {usage}\n"
+                )));
+            }
+            let [id] = exactly(words, ["<ID>"], usage)?;
+            Ok(Command::Complete { id })
+        }
+        "ready" if c => {
+            let usage = "lf session ready <SUMMARY>...";
+            let words = split(rest, usage, &[], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Mark this Session ready for review\n\nUsage: {usage}\n"
+                )));
+            }
+            if words.positional.is_empty() {
+                return Err(usage_error(
+                    "the following required arguments were not provided:\n  <SUMMARY>...",
+                    usage,
+                ));
+            }
+            Ok(Command::Ready {
+                summary: words.positional.join(" "),
+            })
+        }
+        "history" | "ensure" | "replace" | "bind" => Ok(Command::Unsimulated(verb.clone())),
+        "resume" if d => Ok(Command::Unsimulated(verb.clone())),
+        "import" if c => Ok(Command::Unsimulated(verb.clone())),
+        other => Err(usage_error(
+            &format!("unrecognized subcommand '{other}'"),
+            session_usage,
+        )),
+    }
+}
+
+fn parse_list(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
+    let usage = LIST_USAGE;
+    let mut flags = vec!["--json", "--all", "--history", "--page", "--orphan"];
+    let filter = match generation {
+        LfGeneration::D => Some("--waiting"),
+        LfGeneration::D0 => Some("--needs-me"),
+        _ => None,
+    };
+    flags.extend(filter);
+    let options = [
+        "--interactive",
+        "--limit",
+        "--offset",
+        "--after",
+        "--task",
+        "--search",
+    ];
+    let words = split(args, usage, &flags, &options)?;
+    if words.help {
+        return Ok(Command::Print(list_help(generation)));
+    }
+    if let Some(word) = words.positional.first() {
+        return Err(usage_error(
+            &format!("unexpected argument '{word}' found"),
+            usage,
+        ));
+    }
+    let interactive = match words.value("--interactive").as_deref() {
+        None | Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some("all") => None,
+        Some(other) => {
+            return Err(usage_error(
+                &format!(
+                    "invalid value '{other}' for '--interactive <INTERACTIVE>'\n  [possible values: true, false, all]"
+                ),
+                usage,
+            ))
+        }
+    };
+    let page = words.has("--page");
+    if page && !words.has("--json") {
+        return Err(usage_error(
+            "the following required arguments were not provided:\n  --json",
+            "lf session list --json --page [OPTIONS]",
+        ));
+    }
+    if page && words.value("--offset").is_some() {
+        return Err(usage_error(
+            "the argument '--page' cannot be used with '--offset <OFFSET>'",
+            usage,
+        ));
+    }
+    if words.value("--after").is_some() && !page {
+        return Err(usage_error(
+            "the following required arguments were not provided:\n  --page",
+            "lf session list --after <AFTER> --page [OPTIONS]",
+        ));
+    }
+    Ok(Command::List(ListArgs {
+        json: words.has("--json"),
+        all: words.has("--all"),
+        interactive,
+        history: words.has("--history"),
+        waiting: filter.is_some_and(|f| words.has(f)),
+        limit: number(&words, "--limit", 100, usage)?,
+        offset: number(&words, "--offset", 0, usage)?,
+        page,
+        after: words.value("--after"),
+        task: words.value("--task"),
+        orphan: words.has("--orphan"),
+        search: words.value("--search"),
+    }))
+}
+
+fn parse_monitor(args: &[String]) -> Result<Command, Usage> {
+    let Some((verb, rest)) = args.split_first() else {
+        return Err(Usage(MONITOR_HELP.into()));
+    };
+    match verb.as_str() {
+        "--help" | "-h" | "help" => Ok(Command::Print(MONITOR_HELP.into())),
+        "work" => {
+            let usage = "lf monitor work [OPTIONS]";
+            let words = split(rest, usage, &["--watch", "--json"], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Stream planning and activity for the selected Work, each part again only when it changes\n\n\
+                     Usage: {usage}\n\nOptions:\n      --watch  Keep streaming until stdin closes\n      --json   Print NDJSON frames\n"
+                )));
+            }
+            if let Some(word) = words.positional.first() {
+                return Err(usage_error(
+                    &format!("unexpected argument '{word}' found"),
+                    usage,
+                ));
+            }
+            Ok(Command::Monitor {
+                watch: words.has("--watch"),
+                json: words.has("--json"),
+            })
+        }
+        "active" => Ok(Command::Unsimulated("monitor active".into())),
+        other => Err(usage_error(
+            &format!("unrecognized subcommand '{other}'"),
+            "lf monitor <COMMAND>",
+        )),
+    }
+}
+
+fn parse_sim(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
+    let usage = "lf sim <COMMAND>";
+    let Some((verb, rest)) = args.split_first() else {
+        return Err(usage_error("a sim verb is required", usage));
+    };
+    let c = generation == LfGeneration::C;
+    let one = |name: &str| -> Result<String, Usage> {
+        let usage = format!("lf sim {name} <ID>");
+        let [id] = exactly(split(rest, &usage, &[], &[])?, ["<ID>"], &usage)?;
+        Ok(id)
+    };
+    let two = |name: &str, second: &str| -> Result<(String, String), Usage> {
+        let usage = format!("lf sim {name} <ID> {second}");
+        let words = split(rest, &usage, &[], &[])?;
+        if words.positional.len() < 2 {
+            return Err(usage_error(
+                &format!("the following required arguments were not provided:\n  <ID>\n  {second}"),
+                &usage,
+            ));
+        }
+        Ok((words.positional[0].clone(), words.positional[1..].join(" ")))
+    };
+    let sim = match verb.as_str() {
+        "new" => {
+            let usage = "lf sim new <ID> --title <TITLE> --cwd <DIR> [OPTIONS]";
+            let mut options = vec![
+                "--title",
+                "--cwd",
+                "--repo",
+                "--provider",
+                "--model",
+                "--work-path",
+                "--task",
+            ];
+            if c {
+                options.push("--kind");
+            }
+            let words = split(rest, usage, &["--headless"], &options)?;
+            let headless = words.has("--headless");
+            let (title, cwd, repo) = (
+                words.value("--title"),
+                words.value("--cwd"),
+                words.value("--repo"),
+            );
+            let (provider, model) = (words.value("--provider"), words.value("--model"));
+            let (work_path, task, kind) = (
+                words.value("--work-path"),
+                words.value("--task"),
+                words.value("--kind"),
+            );
+            let [id] = exactly(words, ["<ID>"], usage)?;
+            let cwd = match cwd {
+                Some(dir) => std::path::absolute(dir).unwrap_or_default(),
+                None => env::current_dir().unwrap_or_default(),
+            };
+            let mut spec = SessionSpec::new(id.clone(), title.unwrap_or(id), cwd);
+            if let Some(repo) = repo {
+                let repo = PathBuf::from(repo);
+                spec.repo =
+                    Some(repo_of(&repo).unwrap_or_else(|| repo.canonicalize().unwrap_or(repo)));
+            }
+            spec.interactive = !headless;
+            spec.provider = provider;
+            spec.model = model;
+            spec.work_path = work_path;
+            spec.task = task;
+            spec.kind = if c {
+                Some(kind.unwrap_or_else(|| "conversation".into()))
+            } else {
+                None
+            };
+            Sim::New(spec)
+        }
+        "ask" => Sim::Activity(one("ask")?, Activity::Ask),
+        "hand-back" => Sim::Activity(one("hand-back")?, Activity::HandBack),
+        "working" => Sim::Activity(one("working")?, Activity::Working),
+        "quiet" => Sim::Activity(one("quiet")?, Activity::Quiet),
+        "attach" => {
+            let (id, pid) = two("attach", "<PID>")?;
+            let pid = pid.parse().map_err(|e| {
+                usage_error(
+                    &format!("invalid value '{pid}' for '<PID>': {e}"),
+                    "lf sim attach <ID> <PID>",
+                )
+            })?;
+            Sim::Attach(id, pid)
+        }
+        "detach" => Sim::Detach(one("detach")?),
+        "complete" => Sim::Complete(one("complete")?),
+        "interrupt" => Sim::Interrupt(one("interrupt")?),
+        "rename" => {
+            let (id, title) = two("rename", "<TITLE>...")?;
+            Sim::Rename(id, title)
+        }
+        "ready" if c => {
+            let (id, summary) = two("ready", "<SUMMARY>...")?;
+            Sim::Ready(id, summary)
+        }
+        "attention" if c => {
+            let (id, attention) = two("attention", "review|reply|none")?;
+            Sim::Attention(id, (attention != "none").then_some(attention))
+        }
+        other => {
+            return Err(usage_error(
+                &format!("unrecognized subcommand '{other}'"),
+                usage,
+            ))
+        }
+    };
+    Ok(Command::Sim(sim))
+}
+
+// ---- Records ----
+
+#[derive(Serialize, Clone, PartialEq)]
+pub(crate) struct Action {
+    kind: &'static str,
+    label: &'static str,
+    help: &'static str,
+    unavailable_reason: Option<&'static str>,
+}
+
+const ACTIVE_ELSEWHERE: &str =
+    "This Session is active in another terminal; use Move here to transfer it";
+const NOT_READY: &str = "The session agent has not marked this ready";
+
+fn actions(active: bool) -> Vec<Action> {
+    let mut actions = vec![Action {
+        kind: "open",
+        label: "Open here",
+        help: "Open this Session in a terminal",
+        unavailable_reason: active.then_some(ACTIVE_ELSEWHERE),
+    }];
+    if active {
+        actions.push(Action {
+            kind: "move_here",
+            label: "Move here",
+            help: "Stop the other client and resume here; unsent text there is lost",
+            unavailable_reason: None,
+        });
+    }
+    actions
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+struct Workspace {
+    machine_id: &'static str,
+    worktree: String,
+    task_id: Option<String>,
+    unavailable: Option<String>,
+}
+
+/// HS's `SessionRecord` (§9.3), every key present, in serde's order.
+#[derive(Serialize, Clone, PartialEq)]
+pub(crate) struct RecordD {
+    primary_scope: Option<String>,
+    attention: Option<&'static str>,
+    task_primary: bool,
+    task_ids: Vec<String>,
+    id: String,
+    workspace: Option<Workspace>,
+    interactive: bool,
+    work: Option<WorkRef>,
+    wave_id: Option<String>,
+    work_path: Option<String>,
+    actions: Vec<Action>,
+    title: String,
+    title_source: String,
+    flow_membership: Value,
+    detail: String,
+    provider: Option<String>,
+    cwd: String,
+    state: &'static str,
+    ready_summary: Option<String>,
+    open_argv: Vec<String>,
+    terminal_ids: Vec<String>,
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+struct WorkspaceC {
+    home_id: &'static str,
+    worktree: String,
+    task_id: Option<String>,
+    unavailable: Option<String>,
+}
+
+/// Generation C's record (§4.4's C column).
+#[derive(Serialize, Clone, PartialEq)]
+pub(crate) struct RecordC {
+    id: String,
+    kind: String,
+    work: Option<WorkRef>,
+    wave_id: Option<String>,
+    work_path: Option<String>,
+    actions: Vec<Action>,
+    title: String,
+    title_source: String,
+    flow_membership: Value,
+    detail: String,
+    cwd: String,
+    state: &'static str,
+    ready_summary: Option<String>,
+    open_argv: Vec<String>,
+    terminal_ids: Vec<String>,
+    interactive: bool,
+    provider: Option<String>,
+    task_ids: Vec<String>,
+    workspace: Option<WorkspaceC>,
+    caller_session_id: Option<String>,
+    scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attention: Option<String>,
+}
+
+#[derive(Serialize, Clone, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum Record {
+    D(RecordD),
+    C(RecordC),
+}
+
+impl Record {
+    fn open_argv(&mut self) -> &mut Vec<String> {
+        match self {
+            Record::D(r) => &mut r.open_argv,
+            Record::C(r) => &mut r.open_argv,
+        }
+    }
+
+    /// The text-mode line and its action lines.
+    fn text(&self) -> String {
+        let (id, state, work_path, title, actions) = match self {
+            Record::D(r) => {
+                let state = if r.attention.is_some() {
+                    "waiting"
+                } else {
+                    r.state
+                };
+                (&r.id, state, &r.work_path, &r.title, &r.actions)
+            }
+            Record::C(r) => (&r.id, r.state, &r.work_path, &r.title, &r.actions),
+        };
+        let mut text = format!(
+            "{id}  {state:<7} {}  {title}\n",
+            work_path.as_deref().unwrap_or("Repository")
+        );
+        for a in actions {
+            text += &format!(
+                "  {} — {}\n",
+                a.label,
+                a.unavailable_reason.unwrap_or(a.help)
+            );
+        }
+        text
+    }
+}
+
+/// What every verb of one invocation shares.
+pub(crate) struct Lf {
+    pub generation: LfGeneration,
+    /// This executable as invoked, absolute.
+    pub program: String,
+    /// `LF_HOME` as given.
+    pub home: PathBuf,
+    pub db: PathBuf,
+    pub quiet: f64,
+}
+
+impl Lf {
+    pub(crate) fn store(&self) -> Result<Store> {
+        Store::open(&self.db)
+    }
+
+    pub(crate) fn record(&self, row: &Row) -> Record {
+        let active = !row.completed && row.client_alive();
+        let work = row.task_id.as_ref().map(|id| WorkRef {
+            kind: "task".into(),
+            id: id.clone(),
+        });
+        let detail = match (&row.provider, &row.model) {
+            (Some(p), Some(m)) => format!("{p}:{m}"),
+            (Some(p), None) => p.clone(),
+            _ => String::new(),
+        };
+        let task_ids: Vec<String> = row.task_id.iter().cloned().collect();
+        let program = self.program.clone();
+        if self.generation == LfGeneration::C {
+            let kind = row.kind.clone().unwrap_or_else(|| "conversation".into());
+            let state = if row.completed {
+                "closed"
+            } else if active {
+                "active"
+            } else if row.ready_summary.is_some() {
+                "ready"
+            } else if row.interrupted {
+                "interrupted"
+            } else {
+                "waiting"
+            };
+            let mut actions = actions(active);
+            actions.push(if kind == "flow" {
+                Action {
+                    kind: "complete",
+                    label: "Complete",
+                    help: "Complete the review and return feedback to the next Flow step",
+                    unavailable_reason: row.ready_summary.is_none().then_some(NOT_READY),
+                }
+            } else {
+                Action {
+                    kind: "complete",
+                    label: "Complete",
+                    help: "Stop the provider and remove this Session; native history remains resumable",
+                    unavailable_reason: None,
+                }
+            });
+            return Record::C(RecordC {
+                id: row.id.clone(),
+                kind,
+                work,
+                wave_id: None,
+                work_path: row.work_path.clone(),
+                actions,
+                title: row.title.clone(),
+                title_source: row.title_source.clone(),
+                flow_membership: json!({"kind": "independent"}),
+                detail,
+                cwd: row.cwd.clone(),
+                state,
+                ready_summary: row.ready_summary.clone(),
+                open_argv: vec![program, "session".into(), "connect".into(), row.id.clone()],
+                terminal_ids: Vec::new(),
+                interactive: row.interactive,
+                provider: row.provider.clone(),
+                task_ids,
+                workspace: row.repo.as_ref().map(|repo| WorkspaceC {
+                    home_id: "HOME-LOCAL-SIM",
+                    worktree: repo.clone(),
+                    task_id: row.task_id.clone(),
+                    unavailable: None,
+                }),
+                caller_session_id: None,
+                scope: None,
+                attention: row.review_attention.clone(),
+            });
+        }
+        let state = if row.completed {
+            "closed"
+        } else if active {
+            "active"
+        } else if row.interrupted {
+            "interrupted"
+        } else {
+            "unknown"
+        };
+        Record::D(RecordD {
+            primary_scope: None,
+            attention: row.waiting.then_some("waiting"),
+            task_primary: false,
+            task_ids,
+            id: row.id.clone(),
+            workspace: row.repo.as_ref().map(|repo| Workspace {
+                machine_id: "MACHINE-LOCAL-SIM",
+                worktree: repo.clone(),
+                task_id: row.task_id.clone(),
+                unavailable: None,
+            }),
+            interactive: row.interactive,
+            work,
+            wave_id: None,
+            work_path: row.work_path.clone(),
+            actions: actions(active),
+            title: row.title.clone(),
+            title_source: row.title_source.clone(),
+            flow_membership: json!({"kind": "independent"}),
+            detail,
+            provider: row.provider.clone(),
+            cwd: row.cwd.clone(),
+            state,
+            ready_summary: row.ready_summary.clone(),
+            open_argv: vec![
+                "/usr/bin/env".into(),
+                format!("LF_BIN={program}"),
+                format!("LF_HOME={}", self.home.display()),
+                program,
+                "session".into(),
+                "connect".into(),
+                row.id.clone(),
+            ],
+            terminal_ids: Vec::new(),
+        })
+    }
+
+    fn find(&self, store: &Store, id: &str) -> Result<Row> {
+        store.session(id, self.quiet)?.ok_or_else(|| not_found(id))
+    }
+
+    fn run(&self, command: Command) -> Result<()> {
+        match command {
+            Command::Print(text) => print!("{text}"),
+            Command::List(args) => self.list(&args)?,
+            Command::Connect { id, json, mode } => self.connect(&id, json, mode)?,
+            Command::Rename {
+                id,
+                name,
+                json,
+                suggest,
+            } => self.rename(&id, &name, json, suggest)?,
+            Command::Complete { id } => self.complete(&id)?,
+            Command::Ready { summary } => self.ready(&summary)?,
+            Command::Unsimulated(verb) => bail!("the simulated lf does not implement `{verb}`"),
+            Command::Monitor { watch, json } => {
+                if !json {
+                    bail!("lf monitor work prints NDJSON only; pass --json");
+                }
+                crate::monitor::run(self, watch)?
+            }
+            Command::Sim(sim) => self.sim(sim)?,
+        }
+        Ok(())
+    }
+
+    fn list(&self, args: &ListArgs) -> Result<()> {
+        if args.page && args.limit == 0 {
+            bail!("paged Session inventory requires a positive limit");
+        }
+        let repo = if args.all {
+            None
+        } else {
+            env::current_dir()
+                .ok()
+                .and_then(|cwd| repo_of(&cwd))
+                .map(|r| r.display().to_string())
+        };
+        let query = Query {
+            repo,
+            interactive: args.interactive,
+            history: args.history,
+            waiting: args.waiting,
+            task: args.task.clone(),
+            orphan: args.orphan,
+            search: args.search.clone(),
+            after: args.after.clone(),
+            by_id: args.page,
+            // CMD reads one more row than the page to know whether there is a next.
+            limit: match (args.page, args.limit) {
+                (true, limit) => Some(limit + 1),
+                (false, 0) => None,
+                (false, limit) => Some(limit),
+            },
+            offset: if args.page { 0 } else { args.offset },
+        };
+        let store = self.store()?;
+        let mut rows = store.sessions(&query, self.quiet)?;
+        let mut next = None;
+        if args.page && rows.len() as u64 > args.limit {
+            rows.truncate(args.limit as usize);
+            next = rows.last().map(|r| r.id.clone());
+        }
+        let records: Vec<Record> = rows.iter().map(|r| self.record(r)).collect();
+        let mut out = io::stdout().lock();
+        if args.page {
+            #[derive(Serialize)]
+            struct Page {
+                entries: Vec<Record>,
+                next: Option<String>,
+            }
+            let page = Page {
+                entries: records,
+                next,
+            };
+            writeln!(out, "{}", serde_json::to_string_pretty(&page)?)?;
+        } else if args.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&records)?)?;
+        } else if records.is_empty() {
+            writeln!(out, "No Sessions.")?;
+        } else {
+            for record in &records {
+                write!(out, "{}", record.text())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn connect(&self, id: &str, json: bool, mode: Option<&str>) -> Result<()> {
+        let store = self.store()?;
+        let row = self.find(&store, id)?;
+        let mut record = self.record(&row);
+        if json {
+            record.open_argv().extend(mode.map(String::from));
+            println!("{}", serde_json::to_string_pretty(&record)?);
+            return Ok(());
+        }
+        // Instead of resuming a provider, say which Session would open and wait for the
+        // person to leave, so a terminal launched by the tray stays up and shows it.
+        let mut out = io::stdout().lock();
+        writeln!(out, "Session {id}: {}", row.title)?;
+        writeln!(out, "  in {}", row.cwd)?;
+        writeln!(out, "(simulated lf: press Enter to leave)")?;
+        out.flush()?;
+        io::stdin().lock().read_line(&mut String::new())?;
+        Ok(())
+    }
+
+    fn rename(&self, id: &str, name: &str, json: bool, suggest: bool) -> Result<()> {
+        let mut store = self.store()?;
+        let row = self.find(&store, id)?;
+        if row.completed {
+            bail!("Session {id} is already complete");
+        }
+        let name = name.trim();
+        if name.is_empty() {
+            bail!("cannot rename Session {id}: Session name cannot be empty");
+        }
+        let message = if suggest && row.title_source == "human" {
+            format!(
+                "Session {id} keeps its human-assigned name \"{}\".",
+                row.title
+            )
+        } else {
+            let source = if suggest {
+                TitleSource::Generated
+            } else {
+                TitleSource::Human
+            };
+            store.rename(id, name, source)?;
+            format!("Session {id} is named \"{name}\".")
+        };
+        if json {
+            let row = self.find(&store, id)?;
+            println!("{}", serde_json::to_string_pretty(&self.record(&row))?);
+        } else {
+            println!("{message}");
+        }
+        Ok(())
+    }
+
+    fn complete(&self, id: &str) -> Result<()> {
+        let mut store = self.store()?;
+        let row = self.find(&store, id)?;
+        if row.completed {
+            bail!("Session {id} is already complete");
+        }
+        let flow = row.kind.as_deref() == Some("flow");
+        if flow && row.ready_summary.is_none() {
+            bail!(NOT_READY);
+        }
+        store.complete(id)?;
+        if flow {
+            println!("Review completed; feedback returned to the Flow.");
+        } else {
+            println!("Session {id} completed; its provider history remains resumable.");
+        }
+        Ok(())
+    }
+
+    /// `lf session ready` names no Session: the agent's lf knows its own from
+    /// `LF_HUMAN_SESSION` (`{"kind":"primary","id":…}`, or the bare id).
+    fn ready(&self, summary: &str) -> Result<()> {
+        let token = env::var("LF_HUMAN_SESSION")
+            .ok()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                anyhow!("lf session ready runs inside a Session (LF_HUMAN_SESSION is not set)")
+            })?;
+        let id = serde_json::from_str::<Value>(&token)
+            .ok()
+            .and_then(|v| v["id"].as_str().map(String::from))
+            .unwrap_or(token);
+        if summary.trim().is_empty() {
+            bail!("summary cannot be empty");
+        }
+        self.store()?.ready(&id, summary.trim())?;
+        println!("Session is ready for your review.");
+        Ok(())
+    }
+
+    fn sim(&self, sim: Sim) -> Result<()> {
+        let mut store = self.store()?;
+        match sim {
+            Sim::New(spec) => store.create_session(&spec),
+            Sim::Activity(id, activity) => store.activity(&id, activity),
+            Sim::Attach(id, pid) => store.attach(&id, pid),
+            Sim::Detach(id) => store.detach(&id),
+            Sim::Complete(id) => store.complete(&id),
+            Sim::Interrupt(id) => store.interrupt(&id),
+            Sim::Rename(id, title) => store.rename(&id, &title, TitleSource::Human),
+            Sim::Ready(id, summary) => store.ready(&id, &summary),
+            Sim::Attention(id, attention) => store.review_attention(&id, attention.as_deref()),
+        }
+    }
+}
+
+/// Run a C/D0/D invocation (`args` without the program). Returns the exit code.
+pub(crate) fn main(lf: &Lf, args: &[String]) -> i32 {
+    let command = match parse(lf.generation, args) {
+        Ok(command) => command,
+        Err(Usage(text)) => {
+            eprint!("{text}");
+            return 2;
+        }
+    };
+    match lf.run(command) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("Error: {}", crate::cli::report(&e));
+            1
+        }
+    }
+}
+
+/// `LF_SIM_QUIET_SECONDS`, else lf's 120 s.
+pub(crate) fn quiet_seconds() -> f64 {
+    env::var("LF_SIM_QUIET_SECONDS")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(crate::store::DEFAULT_QUIET_SECONDS)
+}
+
+/// The canonical form of a path when it exists.
+pub(crate) fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}

@@ -1,0 +1,673 @@
+//! lf's SQLite database (loopflow-model.md §3, §9.4, §9.7) as the simulation keeps it:
+//! one real file in WAL mode, written one transaction per change with lf's 15 s busy
+//! timeout, with a `store_revisions` row per domain that every commit moves, because
+//! that table is what lf's own readers trust to say what changed.
+//!
+//! The tables are the simulation's own (lf's schema moves every generation and no
+//! reader may rely on it); only the shapes the CLI projects from them follow lf.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, ensure, Context, Result};
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+use crate::home::not_found;
+use crate::publish;
+use crate::records::FlowSpec;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS store_revisions (
+    domain TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO store_revisions (domain, revision) VALUES
+    ('planning', 0), ('sessions', 0), ('flows', 0), ('processes', 0), ('usage', 0);
+CREATE TABLE IF NOT EXISTS processes (
+    id INTEGER PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    argv TEXT NOT NULL,
+    started_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flow_positions (
+    position INTEGER PRIMARY KEY,
+    spec TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    title_source TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    repo TEXT,
+    interactive INTEGER NOT NULL,
+    provider TEXT,
+    model TEXT,
+    work_path TEXT,
+    task_id TEXT,
+    kind TEXT,
+    ready_summary TEXT,
+    review_attention TEXT,
+    client_pid INTEGER,
+    interrupted INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    completed_at REAL
+);
+CREATE TABLE IF NOT EXISTS session_activity (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    observed_at REAL NOT NULL,
+    open_tools INTEGER NOT NULL,
+    pending_input INTEGER NOT NULL,
+    yielded INTEGER NOT NULL
+);
+PRAGMA user_version = 1;
+";
+
+/// lf's `WAITING_QUIET_SECONDS`.
+pub const DEFAULT_QUIET_SECONDS: f64 = 120.0;
+
+/// Seconds since the epoch with sub-second precision, so that tests can use quiet
+/// windows of a second or two.
+pub(crate) fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The `store_revisions` table: each domain's commit counter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Revisions {
+    pub planning: i64,
+    pub sessions: i64,
+    pub flows: i64,
+    pub processes: i64,
+    pub usage: i64,
+}
+
+/// What an agent's stream last said about a Session (§9.4's `session_activity` row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// A question or approval is pending: Waiting at once.
+    Ask,
+    /// The turn ended successfully: Waiting at once if the Session is interactive.
+    HandBack,
+    /// A tool is running: not Waiting, however long it takes.
+    Working,
+    /// Output without a signal: Waiting once the quiet window passes with no write.
+    Quiet,
+}
+
+/// Who named a Session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TitleSource {
+    Generated,
+    Human,
+}
+
+impl TitleSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TitleSource::Generated => "generated",
+            TitleSource::Human => "human",
+        }
+    }
+}
+
+/// A Session as an agent's lf creates it (generations C, D0 and D).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSpec {
+    pub id: String,
+    pub title: String,
+    pub cwd: PathBuf,
+    /// The canonical repository root; [`SessionSpec::new`] discovers it from `cwd`.
+    pub repo: Option<PathBuf>,
+    pub interactive: bool,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub work_path: Option<String>,
+    pub task: Option<String>,
+    /// Generation C only: `flow` or `conversation` (the default).
+    pub kind: Option<String>,
+}
+
+impl SessionSpec {
+    /// An interactive Session in `cwd`, in whatever repository contains `cwd`.
+    pub fn new(id: impl Into<String>, title: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        let cwd = cwd.into();
+        SessionSpec {
+            id: id.into(),
+            title: title.into(),
+            repo: repo_of(&cwd),
+            cwd,
+            interactive: true,
+            provider: None,
+            model: None,
+            work_path: None,
+            task: None,
+            kind: None,
+        }
+    }
+}
+
+/// The repository containing `path`, as lf's `CanonicalRepo` finds it: the nearest
+/// ancestor holding `.git` (a directory, or a worktree's file), canonicalized.
+pub fn repo_of(path: &Path) -> Option<PathBuf> {
+    let path = path.canonicalize().ok()?;
+    path.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// A connection to a home's database. Every change is one committed transaction.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path`, in WAL mode.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent() {
+            publish::dir(dir)?;
+        }
+        // SQLite gives `-wal` and `-shm` the database file's mode, so creating the
+        // file private first keeps all three private, as lf's home is.
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("create {}", path.display()))?;
+        let conn = Connection::open(&path).with_context(|| format!("open {}", path.display()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Switching a new file to WAL and creating the tables happen while other lf
+        // processes may hold rollback-mode locks on it; SQLite then answers busy without
+        // calling the busy handler (to avoid deadlock), so wait here as the handler would.
+        let started = Instant::now();
+        loop {
+            match initialize(&conn) {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("open {}", path.display()));
+                }
+            }
+        }
+        Ok(Store { conn, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// One transaction that moves the revisions of `domains` when it commits.
+    fn write<T>(
+        &mut self,
+        domains: &[&str],
+        change: impl FnOnce(&rusqlite::Transaction) -> Result<T>,
+    ) -> Result<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = change(&tx)?;
+        for domain in domains {
+            tx.execute(
+                "UPDATE store_revisions SET revision = revision + 1 WHERE domain = ?1",
+                [domain],
+            )?;
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    pub fn revisions(&self) -> Result<Revisions> {
+        let mut revisions = Revisions::default();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT domain, revision FROM store_revisions")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (domain, revision) = row?;
+            match domain.as_str() {
+                "planning" => revisions.planning = revision,
+                "sessions" => revisions.sessions = revision,
+                "flows" => revisions.flows = revision,
+                "processes" => revisions.processes = revision,
+                "usage" => revisions.usage = revision,
+                _ => {}
+            }
+        }
+        Ok(revisions)
+    }
+
+    // ---- Processes ----
+
+    /// lf records one Process per invocation, in its own commit.
+    pub fn record_process(&mut self, pid: u32, argv: &[String]) -> Result<()> {
+        let argv = serde_json::to_string(argv)?;
+        self.write(&["processes"], |tx| {
+            tx.execute(
+                "INSERT INTO processes (pid, argv, started_at) VALUES (?1, ?2, ?3)",
+                params![pid, argv, now()],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn process_count(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM processes", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// The argv of every recorded Process, oldest first.
+    pub fn process_argvs(&self) -> Result<Vec<Vec<String>>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT argv FROM processes ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.map(|argv| Ok(serde_json::from_str(&argv?)?)).collect()
+    }
+
+    // ---- Generation A's Flow positions ----
+
+    pub(crate) fn flow_list(&self) -> Result<Vec<FlowSpec>> {
+        read_flows(&self.conn)
+    }
+
+    /// Read, change and write the Flow positions in one transaction.
+    pub(crate) fn update_flows<T>(
+        &mut self,
+        change: impl FnOnce(&mut Vec<FlowSpec>) -> Result<T>,
+    ) -> Result<T> {
+        self.write(&["flows"], |tx| {
+            let mut flows = read_flows(tx)?;
+            let out = change(&mut flows)?;
+            tx.execute("DELETE FROM flow_positions", [])?;
+            let mut insert =
+                tx.prepare("INSERT INTO flow_positions (position, spec) VALUES (?1, ?2)")?;
+            for (position, flow) in flows.iter().enumerate() {
+                insert.execute(params![position as i64, serde_json::to_string(flow)?])?;
+            }
+            Ok(out)
+        })
+    }
+
+    // ---- Sessions ----
+
+    /// Create Sessions in one transaction (one `sessions` revision for all of them).
+    pub fn create_sessions(&mut self, specs: &[SessionSpec]) -> Result<()> {
+        for spec in specs {
+            if let Some(kind) = &spec.kind {
+                ensure!(
+                    matches!(kind.as_str(), "flow" | "conversation"),
+                    "a Session kind is flow or conversation, not {kind:?}"
+                );
+            }
+        }
+        self.write(&["sessions"], |tx| {
+            let mut insert = tx.prepare(
+                "INSERT INTO sessions (id, title, title_source, cwd, repo, interactive, provider,
+                     model, work_path, task_id, kind, created_at)
+                 VALUES (?1, ?2, 'generated', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            let created = now();
+            for s in specs {
+                insert
+                    .execute(params![
+                        s.id,
+                        s.title,
+                        s.cwd.display().to_string(),
+                        s.repo.as_ref().map(|r| r.display().to_string()),
+                        s.interactive,
+                        s.provider,
+                        s.model,
+                        s.work_path,
+                        s.task,
+                        s.kind,
+                        created,
+                    ])
+                    .with_context(|| format!("create Session {}", s.id))?;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn create_session(&mut self, spec: &SessionSpec) -> Result<()> {
+        self.create_sessions(std::slice::from_ref(spec))
+    }
+
+    /// A change to one existing Session: `sql` gets the id as `?1` and `values` after it.
+    fn change_session(&mut self, id: &str, sql: &str, values: Vec<Sql>) -> Result<()> {
+        self.write(&["sessions"], |tx| {
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
+                [id],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                return Err(not_found(id));
+            }
+            let mut all = vec![Sql::Text(id.into())];
+            all.extend(values);
+            tx.execute(sql, params_from_iter(all))?;
+            Ok(())
+        })
+    }
+
+    /// The agent's stream reported `activity` now.
+    pub fn activity(&mut self, id: &str, activity: Activity) -> Result<()> {
+        let (open_tools, pending_input, yielded) = match activity {
+            Activity::Ask => (0, 1, 0),
+            Activity::HandBack => (0, 0, 1),
+            Activity::Working => (1, 0, 0),
+            Activity::Quiet => (0, 0, 0),
+        };
+        self.change_session(
+            id,
+            "INSERT INTO session_activity (session_id, observed_at, open_tools, pending_input, yielded)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (session_id) DO UPDATE SET observed_at = excluded.observed_at,
+                 open_tools = excluded.open_tools, pending_input = excluded.pending_input,
+                 yielded = excluded.yielded",
+            vec![
+                Sql::Real(now()),
+                Sql::Integer(open_tools),
+                Sql::Integer(pending_input),
+                Sql::Integer(yielded),
+            ],
+        )
+    }
+
+    /// A provider client with `pid` attached (the Session is `active` while it lives).
+    pub fn attach(&mut self, id: &str, pid: u32) -> Result<()> {
+        ensure!(pid > 1, "a provider client pid must be greater than 1");
+        self.change_session(
+            id,
+            "UPDATE sessions SET client_pid = ?2 WHERE id = ?1",
+            vec![Sql::Integer(pid.into())],
+        )
+    }
+
+    pub fn detach(&mut self, id: &str) -> Result<()> {
+        self.change_session(
+            id,
+            "UPDATE sessions SET client_pid = NULL WHERE id = ?1",
+            vec![],
+        )
+    }
+
+    pub fn complete(&mut self, id: &str) -> Result<()> {
+        self.change_session(
+            id,
+            "UPDATE sessions SET completed_at = ?2, client_pid = NULL WHERE id = ?1",
+            vec![Sql::Real(now())],
+        )
+    }
+
+    /// The driver's last outcome was `interrupted`.
+    pub fn interrupt(&mut self, id: &str) -> Result<()> {
+        self.change_session(
+            id,
+            "UPDATE sessions SET interrupted = 1 WHERE id = ?1",
+            vec![],
+        )
+    }
+
+    pub fn rename(&mut self, id: &str, title: &str, source: TitleSource) -> Result<()> {
+        self.change_session(
+            id,
+            "UPDATE sessions SET title = ?2, title_source = ?3 WHERE id = ?1",
+            vec![Sql::Text(title.into()), Sql::Text(source.as_str().into())],
+        )
+    }
+
+    /// Generation C: `lf session ready "<summary>"` by the Session's agent.
+    pub fn ready(&mut self, id: &str, summary: &str) -> Result<()> {
+        self.change_session(
+            id,
+            "UPDATE sessions SET ready_summary = ?2 WHERE id = ?1",
+            vec![Sql::Text(summary.into())],
+        )
+    }
+
+    /// Generation C: the `review`/`reply` attention, or none.
+    pub fn review_attention(&mut self, id: &str, attention: Option<&str>) -> Result<()> {
+        if let Some(a) = attention {
+            ensure!(
+                matches!(a, "review" | "reply"),
+                "attention is review, reply or none, not {a:?}"
+            );
+        }
+        self.change_session(
+            id,
+            "UPDATE sessions SET review_attention = ?2 WHERE id = ?1",
+            vec![attention.map_or(Sql::Null, |a| Sql::Text(a.into()))],
+        )
+    }
+
+    // ---- What the CLI projects ----
+
+    pub(crate) fn session(&self, id: &str, quiet: f64) -> Result<Option<Row>> {
+        let sql = format!("SELECT {COLUMNS}, {WAITING} FROM {FROM} WHERE s.id = ?3");
+        self.conn
+            .query_row(&sql, params![now(), quiet, id], Row::read)
+            .optional()
+            .map_err(|e| anyhow!("Session record unavailable: {e}"))
+    }
+
+    pub(crate) fn sessions(&self, query: &Query, quiet: f64) -> Result<Vec<Row>> {
+        let mut values = vec![Sql::Real(now()), Sql::Real(quiet)];
+        let mut bind = |value: Sql| {
+            values.push(value);
+            format!("?{}", values.len())
+        };
+        let mut filters = Vec::new();
+        if let Some(repo) = &query.repo {
+            filters.push(format!("s.repo = {}", bind(Sql::Text(repo.clone()))));
+        }
+        match query.interactive {
+            Some(true) => filters.push("s.interactive = 1".into()),
+            Some(false) => filters.push("s.interactive = 0".into()),
+            None => {}
+        }
+        if !query.history {
+            filters.push("s.completed_at IS NULL".into());
+        }
+        if query.waiting {
+            filters.push(WAITING.into());
+        }
+        if let Some(task) = &query.task {
+            filters.push(format!("s.task_id = {}", bind(Sql::Text(task.clone()))));
+        }
+        if query.orphan {
+            filters.push("s.task_id IS NULL".into());
+        }
+        if let Some(search) = &query.search {
+            let s = bind(Sql::Text(search.clone()));
+            filters.push(format!(
+                "(instr(lower(s.title), lower({s})) > 0 OR instr(s.id, {s}) > 0)"
+            ));
+        }
+        if let Some(after) = &query.after {
+            filters.push(format!("s.id > {}", bind(Sql::Text(after.clone()))));
+        }
+        let order = if query.by_id { "s.id" } else { "s.title, s.id" };
+        let limit = query.limit.map_or(-1, |l| l as i64);
+        let mut sql = format!("SELECT {COLUMNS}, {WAITING} FROM {FROM}");
+        if !filters.is_empty() {
+            sql += &format!(" WHERE {}", filters.join(" AND "));
+        }
+        sql += &format!(
+            " ORDER BY {order} LIMIT {} OFFSET {}",
+            bind(Sql::Integer(limit)),
+            bind(Sql::Integer(query.offset as i64))
+        );
+        let mut stmt = self
+            .conn
+            .prepare(&sql)
+            .map_err(|e| anyhow!("Session records unavailable: {e}"))?;
+        let rows = stmt.query_map(params_from_iter(values), Row::read)?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| anyhow!("Session records unavailable: {e}"))
+    }
+
+    /// ACT's `next_quiet_waiting`: when the earliest Session of `repo` that is still
+    /// counting its quiet window becomes Waiting without any write.
+    pub(crate) fn next_quiet_deadline(
+        &self,
+        repo: &str,
+        headless: bool,
+        quiet: f64,
+    ) -> Result<Option<f64>> {
+        let interactive = if headless {
+            ""
+        } else {
+            "AND s.interactive = 1"
+        };
+        let sql = format!(
+            "SELECT MIN(a.observed_at) FROM sessions s JOIN session_activity a ON a.session_id = s.id
+             WHERE s.completed_at IS NULL AND a.pending_input = 0 AND a.open_tools = 0
+               AND NOT (s.interactive = 1 AND a.yielded = 1) AND ?1 - a.observed_at < ?2
+               AND s.repo = ?3 {interactive}"
+        );
+        let first: Option<f64> = self
+            .conn
+            .query_row(&sql, params![now(), quiet, repo], |r| r.get(0))?;
+        Ok(first.map(|at| at + quiet))
+    }
+}
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+fn initialize(conn: &Connection) -> rusqlite::Result<()> {
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        // Another connection held the file: the switch did not happen yet.
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some(format!("journal mode stayed {mode}")),
+        ));
+    }
+    conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    // Checked first so that opening an existing store writes nothing.
+    if version < 1 {
+        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK");
+            })?;
+    }
+    Ok(())
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn read_flows(conn: &Connection) -> Result<Vec<FlowSpec>> {
+    let mut stmt = conn.prepare("SELECT spec FROM flow_positions ORDER BY position")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    rows.map(|spec| serde_json::from_str(&spec?).context("read a Flow position from the database"))
+        .collect()
+}
+
+/// §9.4 "Rule, D version 1"; `?1` is now and `?2` the quiet window.
+const WAITING: &str = "(s.completed_at IS NULL AND a.session_id IS NOT NULL AND \
+    (a.pending_input > 0 OR (a.open_tools = 0 AND \
+    ((s.interactive = 1 AND a.yielded = 1) OR ?1 - a.observed_at >= ?2))))";
+
+const FROM: &str = "sessions s LEFT JOIN session_activity a ON a.session_id = s.id";
+
+const COLUMNS: &str = "s.id, s.title, s.title_source, s.cwd, s.repo, s.interactive, s.provider, \
+    s.model, s.work_path, s.task_id, s.kind, s.ready_summary, s.review_attention, s.client_pid, \
+    s.interrupted, s.completed_at IS NOT NULL";
+
+/// A Session row with its Waiting reading at the query's clock.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Row {
+    pub id: String,
+    pub title: String,
+    pub title_source: String,
+    pub cwd: String,
+    pub repo: Option<String>,
+    pub interactive: bool,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub work_path: Option<String>,
+    pub task_id: Option<String>,
+    pub kind: Option<String>,
+    pub ready_summary: Option<String>,
+    pub review_attention: Option<String>,
+    pub client_pid: Option<u32>,
+    pub interrupted: bool,
+    pub completed: bool,
+    pub waiting: bool,
+}
+
+impl Row {
+    fn read(r: &rusqlite::Row) -> rusqlite::Result<Row> {
+        Ok(Row {
+            id: r.get(0)?,
+            title: r.get(1)?,
+            title_source: r.get(2)?,
+            cwd: r.get(3)?,
+            repo: r.get(4)?,
+            interactive: r.get(5)?,
+            provider: r.get(6)?,
+            model: r.get(7)?,
+            work_path: r.get(8)?,
+            task_id: r.get(9)?,
+            kind: r.get(10)?,
+            ready_summary: r.get(11)?,
+            review_attention: r.get(12)?,
+            client_pid: r.get(13)?,
+            interrupted: r.get(14)?,
+            completed: r.get(15)?,
+            waiting: r.get(16)?,
+        })
+    }
+
+    /// A client is attached and its process is alive (not gone, not a zombie).
+    pub fn client_alive(&self) -> bool {
+        self.client_pid.is_some_and(alive)
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the parenthesised command name, which may itself hold spaces.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
+/// The rows `lf session list` asks for.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Query {
+    pub repo: Option<String>,
+    /// `None`: interactive and headless.
+    pub interactive: Option<bool>,
+    pub history: bool,
+    pub waiting: bool,
+    pub task: Option<String>,
+    pub orphan: bool,
+    pub search: Option<String>,
+    pub after: Option<String>,
+    pub by_id: bool,
+    pub limit: Option<u64>,
+    pub offset: u64,
+}
