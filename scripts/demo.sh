@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 install_packages "${BUILD_PACKAGES[@]}"
-cargo build --release --locked -p lf-tray
+cargo build --release --locked -p lf-tray --features demo
 bin=${CARGO_TARGET_DIR:-target}/release/lf-tray
 if [ -n "${LF_BIN:-}" ] || command -v lf >/dev/null || [ -x "$HOME/.local/bin/lf" ]; then
   exec "$bin" "$@"

@@ -16,6 +16,7 @@ echo "== fmt, clippy"
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p lf-tray --no-default-features --all-targets -- -D warnings
+cargo clippy --locked -p lf-tray --features demo --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --locked --workspace
@@ -30,6 +31,6 @@ E2E_VENV=$CACHE/venv
 [ -x "$E2E_VENV/bin/python" ] && "$E2E_VENV/bin/python" -c "import dbus, gi" 2>/dev/null ||
   { rm -rf "$E2E_VENV"; /usr/bin/python3 -m venv --system-site-packages "$E2E_VENV"; }
 "$E2E_VENV/bin/python" -c "import selenium" 2>/dev/null || "$E2E_VENV/bin/pip" install -q selenium
-cargo build --locked -p lf-tray
+cargo build --locked -p lf-tray -p lf-sim --bins
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
   bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"

@@ -93,7 +93,12 @@ fn main() {
             // With lf the safety timer runs `lf session list` once a minute; this counts
             // the tray's own CPU for it (fork, exec, reading the answer), not lf's.
             let lf = dir.path().join("lf");
-            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lf-tray"), &lf).unwrap();
+            let stand_in = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+            assert!(
+                stand_in.is_file(),
+                "no stand-in lf: run `cargo build --release -p lf-sim --bin lf` first"
+            );
+            std::os::unix::fs::symlink(&stand_in, &lf).unwrap();
             let with_lf = Watch::start_with(sim.home(), Some(&lf));
             with_lf.next(|e| e["type"] == "snapshot");
             let before = with_lf.cpu();

@@ -12,6 +12,7 @@
 mod actions;
 mod autostart;
 mod board;
+#[cfg(feature = "demo")]
 mod demo;
 mod launch;
 mod notification;
@@ -69,6 +70,7 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 }
 
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
+#[cfg(feature = "demo")]
 pub fn run_demo() -> anyhow::Result<()> {
     demo::run()
 }

@@ -123,11 +123,16 @@ fn seconds(value: PathBuf) -> Result<std::time::Duration, String> {
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_default();
+    // The demo plays lf with this same binary, through a link named `lf` in its own
+    // temporary directory; only demo builds have that stand-in.
+    #[cfg(feature = "demo")]
     if PathBuf::from(&argv0).file_name() == Some("lf".as_ref()) {
         let mut argv = vec![argv0];
         argv.extend(args);
         return ExitCode::from(lf_sim::cli::main(argv).clamp(0, 255) as u8);
     }
+    #[cfg(not(feature = "demo"))]
+    let _ = argv0;
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
         Err(message) => {
@@ -171,9 +176,14 @@ fn desktop(home: Option<PathBuf>, lf: Option<PathBuf>, start_hidden: bool) -> an
     })
 }
 
-#[cfg(feature = "desktop")]
+#[cfg(feature = "demo")]
 fn demo() -> anyhow::Result<()> {
     lf_tray::run_demo()
+}
+
+#[cfg(all(feature = "desktop", not(feature = "demo")))]
+fn demo() -> anyhow::Result<()> {
+    anyhow::bail!("this lf-tray was built without the demo (feature `demo`); run scripts/demo.sh from a checkout")
 }
 
 #[cfg(not(feature = "desktop"))]

@@ -1,5 +1,5 @@
 //! `lf-tray list` and `lf-tray watch` as processes, against a home written the way lf
-//! writes it and the stand-in `lf` (this binary, invoked through a link named `lf`).
+//! writes it and the stand-in `lf` (lf-sim's binary, through a link named `lf`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -12,6 +12,18 @@ use serde_json::Value;
 
 /// Long enough for a loaded 2-core CI machine; a passing run waits milliseconds.
 const EVENT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// lf-sim's stand-in `lf`, which cargo builds beside this package's binaries when the
+/// workspace's tests are built (`cargo test --workspace`, as scripts/test.sh runs them).
+pub fn stand_in_lf() -> PathBuf {
+    let lf = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+    assert!(
+        lf.is_file(),
+        "no stand-in lf at {}: run `cargo build -p lf-sim --bin lf` first",
+        lf.display()
+    );
+    lf
+}
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -27,7 +39,7 @@ impl Fixture {
         let bin = root.join("bin");
         std::fs::create_dir(&bin).unwrap();
         let lf = bin.join("lf");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lf-tray"), &lf).unwrap();
+        std::os::unix::fs::symlink(stand_in_lf(), &lf).unwrap();
         std::fs::create_dir(root.join("sim")).unwrap();
         Fixture {
             sim: SimHome::new(root.join("home")),

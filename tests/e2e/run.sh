@@ -101,7 +101,8 @@ mkdir -m 700 "$XDG_RUNTIME_DIR"
 # lf's side: an empty home, and the app binary itself as the stand-in lf.
 export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
 mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
-ln -s "$app" "$tmp/bin/lf"
+# lf is played by lf-sim's stand-in, built beside the app (LF_STAND_IN overrides).
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
 export LF_BIN=$tmp/bin/lf
 unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY
 # A run context the app inherits and must not pass on to the sessions it opens.
