@@ -13,6 +13,8 @@ use lf_tray_core::{Event, SessionRecord};
 pub struct Timing {
     pub lf_timeout: Option<Duration>,
     pub relist: Option<Duration>,
+    /// lf's quiet time (generation D), for an lf built with another than 120 s.
+    pub quiet: Option<Duration>,
 }
 
 fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config {
@@ -22,6 +24,10 @@ fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config 
     }
     if let Some(relist) = timing.relist {
         config.safety_interval = relist.max(engine::MIN_SAFETY_INTERVAL);
+    }
+    if let Some(quiet) = timing.quiet {
+        // The re-check comes a second after lf's deadline, as for the default.
+        config.quiet_recheck = quiet + Duration::from_secs(1);
     }
     config
 }

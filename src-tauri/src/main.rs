@@ -1,8 +1,8 @@
 //! `lf-tray`: the tray app, and its headless forms for scripts and servers.
 //!
 //! `lf-tray` alone starts the tray; `lf-tray list` and `lf-tray watch` print sessions and
-//! never touch a display, D-Bus or GTK. Invoked through a link named `lf`, the binary is the
-//! demo's stand-in `lf`.
+//! never touch a display, D-Bus or GTK. In demo builds, invoked through a link named `lf`,
+//! the binary is the demo's stand-in `lf`.
 
 mod headless;
 
@@ -31,6 +31,9 @@ Options:
                how long one lf call may take before it is stopped (default 10)
   --relist SECONDS
                how often `lf session list` runs with no change seen (default 60, at least 30)
+  --lf-quiet SECONDS
+               lf's quiet time before a silent agent counts as waiting (generation D;
+               default 120, lf's own), for an lf built with another
 ";
 
 /// What the command line asks for.
@@ -72,6 +75,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--lf" => lf = Some(value("--lf")?),
             "--lf-timeout" => timing.lf_timeout = Some(seconds(value("--lf-timeout")?)?),
             "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
+            "--lf-quiet" => timing.quiet = Some(seconds(value("--lf-quiet")?)?),
             "--json" => json = true,
             "--hidden" => hidden = true,
             "-h" | "--help" | "help" => command = Some(Command::Help),

@@ -386,7 +386,7 @@ fn on_lf_generation_c_the_retired_files_are_ignored() {
         r#"#!/bin/sh
 case "$*" in
   "session --help") printf 'Commands:\n  history  H\n  list  L\n  connect  C\n  import  I\n' ;;
-  "session list --json --all --limit 0") printf '[{"id":"session_1","kind":"conversation","state":"waiting","title":"New world","attention":"reply","open_argv":["/x/lf","session","connect","session_1"]}]' ;;
+  "session list --json --all --interactive all --limit 0") printf '[{"id":"session_1","kind":"conversation","state":"waiting","title":"New world","attention":"reply","open_argv":["/x/lf","session","connect","session_1"]}]' ;;
   *) echo "Error: unexpected $*" >&2; exit 1 ;;
 esac
 "#,
@@ -634,4 +634,266 @@ fn an_ask_id_that_looks_like_an_option_is_opened_as_an_id() {
         odd["open_argv"],
         serde_json::json!(["lf", "session", "open", "--", "--replace"])
     );
+}
+
+// ---- lf's generations C, D0 and D: sessions in SQLite only ----
+
+/// lf's quiet time for the stand-in in these tests: short, so a quiet transition takes
+/// seconds; the benchmark keeps lf's real 120 s.
+const QUIET: &str = "2";
+
+/// A home where the stand-in plays generation `generation` (`c`, `d0`, `d`), with two
+/// repositories, `alpha` and `beta`.
+struct Store {
+    f: Fixture,
+    generation: &'static str,
+}
+
+impl Store {
+    fn new(generation: &'static str) -> Store {
+        let f = Fixture::new();
+        for repo in ["alpha", "beta"] {
+            std::fs::create_dir_all(f.root.join(repo).join(".git")).unwrap();
+            std::fs::create_dir_all(f.root.join(repo).join("src")).unwrap();
+        }
+        Store { f, generation }
+    }
+
+    fn repo(&self, name: &str) -> PathBuf {
+        self.f.root.join(name)
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.f.command(args, true);
+        cmd.env("LF_SIM_GENERATION", self.generation)
+            .env("LF_SIM_QUIET_SECONDS", QUIET)
+            .current_dir(self.repo("alpha").join("src"));
+        cmd
+    }
+
+    fn watch(&self) -> Watch {
+        let child = self
+            .command(&["watch", "--json", "--lf-quiet", QUIET])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Watch::from_child(child)
+    }
+
+    fn list(&self) -> Vec<Value> {
+        let out = self.command(&["list", "--json"]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// A change as an agent's own lf makes it: a separate `lf sim …` process.
+    fn agent(&self, args: &[&str]) {
+        let out = Command::new(&self.f.lf)
+            .arg("sim")
+            .args(args)
+            .env("LF_HOME", self.f.home())
+            .env("LF_SIM_GENERATION", self.generation)
+            .env("LF_SIM_QUIET_SECONDS", QUIET)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "lf sim {args:?}: {out:?}");
+    }
+
+    /// Sessions created in one transaction, in-process (fast for many).
+    fn sessions(&self, specs: &[lf_sim::SessionSpec]) {
+        self.f.sim.store().unwrap().create_sessions(specs).unwrap();
+    }
+
+    /// How many times any lf ran so far (the stand-in logs each call).
+    fn lf_runs(&self) -> usize {
+        std::fs::read_to_string(self.f.root.join("sim/argv.jsonl"))
+            .map(|log| log.lines().count())
+            .unwrap_or(0)
+    }
+}
+
+fn spec(store: &Store, id: &str, repo: &str) -> lf_sim::SessionSpec {
+    lf_sim::SessionSpec::new(id, format!("Title {id}"), store.repo(repo))
+}
+
+#[test]
+fn every_waiting_session_is_listed_whatever_its_repo_kind_or_number() {
+    for generation in ["d", "d0", "c"] {
+        let store = Store::new(generation);
+        // 160 sessions over two repos: more than lf's default page of 100.
+        let specs: Vec<_> = (0..160)
+            .map(|i| {
+                let mut s = spec(&store, &format!("S-{i:03}"), ["alpha", "beta"][i % 2]);
+                if i == 7 {
+                    s.interactive = false;
+                }
+                s
+            })
+            .collect();
+        store.sessions(&specs);
+        {
+            let mut db = store.f.sim.store().unwrap();
+            for id in ["S-007", "S-150", "S-151"] {
+                match generation {
+                    "c" => db.review_attention(id, Some("reply")).unwrap(),
+                    _ => db.activity(id, lf_sim::Activity::Ask).unwrap(),
+                }
+            }
+        }
+        // Run from inside `alpha`: lf's default would show only alpha's 100.
+        let listed = store.list();
+        assert_eq!(listed.len(), 160, "generation {generation}");
+        let waiting: Vec<&str> = listed
+            .iter()
+            .filter(|s| s["needs_you"] == true)
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            waiting,
+            ["S-007", "S-150", "S-151"],
+            "generation {generation}"
+        );
+        let headless = listed.iter().find(|s| s["id"] == "S-007").unwrap();
+        assert_eq!(
+            headless["interactive"], false,
+            "a headless session waits too"
+        );
+        if generation != "c" {
+            assert!(headless.get("kind").is_none(), "D has no kind");
+            assert_eq!(headless["attention"], "waiting");
+            assert_eq!(
+                headless["open_argv"][0], "/usr/bin/env",
+                "lf's argv verbatim"
+            );
+            let kinds: Vec<&str> = headless["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["open"], "no Complete, Approve or Iterate on D");
+        }
+    }
+}
+
+#[test]
+fn attention_set_cleared_and_completed_by_another_lf_each_arrive_once() {
+    for generation in ["d", "d0"] {
+        let store = Store::new(generation);
+        store.sessions(&[spec(&store, "S-1", "alpha"), spec(&store, "S-2", "beta")]);
+        let watch = store.watch();
+        let snapshot = watch.snapshot();
+        assert_eq!(snapshot["sessions"].as_array().unwrap().len(), 2);
+        store.agent(&["ask", "S-2"]);
+        let asked = watch.expect_event("asked", "S-2");
+        assert_eq!(asked["session"]["needs_you"], true, "{generation}");
+        store.agent(&["working", "S-2"]);
+        let state = watch.expect_event("state", "S-2");
+        assert_eq!(state["session"]["needs_you"], false);
+        assert_eq!(state["previous_needs_you"], true);
+        store.agent(&["hand-back", "S-1"]);
+        watch.expect_event("asked", "S-1");
+        store.agent(&["complete", "S-1"]);
+        let resolved = watch.expect_event("resolved", "S-1");
+        assert_eq!(resolved["session"]["id"], "S-1");
+        // Exactly once: nothing more about either within a quiet second.
+        std::thread::sleep(Duration::from_secs(1));
+        let extra: Vec<Value> = watch
+            .lines
+            .try_iter()
+            .filter(|e| e["session"].is_object())
+            .collect();
+        assert!(extra.is_empty(), "{generation}: repeated events {extra:#?}");
+    }
+}
+
+#[test]
+fn a_session_that_turns_waiting_by_quiet_alone_is_asked_without_any_write() {
+    for generation in ["d", "d0"] {
+        let store = Store::new(generation);
+        store.sessions(&[spec(&store, "S-q", "alpha")]);
+        let watch = store.watch();
+        watch.snapshot();
+        let before = Instant::now();
+        // Output without a signal: Waiting once lf's quiet time passes, which no write
+        // announces. D's reader arms that deadline itself; on D0 the tray's clock does.
+        store.agent(&["quiet", "S-q"]);
+        let asked = watch.expect_event("asked", "S-q");
+        let took = before.elapsed();
+        assert_eq!(asked["session"]["needs_you"], true);
+        assert!(
+            took >= Duration::from_secs(2),
+            "{generation}: asked before the quiet time passed ({took:?})"
+        );
+    }
+}
+
+#[test]
+fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
+    for generation in ["d", "d0", "c"] {
+        let store = Store::new(generation);
+        store.sessions(&[spec(&store, "S-1", "alpha")]);
+        let watch = store.watch();
+        watch.snapshot();
+        // Start-up: the generation probes, the first list and (D) one reader.
+        std::thread::sleep(Duration::from_secs(2));
+        let settled = store.lf_runs();
+        assert!(settled <= 6, "{generation}: {settled} lf runs to start");
+        // Every lf run writes a Process row to the database the tray watches; none of
+        // them may cause another.
+        std::thread::sleep(Duration::from_secs(5));
+        assert_eq!(
+            store.lf_runs(),
+            settled,
+            "{generation}: lf ran while nothing changed"
+        );
+        drop(watch);
+    }
+}
+
+#[test]
+fn an_lf_upgraded_while_the_tray_runs_is_detected_and_followed() {
+    let store = Store::new("d");
+    store.sessions(&[spec(&store, "S-new", "alpha")]);
+    store
+        .f
+        .sim
+        .store()
+        .unwrap()
+        .activity("S-new", lf_sim::Activity::Ask)
+        .unwrap();
+    // The tray starts with an old lf (generation A here), whose files show nothing.
+    let wrapper = store.f.root.join("bin/lf-wrapped");
+    let script = |generation: &str| {
+        format!(
+            "#!/bin/sh\nLF_SIM_GENERATION={generation} exec {} \"$@\"\n",
+            stand_in_lf().display()
+        )
+    };
+    std::fs::write(&wrapper, script("a")).unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let child = store
+        .f
+        .command(
+            &["watch", "--json", "--lf", wrapper.to_str().unwrap()],
+            false,
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let watch = Watch::from_child(child);
+    assert_eq!(watch.snapshot()["sessions"].as_array().unwrap().len(), 0);
+    // A package manager replaces the program: a new file renamed into place.
+    let staged = store.f.root.join("bin/.lf-wrapped.new");
+    std::fs::write(&staged, script("d")).unwrap();
+    std::fs::set_permissions(&staged, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::rename(&staged, &wrapper).unwrap();
+    let asked = watch.expect_event("asked", "S-new");
+    assert_eq!(asked["session"]["attention"], "waiting");
 }

@@ -220,7 +220,8 @@ impl Generation {
     /// The `lf session list` that returns every session the tray shows, on one page.
     ///
     /// C and D list only the current repository, interactive sessions and 100 rows by
-    /// default; `--all` and `--limit 0` lift that. On D the tray lists every *open*
+    /// default; `--all`, `--interactive all` and `--limit 0` lift that, since a headless
+    /// Run can wait on a person too (a Codex approval). On D the tray lists every *open*
     /// session, interactive or headless, rather than only `--waiting` ones: a session
     /// that stops waiting must be told apart from one that was completed (a `state`
     /// line versus `resolved`), and the waiting filter cannot tell them apart. Both run
@@ -230,8 +231,7 @@ impl Generation {
             Generation::A | Generation::B | Generation::Unknown => {
                 &["session", "list", "--json", "--all"]
             }
-            Generation::C => &["session", "list", "--json", "--all", "--limit", "0"],
-            Generation::D0 | Generation::D => &[
+            Generation::C | Generation::D0 | Generation::D => &[
                 "session",
                 "list",
                 "--json",
@@ -496,6 +496,7 @@ mod generation_tests {
         assert!(Generation::D.list_args().contains(&"--interactive"));
         assert!(!Generation::D.list_args().contains(&"--waiting"));
         assert!(Generation::C.list_args().ends_with(&["--limit", "0"]));
+        assert!(Generation::C.list_args().contains(&"--interactive"));
     }
 }
 
