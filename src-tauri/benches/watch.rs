@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use lf_sim::{Outcome, RunSpec, SimHome, Surface};
+use lf_sim::{Activity, Outcome, RunSpec, SessionSpec, SimHome, Surface};
 use lf_tray_core::records::Records;
 use lf_tray_core::Home;
 use serde_json::Value;
@@ -115,6 +115,109 @@ fn main() {
         "\ncost of one Ask change at 10 000 Runs relative to 10: {:.2}",
         per_change[1].as_secs_f64() / per_change[0].as_secs_f64()
     );
+    generation_d(idle);
+}
+
+/// lf's real quiet time, and the idle window the goal for generation D is stated for.
+const LF_QUIET: Duration = Duration::from_secs(120);
+const IDLE_D: Duration = Duration::from_secs(600);
+
+/// Today's lf (generation D): sessions only in a real SQLite store, followed through
+/// `lf monitor work` readers. Attention written to the store → `asked` on stdout; a
+/// session that turns Waiting by lf's quiet time alone; and an idle tray plus its lf
+/// children over ten minutes.
+fn generation_d(idle: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("alpha");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    let sim = SimHome::new(dir.path().join("home"));
+    let specs: Vec<SessionSpec> = (0..100)
+        .map(|i| SessionSpec::new(format!("S-{i:03}"), format!("Session {i}"), &repo))
+        .collect();
+    let mut store = sim.store().unwrap();
+    store.create_sessions(&specs).unwrap();
+    let calls = dir.path().join("calls");
+    fs::create_dir_all(&calls).unwrap();
+    let lf = dir.path().join("lf");
+    let stand_in = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+    fs::write(
+        &lf,
+        format!(
+            "#!/bin/sh\nLF_SIM_GENERATION=d LF_SIM_DIR={} exec {} \"$@\"\n",
+            calls.display(),
+            stand_in.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let lf_runs = || {
+        fs::read_to_string(calls.join("argv.jsonl"))
+            .map(|log| log.lines().count())
+            .unwrap_or(0)
+    };
+
+    println!("\n== generation D: 100 sessions in one repository, SQLite store, lf monitor work");
+    let started = Instant::now();
+    let watch = Watch::start_with(sim.home(), Some(&lf));
+    watch.next(|e| e["type"] == "snapshot");
+    println!(
+        "process start to first snapshot line: {:.1?}",
+        started.elapsed()
+    );
+    // The reader's first frames.
+    std::thread::sleep(Duration::from_secs(3));
+
+    let mut asked = Vec::new();
+    let mut cleared = Vec::new();
+    for _ in 0..2 {
+        for spec in &specs {
+            let t = Instant::now();
+            store.activity(&spec.id, Activity::Ask).unwrap();
+            watch.next(|e| e["type"] == "asked" && e["session"]["id"] == spec.id.as_str());
+            asked.push(t.elapsed());
+            let t = Instant::now();
+            store.activity(&spec.id, Activity::Working).unwrap();
+            watch.next(|e| e["type"] == "state" && e["session"]["id"] == spec.id.as_str());
+            cleared.push(t.elapsed());
+        }
+    }
+    let (p50, p99) = percentiles(&mut asked);
+    println!(
+        "attention written → asked line: p50 {p50:.1?}, p99 {p99:.1?} over {} (goal p50 ≤ 0.5 s, p99 ≤ 1.5 s)",
+        asked.len()
+    );
+    let (p50, p99) = percentiles(&mut cleared);
+    println!("attention cleared → state line: p50 {p50:.1?}, p99 {p99:.1?}");
+    if !idle {
+        return;
+    }
+
+    // lf's real quiet rule: output without a signal, then nothing at all for 120 s.
+    let written = Instant::now();
+    store.activity("S-000", Activity::Quiet).unwrap();
+    watch.next(|e| e["type"] == "asked" && e["session"]["id"] == "S-000");
+    let late = written.elapsed().saturating_sub(LF_QUIET);
+    println!("waiting by quiet alone (no write): asked {late:.1?} after lf's 120 s deadline (goal ≤ 2 s)");
+
+    std::thread::sleep(Duration::from_secs(3));
+    let runs_before = lf_runs();
+    let cpu_before = watch.cpu_with_children();
+    std::thread::sleep(IDLE_D);
+    let cpu = watch.cpu_with_children() - cpu_before;
+    let runs = lf_runs() - runs_before;
+    println!(
+        "idle for {IDLE_D:?}: {runs} lf runs (safety lists at most {}; goal: 0 self-caused), \
+         CPU of the tray and its lf readers {:.1?} per minute",
+        IDLE_D.as_secs() / 60,
+        cpu / (IDLE_D.as_secs() / 60) as u32
+    );
+    println!("peak RSS: {} KiB", watch.peak_rss_kib());
+}
+
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99))
 }
 
 /// A realistic busy home: nearly all Runs are finished headless work, one in a hundred
@@ -215,6 +318,35 @@ impl Watch {
             .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
             .sum();
         Duration::from_nanos(ns)
+    }
+
+    /// CPU time of the process and of its children (lf's readers, lf lists in flight).
+    fn cpu_with_children(&self) -> Duration {
+        let me = self.child.id().to_string();
+        let children: Vec<u32> = fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                    // The parent pid is the second field after the `)` that ends the name.
+                    stat.rsplit_once(')')
+                        .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(|p| p == me))
+                        .unwrap_or(false)
+                })
+            })
+            .collect();
+        let cpu_of = |pid: u32| -> Duration {
+            let ns: u64 = fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|t| fs::read_to_string(t.path().join("schedstat")).ok())
+                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .sum();
+            Duration::from_nanos(ns)
+        };
+        self.cpu() + children.into_iter().map(cpu_of).sum::<Duration>()
     }
 
     fn status_field(&self, field: &str) -> String {
