@@ -235,6 +235,7 @@ function fillSettings(view) {
   $('set-ready').checked = s.notify_on_ready;
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
+  $('set-grace').value = s.attached_grace_seconds;
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
   $('set-autostart').checked = view.autostart;
@@ -261,6 +262,7 @@ async function loadSettings() {
 async function saveSettings(event) {
   event.preventDefault();
   const minutes = Number.parseInt($('set-reminder').value, 10);
+  const grace = Number.parseInt($('set-grace').value, 10);
   const settings = {
     terminal: $('set-terminal').value,
     terminal_template: $('set-template').value,
@@ -268,6 +270,7 @@ async function saveSettings(event) {
     notify_on_ready: $('set-ready').checked,
     sound: $('set-sound').checked,
     reminder_minutes: Number.isFinite(minutes) && minutes > 0 ? minutes : 0,
+    attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
   };

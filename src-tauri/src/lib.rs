@@ -133,6 +133,7 @@ impl Shell {
             on_ready: s.notify_on_ready,
             reminder: (s.reminder_minutes > 0)
                 .then(|| Duration::from_secs(u64::from(s.reminder_minutes) * 60)),
+            attached_grace: Duration::from_secs(u64::from(s.attached_grace_seconds)),
         }
     }
 
