@@ -1087,6 +1087,12 @@ mod tests {
             shown(&p.flush(t0 + HOLD, &PREFS)),
             [(NoticeKind::Asked, "S-1")]
         );
+        // Attention cleared with the session still open: its popup goes.
+        let cleared = record_d("S-1", idle(), false);
+        assert_eq!(
+            closed(&p.on_event(&state_event(&cleared, idle(), true), t0 + HOLD, &PREFS)),
+            [NoticeKey::Session("S-1".into())]
+        );
         let at_once = Preferences {
             attached_grace: Duration::ZERO,
             ..PREFS
