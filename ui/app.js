@@ -81,12 +81,14 @@ function card(session) {
   const node = el('article', { class: 'session', 'data-session-id': session.id });
   if (busy.has(session.id)) node.classList.add('busy');
 
-  node.append(el('div', { class: 'chips' },
-    el('span', { class: 'chip kind', text: KIND_NAMES[session.kind] || session.kind }),
-    el('span', { class: `chip state state-${session.state}`, text: session.state })));
+  const chipList = chips(session);
+  if (chipList.length) node.append(el('div', { class: 'chips' }, ...chipList));
   node.append(el('p', { class: 'title', text: session.title || session.id }));
 
-  const meta = [session.detail, session.work ? session.work.id : '']
+  // Generation D names the agent (`provider`) and where the work is (`work_path`, the
+  // repository); older records have only lf's detail and the work's id.
+  const work = session.work_path || (session.work ? session.work.id : '');
+  const meta = [session.provider || session.detail, work, session.repo_name]
     .filter(Boolean).join(' · ');
   if (meta) node.append(el('p', { class: 'meta detail', text: meta }));
   if (session.cwd) {
@@ -130,6 +132,24 @@ function card(session) {
   const error = errors.get(session.id);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
   return node;
+}
+
+// What the chips say. A record without a kind (generation D) has no kind chip; its state
+// only says whether a terminal is attached, so "unknown" says nothing, and whether it waits
+// on the person comes from `needs_you`, named when the state chip does not already say so.
+function chips(session) {
+  const list = [];
+  if (session.kind) {
+    list.push(el('span', { class: 'chip kind', text: KIND_NAMES[session.kind] || session.kind }));
+  }
+  const sayWaiting = session.state === 'waiting' || session.state === 'ready';
+  if (session.needs_you && !sayWaiting) {
+    list.push(el('span', { class: 'chip needs-you', text: 'Waiting for you' }));
+  }
+  if (session.state && session.state !== 'unknown') {
+    list.push(el('span', { class: `chip state state-${session.state}`, text: session.state }));
+  }
+  return list;
 }
 
 function textAction(session, button) {
@@ -235,6 +255,7 @@ function fillSettings(view) {
   $('set-ready').checked = s.notify_on_ready;
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
+  $('set-grace').value = s.attached_grace_seconds;
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
   $('set-autostart').checked = view.autostart;
@@ -261,6 +282,7 @@ async function loadSettings() {
 async function saveSettings(event) {
   event.preventDefault();
   const minutes = Number.parseInt($('set-reminder').value, 10);
+  const grace = Number.parseInt($('set-grace').value, 10);
   const settings = {
     terminal: $('set-terminal').value,
     terminal_template: $('set-template').value,
@@ -268,6 +290,7 @@ async function saveSettings(event) {
     notify_on_ready: $('set-ready').checked,
     sound: $('set-sound').checked,
     reminder_minutes: Number.isFinite(minutes) && minutes > 0 ? minutes : 0,
+    attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
   };

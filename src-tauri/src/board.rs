@@ -71,6 +71,33 @@ pub fn one_line(record: &SessionRecord) -> String {
     }
 }
 
+/// Where the work is, for a record that says (generation D, and C's lists): lf's
+/// `work_path` (`product / LOO-412`), else the repository it runs in.
+pub fn work(record: &SessionRecord) -> Option<String> {
+    record
+        .extra_str("work_path")
+        .map(str::to_string)
+        .or_else(|| repo(record))
+}
+
+/// The repository's name: the last component of the checkout root lf recorded
+/// (`workspace.worktree`), else of the session's directory.
+pub fn repo(record: &SessionRecord) -> Option<String> {
+    let path = record.worktree().unwrap_or(&record.cwd);
+    std::path::Path::new(path.trim_end_matches('/'))
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| !name.is_empty())
+}
+
+/// Which agent runs it: lf's `provider` (`codex`), else its `detail` (`provider:model`),
+/// which generations before D carry alone.
+pub fn provider(record: &SessionRecord) -> Option<&str> {
+    record
+        .extra_str("provider")
+        .or(Some(record.detail.trim()).filter(|d| !d.is_empty()))
+}
+
 /// What an Ask asks, without the line lf already made its title (lf titles an Ask with the
 /// prompt's first line, so showing both would say it twice). `None` when nothing is left.
 pub fn question(record: &SessionRecord) -> Option<String> {
@@ -193,6 +220,90 @@ pub(crate) mod tests {
         assert_eq!(question(&r).as_deref(), Some("Ship it?\nNow."));
         r.prompt = None;
         assert_eq!(question(&r), None);
+    }
+
+    /// A generation D record as lf lists it: no kind, lf's actions, `attention` the
+    /// only word on whether it waits (`needs_you` judged from it, as the engine does).
+    pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
+        let json = serde_json::json!({
+            "id": id,
+            "attention": if waiting { serde_json::json!("waiting") } else { serde_json::Value::Null },
+            "workspace": {"machine_id": "M", "worktree": "/home/me/src/app.loo-412",
+                          "task_id": null, "unavailable": null},
+            "work": {"kind": "task", "id": "task_1"},
+            "work_path": "product / LOO-412",
+            "title": format!("Title of {id}"),
+            "title_source": "generated",
+            "flow_membership": {"kind": "independent"},
+            "detail": "codex:gpt-5-codex",
+            "provider": "codex",
+            "cwd": "/home/me/src/app.loo-412/sub",
+            "state": state.as_str(),
+            "ready_summary": null,
+            "open_argv": ["/usr/bin/env", "LF_BIN=/usr/bin/lf", "LF_HOME=/home/me/.lf",
+                          "/usr/bin/lf", "session", "connect", id],
+            "terminal_ids": [],
+        });
+        let mut record: SessionRecord = serde_json::from_value(json).unwrap();
+        record.actions = Some(if state == State::Active {
+            vec![
+                lf_action(
+                    "open",
+                    "Open here",
+                    Some(
+                        "This Session is active in another terminal; use Move here to transfer it",
+                    ),
+                ),
+                lf_action("move_here", "Move here", None),
+            ]
+        } else {
+            vec![lf_action("open", "Open here", None)]
+        });
+        lf_tray_core::snapshot::finish(record, Some(lf_tray_core::lf::Generation::D))
+    }
+
+    fn lf_action(kind: &str, label: &str, reason: Option<&str>) -> lf_tray_core::Action {
+        serde_json::from_value(serde_json::json!({
+            "kind": kind, "label": label, "help": null, "unavailable_reason": reason,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn generation_d_groups_by_attention_alone() {
+        // Waiting with the person's terminal attached is still waiting.
+        let attached = record_d("s", State::Active, true);
+        assert!(attached.kind.is_none() && attached.needs_you);
+        assert_eq!(Group::of(&attached), Group::Waiting);
+        // Attention cleared: active while attached, otherwise not in the tray at all.
+        assert_eq!(
+            Group::of(&record_d("s", State::Active, false)),
+            Group::Active
+        );
+        let idle = record_d("s", State::Other("unknown".into()), false);
+        assert_eq!(Group::of(&idle), Group::Other);
+        assert!(!Group::of(&idle).is_pending());
+        assert_eq!(
+            Group::of(&record_d("s", State::Other("unknown".into()), true)),
+            Group::Waiting
+        );
+    }
+
+    #[test]
+    fn work_repo_and_provider_of_a_generation_d_record() {
+        let mut r = record_d("s", State::Active, true);
+        assert_eq!(work(&r).as_deref(), Some("product / LOO-412"));
+        assert_eq!(provider(&r), Some("codex"));
+        r.extra.remove("work_path");
+        assert_eq!(work(&r).as_deref(), Some("app.loo-412"));
+        r.extra.remove("workspace");
+        assert_eq!(work(&r).as_deref(), Some("sub"));
+        r.extra.insert("provider".into(), serde_json::Value::Null);
+        assert_eq!(provider(&r), Some("codex:gpt-5-codex"));
+        r.detail = " ".into();
+        assert_eq!(provider(&r), None);
+        r.cwd = "/".into();
+        assert_eq!(work(&r), None);
     }
 
     #[test]

@@ -78,3 +78,35 @@ pub fn open<R: Runtime>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use lf_tray_core::terminal::{plan, Choice, Env, Launch};
+    use lf_tray_core::State;
+
+    use crate::board::tests::record_d;
+
+    #[test]
+    fn generation_d_runs_open_argv_verbatim_and_move_here_only_appends() {
+        let record = record_d("S-1", State::Active, true);
+        let open = Launch::for_session(&record);
+        assert_eq!(open.argv, record.open_argv);
+        assert_eq!(open.argv[0], "/usr/bin/env");
+        assert_eq!(open.cwd.to_str(), Some(record.cwd.as_str()));
+        let moved = open.clone().replace();
+        let mut expected = record.open_argv.clone();
+        expected.push("--replace".into());
+        assert_eq!(moved.argv, expected);
+
+        // The terminal gets the argv as it is, `/usr/bin/env` first, in the session's cwd.
+        let dir = tempfile::tempdir().unwrap();
+        let launch = Launch {
+            cwd: dir.path().to_path_buf(),
+            ..moved
+        };
+        let env = Env::default().set("PATH", "/usr/bin:/bin");
+        let plan = plan(&Choice::Custom("env {argv}".into()), &launch, &env).unwrap();
+        assert!(plan.args.ends_with(&launch.argv), "{:?}", plan.args);
+        assert_eq!(plan.cwd, dir.path());
+    }
+}

@@ -27,8 +27,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::Event;
+use lf_tray_core::{ActionKind, Event, SessionRecord};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
 
@@ -135,6 +136,7 @@ impl Shell {
             on_ready: s.notify_on_ready,
             reminder: (s.reminder_minutes > 0)
                 .then(|| Duration::from_secs(u64::from(s.reminder_minutes) * 60)),
+            attached_grace: Duration::from_secs(u64::from(s.attached_grace_seconds)),
         }
     }
 
@@ -373,9 +375,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
     match item {
         tray::Item::Session(id) => match shell.engine.session(&id) {
             Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&id)),
-            Some(record) => {
-                let _ = launch::open(app, &shell, &record, false);
-            }
+            Some(record) => open_or_show(app, &shell, &record),
             None => window::show(app, None),
         },
         tray::Item::More | tray::Item::Show => window::show(app, None),
@@ -415,14 +415,25 @@ async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
     quit(&app, shell);
 }
 
+/// A click on a session's tray row or popup: its terminal when lf lets it open here, else
+/// the window at that session. lf refuses Open for a session attached elsewhere (generation
+/// D: "use Move here"), and a terminal that only prints that refusal and closes focuses
+/// nothing; the window shows lf's reason and its Move here button.
+fn open_or_show<R: Runtime>(app: &AppHandle<R>, shell: &Arc<Shell>, record: &SessionRecord) {
+    match plan(record, &ActionKind::Open, None) {
+        Ok(Step::Open { replace }) => {
+            let _ = launch::open(app, shell, record, replace);
+        }
+        _ => window::show(app, Some(&record.id)),
+    }
+}
+
 fn on_notification<R: Runtime>(app: &AppHandle<R>, key: NoticeKey, action: &str) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match (key, action) {
         (NoticeKey::Session(id), notification::REVIEW) => window::show(app, Some(&id)),
         (NoticeKey::Session(id), _) => match shell.engine.session(&id) {
-            Some(record) => {
-                let _ = launch::open(app, &shell, &record, false);
-            }
+            Some(record) => open_or_show(app, &shell, &record),
             // Resolved meanwhile: the window shows what is left.
             None => window::show(app, None),
         },

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lf_tray_core::{Event, Kind, SessionRecord};
+use lf_tray_core::{Event, Kind, SessionRecord, State};
 
 use crate::board;
 
@@ -165,7 +165,8 @@ fn title(record: &SessionRecord) -> &str {
 pub fn asked(record: &SessionRecord) -> Notice {
     let lead = match record.kind {
         Some(Kind::Flow) => "Review step",
-        _ => "Agent asks",
+        Some(_) => "Agent asks",
+        None => return waits(record),
     };
     let detail = one_line(&record.detail, MAX_SUMMARY);
     let summary = if detail.is_empty() {
@@ -177,6 +178,30 @@ pub fn asked(record: &SessionRecord) -> Notice {
     if let Some(question) = board::question(record) {
         body.push('\n');
         body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
+    }
+    Notice {
+        key: NoticeKey::Session(record.id.clone()),
+        kind: NoticeKind::Asked,
+        summary,
+        body,
+        actions: session_actions(record, false),
+    }
+}
+
+/// Generation D (a record without a kind): lf says only that the agent handed its turn
+/// back, never what it asks, so the popup says that much and no more:
+/// `Agent waits for you · <provider>`, the title, then where the work is.
+fn waits(record: &SessionRecord) -> Notice {
+    let summary = match board::provider(record) {
+        Some(provider) => one_line(&format!("Agent waits for you · {provider}"), MAX_SUMMARY),
+        None => "Agent waits for you".to_string(),
+    };
+    let mut body = escape(&one_line(title(record), MAX_TITLE));
+    if let Some(work) = board::work(record).map(|w| one_line(&w, MAX_TITLE)) {
+        if !work.is_empty() {
+            body.push('\n');
+            body.push_str(&escape(&work));
+        }
     }
     Notice {
         key: NoticeKey::Session(record.id.clone()),
@@ -267,6 +292,9 @@ pub struct Preferences {
     pub on_ask: bool,
     pub on_ready: bool,
     pub reminder: Option<Duration>,
+    /// How long a session the person's own terminal is attached to must stay waiting
+    /// before it pops up; zero pops it up at once.
+    pub attached_grace: Duration,
 }
 
 /// What the platform module is asked to do.
@@ -283,9 +311,24 @@ struct Waiting {
 }
 
 struct Held {
-    at: Instant,
+    /// When it may be shown: the end of the hold, or at once for a deferred popup.
+    due: Instant,
     notice: Notice,
     record: SessionRecord,
+}
+
+/// A popup held back until `due` because the person may be watching the session.
+struct Deferred {
+    due: Instant,
+    notice: Notice,
+    record: SessionRecord,
+}
+
+/// Whether the person may be looking at this session right now: a generation D session
+/// with a live client is one whose agent hands turns back to the terminal the person
+/// works in, many times an hour; each hand-back turns it waiting.
+fn watched(record: &SessionRecord) -> bool {
+    record.kind.is_none() && record.state == State::Active
 }
 
 /// The burst summary on screen, and the sessions it stands for.
@@ -303,6 +346,7 @@ pub struct Popups {
     recent: VecDeque<(Instant, SessionRecord)>,
     burst: Option<Burst>,
     waiting: HashMap<String, Waiting>,
+    deferred: HashMap<String, Deferred>,
     snoozed_until: Option<Instant>,
 }
 
@@ -310,6 +354,7 @@ impl Popups {
     pub fn snooze(&mut self, now: Instant, length: Duration) {
         self.snoozed_until = Some(now + length);
         self.held.clear();
+        self.deferred.clear();
     }
 
     pub fn resume(&mut self) {
@@ -320,10 +365,11 @@ impl Popups {
         self.snoozed_until.is_some_and(|until| now < until)
     }
 
-    /// When `flush` has something to do: a held popup to release, a reminder to give, or
-    /// the snooze to end.
+    /// When `flush` has something to do: a held or deferred popup to release, a reminder
+    /// to give, or the snooze to end.
     pub fn next_deadline(&self, prefs: &Preferences) -> Option<Instant> {
-        let held = self.held.iter().map(|h| h.at + HOLD).min();
+        let held = self.held.iter().map(|h| h.due).min();
+        let deferred = self.deferred.values().map(|d| d.due).min();
         let reminders = prefs.reminder.and_then(|after| {
             self.waiting
                 .values()
@@ -331,7 +377,7 @@ impl Popups {
                 .map(|w| w.since + after)
                 .min()
         });
-        [held, reminders, self.snoozed_until]
+        [held, deferred, reminders, self.snoozed_until]
             .into_iter()
             .flatten()
             .min()
@@ -369,7 +415,11 @@ impl Popups {
             Event::Asked { session, .. } => {
                 self.wait(session, now);
                 if prefs.on_ask {
-                    self.hold(asked(session), session, now);
+                    if watched(session) && !prefs.attached_grace.is_zero() {
+                        self.defer(asked(session), session, now + prefs.attached_grace);
+                    } else {
+                        self.hold(asked(session), session, now);
+                    }
                 }
             }
             Event::Ready { session, .. } => {
@@ -384,6 +434,16 @@ impl Popups {
             }
             Event::State { session, .. } => {
                 if session.needs_you {
+                    if let Some(deferred) = self.deferred.get_mut(&session.id) {
+                        if watched(session) {
+                            deferred.notice = asked(session);
+                            deferred.record = session.clone();
+                        } else {
+                            // The person left that terminal: nobody is watching any more.
+                            self.deferred.remove(&session.id);
+                            self.hold(asked(session), session, now);
+                        }
+                    }
                     self.waiting
                         .entry(session.id.clone())
                         .and_modify(|w| w.record = session.clone())
@@ -407,6 +467,18 @@ impl Popups {
         if self.snoozed_until.is_some_and(|until| now >= until) {
             self.snoozed_until = None;
         }
+        let due: Vec<String> = self
+            .deferred
+            .iter()
+            .filter(|(_, d)| now >= d.due)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            if let Some(d) = self.deferred.remove(&id) {
+                // It waited out the grace already; holding it again would only delay it.
+                self.release(d.notice, &d.record, now);
+            }
+        }
         if let Some(after) = prefs.reminder {
             let snoozed = self.snoozed(now);
             let mut due = Vec::new();
@@ -422,7 +494,7 @@ impl Popups {
                 self.hold(notice, &record, now);
             }
         }
-        if !self.held.iter().any(|h| now >= h.at + HOLD) {
+        if !self.held.iter().any(|h| now >= h.due) {
             return Vec::new();
         }
         let batch = std::mem::take(&mut self.held);
@@ -482,20 +554,42 @@ impl Popups {
     }
 
     fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
+        self.queue(notice, record, now, now + HOLD);
+    }
+
+    /// Ready to show at the next flush, with whatever else is held then.
+    fn release(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
+        self.queue(notice, record, now, now);
+    }
+
+    fn queue(&mut self, notice: Notice, record: &SessionRecord, now: Instant, due: Instant) {
         if self.snoozed(now) {
             return;
         }
         // One popup per session: a newer notice replaces one not yet shown.
         self.unhold(&record.id);
         self.held.push(Held {
-            at: now,
+            due,
             notice,
             record: record.clone(),
         });
     }
 
+    fn defer(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
+        self.unhold(&record.id);
+        self.deferred.insert(
+            record.id.clone(),
+            Deferred {
+                due,
+                notice,
+                record: record.clone(),
+            },
+        );
+    }
+
     fn unhold(&mut self, id: &str) {
         self.held.retain(|h| h.record.id != id);
+        self.deferred.remove(id);
     }
 
     /// The session no longer needs the person: nothing about it may stay on screen.
@@ -516,14 +610,14 @@ impl Popups {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::tests::record;
-    use lf_tray_core::State;
+    use crate::board::tests::{record, record_d};
     use time::OffsetDateTime;
 
     const PREFS: Preferences = Preferences {
         on_ask: true,
         on_ready: true,
         reminder: None,
+        attached_grace: Duration::from_secs(45),
     };
 
     fn asked_event(r: &SessionRecord) -> Event {
@@ -813,6 +907,7 @@ mod tests {
             on_ask: false,
             on_ready: false,
             reminder: None,
+            ..PREFS
         };
         let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
@@ -864,6 +959,190 @@ mod tests {
         fresh.on_event(&snapshot, t0, &PREFS);
         assert_eq!(fresh.next_deadline(&PREFS), None);
         assert_eq!(fresh.next_deadline(&prefs), Some(t0 + after));
+    }
+
+    fn state_event(r: &SessionRecord, previous: State, previous_needs_you: bool) -> Event {
+        Event::State {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+            previous,
+            previous_needs_you,
+        }
+    }
+
+    fn idle() -> State {
+        State::Other("unknown".into())
+    }
+
+    #[test]
+    fn generation_d_says_the_agent_waits_with_title_work_and_provider() {
+        let mut r = record_d("S-1", idle(), true);
+        r.title = "Decide <the> cache & eviction".into();
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "Agent waits for you · codex");
+        assert_eq!(
+            n.body,
+            "Decide &lt;the&gt; cache &amp; eviction\nproduct / LOO-412"
+        );
+        assert_eq!(n.actions, [(DEFAULT, "Open"), (OPEN, "Open")]);
+
+        // Without a work path, the repository; without a provider, lf's detail.
+        r.extra.remove("work_path");
+        r.extra.insert("provider".into(), serde_json::Value::Null);
+        let n = asked(&r);
+        assert_eq!(n.summary, "Agent waits for you · codex:gpt-5-codex");
+        assert!(n.body.ends_with("\napp.loo-412"), "{}", n.body);
+
+        // Untrusted text stays one capped, escaped line each.
+        r.extra.insert(
+            "work_path".into(),
+            format!("<i>{}</i>\n", "w".repeat(500)).into(),
+        );
+        r.detail = format!("{}\n<b>", "p".repeat(500));
+        let n = asked(&r);
+        assert!(n.summary.chars().count() <= MAX_SUMMARY);
+        let (_, work) = n.body.split_once('\n').unwrap();
+        assert!(
+            work.starts_with("&lt;i&gt;www") && work.ends_with('…'),
+            "{work}"
+        );
+        assert!(!work.contains('\n'));
+
+        // Nothing is made up where lf says nothing.
+        r.detail.clear();
+        r.extra.remove("work_path");
+        r.extra.remove("workspace");
+        r.cwd = "/".into();
+        let n = asked(&r);
+        assert_eq!(n.summary, "Agent waits for you");
+        assert_eq!(n.body, "Decide &lt;the&gt; cache &amp; eviction");
+    }
+
+    #[test]
+    fn an_attached_session_pops_up_only_after_the_grace() {
+        let t0 = Instant::now();
+        let grace = PREFS.attached_grace;
+        let mut p = Popups::default();
+        let attached = record_d("S-1", State::Active, true);
+        p.on_event(&asked_event(&attached), t0, &PREFS);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
+        assert_eq!(p.next_deadline(&PREFS), Some(t0 + grace));
+        assert!(p.flush(t0 + grace - HOLD, &PREFS).is_empty());
+        assert_eq!(
+            shown(&p.flush(t0 + grace, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        assert_eq!(p.next_deadline(&PREFS), None);
+
+        // Once shown, attention clearing takes it down, as for any popup.
+        let cleared = record_d("S-1", State::Active, false);
+        let effects = p.on_event(
+            &state_event(&cleared, State::Active, true),
+            t0 + grace * 2,
+            &PREFS,
+        );
+        assert_eq!(closed(&effects), [NoticeKey::Session("S-1".into())]);
+    }
+
+    #[test]
+    fn a_turn_handed_back_and_taken_within_the_grace_never_pops_up() {
+        let t0 = Instant::now();
+        let grace = PREFS.attached_grace;
+        let mut p = Popups::default();
+        let waiting = record_d("S-1", State::Active, true);
+        // Cleared: the person answered in their terminal.
+        p.on_event(&asked_event(&waiting), t0, &PREFS);
+        let cleared = record_d("S-1", State::Active, false);
+        p.on_event(
+            &state_event(&cleared, State::Active, true),
+            t0 + grace / 2,
+            &PREFS,
+        );
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(shown(&p.flush(t0 + grace * 2, &PREFS)).is_empty());
+        // Resolved within the grace: the same.
+        let t1 = t0 + grace * 3;
+        p.on_event(&asked_event(&waiting), t1, &PREFS);
+        p.on_event(&resolved_event(&waiting), t1 + grace / 2, &PREFS);
+        assert!(shown(&p.flush(t1 + grace * 2, &PREFS)).is_empty());
+        // And a snapshot that no longer lists it.
+        let t2 = t1 + grace * 3;
+        p.on_event(&asked_event(&waiting), t2, &PREFS);
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![cleared.clone()],
+        };
+        p.on_event(&snapshot, t2 + grace / 2, &PREFS);
+        assert!(shown(&p.flush(t2 + grace * 2, &PREFS)).is_empty());
+    }
+
+    #[test]
+    fn detached_sessions_and_a_zero_grace_pop_up_at_once() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let detached = record_d("S-1", idle(), true);
+        p.on_event(&asked_event(&detached), t0, &PREFS);
+        assert_eq!(
+            shown(&p.flush(t0 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        // Attention cleared with the session still open: its popup goes.
+        let cleared = record_d("S-1", idle(), false);
+        assert_eq!(
+            closed(&p.on_event(&state_event(&cleared, idle(), true), t0 + HOLD, &PREFS)),
+            [NoticeKey::Session("S-1".into())]
+        );
+        let at_once = Preferences {
+            attached_grace: Duration::ZERO,
+            ..PREFS
+        };
+        let attached = record_d("S-2", State::Active, true);
+        p.on_event(&asked_event(&attached), t0, &at_once);
+        assert_eq!(
+            shown(&p.flush(t0 + HOLD, &at_once)),
+            [(NoticeKind::Asked, "S-2")]
+        );
+        // Older generations' Asks are never deferred, whatever their state says.
+        let mut ask = record("ask_1", Kind::Ask, State::Active);
+        ask.needs_you = true;
+        p.on_event(&asked_event(&ask), t0, &PREFS);
+        assert_eq!(
+            shown(&p.flush(t0 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_1")]
+        );
+    }
+
+    #[test]
+    fn leaving_the_terminal_during_the_grace_pops_up_at_once() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let attached = record_d("S-1", State::Active, true);
+        p.on_event(&asked_event(&attached), t0, &PREFS);
+        let left = record_d("S-1", idle(), true);
+        let t1 = t0 + Duration::from_secs(5);
+        p.on_event(&state_event(&left, State::Active, true), t1, &PREFS);
+        assert_eq!(p.next_deadline(&PREFS), Some(t1 + HOLD));
+        assert_eq!(
+            shown(&p.flush(t1 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
+    }
+
+    #[test]
+    fn a_snooze_drops_a_deferred_popup() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        p.on_event(
+            &asked_event(&record_d("S-1", State::Active, true)),
+            t0,
+            &PREFS,
+        );
+        p.snooze(t0, Duration::from_secs(60));
+        p.resume();
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
     }
 
     #[test]

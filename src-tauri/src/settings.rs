@@ -21,6 +21,9 @@ pub struct Settings {
     pub sound: bool,
     /// Remind once about a session left waiting this many minutes; 0 turns reminders off.
     pub reminder_minutes: u32,
+    /// How long a session the person's own terminal is attached to (generation D) must
+    /// stay waiting before it pops up; 0 pops it up at once.
+    pub attached_grace_seconds: u32,
     /// The `lf` to run instead of the one found on `PATH` / `$LF_BIN`.
     pub lf_path: Option<PathBuf>,
     /// lf's home instead of `$LF_HOME` / `~/.lf`.
@@ -36,6 +39,10 @@ impl Default for Settings {
             notify_on_ready: true,
             sound: true,
             reminder_minutes: 0,
+            // An agent that hands its turn back to a person watching its terminal is
+            // answered within seconds; 45 s lets a typical reply land first and still
+            // tells someone who looked away well before they would notice by themselves.
+            attached_grace_seconds: 45,
             lf_path: None,
             home: None,
         }
@@ -148,6 +155,7 @@ mod tests {
             notify_on_ready: true,
             sound: false,
             reminder_minutes: 15,
+            attached_grace_seconds: 0,
             lf_path: Some("/opt/lf/bin/lf".into()),
             home: Some("/srv/lf-home".into()),
         };
@@ -175,6 +183,7 @@ mod tests {
         let loaded = load(&path);
         assert_eq!(loaded.settings.terminal, "kitty");
         assert!(loaded.settings.notify_on_ready);
+        assert_eq!(loaded.settings.attached_grace_seconds, 45);
         assert_eq!(
             loaded.settings.terminal_choice(),
             Choice::Named("kitty".into())

@@ -341,6 +341,33 @@ mod tests {
     }
 
     #[test]
+    fn a_generation_d_session_leaves_waiting_when_its_attention_clears() {
+        use crate::board::tests::record_d;
+        let waiting = |id, state: State| {
+            let mut r = record_d(id, state, true);
+            r.title = id.to_string();
+            r.detail = "codex".into();
+            r
+        };
+        let idle = || State::Other("unknown".into());
+        let entries = menu(&[waiting("a", State::Active), waiting("b", idle())], false);
+        assert_eq!(
+            labels(&entries)[..3],
+            ["[Waiting for you]", "a — codex", "b — codex"]
+        );
+        // Cleared: the attached one is active, the other is not in the tray at all.
+        let mut a = waiting("a", State::Active);
+        a.extra.insert("attention".into(), serde_json::Value::Null);
+        let a = lf_tray_core::snapshot::finish(a, None);
+        let mut b = waiting("b", idle());
+        b.extra.insert("attention".into(), serde_json::Value::Null);
+        let b = lf_tray_core::snapshot::finish(b, None);
+        assert!(!a.needs_you && !b.needs_you);
+        let entries = menu(&[a, b], false);
+        assert_eq!(labels(&entries)[..3], ["[Active]", "a — codex", "---"]);
+    }
+
+    #[test]
     fn newest_first_and_the_rest_behind_more() {
         let sessions: Vec<_> = (0..13)
             .map(|i| {

@@ -30,6 +30,9 @@ pub struct SessionView {
     pub buttons: Vec<Button>,
     /// An Ask's prompt without the line that is already its title.
     pub question: Option<String>,
+    /// The repository's name, for a generation D record: lf's `cwd` may be deep inside
+    /// it, and older records show only their directory.
+    pub repo_name: Option<String>,
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -43,18 +46,23 @@ pub struct Board {
     pub warnings: Vec<String>,
 }
 
+/// The sessions as the window draws them, in the board's order.
+fn views(sessions: &[SessionRecord]) -> Vec<SessionView> {
+    board::ordered(sessions)
+        .into_iter()
+        .map(|(group, record)| SessionView {
+            buttons: actions::buttons(record),
+            question: board::question(record),
+            repo_name: record.kind.is_none().then(|| board::repo(record)).flatten(),
+            group,
+            record: record.clone(),
+        })
+        .collect()
+}
+
 pub fn board(shell: &Shell) -> Board {
-    let sessions = shell.engine.sessions();
     Board {
-        sessions: board::ordered(&sessions)
-            .into_iter()
-            .map(|(group, record)| SessionView {
-                buttons: actions::buttons(record),
-                question: board::question(record),
-                group,
-                record: record.clone(),
-            })
-            .collect(),
+        sessions: views(&shell.engine.sessions()),
         status: shell.engine.status(),
         snoozed: shell.snoozed(),
         warnings: shell.warnings(),
@@ -295,6 +303,99 @@ mod tests {
             act(&f.ask, "complete"),
             Err(json!("The agent has not marked this session ready yet."))
         );
+    }
+
+    /// `(kind, label, enabled, reason)` of each button, as the window draws them.
+    fn drawn_buttons(view: &Value) -> Vec<(String, String, bool, Option<String>)> {
+        view["buttons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["kind"].as_str().unwrap().to_string(),
+                    b["label"].as_str().unwrap().to_string(),
+                    b["enabled"].as_bool().unwrap(),
+                    b["unavailable_reason"].as_str().map(str::to_string),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn generation_d_records_reach_the_window_with_lf_buttons_and_their_context() {
+        use crate::board::tests::record_d;
+        use lf_tray_core::State;
+        let attached = record_d("S-1", State::Active, true);
+        let idle = record_d("S-2", State::Other("unknown".into()), false);
+        let views = serde_json::to_value(views(&[idle, attached])).unwrap();
+        let (waiting, other) = (&views[0], &views[1]);
+        assert_eq!(waiting["id"], "S-1");
+        assert_eq!(waiting["group"], "waiting");
+        // No kind at all: the chips come from needs_you and the state.
+        assert!(waiting.get("kind").is_none());
+        assert_eq!(waiting["needs_you"], true);
+        assert_eq!(waiting["state"], "active");
+        assert_eq!(waiting["work_path"], "product / LOO-412");
+        assert_eq!(waiting["provider"], "codex");
+        assert_eq!(waiting["repo_name"], "app.loo-412");
+        assert_eq!(waiting["question"], Value::Null);
+        // lf's labels and reason verbatim, and nothing lf did not offer.
+        assert_eq!(
+            drawn_buttons(waiting),
+            [
+                (
+                    "open".into(),
+                    "Open here".into(),
+                    false,
+                    Some(
+                        "This Session is active in another terminal; use Move here to transfer it"
+                            .into()
+                    )
+                ),
+                ("move_here".into(), "Move here".into(), true, None),
+            ]
+        );
+        assert_eq!(other["group"], "other");
+        assert_eq!(other["needs_you"], false);
+        assert_eq!(
+            drawn_buttons(other),
+            [("open".into(), "Open here".into(), true, None)]
+        );
+    }
+
+    #[test]
+    fn generation_d_requests_pass_the_core_guard_as_the_buttons_say() {
+        use crate::board::tests::record_d;
+        use lf_tray_core::State;
+        let attached = record_d("S-1", State::Active, true);
+        assert_eq!(
+            plan(&attached, &ActionKind::Open, None),
+            Err(
+                "This Session is active in another terminal; use Move here to transfer it"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            plan(&attached, &ActionKind::MoveHere, None),
+            Ok(Step::Open { replace: true })
+        );
+        for refused in [
+            ActionKind::Approve,
+            ActionKind::Iterate,
+            ActionKind::Complete,
+        ] {
+            assert!(
+                plan(&attached, &refused, Some("text")).is_err(),
+                "{refused}"
+            );
+        }
+        let idle = record_d("S-2", State::Other("unknown".into()), true);
+        assert_eq!(
+            plan(&idle, &ActionKind::Open, None),
+            Ok(Step::Open { replace: false })
+        );
+        assert!(plan(&idle, &ActionKind::MoveHere, None).is_err());
     }
 
     #[test]
