@@ -23,7 +23,15 @@ const STEP: Duration = Duration::from_secs(7);
 /// The agent process of the demo's interactive session, stopped at the end.
 type Agent = Arc<Mutex<Option<Child>>>;
 
-pub fn run() -> Result<()> {
+/// Which lf the demo plays: the generation the tray was built from (files, Approve /
+/// Iterate) or today's (generation D: SQLite only, attention, Open and Move here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Story {
+    A,
+    D,
+}
+
+pub fn run(story_of: Story) -> Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("lf-tray-demo-")
         .tempdir()
@@ -42,6 +50,11 @@ pub fn run() -> Result<()> {
         std::env::set_var(name, value);
     }
     std::env::set_var("LF_BIN", bin.join("lf"));
+    if story_of == Story::D {
+        // The stand-in plays today's lf; its repository is a checkout lf can see.
+        std::env::set_var("LF_SIM_GENERATION", "d");
+        std::fs::create_dir_all(project.join(".git"))?;
+    }
     for name in lf_tray_core::lf::RUN_CONTEXT_VARS
         .iter()
         .chain(&["LF_SIM_DIR"])
@@ -77,7 +90,11 @@ pub fn run() -> Result<()> {
         },
         move |_| {
             std::thread::spawn(move || {
-                if let Err(e) = story(&sim, &project, &bin, &story_agent) {
+                let told = match story_of {
+                    Story::A => story(&sim, &project, &bin, &story_agent),
+                    Story::D => story_d(&sim, &project),
+                };
+                if let Err(e) = told {
                     eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
                 }
             });
@@ -162,6 +179,66 @@ fn story(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<()>
     sim.flows(&[flow])?;
 
     say("your turn: Approve or Iterate the Flow, Complete the Ask, try Snooze in the tray. Quit from the tray to end the demo.");
+    Ok(())
+}
+
+/// Today's lf: conversations in lf's database, whose agents' attention turns `waiting`
+/// and back; no Ask records, no Complete.
+fn story_d(sim: &SimHome, project: &Path) -> Result<()> {
+    use lf_sim::{Activity, SessionSpec};
+    let mut store = sim.store()?;
+    let session = |id: &str, title: &str, provider: &str, work: &str| {
+        let mut spec = SessionSpec::new(id, title, project);
+        spec.provider = Some(provider.into());
+        spec.model = Some(
+            if provider == "codex" {
+                "gpt-5-codex"
+            } else {
+                "opus"
+            }
+            .into(),
+        );
+        spec.work_path = Some(work.into());
+        spec
+    };
+    sleep(STEP / 2);
+    say("two agents work on today's lf (generation D): listed, not waiting");
+    let cache = "SESSION-cache-eviction";
+    let sync = "SESSION-sync-worker";
+    store.create_sessions(&[
+        session(
+            cache,
+            "Decide the cache eviction policy",
+            "codex",
+            "product / LOO-412",
+        ),
+        session(
+            sync,
+            "Refactor the sync worker",
+            "claude",
+            "product / LOO-430",
+        ),
+    ])?;
+    store.activity(cache, Activity::Working)?;
+    store.activity(sync, Activity::Working)?;
+
+    sleep(STEP);
+    say("the codex agent asks for an approval: attention turns waiting, a notification comes");
+    store.activity(cache, Activity::Ask)?;
+
+    sleep(STEP);
+    say("the claude agent ends its turn: it waits for you too");
+    store.activity(sync, Activity::HandBack)?;
+
+    sleep(STEP);
+    say("someone answers the codex agent elsewhere: its notification goes away by itself");
+    store.activity(cache, Activity::Working)?;
+
+    sleep(STEP);
+    say("the codex conversation is completed: it leaves the list");
+    store.complete(cache)?;
+
+    say("your turn: Open the waiting session in a terminal from the notification, the tray or the window. Quit from the tray to end the demo.");
     Ok(())
 }
 

@@ -72,8 +72,12 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
 #[cfg(feature = "demo")]
-pub fn run_demo() -> anyhow::Result<()> {
-    demo::run()
+pub fn run_demo(generation_d: bool) -> anyhow::Result<()> {
+    demo::run(if generation_d {
+        demo::Story::D
+    } else {
+        demo::Story::A
+    })
 }
 
 /// The Menu's "Snooze 1 h".

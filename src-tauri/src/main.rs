@@ -19,7 +19,8 @@ Usage:
                                                 print the current sessions, sorted by title then id
   lf-tray watch [--json] [--home DIR] [--lf PATH]
                                                 print a snapshot, then one line per change
-  lf-tray demo                                  the tray app on a simulated Loopflow, for a first look
+  lf-tray demo [--generation d]                 the tray app on a simulated Loopflow, for a first look
+                                                (--generation d: today's lf)
   lf-tray --help | --version
 
 Options:
@@ -39,10 +40,19 @@ Options:
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 enum Command {
-    Tray { hidden: bool },
-    List { json: bool },
-    Watch { json: bool },
-    Demo,
+    Tray {
+        hidden: bool,
+    },
+    List {
+        json: bool,
+    },
+    Watch {
+        json: bool,
+    },
+    /// `--generation d`: the demo plays today's lf.
+    Demo {
+        generation_d: bool,
+    },
     Help,
     Version,
 }
@@ -58,7 +68,7 @@ struct Invocation {
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let mut command = None;
-    let (mut json, mut hidden) = (false, false);
+    let (mut json, mut hidden, mut generation_d) = (false, false, false);
     let (mut home, mut lf) = (None, None);
     let mut timing = headless::Timing::default();
     while let Some(arg) = args.next() {
@@ -76,6 +86,15 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--lf-timeout" => timing.lf_timeout = Some(seconds(value("--lf-timeout")?)?),
             "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
             "--lf-quiet" => timing.quiet = Some(seconds(value("--lf-quiet")?)?),
+            "--generation" => match value("--generation")?.to_str() {
+                Some("d" | "D") => generation_d = true,
+                Some("a" | "A") => generation_d = false,
+                _ => {
+                    return Err(
+                        "--generation takes a (files, Approve/Iterate) or d (today's lf)".into(),
+                    )
+                }
+            },
             "--json" => json = true,
             "--hidden" => hidden = true,
             "-h" | "--help" | "help" => command = Some(Command::Help),
@@ -84,7 +103,9 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
                 command = Some(match text {
                     "list" => Command::List { json: false },
                     "watch" => Command::Watch { json: false },
-                    _ => Command::Demo,
+                    _ => Command::Demo {
+                        generation_d: false,
+                    },
                 })
             }
             other => {
@@ -102,6 +123,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         Command::List { .. } => Command::List { json },
         Command::Watch { .. } => Command::Watch { json },
         Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
+        Command::Demo { .. } => Command::Demo { generation_d },
+        _ if generation_d => return Err("--generation goes with demo only".into()),
         other => other,
     };
     if hidden && !matches!(command, Command::Tray { .. }) {
@@ -160,7 +183,7 @@ fn main() -> ExitCode {
             headless::watch(invocation.home, invocation.lf, invocation.timing, json)
         }
         Command::Tray { hidden } => desktop(invocation.home, invocation.lf, hidden),
-        Command::Demo => demo(),
+        Command::Demo { generation_d } => demo(generation_d),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,12 +204,12 @@ fn desktop(home: Option<PathBuf>, lf: Option<PathBuf>, start_hidden: bool) -> an
 }
 
 #[cfg(feature = "demo")]
-fn demo() -> anyhow::Result<()> {
-    lf_tray::run_demo()
+fn demo(generation_d: bool) -> anyhow::Result<()> {
+    lf_tray::run_demo(generation_d)
 }
 
 #[cfg(all(feature = "desktop", not(feature = "demo")))]
-fn demo() -> anyhow::Result<()> {
+fn demo(_: bool) -> anyhow::Result<()> {
     anyhow::bail!("this lf-tray was built without the demo (feature `demo`); run scripts/demo.sh from a checkout")
 }
 
@@ -196,7 +219,7 @@ fn desktop(_: Option<PathBuf>, _: Option<PathBuf>, _: bool) -> anyhow::Result<()
 }
 
 #[cfg(not(feature = "desktop"))]
-fn demo() -> anyhow::Result<()> {
+fn demo(_: bool) -> anyhow::Result<()> {
     desktop(None, None, false)
 }
 
@@ -221,7 +244,17 @@ mod tests {
         let watch = args("--lf=/x/lf watch").unwrap();
         assert_eq!(watch.command, Command::Watch { json: false });
         assert_eq!(watch.lf, Some(PathBuf::from("/x/lf")));
-        assert_eq!(args("demo").unwrap().command, Command::Demo);
+        assert_eq!(
+            args("demo").unwrap().command,
+            Command::Demo {
+                generation_d: false
+            }
+        );
+        assert_eq!(
+            args("demo --generation d").unwrap().command,
+            Command::Demo { generation_d: true }
+        );
+        assert!(args("demo --generation z").is_err());
         assert_eq!(args("list --help").unwrap().command, Command::Help);
         let timed = args("watch --lf-timeout 0.5 --relist 45").unwrap();
         assert_eq!(
