@@ -582,6 +582,60 @@ def sigterm_ends_the_app_like_quit(ctx):
              f"CloseNotification({n.id}) on the way out; closes seen {ctx.notes.closes}")
 
 
+@check
+def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
+    # Today's lf: sessions only in its SQLite store; attention turns `waiting` and back.
+    ctx.stop_app()
+    home = ctx.tmp / "lf-home-d"
+    repo = ctx.tmp / "work" / "repo-d"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="d")
+
+    def lf(*args):
+        out = subprocess.run([ctx.lf_bin, *args], env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout
+
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    title = "Decide the cache eviction policy"
+    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex",
+       "--work-path", "product / LOO-412")
+    lf("sim", "working", sid)
+    log = open(ctx.out / "app-d.log", "ab")
+    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the D app's tray item",
+                        START_TIMEOUT)
+    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot in the menu",
+             START_TIMEOUT)
+    lf("sim", "ask", sid)
+    n = ctx.notified(lambda n: title in n.body, f"a Notify call for the waiting session {sid}")
+    expect(n.summary == "Agent waits for you · codex", f"summary {n.summary!r}")
+    expect("product / LOO-412" in n.body, f"body {n.body!r} does not name the work")
+    wait_for(lambda: ctx.displayed() == 1, "dunst to display exactly the D notification")
+    wait_for(lambda: "Waiting for you" in ctx.menu_labels(), "the session under Waiting for you")
+    listed = [s for s in json.loads(lf("session", "list", "--json", "--all", "--interactive", "all",
+                                       "--limit", "0")) if s["id"] == sid]
+    expect(listed, f"lf does not list {sid}")
+    open_argv = listed[0]["open_argv"]
+    ctx.await_listener(n)
+    before = len(ctx.terminal.json())
+    subprocess.run(["dunstctl", "action", "0"], check=True)
+    launch = wait_for(lambda: ctx.launches_after(before), "the stand-in terminal to be launched")[0]
+    expect(launch["argv"] == ["-e", *open_argv],
+           f"terminal runs {launch['argv']!r}; expected lf's open_argv verbatim {open_argv!r}")
+    expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}; expected {str(repo)!r}")
+    wait_for(lambda: ctx.notes.refresh() and n.id is not None, "the notification's id")
+    lf("sim", "working", sid)
+    wait_for(lambda: n.id in ctx.notes.refresh().closes,
+             f"CloseNotification({n.id}) once attention cleared; closes seen {ctx.notes.closes}")
+    wait_for(lambda: "Waiting for you" not in ctx.menu_labels(), "the row to leave Waiting for you")
+    ctx.stop_app()
+    wait_for(lambda: ctx.tray.items() == [], "the D app's tray item to leave the watcher")
+
+
 # --- the window, through WebDriver ----------------------------------------------------------
 
 
