@@ -195,7 +195,10 @@ fn generation_d(idle: bool) {
     // lf's real quiet rule: output without a signal, then nothing at all for 120 s.
     let written = Instant::now();
     store.activity("S-000", Activity::Quiet).unwrap();
-    watch.next(|e| e["type"] == "asked" && e["session"]["id"] == "S-000");
+    // Nothing at all is written for two minutes: the line may take that long.
+    watch.next_within(LF_QUIET * 2, |e| {
+        e["type"] == "asked" && e["session"]["id"] == "S-000"
+    });
     let late = written.elapsed().saturating_sub(LF_QUIET);
     println!("waiting by quiet alone (no write): asked {late:.1?} after lf's 120 s deadline (goal ≤ 2 s)");
 
@@ -296,10 +299,15 @@ impl Watch {
     }
 
     fn next(&self, want: impl Fn(&Value) -> bool) -> Value {
+        self.next_within(Duration::from_secs(30), want)
+    }
+
+    /// The next line matching `want`, waiting up to `quiet` for each line.
+    fn next_within(&self, quiet: Duration, want: impl Fn(&Value) -> bool) -> Value {
         loop {
             let event = self
                 .lines
-                .recv_timeout(Duration::from_secs(30))
+                .recv_timeout(quiet)
                 .expect("lf-tray watch stopped answering");
             if want(&event) {
                 return event;
