@@ -159,25 +159,7 @@ pub fn plan(record: &SessionRecord, kind: &ActionKind, text: Option<&str>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
-        SessionRecord {
-            id: id.into(),
-            kind,
-            work: None,
-            title: format!("title {id}"),
-            detail: String::new(),
-            cwd: "/".into(),
-            state,
-            ready_summary: None,
-            open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
-            actions: None,
-            needs_you: false,
-            prompt: None,
-            created_at: None,
-            extra: Default::default(),
-        }
-    }
+    use crate::session::test_record as record;
 
     fn with_derived(mut r: SessionRecord, lf: Option<Generation>) -> SessionRecord {
         r.actions = Some(derive(&r, lf));

@@ -601,10 +601,8 @@ impl Core {
             }
             let now = Instant::now();
             self.resumed(now);
-            if self.lf.lf.is_some() {
-                if let Some(_why) = self.lf.schedule.poll(now) {
-                    self.start_list();
-                }
+            if self.lf.lf.is_some() && self.lf.schedule.poll(now).is_some() {
+                self.start_list();
             }
             self.check_readers(now, &mut fresh);
             // Most file events are our own reads or lf's temporaries: they change nothing
@@ -667,7 +665,7 @@ impl Core {
                 let again = self.lf.schedule.finished(now);
                 self.lf.stamp = stamp(&self.lf.db);
                 if again {
-                    self.spawn_list();
+                    self.start_list();
                 }
             }
             Msg::Acting => self.lf.schedule.own_started(),
@@ -836,10 +834,6 @@ impl Core {
 
     /// Run `lf session list` in the background (the schedule said so).
     fn start_list(&mut self) {
-        self.spawn_list();
-    }
-
-    fn spawn_list(&mut self) {
         let (Some(lf), Some(tx)) = (self.lf.lf.clone(), self.tx.upgrade()) else {
             return;
         };

@@ -295,6 +295,27 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
     (records, problems)
 }
 
+/// A plain record for the core's tests; each adjusts the fields it is about.
+#[cfg(test)]
+pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
+    SessionRecord {
+        id: id.into(),
+        kind,
+        work: None,
+        title: format!("title {id}"),
+        detail: String::new(),
+        cwd: "/".into(),
+        state,
+        ready_summary: None,
+        open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
+        actions: None,
+        needs_you: false,
+        prompt: None,
+        created_at: None,
+        extra: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -252,22 +252,7 @@ mod tests {
     const A: Option<Generation> = Some(Generation::A);
 
     fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-        SessionRecord {
-            id: id.into(),
-            kind: Some(kind),
-            work: None,
-            title: format!("title {id}"),
-            detail: String::new(),
-            cwd: "/".into(),
-            state,
-            ready_summary: None,
-            open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
-            actions: None,
-            needs_you: false,
-            prompt: None,
-            created_at: None,
-            extra: Default::default(),
-        }
+        crate::session::test_record(id, Some(kind), state)
     }
 
     fn kinds(events: &[Event]) -> Vec<(String, String)> {
