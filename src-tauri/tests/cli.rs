@@ -839,7 +839,17 @@ fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
         // Start-up: the generation probes, the first list and (D) one reader.
         std::thread::sleep(Duration::from_secs(2));
         let settled = store.lf_runs();
-        assert!(settled <= 6, "{generation}: {settled} lf runs to start");
+        assert!(
+            (2..=6).contains(&settled),
+            "{generation}: {settled} lf runs to start"
+        );
+        // On D the tray follows lf's reader; before D there is none to follow.
+        let log = std::fs::read_to_string(store.f.root.join("sim/argv.jsonl")).unwrap();
+        assert_eq!(
+            log.contains(r#""monitor","work""#),
+            generation == "d",
+            "{generation}: {log}"
+        );
         // Every lf run writes a Process row to the database the tray watches; none of
         // them may cause another.
         std::thread::sleep(Duration::from_secs(5));
