@@ -341,3 +341,58 @@ async fn the_resolved_lf_is_the_one_on_path_and_it_answers() {
         .unwrap();
     assert_eq!(records[0].open_argv[0], found.to_str().unwrap());
 }
+
+#[tokio::test]
+async fn an_lf_that_answers_in_pages_is_followed_to_the_last_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls");
+    let paged = dir.path().join("paged");
+    let record = |id: &str| {
+        format!(
+            r#"{{"id":"{id}","attention":"waiting","title":"{id}","title_source":"generated","flow_membership":{{"kind":"independent"}},"cwd":"/src","state":"unknown","open_argv":["/usr/bin/env","lf","session","connect","{id}"]}}"#
+        )
+    };
+    script(
+        &paged,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$*\" in\n\
+             *'--after S-2'*) printf '{{\"entries\":[{c}],\"next\":null}}' ;;\n\
+             *'--after S-1'*) printf '{{\"entries\":[{b}],\"next\":\"S-2\"}}' ;;\n\
+             *) printf '{{\"entries\":[{a}],\"next\":\"S-1\"}}' ;;\nesac\n",
+            calls = calls.display(),
+            a = record("S-1"),
+            b = record("S-2"),
+            c = record("S-3"),
+        ),
+    );
+    let (records, problems) = Lf::new(paged).list(Generation::D).await.unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["S-1", "S-2", "S-3"]);
+    let calls = fs::read_to_string(&calls).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(
+        calls,
+        [
+            "session list --json --all --interactive all --limit 0",
+            "session list --json --all --interactive all --page --limit 100 --after S-1",
+            "session list --json --all --interactive all --page --limit 100 --after S-2",
+        ],
+        "later pages keep the same filters"
+    );
+
+    // A cursor that comes back again would never end: refused, not looped on.
+    let looping = dir.path().join("looping");
+    script(
+        &looping,
+        &format!(
+            "#!/bin/sh\nprintf '{{\"entries\":[{a}],\"next\":\"S-1\"}}'\n",
+            a = record("S-1")
+        ),
+    );
+    let err = Lf::new(looping).list(Generation::D).await.unwrap_err();
+    assert!(
+        matches!(&err, LfError::BadOutput(m) if m.contains("repeat the cursor")),
+        "{err:?}"
+    );
+}
