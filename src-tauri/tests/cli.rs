@@ -907,3 +907,43 @@ fn an_lf_upgraded_while_the_tray_runs_is_detected_and_followed() {
     let asked = watch.expect_event("asked", "S-new");
     assert_eq!(asked["session"]["attention"], "waiting");
 }
+
+#[test]
+fn a_reader_that_goes_silent_is_started_again_and_followed() {
+    let store = Store::new("d");
+    store.sessions(&[spec(&store, "S-1", "alpha")]);
+    let watch = store.watch();
+    watch.snapshot();
+    let mute = store.f.root.join("sim/mute-monitor");
+    // Wait for the reader to be followed, then let it hang (it sends nothing at all).
+    std::thread::sleep(Duration::from_secs(2));
+    std::fs::write(&mute, "").unwrap();
+    let warning = watch.expect("a warning about the silent reader", |e| {
+        e["type"] == "warning"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("lf monitor work") && m.contains("sent nothing"))
+    });
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("started again"),
+        "{warning}"
+    );
+    std::fs::remove_file(&mute).unwrap();
+    let readers = || {
+        std::fs::read_to_string(store.f.root.join("sim/argv.jsonl"))
+            .unwrap()
+            .matches(r#""monitor","work""#)
+            .count()
+    };
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while readers() < 2 {
+        assert!(Instant::now() < deadline, "no second reader was started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Changes keep arriving, through the new reader.
+    store.agent(&["ask", "S-1"]);
+    watch.expect_event("asked", "S-1");
+}
