@@ -141,6 +141,7 @@ class Ctx:
         self.work = self.tmp / "work"
         self.session_a = None
         self.flow_id = None
+        self.d_session = None
         self.driver = None
         self.last_ask = 0.0  # monotonic time of the last Ask written
 
@@ -598,6 +599,7 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
         return out.stdout
 
     sid = "SESSION-" + uuid.uuid4().hex[:8]
+    ctx.d_session = {"id": sid, "home": home, "repo": repo, "env": env}
     title = "Decide the cache eviction policy"
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex",
        "--work-path", "product / LOO-412")
@@ -715,6 +717,58 @@ def approve_runs_lf_with_the_text(ctx):
     # lf-sim drops an approved step from its list, as lf moves the Task on.
     wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
              "the approved session to leave the window")
+
+
+@check
+def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    d = ctx.d_session
+    expect(d, "no generation-D session (its check failed)")
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    # The person's terminal is attached (a live client): lf refuses Open, offers Move here.
+    client = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        out = subprocess.run([ctx.lf_bin, "sim", "attach", d["id"], str(client.pid)], env=d["env"],
+                             capture_output=True, text=True)
+        expect(out.returncode == 0, f"lf sim attach: {out.stderr}")
+        lf_d = ctx.tmp / "bin" / "lf-d"
+        lf_d.write_text(f"#!/bin/sh\nLF_SIM_GENERATION=d exec {ctx.lf_bin} \"$@\"\n")
+        lf_d.chmod(0o755)
+        opts = ArgOptions()
+        opts.set_capability("browserName", "wry")
+        opts.set_capability("tauri:options", {"application": ctx.app_bin,
+                                              "args": ["--home", str(d["home"]), "--lf", str(lf_d)]})
+        ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+        sel = f'[data-session-id="{d["id"]}"]'
+        el = wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, sel),
+                      f"{sel} in the window", START_TIMEOUT)[0]
+        kinds = [b.get_attribute("data-action") for b in el.find_elements(By.CSS_SELECTOR, "button[data-action]")]
+        expect(kinds == ["open", "move_here"], f"buttons {kinds!r}; expected lf's open and move_here only")
+        open_button = el.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
+        expect(open_button.text == "Open here" and not open_button.is_enabled(),
+               f"Open is {open_button.text!r}, enabled={open_button.is_enabled()}")
+        reason = "This Session is active in another terminal; use Move here to transfer it"
+        expect(reason in el.text, f"lf's reason not shown verbatim; the card says {el.text!r}")
+        ctx.driver.save_screenshot(str(ctx.out / "window-generation-d.png"))
+        listed = json.loads(subprocess.run([ctx.lf_bin, "session", "list", "--json", "--all"], env=d["env"],
+                                           capture_output=True, text=True, check=True).stdout)
+        open_argv = next(s["open_argv"] for s in listed if s["id"] == d["id"])
+        before = len(ctx.terminal.json())
+        el.find_element(By.CSS_SELECTOR, 'button[data-action="move_here"]').click()
+        launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
+        expect(launch["argv"] == ["-e", *open_argv, "--replace"],
+               f"terminal runs {launch['argv']!r}; expected lf's open_argv + --replace")
+        expect(launch["cwd"] == str(d["repo"]), f"terminal cwd {launch['cwd']!r}")
+    finally:
+        client.kill()
+        client.wait()
 
 
 # --- running ----------------------------------------------------------------------------------
