@@ -62,8 +62,12 @@ pub fn run(story_of: Story) -> Result<()> {
         std::env::remove_var(name);
     }
 
+    let plot = match story_of {
+        Story::A => "a simulated agent will ask, get ready and resolve over about a minute",
+        Story::D => "on today's lf (generation D), simulated agents will wait for you and move on",
+    };
     println!(
-        "Loopflow Tray demo: a simulated agent will ask, get ready and resolve over about a minute.\n\
+        "Loopflow Tray demo: {plot}.\n\
          Watch the notifications, the tray menu and the window. Its home is {}.\n\
          Quit from the tray menu to end it.",
         sim.home().display()
