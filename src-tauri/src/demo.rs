@@ -1,8 +1,8 @@
 //! `lf-tray demo`: the whole app on a throwaway Loopflow home, with a scripted agent that
 //! asks, gets ready and resolves over a minute, so someone without Loopflow sees every
 //! feature. The home is written by `lf-sim` exactly as lf writes it; lf itself is played by
-//! this same binary through a symlink named `lf` (main.rs dispatches on that name), which
-//! answers Approve, Iterate, Complete and Open the way lf does.
+//! this same binary's hidden `demo-lf` subcommand, behind an `lf` script first on the demo's
+//! PATH, which answers Approve, Iterate, Complete and Open the way lf does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,7 +39,7 @@ pub fn run(story_of: Story) -> Result<()> {
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin)?;
     let exe = std::env::current_exe().context("find lf-tray's own path")?;
-    std::os::unix::fs::symlink(&exe, bin.join("lf")).context("link the stand-in lf")?;
+    write_lf(&bin.join("lf"), &exe).context("write the stand-in lf")?;
     let project = dir.path().join("projects").join("shop");
     std::fs::create_dir_all(&project)?;
     let sim = SimHome::new(dir.path().join("home"));
@@ -248,6 +248,21 @@ fn story_d(sim: &SimHome, project: &Path) -> Result<()> {
 
 /// A stand-in agent process: `sleep` under the name `claude`, which is how lf recognises a
 /// live client of a claude session.
+/// The demo's `lf`: a script that hands its arguments to `lf-tray demo-lf`. A script rather
+/// than a link, so nothing in the product depends on the name it was started under.
+fn write_lf(path: &Path, exe: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = exe.to_str().context("lf-tray's path is not UTF-8")?;
+    let script = format!(
+        "#!/bin/sh\nexec {} {} \"$@\"\n",
+        lf_tray_core::terminal::shell_quote(exe),
+        crate::DEMO_LF
+    );
+    std::fs::write(path, script)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
 fn start_agent(bin: &Path, agent: &Agent) -> Result<u32> {
     let sleep_program = ["/bin/sleep", "/usr/bin/sleep"]
         .into_iter()

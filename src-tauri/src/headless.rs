@@ -54,6 +54,17 @@ pub fn list(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: bo
     Ok(())
 }
 
+/// `lf-tray --version --verbose`: the lf it would follow, and how (its generation).
+pub fn about_lf(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Result<()> {
+    let config = config(home, lf, timing);
+    let (_, warnings, status) = runtime()?.block_on(engine::list_once(config));
+    for warning in &warnings {
+        eprintln!("warning: {}", printable(&warning.to_string()));
+    }
+    println!("{}", printable(&status));
+    Ok(())
+}
+
 pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: bool) -> Result<()> {
     let config = config(home, lf, timing);
     runtime()?.block_on(async move {

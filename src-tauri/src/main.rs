@@ -1,10 +1,13 @@
 //! `lf-tray`: the tray app, and its headless forms for scripts and servers.
 //!
 //! `lf-tray` alone starts the tray; `lf-tray list` and `lf-tray watch` print sessions and
-//! never touch a display, D-Bus or GTK. In demo builds, invoked through a link named `lf`,
-//! the binary is the demo's stand-in `lf`.
+//! never touch a display, D-Bus or GTK.
 
 mod headless;
+
+/// The demo's stand-in lf, as a subcommand (see `main`).
+#[cfg(feature = "demo")]
+const DEMO_LF: &str = lf_tray::DEMO_LF;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -21,7 +24,7 @@ Usage:
                                                 print a snapshot, then one line per change
   lf-tray demo [--generation d]                 the tray app on a simulated Loopflow, for a first look
                                                 (--generation d: today's lf)
-  lf-tray --help | --version
+  lf-tray --help | --version [--verbose]         (--verbose: also the lf found and its generation)
 
 Options:
   --home DIR   read lf's records from DIR (sets both LF_HOME and LF_CONTROL_HOME for lf)
@@ -54,7 +57,10 @@ enum Command {
         generation_d: bool,
     },
     Help,
-    Version,
+    /// `--verbose`: also the lf it finds, and that lf's generation.
+    Version {
+        verbose: bool,
+    },
 }
 
 #[derive(Debug, PartialEq)]
@@ -68,7 +74,7 @@ struct Invocation {
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let mut command = None;
-    let (mut json, mut hidden, mut generation_d) = (false, false, false);
+    let (mut json, mut hidden, mut generation_d, mut verbose) = (false, false, false, false);
     let (mut home, mut lf) = (None, None);
     let mut timing = headless::Timing::default();
     while let Some(arg) = args.next() {
@@ -98,7 +104,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--json" => json = true,
             "--hidden" => hidden = true,
             "-h" | "--help" | "help" => command = Some(Command::Help),
-            "-V" | "--version" => command = Some(Command::Version),
+            "-V" | "--version" => command = Some(Command::Version { verbose: false }),
+            "-v" | "--verbose" => verbose = true,
             "list" | "watch" | "demo" if command.is_none() => {
                 command = Some(match text {
                     "list" => Command::List { json: false },
@@ -124,9 +131,13 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         Command::Watch { .. } => Command::Watch { json },
         Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
         Command::Demo { .. } => Command::Demo { generation_d },
+        Command::Version { .. } => Command::Version { verbose },
         _ if generation_d => return Err("--generation goes with demo only".into()),
         other => other,
     };
+    if verbose && !matches!(command, Command::Version { .. }) {
+        return Err("--verbose goes with --version".into());
+    }
     if hidden && !matches!(command, Command::Tray { .. }) {
         return Err("--hidden goes with the tray app only".into());
     }
@@ -148,18 +159,14 @@ fn seconds(value: PathBuf) -> Result<std::time::Duration, String> {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os();
-    let argv0 = args.next().unwrap_or_default();
-    // The demo plays lf with this same binary, through a link named `lf` in its own
-    // temporary directory; only demo builds have that stand-in.
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    // `lf-tray demo-lf ARGS…` is the demo's stand-in lf (demo builds only; not in the usage):
+    // the demo runs it through a two-line `lf` script of its own, first on the demo's PATH.
     #[cfg(feature = "demo")]
-    if PathBuf::from(&argv0).file_name() == Some("lf".as_ref()) {
-        let mut argv = vec![argv0];
-        argv.extend(args);
-        return ExitCode::from(lf_sim::cli::main(argv).clamp(0, 255) as u8);
+    if args.first().is_some_and(|arg| arg == DEMO_LF) {
+        let argv = std::iter::once(OsString::from("lf")).chain(args[1..].iter().cloned());
+        return ExitCode::from(lf_sim::cli::main(argv.collect()).clamp(0, 255) as u8);
     }
-    #[cfg(not(feature = "demo"))]
-    let _ = argv0;
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
         Err(message) => {
@@ -172,9 +179,13 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             Ok(())
         }
-        Command::Version => {
+        Command::Version { verbose } => {
             println!("lf-tray {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
+            if verbose {
+                headless::about_lf(invocation.home, invocation.lf, invocation.timing)
+            } else {
+                Ok(())
+            }
         }
         Command::List { json } => {
             headless::list(invocation.home, invocation.lf, invocation.timing, json)
@@ -256,6 +267,10 @@ mod tests {
         );
         assert!(args("demo --generation z").is_err());
         assert_eq!(args("list --help").unwrap().command, Command::Help);
+        assert_eq!(
+            args("--version --verbose").unwrap().command,
+            Command::Version { verbose: true }
+        );
         let timed = args("watch --lf-timeout 0.5 --relist 45").unwrap();
         assert_eq!(
             timed.timing.lf_timeout,
@@ -276,5 +291,6 @@ mod tests {
         assert!(args("list watch").is_err());
         assert!(args("watch --lf-timeout soon").is_err());
         assert!(args("watch --relist -1").is_err());
+        assert!(args("list --verbose").is_err());
     }
 }
