@@ -223,6 +223,8 @@ function reveal(id) {
 async function refresh() {
   try {
     board = await invoke('sessions');
+    // A window built to show one session learns which from its first list.
+    if (board.focus) focusId = board.focus;
   } catch (error) {
     board = { ...board, status: `Could not load the sessions: ${error}` };
   }
@@ -260,6 +262,8 @@ function fillSettings(view) {
   $('set-home').value = s.home || '';
   $('set-autostart').checked = view.autostart;
   $('settings-path').textContent = view.path ? `Saved in ${view.path}` : '';
+  $('log-row').hidden = !view.log;
+  $('log-path').textContent = view.log || '';
   if (view.warning) {
     $('settings-message').className = 'message';
     $('settings-message').textContent = view.warning;
@@ -329,6 +333,14 @@ async function copyCommand() {
 
 $('settings-toggle').addEventListener('click', () => showSettings(!settingsShown));
 $('settings-cancel').addEventListener('click', () => showSettings(false));
+$('log-open').addEventListener('click', async () => {
+  try {
+    await invoke('open_log');
+  } catch (error) {
+    $('settings-message').className = 'message';
+    $('settings-message').textContent = String(error);
+  }
+});
 $('settings').addEventListener('submit', saveSettings);
 $('set-terminal').addEventListener('input', syncTemplate);
 $('notice-copy').addEventListener('click', copyCommand);

@@ -10,7 +10,6 @@ use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
 
 use crate::notification;
-use crate::steplog::step;
 use crate::{window, Shell};
 
 /// The window's notice when a terminal could not be opened.
@@ -22,23 +21,25 @@ struct Failed {
 
 /// Open `record` in a new terminal window (`replace`: Move here). Returns the terminal's
 /// name, or the message the person was shown.
+///
+/// `activation`: the token the notification server gave the click, so that a Wayland
+/// compositor focuses the new window (xdg-activation) instead of flashing it in the
+/// background.
 pub fn open<R: Runtime>(
     app: &AppHandle<R>,
     shell: &Arc<Shell>,
     record: &SessionRecord,
     replace: bool,
+    activation: Option<&str>,
 ) -> Result<String, String> {
     let mut launch = Launch::for_session(record);
     if replace {
         launch = launch.replace();
     }
     let choice = shell.settings().terminal_choice();
-    match terminal::open(&choice, &launch, &Env::from_process()) {
+    match terminal::open(&choice, &launch, &environment(activation)) {
         Ok(opened) => {
-            step(format!(
-                "LAUNCH terminal={} session={}",
-                opened.terminal, record.id
-            ));
+            tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
             Ok(opened.terminal)
         }
         Err(e) => {
@@ -58,7 +59,7 @@ pub fn open<R: Runtime>(
                     format!("{other}. Run this in a terminal instead:"),
                 ),
             };
-            eprintln!("lf-tray: {e}");
+            tracing::warn!("{e}");
             let _ = app.emit_to(
                 window::LABEL,
                 "launch-failed",
@@ -78,6 +79,21 @@ pub fn open<R: Runtime>(
         }
     }
 }
+
+/// The terminal's environment: the app's, with this click's activation token. A token the
+/// app itself was started with is spent (tokens are single-use) and names the app's own
+/// launch, so it is never passed on.
+fn environment(activation: Option<&str>) -> Env {
+    let env = Env::from_process()
+        .unset(ACTIVATION_TOKEN)
+        .unset("DESKTOP_STARTUP_ID");
+    match activation.filter(|token| !token.is_empty()) {
+        Some(token) => env.set(ACTIVATION_TOKEN, token),
+        None => env,
+    }
+}
+
+const ACTIVATION_TOKEN: &str = "XDG_ACTIVATION_TOKEN";
 
 #[cfg(test)]
 mod tests {

@@ -14,10 +14,11 @@ mod autostart;
 mod board;
 #[cfg(feature = "demo")]
 mod demo;
+mod desktop;
 mod launch;
+mod logfile;
 mod notification;
 mod settings;
-mod steplog;
 mod tray;
 mod window;
 
@@ -35,7 +36,6 @@ use tokio::sync::{mpsc, Notify};
 
 use notification::{NoticeKey, Notifications, Popups, Preferences};
 use settings::Settings;
-use steplog::step;
 
 /// How `lf-tray` (no subcommand) was started.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +50,7 @@ pub struct DesktopOptions {
 
 /// The tray app on the user's Loopflow home. Returns when the user quits.
 pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
+    logfile::init();
     let settings_path = settings::default_path();
     let loaded = settings_path
         .as_deref()
@@ -73,12 +74,17 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
 #[cfg(feature = "demo")]
 pub fn run_demo(generation_d: bool) -> anyhow::Result<()> {
+    logfile::init();
     demo::run(if generation_d {
         demo::Story::D
     } else {
         demo::Story::A
     })
 }
+
+/// The hidden subcommand that plays lf in the demo.
+#[cfg(feature = "demo")]
+pub const DEMO_LF: &str = "demo-lf";
 
 /// The Menu's "Snooze 1 h".
 const SNOOZE: Duration = Duration::from_secs(60 * 60);
@@ -102,6 +108,8 @@ pub(crate) struct Shell {
     warnings: Mutex<VecDeque<String>>,
     /// Set by Quit: the event loop stops updating a window and tray that are going away.
     quitting: AtomicBool,
+    /// The session a window being built should scroll to (see `window::show`).
+    focus: Mutex<Option<String>>,
 }
 
 impl Shell {
@@ -117,6 +125,7 @@ impl Shell {
             notifications: OnceLock::new(),
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
+            focus: Mutex::new(None),
         }
     }
 
@@ -192,11 +201,17 @@ pub(crate) fn start(
     start: Start,
     ready: impl FnOnce(AppHandle) + Send + 'static,
 ) -> anyhow::Result<()> {
+    desktop::check()?;
+    tracing::info!(
+        "START lf-tray {} pid={}",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    );
     let mut app = tauri::Builder::default();
     if start.single_instance {
         // Registered first, as the plugin requires, so a second instance stops early.
         app = app.plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
-            step("SECOND_INSTANCE");
+            tracing::info!("SECOND_INSTANCE");
             if !argv.iter().any(|arg| arg == autostart::HIDDEN_ARG) {
                 window::show(app, None);
             }
@@ -219,8 +234,8 @@ pub(crate) fn start(
         })
         .build(tauri::generate_context!("../tauri.conf.json"))?;
     app.run_return(|_, event| {
-        // Closing the window only hides it; the app lives in the tray until Quit, whose
-        // `exit(0)` carries a code and is let through.
+        // Closing the window does not end the app, which lives in the tray until Quit,
+        // whose `exit(0)` carries a code and is let through.
         if let RunEvent::ExitRequested {
             code: None, api, ..
         } = event
@@ -231,8 +246,9 @@ pub(crate) fn start(
     Ok(())
 }
 
-/// What the real app and the command tests share: the commands, and the window that hides
-/// instead of closing. The [`Shell`] is managed by the caller.
+/// What the real app and the command tests share: the commands. Closing the window
+/// destroys it (and its web engine); the app stays in the tray (see `start`). The [`Shell`]
+/// is managed by the caller.
 fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(tray::Shown::default())
@@ -240,12 +256,12 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::sessions,
             window::act,
             window::settings,
-            window::save_settings
+            window::save_settings,
+            window::open_log
         ])
-        .on_window_event(|window, event| {
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
+        .on_window_event(|_, event| {
+            if let WindowEvent::Destroyed = event {
+                tracing::info!("WINDOW closed");
             }
         })
 }
@@ -258,10 +274,17 @@ fn setup<R: Runtime>(
 ) -> tauri::Result<()> {
     let handle = app.clone();
     let on_action: notification::OnAction =
-        Arc::new(move |key, action| on_notification(&handle, key, &action));
+        Arc::new(move |key, action, token| on_notification(&handle, key, &action, token));
     let _ = shell
         .notifications
         .set(Notifications::new(notification_icon(), on_action));
+    // The bus connection is opened now, so the first popup does not wait for it.
+    let early = Arc::clone(&shell);
+    tauri::async_runtime::spawn(async move {
+        if let Some(notifications) = early.notifications.get() {
+            notifications.connect().await;
+        }
+    });
     tray::create(app, on_menu)?;
     let (effects, queued) = mpsc::unbounded_channel();
     tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
@@ -270,12 +293,16 @@ fn setup<R: Runtime>(
     if !hidden {
         window::show(app, None);
     }
-    step("READY");
+    tracing::info!("READY");
     Ok(())
 }
 
-/// The app icon as a file notification servers can read.
-fn notification_icon() -> Option<PathBuf> {
+/// The app icon for popups: its name when the package installed it in the icon theme
+/// (servers then pick the size they draw), else the PNG written where the server can read it.
+fn notification_icon() -> Option<String> {
+    if installed_icon() {
+        return Some(DESKTOP_ENTRY_ICON.to_string());
+    }
     let dir = dirs::runtime_dir()
         .or_else(dirs::cache_dir)?
         .join("lf-tray");
@@ -283,12 +310,34 @@ fn notification_icon() -> Option<PathBuf> {
     let written = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&path, include_bytes!("../../icons/128x128.png")));
     match written {
-        Ok(()) => Some(path),
+        Ok(()) => Some(path.display().to_string()),
         Err(e) => {
-            eprintln!("lf-tray: notifications go without an icon: {e}");
+            tracing::warn!("notifications go without an icon: {e}");
             None
         }
     }
+}
+
+/// The icon's name in the hicolor theme, as the .deb and .rpm install it.
+const DESKTOP_ENTRY_ICON: &str = "lf-tray";
+
+/// Whether `icons/hicolor/<size>/apps/lf-tray.png` is in one of the XDG data directories.
+fn installed_icon() -> bool {
+    let data_dirs = std::env::var("XDG_DATA_DIRS")
+        .ok()
+        .filter(|dirs| !dirs.is_empty())
+        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    dirs::data_dir()
+        .into_iter()
+        .chain(data_dirs.split(':').map(PathBuf::from))
+        .filter(|dir| dir.is_absolute())
+        .filter_map(|dir| std::fs::read_dir(dir.join("icons/hicolor")).ok())
+        .flatten()
+        .flatten()
+        .any(|size| {
+            let png = format!("{DESKTOP_ENTRY_ICON}.png");
+            size.path().join("apps").join(png).is_file()
+        })
 }
 
 /// Take the engine's events to the tray, the window and the notifications, and release
@@ -316,6 +365,7 @@ async fn follow<R: Runtime>(
                 }
                 let now = Instant::now();
                 for event in &batch {
+                    log_event(event);
                     if let Event::Warning { path, message, .. } = event {
                         shell.warn(match path {
                             Some(path) => format!("{}: {message}", path.display()),
@@ -341,6 +391,35 @@ async fn follow<R: Runtime>(
         for effect in effects {
             let _ = deliveries.send(effect);
         }
+    }
+}
+
+/// One log line per thing the engine saw: a transition, or a problem reading lf (an lf call
+/// that failed carries lf's own words).
+fn log_event(event: &Event) {
+    let session = |verb: &str, s: &SessionRecord| {
+        tracing::info!(
+            "SESSION {verb} id={} state={} needs_you={}",
+            s.id,
+            s.state.as_str(),
+            s.needs_you
+        )
+    };
+    match event {
+        Event::Snapshot { sessions, .. } => tracing::info!(
+            "SNAPSHOT sessions={} waiting={}",
+            sessions.len(),
+            sessions.iter().filter(|s| s.needs_you).count()
+        ),
+        Event::Asked { session: s, .. } => session("asked", s),
+        Event::Ready { session: s, .. } => session("ready", s),
+        Event::State { session: s, .. } => session("changed", s),
+        Event::Resolved { session: s, .. } => session("resolved", s),
+        Event::Appeared { session: s, .. } => session("appeared", s),
+        Event::Warning { path, message, .. } => match path {
+            Some(path) => tracing::warn!("{}: {message}", path.display()),
+            None => tracing::warn!("{message}"),
+        },
     }
 }
 
@@ -379,7 +458,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
     match item {
         tray::Item::Session(id) => match shell.engine.session(&id) {
             Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&id)),
-            Some(record) => open_or_show(app, &shell, &record),
+            Some(record) => open_or_show(app, &shell, &record, None),
             None => window::show(app, None),
         },
         tray::Item::More | tray::Item::Show => window::show(app, None),
@@ -423,21 +502,33 @@ async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
 /// the window at that session. lf refuses Open for a session attached elsewhere (generation
 /// D: "use Move here"), and a terminal that only prints that refusal and closes focuses
 /// nothing; the window shows lf's reason and its Move here button.
-fn open_or_show<R: Runtime>(app: &AppHandle<R>, shell: &Arc<Shell>, record: &SessionRecord) {
+///
+/// `token`: the notification server's activation token for the click, if any.
+fn open_or_show<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: &Arc<Shell>,
+    record: &SessionRecord,
+    token: Option<String>,
+) {
     match plan(record, &ActionKind::Open, None) {
         Ok(Step::Open { replace }) => {
-            let _ = launch::open(app, shell, record, replace);
+            let _ = launch::open(app, shell, record, replace, token.as_deref());
         }
         _ => window::show(app, Some(&record.id)),
     }
 }
 
-fn on_notification<R: Runtime>(app: &AppHandle<R>, key: NoticeKey, action: &str) {
+fn on_notification<R: Runtime>(
+    app: &AppHandle<R>,
+    key: NoticeKey,
+    action: &str,
+    token: Option<String>,
+) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match (key, action) {
         (NoticeKey::Session(id), notification::REVIEW) => window::show(app, Some(&id)),
         (NoticeKey::Session(id), _) => match shell.engine.session(&id) {
-            Some(record) => open_or_show(app, &shell, &record),
+            Some(record) => open_or_show(app, &shell, &record, token),
             // Resolved meanwhile: the window shows what is left.
             None => window::show(app, None),
         },

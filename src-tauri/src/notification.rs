@@ -24,7 +24,9 @@ mod elsewhere;
 pub use elsewhere::Notifications;
 
 /// What the app does when the user picks an action (`default` is a click on the body).
-pub type OnAction = Arc<dyn Fn(NoticeKey, String) + Send + Sync>;
+/// The third argument is the server's activation token for the click, when it sent one: the
+/// terminal opened for it gets it as `XDG_ACTIVATION_TOKEN`.
+pub type OnAction = Arc<dyn Fn(NoticeKey, String, Option<String>) + Send + Sync>;
 
 /// The name servers show and group notifications under.
 pub const APP_NAME: &str = "Loopflow Tray";
@@ -40,9 +42,10 @@ const MAX_READY: usize = 320;
 /// How many sessions a burst summary names before "and N more".
 const BURST_NAMED: usize = 3;
 
-/// Transitions that arrive together (one rescan can report many) are held this long so they
-/// can be folded into one burst summary instead of flashing up one by one; short enough that
-/// a single popup still feels immediate.
+/// A lone transition pops up at once. Those that follow a popup within the burst window are
+/// held this long, so that a burst (one rescan can report many, an agent fleet can finish
+/// together) has landed before it is shown one by one or folded into one summary: long
+/// enough for a burst read in a few lists, and a wait nobody notices on a second popup.
 const HOLD: Duration = Duration::from_millis(300);
 /// The spec's burst: this many popups within `BURST_WINDOW` become one summary.
 const BURST_THRESHOLD: usize = 5;
@@ -103,6 +106,10 @@ pub struct Notice {
     pub body: String,
     /// `(key, label)` pairs.
     pub actions: Vec<(&'static str, &'static str)>,
+    /// The popup this one takes the place of, when it has a key of its own: a burst
+    /// summary replaces the first popup of its burst (`replaces_id`), so the burst shows as
+    /// one popup that grows.
+    pub replaces: Option<NoticeKey>,
 }
 
 /// Escape the three characters the body markup of the notification spec gives meaning to.
@@ -185,6 +192,7 @@ pub fn asked(record: &SessionRecord) -> Notice {
         summary,
         body,
         actions: session_actions(record, false),
+        replaces: None,
     }
 }
 
@@ -209,6 +217,7 @@ fn waits(record: &SessionRecord) -> Notice {
         summary,
         body,
         actions: session_actions(record, false),
+        replaces: None,
     }
 }
 
@@ -229,6 +238,7 @@ pub fn ready(record: &SessionRecord) -> Notice {
         summary,
         body,
         actions: session_actions(record, true),
+        replaces: None,
     }
 }
 
@@ -249,6 +259,7 @@ pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
         summary,
         body,
         actions: session_actions(record, true),
+        replaces: None,
     }
 }
 
@@ -268,6 +279,7 @@ pub fn burst(members: &[&SessionRecord]) -> Notice {
         summary: format!("{} sessions need you", members.len()),
         body: lines.join("\n"),
         actions: vec![(DEFAULT, "Show")],
+        replaces: None,
     }
 }
 
@@ -283,6 +295,7 @@ pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> No
             escape(&cap(command, MAX_READY))
         ),
         actions: vec![(DEFAULT, "Show")],
+        replaces: None,
     }
 }
 
@@ -459,6 +472,8 @@ impl Popups {
             Event::Resolved { session, .. } => self.settled(&session.id, &mut effects),
             Event::Appeared { .. } | Event::Warning { .. } => {}
         }
+        // What is due now (a lone popup) goes out with this event, not a timer tick later.
+        effects.extend(self.flush(now, prefs));
         effects
     }
 
@@ -515,8 +530,15 @@ impl Popups {
                 last: now,
                 members: BTreeSet::new(),
             });
+            // A new summary takes the place of the burst's first popup; the others close.
+            let mut replaces = None;
             for (_, record) in self.recent.drain(..) {
-                effects.push(Effect::Close(NoticeKey::Session(record.id.clone())));
+                let key = NoticeKey::Session(record.id.clone());
+                if !burst_live && replaces.is_none() {
+                    replaces = Some(key);
+                } else {
+                    effects.push(Effect::Close(key));
+                }
                 burst.members.insert(record.id);
             }
             for held in batch {
@@ -529,7 +551,10 @@ impl Popups {
                 .filter_map(|id| self.waiting.get(id).map(|w| &w.record))
                 .collect();
             if !members.is_empty() {
-                effects.push(Effect::Show(self::burst(&members)));
+                effects.push(Effect::Show(Notice {
+                    replaces,
+                    ..self::burst(&members)
+                }));
             }
             self.burst = Some(burst);
         } else {
@@ -553,8 +578,24 @@ impl Popups {
         );
     }
 
+    /// Show at once when nothing else is on its way or just went out; else hold it with
+    /// the rest of the burst.
     fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
-        self.queue(notice, record, now, now + HOLD);
+        let recent = self
+            .recent
+            .back()
+            .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
+        let burst_live = self
+            .burst
+            .as_ref()
+            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW);
+        let others_held = self.held.iter().any(|h| h.record.id != record.id);
+        let due = if recent || burst_live || others_held {
+            now + HOLD
+        } else {
+            now
+        };
+        self.queue(notice, record, now, due);
     }
 
     /// Ready to show at the next flush, with whatever else is held then.
@@ -723,26 +764,21 @@ mod tests {
     }
 
     #[test]
-    fn one_popup_per_transition_after_the_hold() {
+    fn a_lone_popup_shows_at_once() {
         let t0 = Instant::now();
         let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
-        assert!(p.on_event(&asked_event(&a), t0, &PREFS).is_empty());
-        // Held until the hold passes; the deadline says when.
-        assert_eq!(p.next_deadline(&PREFS), Some(t0 + HOLD));
-        assert!(p.flush(t0 + HOLD / 2, &PREFS).is_empty());
-        let effects = p.flush(t0 + HOLD, &PREFS);
+        // Out with the event itself: no hold, no deadline left behind.
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
         assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_1")]);
-        // Nothing more until something happens.
-        assert!(p.flush(t0 + HOLD * 2, &PREFS).is_empty());
         assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
 
         let mut r = a.clone();
         r.state = State::Ready;
         let t1 = t0 + Duration::from_secs(10);
-        p.on_event(&ready_event(&r), t1, &PREFS);
         assert_eq!(
-            shown(&p.flush(t1 + HOLD, &PREFS)),
+            shown(&p.on_event(&ready_event(&r), t1, &PREFS)),
             [(NoticeKind::Ready, "ask_1")]
         );
     }
@@ -757,12 +793,15 @@ mod tests {
         let effects = p.on_event(&resolved_event(&a), t0 + HOLD * 2, &PREFS);
         assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
 
-        // Asked and resolved within the hold: never shown at all.
+        // One that follows another popup is held; resolved within the hold, it never shows.
         let b = record("ask_2", Kind::Ask, State::Waiting);
+        let b2 = record("ask_2b", Kind::Ask, State::Waiting);
         let t1 = t0 + Duration::from_secs(5);
-        p.on_event(&asked_event(&b), t1, &PREFS);
-        p.on_event(&resolved_event(&b), t1 + HOLD / 3, &PREFS);
+        assert_eq!(shown(&p.on_event(&asked_event(&b), t1, &PREFS)).len(), 1);
+        assert!(shown(&p.on_event(&asked_event(&b2), t1, &PREFS)).is_empty());
+        p.on_event(&resolved_event(&b2), t1 + HOLD / 3, &PREFS);
         assert!(shown(&p.flush(t1 + HOLD * 2, &PREFS)).is_empty());
+        p.on_event(&resolved_event(&b), t1 + HOLD * 2, &PREFS);
 
         // Someone attached to the session: the question is no longer open.
         let c = record("ask_3", Kind::Ask, State::Waiting);
@@ -803,55 +842,84 @@ mod tests {
     }
 
     #[test]
-    fn five_within_two_seconds_become_one_summary() {
+    fn a_burst_of_eight_is_the_first_popup_then_one_summary_in_its_place() {
         let t0 = Instant::now();
         let mut p = Popups::default();
-        let sessions: Vec<_> = (1..=7)
+        let sessions: Vec<_> = (0..10)
             .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
             .collect();
-        // Four arrive spread out: each is shown on its own.
+        let gap = Duration::from_millis(10);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)),
+            [(NoticeKind::Asked, "ask_0")]
+        );
+        // The rest of the burst is held, however it is spread over the engine's events.
         let mut t = t0;
-        for s in &sessions[..4] {
-            p.on_event(&asked_event(s), t, &PREFS);
-            t += HOLD;
-            assert_eq!(shown(&p.flush(t, &PREFS)).len(), 1);
+        for s in &sessions[1..8] {
+            t += gap;
+            assert!(shown(&p.on_event(&asked_event(s), t, &PREFS)).is_empty());
         }
-        // The fifth within the window folds them all into one summary.
-        p.on_event(&asked_event(&sessions[4]), t, &PREFS);
-        let effects = p.flush(t + HOLD, &PREFS);
+        assert_eq!(p.next_deadline(&PREFS), Some(t0 + gap + HOLD));
+        let effects = p.flush(t0 + gap + HOLD, &PREFS);
+        // One summary, shown in place of the first popup: two popups in all.
         assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
-        assert_eq!(closed(&effects).len(), 4);
-        let Effect::Show(summary) = effects.last().unwrap() else {
+        assert!(closed(&effects).is_empty(), "{effects:?}");
+        let Effect::Show(summary) = &effects[0] else {
             panic!("{effects:?}")
         };
-        assert_eq!(summary.summary, "5 sessions need you");
-        assert!(summary.body.ends_with("and 2 more"));
+        assert_eq!(summary.replaces, Some(NoticeKey::Session("ask_0".into())));
+        assert_eq!(summary.summary, "8 sessions need you");
+        assert!(summary.body.ends_with("and 5 more"));
         assert_eq!(summary.actions, [(DEFAULT, "Show")]);
 
         // More during the burst update the same summary instead of popping up.
-        let t1 = t + HOLD * 2;
-        p.on_event(&asked_event(&sessions[5]), t1, &PREFS);
+        let t1 = t0 + Duration::from_secs(1);
+        assert!(p
+            .on_event(&asked_event(&sessions[8]), t1, &PREFS)
+            .is_empty());
         let effects = p.flush(t1 + HOLD, &PREFS);
         assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
         let Effect::Show(summary) = &effects[0] else {
             panic!()
         };
-        assert_eq!(summary.summary, "6 sessions need you");
+        assert_eq!(summary.summary, "9 sessions need you");
+        assert_eq!(summary.replaces, None, "the summary's own key is on screen");
 
-        // Once quiet for longer than the window, a new one is a plain popup again.
+        // Once quiet for longer than the window, a new one is a plain popup again, at once.
         let t2 = t1 + BURST_WINDOW * 2;
-        p.on_event(&asked_event(&sessions[6]), t2, &PREFS);
         assert_eq!(
-            shown(&p.flush(t2 + HOLD, &PREFS)),
-            [(NoticeKind::Asked, "ask_7")]
+            shown(&p.on_event(&asked_event(&sessions[9]), t2, &PREFS)),
+            [(NoticeKind::Asked, "ask_9")]
         );
 
         // The summary goes away when every session it stands for is resolved.
         let mut last = Vec::new();
-        for s in &sessions[..6] {
+        for s in &sessions[..9] {
             last = p.on_event(&resolved_event(s), t2 + HOLD * 2, &PREFS);
         }
         assert!(closed(&last).contains(&NoticeKey::Burst));
+    }
+
+    #[test]
+    fn a_few_together_are_each_shown_the_first_at_once() {
+        let t0 = Instant::now();
+        let mut p = Popups::default();
+        let sessions: Vec<_> = (0..3)
+            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
+            .collect();
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)).len(),
+            1
+        );
+        let t1 = t0 + Duration::from_millis(50);
+        for s in &sessions[1..] {
+            assert!(p.on_event(&asked_event(s), t1, &PREFS).is_empty());
+        }
+        // Fewer than a burst: each keeps its own popup, with its own Open.
+        assert_eq!(
+            shown(&p.flush(t1 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_1"), (NoticeKind::Asked, "ask_2")]
+        );
     }
 
     #[test]
@@ -890,9 +958,8 @@ mod tests {
         assert!(!p.snoozed(end));
         // ...and popups come back, without replaying what was missed.
         let c = record("ask_3", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&c), end, &PREFS);
         assert_eq!(
-            shown(&p.flush(end + HOLD, &PREFS)),
+            shown(&p.on_event(&asked_event(&c), end, &PREFS)),
             [(NoticeKind::Asked, "ask_3")]
         );
         p.snooze(end, Duration::from_secs(3600));
@@ -938,9 +1005,8 @@ mod tests {
         p.flush(t0 + HOLD, &prefs);
         assert_eq!(p.next_deadline(&prefs), Some(t0 + after));
         assert!(p.flush(t0 + after - HOLD, &prefs).is_empty());
-        // Due now; held like any popup, then shown once.
-        p.flush(t0 + after, &prefs);
-        let effects = p.flush(t0 + after + HOLD, &prefs);
+        // Due now, and shown once, at once.
+        let effects = p.flush(t0 + after, &prefs);
         assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
         let Effect::Show(n) = &effects[0] else {
             panic!()
@@ -1082,9 +1148,8 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Popups::default();
         let detached = record_d("S-1", idle(), true);
-        p.on_event(&asked_event(&detached), t0, &PREFS);
         assert_eq!(
-            shown(&p.flush(t0 + HOLD, &PREFS)),
+            shown(&p.on_event(&asked_event(&detached), t0, &PREFS)),
             [(NoticeKind::Asked, "S-1")]
         );
         // Attention cleared with the session still open: its popup goes.
@@ -1098,17 +1163,17 @@ mod tests {
             ..PREFS
         };
         let attached = record_d("S-2", State::Active, true);
-        p.on_event(&asked_event(&attached), t0, &at_once);
+        let t1 = t0 + BURST_WINDOW * 2;
         assert_eq!(
-            shown(&p.flush(t0 + HOLD, &at_once)),
+            shown(&p.on_event(&asked_event(&attached), t1, &at_once)),
             [(NoticeKind::Asked, "S-2")]
         );
         // Older generations' Asks are never deferred, whatever their state says.
         let mut ask = record("ask_1", Kind::Ask, State::Active);
         ask.needs_you = true;
-        p.on_event(&asked_event(&ask), t0, &PREFS);
+        let t2 = t1 + BURST_WINDOW * 2;
         assert_eq!(
-            shown(&p.flush(t0 + HOLD, &PREFS)),
+            shown(&p.on_event(&asked_event(&ask), t2, &PREFS)),
             [(NoticeKind::Asked, "ask_1")]
         );
     }
@@ -1121,10 +1186,8 @@ mod tests {
         p.on_event(&asked_event(&attached), t0, &PREFS);
         let left = record_d("S-1", idle(), true);
         let t1 = t0 + Duration::from_secs(5);
-        p.on_event(&state_event(&left, State::Active, true), t1, &PREFS);
-        assert_eq!(p.next_deadline(&PREFS), Some(t1 + HOLD));
         assert_eq!(
-            shown(&p.flush(t1 + HOLD, &PREFS)),
+            shown(&p.on_event(&state_event(&left, State::Active, true), t1, &PREFS)),
             [(NoticeKind::Asked, "S-1")]
         );
         assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());

@@ -11,7 +11,6 @@ use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::board::{self, Group};
-use crate::steplog::step;
 
 pub const TRAY_ID: &str = "lf-tray";
 
@@ -190,10 +189,10 @@ pub fn create<R: Runtime>(
         .show_menu_on_left_click(true)
         .on_menu_event(move |app, event| {
             let id = event.id().as_ref();
-            step(format!("MENU {id}"));
+            tracing::info!("MENU {id}");
             match Item::parse(id) {
                 Some(item) => on_item(app, item),
-                None => eprintln!("lf-tray: unknown menu item {id}"),
+                None => tracing::warn!("unknown menu item {id}"),
             }
         })
         .build(app)
@@ -205,11 +204,11 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, sno
     let handle = app.clone();
     let result = app.run_on_main_thread(move || {
         if let Err(e) = apply(&handle, &sessions, snoozed) {
-            eprintln!("lf-tray: could not update the tray: {e}");
+            tracing::warn!("could not update the tray: {e}");
         }
     });
     if let Err(e) = result {
-        eprintln!("lf-tray: could not reach the main thread: {e}");
+        tracing::warn!("could not reach the main thread: {e}");
     }
 }
 
@@ -233,7 +232,7 @@ fn apply<R: Runtime>(
             .iter()
             .filter(|e| !matches!(e, Entry::Separator))
             .count();
-        step(format!("TRAY_MENU {items}"));
+        tracing::debug!("TRAY_MENU {items}");
         shown.entries = entries;
     }
     if shown.look != Some(look) {

@@ -16,7 +16,6 @@ use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 use crate::actions::{self, Button};
 use crate::board::{self, Group};
 use crate::settings::{self, Settings};
-use crate::steplog::step;
 use crate::{autostart, launch, Shell};
 
 pub const LABEL: &str = "main";
@@ -44,6 +43,9 @@ pub struct Board {
     pub snoozed: bool,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
+    /// The session to scroll to, for a window just built to show it (it was not there
+    /// yet to hear a `focus` event).
+    pub focus: Option<String>,
 }
 
 /// The sessions as the window draws them, in the board's order.
@@ -66,37 +68,73 @@ pub fn board(shell: &Shell) -> Board {
         status: shell.engine.status(),
         snoozed: shell.snoozed(),
         warnings: shell.warnings(),
+        focus: None,
     }
 }
 
-/// Send the window the current board.
+/// Send the window the current board, if there is a window.
 pub fn publish<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+    if app.get_webview_window(LABEL).is_none() {
+        return;
+    }
     if let Err(e) = app.emit_to(LABEL, "board", board(shell)) {
-        eprintln!("lf-tray: could not update the window: {e}");
+        tracing::warn!("could not update the window: {e}");
     }
 }
 
-/// Show the window, optionally scrolled to one session.
+/// Show the window, optionally scrolled to one session. The window and its web engine
+/// exist only while it is open: built here on the first show after a close, and destroyed
+/// when the person closes it (WebKit's processes take ~150 MB that a tray app has no
+/// business keeping while it sits in the tray).
 pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&str>) {
-    let Some(window) = app.get_webview_window(LABEL) else {
-        return;
+    let window = match app.get_webview_window(LABEL) {
+        Some(window) => {
+            if let Some(id) = focus {
+                let _ = app.emit_to(LABEL, "focus", id);
+            }
+            window
+        }
+        None => {
+            if let Some(shell) = app.try_state::<Arc<Shell>>() {
+                *crate::lock(&shell.focus) = focus.map(str::to_string);
+            }
+            match build(app) {
+                Ok(window) => window,
+                Err(e) => return tracing::warn!("could not open the window: {e}"),
+            }
+        }
     };
     let shown = window
         .show()
         .and_then(|()| window.unminimize())
         .and_then(|()| window.set_focus());
     if let Err(e) = shown {
-        eprintln!("lf-tray: could not show the window: {e}");
+        tracing::warn!("could not show the window: {e}");
     }
-    if let Some(id) = focus {
-        let _ = app.emit_to(LABEL, "focus", id);
-    }
-    step("WINDOW shown");
+    tracing::info!("WINDOW shown");
+}
+
+/// The window as `tauri.conf.json` describes it (`create: false` there: not at start).
+fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<tauri::WebviewWindow<R>> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == LABEL)
+        .cloned()
+        .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    let window = tauri::WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    tracing::info!("WINDOW built");
+    Ok(window)
 }
 
 #[tauri::command]
 pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
-    board(&shell)
+    Board {
+        focus: crate::lock(&shell.focus).take(),
+        ..board(&shell)
+    }
 }
 
 /// Run one of a session's actions. Returns lf's (or the launcher's) message for the window
@@ -113,7 +151,7 @@ pub async fn act<R: Runtime>(
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
     match plan(&record, &action, text.as_deref())? {
-        Step::Open { replace } => launch::open(&app, &shell, &record, replace)
+        Step::Open { replace } => launch::open(&app, &shell, &record, replace, None)
             .map(|terminal| format!("Opened in {terminal}.")),
         Step::Lf(action) => {
             let result = shell.engine.act(action).await.map_err(|e| e.to_string());
@@ -132,6 +170,8 @@ pub struct SettingsView {
     pub path: Option<PathBuf>,
     /// Why the saved file could not be used, if it could not.
     pub warning: Option<String>,
+    /// The app's log file, to show and open.
+    pub log: Option<PathBuf>,
 }
 
 fn settings_view(shell: &Shell) -> SettingsView {
@@ -140,7 +180,31 @@ fn settings_view(shell: &Shell) -> SettingsView {
         autostart: autostart::enabled(),
         path: shell.settings_path.clone(),
         warning: shell.settings_warning(),
+        log: crate::logfile::path().map(PathBuf::from),
     }
+}
+
+/// Open the log with the desktop's handler for text files.
+#[tauri::command]
+pub fn open_log() -> Result<(), String> {
+    let path = crate::logfile::path().ok_or("There is no log file.")?;
+    #[cfg(target_os = "macos")]
+    let opener = "open";
+    #[cfg(windows)]
+    let opener = "explorer";
+    #[cfg(not(any(target_os = "macos", windows)))]
+    let opener = "xdg-open";
+    let mut child = std::process::Command::new(opener)
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("Could not run {opener} to open {}: {e}", path.display()))?;
+    tracing::info!("LOG opened with {opener}");
+    // Reaped in the background; the opener returns once the viewer runs.
+    std::thread::spawn(move || child.wait());
+    Ok(())
 }
 
 #[tauri::command]

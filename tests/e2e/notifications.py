@@ -126,8 +126,11 @@ class NotificationLog:
         A click before that is lost (the client drops a signal nobody waits for); a person
         never clicks that fast, a test does."""
         self.refresh()
-        return any(seq > n.seq and sender == n.sender and "ActionInvoked" in rule
-                   for seq, sender, rule in self._matches)
+        # The app's one connection subscribes once, before its first popup, to every signal
+        # of the interface (so a click's ActivationToken arrives before its ActionInvoked).
+        return any(sender == n.sender and ("ActionInvoked" in rule or (
+            "interface='org.freedesktop.Notifications'" in rule and "member=" not in rule))
+            for _, sender, rule in self._matches)
 
     def _all(self, nid):
         return self._by_id.get(nid, [])

@@ -78,6 +78,8 @@ cleanup() {
     kill -KILL -- "-$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
+  cp "$tmp/state/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
   if [ -n "${E2E_KEEP:-}" ]; then echo "e2e: kept $tmp"; else rm -rf "$tmp"; fi
   [ -n "$summary_line" ] && echo "$summary_line"
 }
@@ -111,9 +113,8 @@ export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run
   LF_HUMAN_SESSION='{"kind":"ask","id":"ask_e2e_parent"}'
 
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
-export LF_TRAY_LOG=$out/lf-tray.log E2E_NOTIFY_PCAP=$out/notifications.pcap
+export E2E_NOTIFY_PCAP=$out/notifications.pcap
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
-: >"$LF_TRAY_LOG"
 
 setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
 started $!

@@ -7,20 +7,18 @@
 //! macOS reports a button by its label, mapped back to the key here; Windows attributes
 //! toasts of an uninstalled build to PowerShell.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use notify_rust::NotificationResponse;
 
 use super::{Notice, NoticeKey, OnAction, APP_NAME};
-use crate::steplog::step;
 
 pub struct Notifications {
     on_action: OnAction,
 }
 
 impl Notifications {
-    pub fn new(_icon: Option<PathBuf>, on_action: OnAction) -> Notifications {
+    pub fn new(_icon: Option<String>, on_action: OnAction) -> Notifications {
         #[cfg(target_os = "macos")]
         {
             // Attribute the notifications to this app rather than to the terminal.
@@ -51,13 +49,13 @@ impl Notifications {
             .spawn(move || {
                 let handle = match n.show() {
                     Ok(handle) => handle,
-                    Err(e) => return eprintln!("lf-tray: could not show a notification: {e}"),
+                    Err(e) => return tracing::warn!("could not show a notification: {e}"),
                 };
-                step(format!(
+                tracing::info!(
                     "NOTIFY id=0 kind={} session={}",
                     notice.kind.as_str(),
                     notice.key.session()
-                ));
+                );
                 let _ = handle.wait_for_response(|response: &NotificationResponse| {
                     let action = match response {
                         NotificationResponse::Default => super::DEFAULT.to_string(),
@@ -68,17 +66,17 @@ impl Notifications {
                             .map_or_else(|| a.clone(), |(key, _)| key.to_string()),
                         _ => return,
                     };
-                    step(format!(
-                        "ACTION {action} id=0 session={}",
-                        notice.key.session()
-                    ));
-                    on_action(notice.key.clone(), action);
+                    tracing::info!("ACTION {action} id=0 session={}", notice.key.session());
+                    on_action(notice.key.clone(), action, None);
                 });
             });
         if let Err(e) = spawned {
-            eprintln!("lf-tray: could not start a notification thread: {e}");
+            tracing::warn!("could not start a notification thread: {e}");
         }
     }
+
+    /// Nothing to open ahead: each notification is its own native call.
+    pub async fn connect(&self) {}
 
     /// These platforms' notify-rust backends cannot remove a shown notification.
     pub async fn close(&self, _key: &NoticeKey) {}
