@@ -1,6 +1,7 @@
 //! What the tray needs from the session before it starts: a display and a session bus.
 //! Without them GTK (through tao) panics with a backtrace that tells a person nothing; this
-//! says in one sentence what is missing and what works instead.
+//! says in one sentence what is missing and what works instead. Called on the main thread
+//! before anything else has started a thread, as changing the environment requires.
 
 use anyhow::{bail, Result};
 
@@ -13,7 +14,20 @@ pub fn check() -> Result<()> {
     if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
         bail!("there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set); {INSTEAD}");
     }
-    if let Err(e) = gtk::init() {
+    // GTK 3 on X11 opens GLX when it opens the display, only to pick visuals for GL, and so
+    // maps the GL driver (17 MB of Mesa and LLVM on a software-rendered display) into an app
+    // that never draws with GL: the window's page is drawn by WebKit, which falls back to
+    // its non-GL path. GDK reads the variable once, here; it is removed again so that the
+    // terminals the tray opens do not inherit it.
+    let gl_setting = std::env::var_os("GDK_GL");
+    if gl_setting.is_none() {
+        std::env::set_var("GDK_GL", "disable");
+    }
+    let opened = gtk::init();
+    if gl_setting.is_none() {
+        std::env::remove_var("GDK_GL");
+    }
+    if let Err(e) = opened {
         bail!("the display could not be opened ({e}); {INSTEAD}");
     }
     if !set("DBUS_SESSION_BUS_ADDRESS") && !session_bus_socket() {

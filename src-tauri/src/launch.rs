@@ -37,7 +37,11 @@ pub fn open<R: Runtime>(
         launch = launch.replace();
     }
     let choice = shell.settings().terminal_choice();
-    match terminal::open(&choice, &launch, &environment(activation)) {
+    match terminal::open(
+        &choice,
+        &launch,
+        &environment(Env::from_process(), activation),
+    ) {
         Ok(opened) => {
             tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
             Ok(opened.terminal)
@@ -83,10 +87,8 @@ pub fn open<R: Runtime>(
 /// The terminal's environment: the app's, with this click's activation token. A token the
 /// app itself was started with is spent (tokens are single-use) and names the app's own
 /// launch, so it is never passed on.
-fn environment(activation: Option<&str>) -> Env {
-    let env = Env::from_process()
-        .unset(ACTIVATION_TOKEN)
-        .unset("DESKTOP_STARTUP_ID");
+fn environment(env: Env, activation: Option<&str>) -> Env {
+    let env = env.unset(ACTIVATION_TOKEN).unset("DESKTOP_STARTUP_ID");
     match activation.filter(|token| !token.is_empty()) {
         Some(token) => env.set(ACTIVATION_TOKEN, token),
         None => env,
@@ -101,6 +103,25 @@ mod tests {
     use lf_tray_core::State;
 
     use crate::board::tests::record_d;
+
+    #[test]
+    fn the_terminal_gets_this_clicks_activation_token_and_never_an_inherited_one() {
+        let inherited = Env::default()
+            .set("XDG_ACTIVATION_TOKEN", "spent-at-login")
+            .set("DESKTOP_STARTUP_ID", "spent-too")
+            .set("LF_HOME", "/h");
+        let clicked = super::environment(inherited.clone(), Some("from-mako"));
+        assert_eq!(
+            clicked.get("XDG_ACTIVATION_TOKEN"),
+            Some("from-mako".as_ref())
+        );
+        assert_eq!(clicked.get("DESKTOP_STARTUP_ID"), None);
+        assert_eq!(clicked.get("LF_HOME"), Some("/h".as_ref()));
+        for no_token in [None, Some("")] {
+            let env = super::environment(inherited.clone(), no_token);
+            assert_eq!(env.get("XDG_ACTIVATION_TOKEN"), None);
+        }
+    }
 
     #[test]
     fn generation_d_runs_open_argv_verbatim_and_move_here_only_appends() {

@@ -259,9 +259,10 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::save_settings,
             window::open_log
         ])
-        .on_window_event(|_, event| {
+        .on_window_event(|window, event| {
             if let WindowEvent::Destroyed = event {
                 tracing::info!("WINDOW closed");
+                window::closed(window.app_handle());
             }
         })
 }

@@ -114,6 +114,70 @@ pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&str>) {
     tracing::info!("WINDOW shown");
 }
 
+/// How long after the window closed its leftovers are given back: long enough for WebKit to
+/// have ended its web process and freed the page, and for a person who closed the window by
+/// mistake to have opened it again (then nothing is done).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The window was closed: once things settled with no window open, give back what the web
+/// engine left behind, so the tray sits in as little memory as before the first show.
+pub fn closed<R: Runtime>(app: &AppHandle<R>) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(SETTLE).await;
+        if app.get_webview_window(LABEL).is_none() {
+            leftovers::release();
+        }
+    });
+}
+
+#[cfg(target_os = "linux")]
+mod leftovers {
+    /// WebKitGTK keeps its network process for as long as its web context lives, and
+    /// tauri keeps the context for the app's lifetime on Linux (tauri#14626, so that a
+    /// second window reuses one process instead of leaking another). With no window, the
+    /// process serves nothing but holds ~18 MB; WebKit starts a new one for the next window.
+    /// glibc keeps the freed page memory in its arenas until asked to return it.
+    pub fn release() {
+        let ended = end_network_process();
+        // SAFETY: malloc_trim only walks glibc's own arenas under their locks.
+        let trimmed = unsafe { libc::malloc_trim(0) } == 1;
+        tracing::info!(
+            "WINDOW leftovers released: network process ended={ended} trimmed={trimmed}"
+        );
+    }
+
+    fn end_network_process() -> bool {
+        let me = std::process::id();
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+            return false;
+        };
+        let mut ended = false;
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in children
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
+                let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                // The kernel cuts names to 15 bytes: "WebKitNetworkProcess".
+                if name.trim_end() == "WebKitNetworkPr" {
+                    // SAFETY: a signal to our own child, found by its name just now.
+                    ended |= unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+                }
+            }
+        }
+        ended
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod leftovers {
+    /// WebKit on macOS ends its helpers itself; WebView2 ends with its last webview.
+    pub fn release() {}
+}
+
 /// The window as `tauri.conf.json` describes it (`create: false` there: not at start).
 fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<tauri::WebviewWindow<R>> {
     let config = app
