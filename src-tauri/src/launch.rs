@@ -2,6 +2,7 @@
 //! When that fails, the person is told twice (a notification, and a notice in the window)
 //! and given the command to run themselves.
 
+use std::ffi::OsString;
 use std::sync::Arc;
 
 use lf_tray_core::terminal::{self, Env, Launch};
@@ -37,11 +38,8 @@ pub fn open<R: Runtime>(
         launch = launch.replace();
     }
     let choice = shell.settings().terminal_choice();
-    match terminal::open(
-        &choice,
-        &launch,
-        &environment(Env::from_process(), activation),
-    ) {
+    let env = environment(Env::from_process(), &shell.engine.lf_env(), activation);
+    match terminal::open(&choice, &launch, &env) {
         Ok(opened) => {
             tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
             Ok(opened.terminal)
@@ -84,11 +82,18 @@ pub fn open<R: Runtime>(
     }
 }
 
-/// The terminal's environment: the app's, with this click's activation token. A token the
-/// app itself was started with is spent (tokens are single-use) and names the app's own
-/// launch, so it is never passed on.
-fn environment(env: Env, activation: Option<&str>) -> Env {
-    let env = env.unset(ACTIVATION_TOKEN).unset("DESKTOP_STARTUP_ID");
+/// The terminal's environment: the app's, with the home its lf runs with (`--home` or the
+/// settings' home) and this click's activation token. A token the app itself was started
+/// with is spent (tokens are single-use) and names the app's own launch, so it is never
+/// passed on.
+fn environment(env: Env, lf_env: &[(&str, Option<OsString>)], activation: Option<&str>) -> Env {
+    let mut env = env.unset(ACTIVATION_TOKEN).unset("DESKTOP_STARTUP_ID");
+    for (name, value) in lf_env {
+        env = match value {
+            Some(value) => env.set(*name, value.clone()),
+            None => env.unset(name),
+        };
+    }
     match activation.filter(|token| !token.is_empty()) {
         Some(token) => env.set(ACTIVATION_TOKEN, token),
         None => env,
@@ -110,7 +115,7 @@ mod tests {
             .set("XDG_ACTIVATION_TOKEN", "spent-at-login")
             .set("DESKTOP_STARTUP_ID", "spent-too")
             .set("LF_HOME", "/h");
-        let clicked = super::environment(inherited.clone(), Some("from-mako"));
+        let clicked = super::environment(inherited.clone(), &[], Some("from-mako"));
         assert_eq!(
             clicked.get("XDG_ACTIVATION_TOKEN"),
             Some("from-mako".as_ref())
@@ -118,9 +123,25 @@ mod tests {
         assert_eq!(clicked.get("DESKTOP_STARTUP_ID"), None);
         assert_eq!(clicked.get("LF_HOME"), Some("/h".as_ref()));
         for no_token in [None, Some("")] {
-            let env = super::environment(inherited.clone(), no_token);
+            let env = super::environment(inherited.clone(), &[], no_token);
             assert_eq!(env.get("XDG_ACTIVATION_TOKEN"), None);
         }
+    }
+
+    #[test]
+    fn the_terminal_sees_the_home_the_tray_lists_from() {
+        let lf = lf_tray_core::lf::Lf::new("/usr/bin/lf".into()).with_home("/chosen".as_ref());
+        let inherited = Env::default()
+            .set("LF_HOME", "/from-login")
+            .set("LF_DB_PATH", "/from-login/loopflow.db");
+        let env = super::environment(inherited, lf.env(), None);
+        assert_eq!(env.get("LF_HOME"), Some("/chosen".as_ref()));
+        assert_eq!(env.get("LF_CONTROL_HOME"), Some("/chosen".as_ref()));
+        assert_eq!(
+            env.get("LF_DB_PATH"),
+            None,
+            "a path into the other home is dropped"
+        );
     }
 
     #[test]

@@ -182,6 +182,14 @@ impl Engine {
         self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
     }
 
+    /// The variables the engine's lf runs with (see [`Lf::env`]); none without an lf.
+    pub fn lf_env(&self) -> Vec<(&'static str, Option<std::ffi::OsString>)> {
+        self.lf
+            .as_ref()
+            .map(|lf| lf.env().to_vec())
+            .unwrap_or_default()
+    }
+
     /// What the engine learned about the lf in use, once it asked.
     pub fn detected(&self) -> Option<Detected> {
         read(&self.shared).detected

@@ -304,6 +304,13 @@ impl Lf {
         &self.bin
     }
 
+    /// The variables every call sets (`Some`) or removes (`None`): the chosen home. A
+    /// terminal that runs this lf for the person must get them too, or its `lf session
+    /// open` looks in another home than the one the session was listed from.
+    pub fn env(&self) -> &[(&'static str, Option<OsString>)] {
+        &self.env
+    }
+
     /// Every session, with the generation's list command: the records, and a problem per
     /// element that did not decode. An lf that answers with a page that has a `next`
     /// is asked for the following pages until there is none.
