@@ -1,0 +1,197 @@
+"""What the desktop suites beside e2e.py share (wayland.py, terminals.py): waiting on a
+real surface with a timeout, the check runner with its `ok`/`FAIL` lines and summary,
+the stand-in lf's call records, and the processes behind a terminal window.
+"""
+
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+
+# A passing step takes well under 1 s on the 2-core machine; these bound what a broken
+# part costs on a CI machine shared with a build. Startup covers GTK, WebKit and the
+# app's first `lf session list`; a step covers the engine's debounce and one stand-in
+# lf call; a terminal covers a cold start of the slowest one measured (konsole, ~3 s).
+START_TIMEOUT = 20.0
+STEP_TIMEOUT = 8.0
+TERMINAL_TIMEOUT = 20.0
+POLL = 0.05
+
+APP_NAME = "Loopflow Tray"
+# lf's Run context (loopflow-model §2.9): the harness starts the app inside one, and
+# no session it opens may inherit it.
+SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(cond, message):
+    if not cond:
+        raise CheckFailed(message)
+
+
+def wait_for(condition, what, timeout=STEP_TIMEOUT):
+    """Poll condition() until it returns something truthy; fail with what it last saw."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+            last = value
+        except CheckFailed:
+            raise
+        except Exception as e:  # the surface may not exist yet
+            last = f"{type(e).__name__}: {e}"
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
+        time.sleep(POLL)
+
+
+class Lines:
+    """A file that grows one line per event (lf-sim's argv.jsonl, the app's step log)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def all(self):
+        try:
+            return self.path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+
+    def json(self):
+        out = []
+        for line in self.all():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line still being written
+        return out
+
+
+def app_log():
+    """The app's step log (READY, `NOTIFY id=…`, `LAUNCH terminal=…`). Today it is the
+    file in $LF_TRAY_LOG; the app is moving to a tracing log in
+    $XDG_STATE_HOME/lf-tray/lf-tray.log with the same words. Only this function knows
+    where it is, and the suites only read it for diagnostics."""
+    path = os.environ.get("LF_TRAY_LOG")
+    if not path:
+        state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+        path = os.path.join(state, "lf-tray", "lf-tray.log")
+    return Lines(path)
+
+
+# --- the stand-in lf's records -------------------------------------------------------------
+
+
+def open_calls(sim_argv, session_id, after=0):
+    """`lf session open [--] <id>` calls recorded by the stand-in lf after the first
+    `after` records."""
+    out = []
+    for call in sim_argv.json()[after:]:
+        argv = call.get("argv", [])
+        if argv[:2] == ["session", "open"] and [a for a in argv[2:] if a != "--"] == [session_id]:
+            out.append(call)
+    return out
+
+
+def expect_session_call(call, session_id, cwd, lf_home):
+    """What a person must get in the terminal: lf itself asked to open that session, on
+    a terminal (stdin is a tty), in the session's directory, outside the tray's Run."""
+    argv = call["argv"]
+    rest = argv[2:]
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    expect(argv[:2] == ["session", "open"] and rest == [session_id],
+           f"lf ran as {argv!r}; expected `session open [--] {session_id}`")
+    expect(call.get("tty"), f"lf's stdin is not a terminal (tty {call.get('tty')!r}): the "
+           "session would not be interactive")
+    expect(call["cwd"] == str(cwd), f"lf ran in {call['cwd']!r}; expected the session's cwd {str(cwd)!r}")
+    env = call.get("env", {})
+    leaked = [name for name in SCRUBBED if name in env]
+    expect(not leaked, f"the tray's Run context reached lf: {leaked} = {[env[n] for n in leaked]}")
+    expect(env.get("LF_HOME") == str(lf_home),
+           f"LF_HOME in lf's environment is {env.get('LF_HOME')!r}; expected {str(lf_home)!r}")
+
+
+# --- processes ----------------------------------------------------------------------------
+
+
+def proc_stat(pid):
+    """(comm, ppid) of a live process, or None. comm is read from stat, where it is
+    parenthesised and may itself contain spaces and parentheses."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = stat[stat.index("(") + 1:stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2:].split()
+    return comm, int(fields[1])
+
+
+def ancestors(pid):
+    """[(pid, comm), …] from pid's parent up to (not including) pid 1."""
+    out = []
+    seen = set()
+    info = proc_stat(pid)
+    while info and info[1] > 1 and info[1] not in seen:
+        seen.add(info[1])
+        parent = info[1]
+        info = proc_stat(parent)
+        if info:
+            out.append((parent, info[0]))
+    return out
+
+
+def environ(pid):
+    """The environment a process was started with (/proc/PID/environ)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    out = {}
+    for item in raw.split(b"\0"):
+        if b"=" in item:
+            name, _, value = item.partition(b"=")
+            out[name.decode(errors="replace")] = value.decode(errors="replace")
+    return out
+
+
+def alive(pid):
+    return proc_stat(pid) is not None
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def run_checks(checks, ctx, result_file, finish=None):
+    """Run each check in order, print `ok name (t s)` or `FAIL name: why`, and write
+    `passed failed` to result_file for the shell script's summary line."""
+    passed = failed = 0
+    try:
+        for fn in checks:
+            name = fn.__name__
+            started = time.monotonic()
+            try:
+                fn(ctx)
+            except CheckFailed as e:
+                failed += 1
+                print(f"FAIL {name}: {e}", flush=True)
+                continue
+            except Exception:
+                failed += 1
+                print(f"FAIL {name}: unexpected error\n{traceback.format_exc()}", flush=True)
+                continue
+            passed += 1
+            print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
+    finally:
+        if finish is not None:
+            try:
+                finish(ctx)
+            except Exception:
+                failed += 1
+                print(f"FAIL cleanup: unexpected error\n{traceback.format_exc()}", flush=True)
+        Path(result_file).write_text(f"{passed} {failed}\n")
+    return 1 if failed else 0
