@@ -5,6 +5,7 @@ the stand-in lf's call records, and the processes behind a terminal window.
 
 import json
 import os
+import signal
 import time
 import traceback
 from pathlib import Path
@@ -120,37 +121,74 @@ def expect_session_call(call, session_id, cwd, lf_home):
 
 
 # --- processes ----------------------------------------------------------------------------
+#
+# pid_max is 32768 on the CI machine and parallel builds go through pids fast, so a pid
+# alone may name another process a few seconds later: a process is its pid and its start
+# time, and nothing is signalled unless both still match.
 
 
 def proc_stat(pid):
-    """(comm, ppid) of a live process, or None. comm is read from stat, where it is
-    parenthesised and may itself contain spaces and parentheses."""
+    """(comm, state, ppid, start time in ticks) of a process, or None. comm is
+    parenthesised in stat and may itself hold spaces and parentheses."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     comm = stat[stat.index("(") + 1:stat.rindex(")")]
     fields = stat[stat.rindex(")") + 2:].split()
-    return comm, int(fields[1])
+    return comm, fields[0], int(fields[1]), int(fields[19])
+
+
+class Proc:
+    def __init__(self, pid, start, comm):
+        self.pid, self.start, self.comm = pid, start, comm
+
+    @classmethod
+    def of(cls, pid):
+        info = proc_stat(pid)
+        return cls(pid, info[3], info[0]) if info else None
+
+    def alive(self):
+        """Still this process and not a zombie (a zombie child of ours is reaped here)."""
+        info = proc_stat(self.pid)
+        if not info or info[3] != self.start:
+            return False
+        if info[1] == "Z":
+            try:
+                os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            return False
+        return True
+
+    def signal(self, sig):
+        if self.alive():
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def __repr__(self):
+        return f"{self.comm}[{self.pid}]"
 
 
 def ancestors(pid):
-    """[(pid, comm), …] from pid's parent up to (not including) pid 1."""
+    """[Proc, …] from pid's parent up to (not including) pid 1."""
     out = []
-    seen = set()
     info = proc_stat(pid)
-    while info and info[1] > 1 and info[1] not in seen:
-        seen.add(info[1])
-        parent = info[1]
-        info = proc_stat(parent)
-        if info:
-            out.append((parent, info[0]))
+    while info and info[2] > 1 and len(out) < 64:
+        parent = Proc.of(info[2])
+        if parent is None:
+            break
+        out.append(parent)
+        info = proc_stat(parent.pid)
     return out
 
 
-def environ(pid):
+def environ(proc):
     """The environment a process was started with (/proc/PID/environ)."""
-    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    raw = Path(f"/proc/{proc.pid}/environ").read_bytes()
+    expect(proc.alive(), f"{proc} ended while its environment was read")
     out = {}
     for item in raw.split(b"\0"):
         if b"=" in item:
@@ -159,8 +197,57 @@ def environ(pid):
     return out
 
 
-def alive(pid):
-    return proc_stat(pid) is not None
+def session_lf(call):
+    """The stand-in lf process behind a recorded `session open` call. It waits for Enter,
+    so it must still be there; a pid that is gone, or is something else now, tells
+    nothing about the terminal."""
+    proc = Proc.of(call["pid"])
+    expect(proc and proc.comm == "lf",
+           f"lf (pid {call['pid']}) is gone already: the session ended at once instead of waiting "
+           f"in the terminal (the pid is now {proc!r})")
+    return proc
+
+
+def terminal_of(lf, holder):
+    """The processes named holder (a comm) that the lf process runs under."""
+    chain = ancestors(lf.pid)
+    found = [p for p in chain if p.comm == holder]
+    expect(found and lf.alive(), f"{lf} does not run inside {holder!r}; its ancestors: {chain}")
+    return found
+
+
+def end(procs, grace=3.0):
+    """TERM, then KILL what is still there after grace seconds (konsole and
+    gnome-terminal-server take about a second to close their windows when the machine
+    is loaded)."""
+    for proc in procs:
+        proc.signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        while proc.alive() and time.monotonic() < deadline:
+            time.sleep(POLL)
+        proc.signal(signal.SIGKILL)
+
+
+def own_children():
+    """This process's children: as the subreaper of the run, orphaned terminals too."""
+    me = os.getpid()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            info = proc_stat(int(entry.name))
+            if info and info[2] == me:
+                out.append(Proc(int(entry.name), info[3], info[0]))
+    return out
+
+
+def become_subreaper():
+    """Terminals the app opens run in sessions of their own and outlive it; orphaned,
+    they come to this process, so the finish can end exactly those, by pid."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 # --- running ------------------------------------------------------------------------------

@@ -19,19 +19,16 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
-                     alive, ancestors, environ, expect, expect_session_call, open_calls,
-                     run_checks, wait_for)
+from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
+                     become_subreaper, end, environ, expect, expect_session_call, open_calls,
+                     own_children, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 from vpointer import VirtualPointer  # noqa: E402
 
-import ctypes  # noqa: E402
-
 OUTPUT = (1280, 800)  # wayland/sway.conf; mako.conf centres popups in it
-PR_SET_CHILD_SUBREAPER = 36
 
 
 class Log(NotificationLog):
@@ -88,7 +85,7 @@ class Ctx:
         self.item = None
         self.ask = None
         self.pointer = None
-        self.terminals = []  # pids of terminals the app opened, ended at the finish
+        self.terminals = []  # terminals (Proc) the app opened, ended at the finish
 
     def start_app(self):
         log = open(self.out / "app.log", "ab")
@@ -133,12 +130,9 @@ class Ctx:
         call = wait_for(lambda: open_calls(self.sim_argv, ask["id"], after),
                         f"lf session open {ask['id']} to run; lf calls: "
                         f"{[c['argv'] for c in self.sim_argv.json()[after:]]}", TERMINAL_TIMEOUT)[0]
-        chain = ancestors(call["pid"])
-        foot = next((pid for pid, comm in chain if comm == "foot"), None)
-        if foot is not None:
-            self.terminals.append(foot)
-        expect(foot is not None, f"lf (pid {call['pid']}) does not run inside foot; its ancestors: {chain}")
         expect_session_call(call, ask["id"], ask["cwd"], self.home.root)
+        foot = terminal_of(session_lf(call), "foot")[0]
+        self.terminals.append(foot)
         return call, foot
 
 
@@ -254,11 +248,11 @@ def makoctl_invoke_opens_foot_with_the_session(ctx):
     _, foot = ctx.session_in_foot(a, before)
 
     def window():
-        return [v for v in sway_views() if v["pid"] == foot and v["id"] not in views_before]
+        return [v for v in sway_views() if v["pid"] == foot.pid and v["id"] not in views_before]
 
-    view = wait_for(window, f"foot (pid {foot}) to show a window in sway's tree; views: "
+    view = wait_for(window, f"{foot} to show a window in sway's tree; views: "
                     f"{[(v['pid'], v.get('app_id')) for v in sway_views()]}", TERMINAL_TIMEOUT)[0]
-    expect(view.get("app_id") == "foot", f"the window of pid {foot} has app_id {view.get('app_id')!r}")
+    expect(view.get("app_id") == "foot", f"the window of {foot} has app_id {view.get('app_id')!r}")
     ctx.screenshot("foot.png")
 
 
@@ -284,7 +278,7 @@ def a_click_hands_mako_s_activation_token_to_the_terminal(ctx):
     _, foot = ctx.session_in_foot(ask, before)
     got = environ(foot).get("XDG_ACTIVATION_TOKEN")
     expect(got == token,
-           f"mako sent ActivationToken {token!r} for notification {sent.id}, but foot (pid {foot}) was "
+           f"mako sent ActivationToken {token!r} for notification {sent.id}, but {foot} was "
            f"started with XDG_ACTIVATION_TOKEN={got!r}: the app does not hand the server's "
            "activation token to the terminal it opens")
 
@@ -311,48 +305,11 @@ def finish(ctx):
             ctx.app.wait()
     if ctx.pointer is not None:
         ctx.pointer.close()
-    end_orphans(ctx.terminals)
-
-
-def end_orphans(known):
-    """The terminals the app opened run in sessions of their own and outlive it; as this
-    process is their subreaper they are now its children. End those and any other
-    child left, by pid."""
-    me = os.getpid()
-    children = set(known)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == me:
-                children.add(int(entry.name))
-    for pid in children:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    for pid in children:
-        try:
-            wait_for(lambda: not alive(pid) or _reaped(pid), f"pid {pid} to end", 2)
-        except CheckFailed:
-            os.kill(pid, signal.SIGKILL)
-            _reaped(pid)
-
-
-def _reaped(pid):
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == pid
-    except ChildProcessError:
-        return not alive(pid)
+    end(ctx.terminals + own_children())
 
 
 def main():
-    # Orphans (the terminals, once the app is gone) come to this process, so the finish
-    # can end exactly the ones this run caused.
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    become_subreaper()
     ctx = Ctx()
     return run_checks(CHECKS, ctx, ctx.out / "result", finish)
 

@@ -62,6 +62,12 @@ if [ "${1:-}" != --inside ]; then
   rc=$?
   wait "$follower" 2>/dev/null
   cp -r "$tmp/out/." "$out/" 2>/dev/null
+  if [ -n "${user:-}" ]; then
+    # What the bus activated (at-spi) leaves when the bus goes, a moment after the run;
+    # the directory it uses is removed only then. Up to 5 s, then it is reported.
+    for _ in $(seq 50); do pgrep -u "$user" >/dev/null || break; sleep 0.1; done
+    pgrep -u "$user" >/dev/null && echo "$name: still running as $user: $(pgrep -u "$user" -l | tr '\n' ' ')" >&2
+  fi
   if read -r passed failed <"$tmp/out/result" 2>/dev/null; then
     summary="$name: $passed passed, $failed failed"
   else
