@@ -76,15 +76,22 @@ class Lines:
 
 
 def app_log():
-    """The app's step log (READY, `NOTIFY id=…`, `LAUNCH terminal=…`). Today it is the
-    file in $LF_TRAY_LOG; the app is moving to a tracing log in
+    """The app's step log (READY, `NOTIFY id=…`, `LAUNCH terminal=…`), for diagnostics
+    only. Today it is the file in $LF_TRAY_LOG; the app is moving to a tracing log at
     $XDG_STATE_HOME/lf-tray/lf-tray.log with the same words. Only this function knows
-    where it is, and the suites only read it for diagnostics."""
-    path = os.environ.get("LF_TRAY_LOG")
-    if not path:
-        state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-        path = os.path.join(state, "lf-tray", "lf-tray.log")
-    return Lines(path)
+    where it is: the new one if the app wrote it, else the old one."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    candidates = [Path(state) / "lf-tray" / "lf-tray.log"]
+    if os.environ.get("LF_TRAY_LOG"):
+        candidates.append(Path(os.environ["LF_TRAY_LOG"]))
+    for path in candidates:
+        if path.is_file() and path.stat().st_size:
+            return Lines(path)
+    return Lines(candidates[-1])
+
+
+def recent_steps(n=4):
+    return app_log().all()[-n:]
 
 
 # --- the stand-in lf's records -------------------------------------------------------------

@@ -11,6 +11,7 @@ StatusNotifierWatcher, openbox, a tmux server), which exports the paths read her
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import dbus
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
                      become_subreaper, end, expect, expect_session_call, open_calls,
-                     own_children, run_checks, session_lf, terminal_of, wait_for)
+                     own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
@@ -128,6 +129,7 @@ def open_in(ctx, name, home_in_settings=False):
     """One terminal: chosen in the settings, opened by a click on an Ask's popup. With
     home_in_settings, lf's home is the settings' `home` instead of the app's $LF_HOME."""
     holder = TERMINALS[name]
+    expect(shutil.which(name), f"{name} is not installed (scripts/deps.sh TERMINAL_PACKAGES)")
     settings = {"terminal": name}
     env = os.environ.copy()
     if home_in_settings:
@@ -157,7 +159,8 @@ def open_in(ctx, name, home_in_settings=False):
         subprocess.run(["dunstctl", "action", "0"], check=True)
         call = wait_for(lambda: open_calls(ctx.sim_argv, sid, before),
                         f"{name} to run lf session open {sid}; lf calls since the click: "
-                        f"{[c['argv'] for c in ctx.sim_argv.json()[before:]]}; app log: "
+                        f"{[c['argv'] for c in ctx.sim_argv.json()[before:]]}; the app's last steps: "
+                        f"{recent_steps()}; its stderr ends "
                         f"{(ctx.out / f'app-{name}.log').read_text(errors='replace')[-300:]!r}",
                         TERMINAL_TIMEOUT)[0]
         expect_session_call(call, sid, cwd, ctx.home.root)

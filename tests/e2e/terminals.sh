@@ -64,6 +64,8 @@ started() { pids+=("$1"); }
 cleanup() {
   local pid
   [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
+  # The app's tracing log, where it keeps one (the step log is $LF_TRAY_LOG in $out).
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray-state.log" 2>/dev/null
   # Newest first, so the app's helpers go before the bus services.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM -- "-${pids[i]}" 2>/dev/null
@@ -108,13 +110,14 @@ rules=("interface='org.freedesktop.Notifications'"
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
 setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
 started $!
+# Ready when a harmless call shows up in the capture; 5 s covers a loaded machine.
 for _ in $(seq 50); do
   gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
     --method org.freedesktop.Notifications.GetServerInformation >/dev/null
-  [ "$(stat -c %s "$E2E_NOTIFY_PCAP")" -gt 200 ] && break
+  grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" && break
   sleep 0.1
 done
-[ "$(stat -c %s "$E2E_NOTIFY_PCAP")" -gt 200 ] || fail_setup "dbus-monitor did not start"
+grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" || fail_setup "dbus-monitor did not start"
 
 # lf's side: an empty home and the stand-in lf, inside a Run the app must not pass on.
 export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim

@@ -21,7 +21,7 @@ import dbus
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
                      become_subreaper, end, environ, expect, expect_session_call, open_calls,
-                     own_children, run_checks, session_lf, terminal_of, wait_for)
+                     own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -129,7 +129,8 @@ class Ctx:
         foot that runs it: (call, foot pid)."""
         call = wait_for(lambda: open_calls(self.sim_argv, ask["id"], after),
                         f"lf session open {ask['id']} to run; lf calls: "
-                        f"{[c['argv'] for c in self.sim_argv.json()[after:]]}", TERMINAL_TIMEOUT)[0]
+                        f"{[c['argv'] for c in self.sim_argv.json()[after:]]}; the app's last steps: "
+                        f"{recent_steps()}", TERMINAL_TIMEOUT)[0]
         expect_session_call(call, ask["id"], ask["cwd"], self.home.root)
         foot = terminal_of(session_lf(call), "foot")[0]
         self.terminals.append(foot)

@@ -92,6 +92,8 @@ pids=()
 started() { pids+=("$1"); }
 cleanup() {
   local pid
+  # The app's tracing log, where it keeps one (the step log is $LF_TRAY_LOG in $out).
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray-state.log" 2>/dev/null
   # Newest first, so the app goes before the desktop parts it talks to.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM -- "-${pids[i]}" 2>/dev/null
@@ -148,6 +150,7 @@ started $!
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
 setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
 started $!
+# Ready when a harmless call shows up in both logs; 5 s covers a loaded machine.
 for _ in $(seq 50); do
   gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
     --method org.freedesktop.Notifications.GetServerInformation >/dev/null
