@@ -22,8 +22,8 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
-                     become_subreaper, end, expect, expect_session_call, open_calls,
+from harness import (SCRUBBED, START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
+                     become_subreaper, end, environ, expect, expect_session_call, open_calls,
                      own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -42,6 +42,9 @@ TERMINALS = {
     "tilix": "tilix",
     "tmux": "tmux: server",
 }
+# Those whose window belongs to a server the app did not start (the bus activates
+# gnome-terminal-server; the harness runs the tmux server).
+SERVED = ("gnome-terminal", "tmux")
 
 
 class Ctx:
@@ -167,6 +170,12 @@ def open_in(ctx, name, home_in_settings=False):
         lf = session_lf(call)
         terminals = terminal_of(lf, holder)
         ctx.leftovers.extend(terminals)
+        if name in SERVED:
+            # The process holding the window was not started by the app, and has the
+            # tray's Run context: only the app's own environment explains its absence.
+            has = [v for v in SCRUBBED if v in environ(terminals[0])]
+            expect(has, f"{terminals[0]} lacks the Run context the harness gave it ({SCRUBBED}), so "
+                   "this check could not tell its environment from the app's")
         shown = f"Session {sid}: {title}"  # the stand-in lf's first line
         if name == "tmux":
             # The window's command is `sh -c 'unset …; exec "$@"'`, so lf is the pane's process.

@@ -128,6 +128,11 @@ unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_T
 export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run \
   LF_PARENT_RUN_ID=run_e2e00000000000000000000000000000 \
   LF_HUMAN_SESSION='{"kind":"ask","id":"ask_e2e_parent"}'
+# What the bus activates (gnome-terminal-server) gets that Run context too, but not
+# LF_HOME: a window with the server's environment instead of the app's would show as
+# LF_RUN_ID present and LF_HOME missing.
+dbus-update-activation-environment LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION ||
+  fail_setup "could not set the bus's activation environment"
 
 # tmux: the adapter opens a window in the RUNNING server, the person's own, found at
 # the default socket. A private socket directory keeps it apart from any other tmux on
