@@ -35,7 +35,8 @@ def expect(cond, message):
 
 
 def wait_for(condition, what, timeout=STEP_TIMEOUT):
-    """Poll condition() until it returns something truthy; fail with what it last saw."""
+    """Poll condition() until it returns something truthy; fail with what it last saw.
+    what may be a function, for a message that shows the state at the timeout."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -49,6 +50,7 @@ def wait_for(condition, what, timeout=STEP_TIMEOUT):
         except Exception as e:  # the surface may not exist yet
             last = f"{type(e).__name__}: {e}"
         if time.monotonic() > deadline:
+            what = what() if callable(what) else what
             raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
         time.sleep(POLL)
 

@@ -156,12 +156,13 @@ def open_in(ctx, name, home_in_settings=False):
         title = f"Open me in {name}"
         ctx.home.write_ask(sid, title=title, prompt=title + "?", cwd=cwd, detail="terminals")
         n = wait_for(lambda: ctx.notes.find(lambda n: title in n.body), f"the popup for {sid}")[-1]
-        wait_for(lambda: ctx.displayed() == 1, "dunst to show exactly that popup")
+        wait_for(lambda: ctx.displayed() == 1,
+                 lambda: f"dunst to show exactly that popup; it shows {ctx.displayed()}")
         wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
         before = len(ctx.sim_argv.json())
         subprocess.run(["dunstctl", "action", "0"], check=True)
         call = wait_for(lambda: open_calls(ctx.sim_argv, sid, before),
-                        f"{name} to run lf session open {sid}; lf calls since the click: "
+                        lambda: f"{name} to run lf session open {sid}; lf calls since the click: "
                         f"{[c['argv'] for c in ctx.sim_argv.json()[before:]]}; the app's last steps: "
                         f"{recent_steps()}; its stderr ends "
                         f"{(ctx.out / f'app-{name}.log').read_text(errors='replace')[-300:]!r}",
@@ -185,8 +186,8 @@ def open_in(ctx, name, home_in_settings=False):
                 tmux_pane = pane[0]
             expect(pane and pane[1] == str(cwd),
                    f"no tmux pane runs {lf} in {str(cwd)!r}; panes: {panes}")
-            wait_for(lambda: shown in pane_text(tmux_pane), f"lf's output in the pane; it shows "
-                     f"{pane_text(tmux_pane)!r}")
+            wait_for(lambda: shown in pane_text(tmux_pane),
+                     lambda: f"lf's output in the pane; it shows {pane_text(tmux_pane)!r}")
             (ctx.out / "terminal-tmux.txt").write_text(pane_text(tmux_pane))
             subprocess.run(["tmux", "send-keys", "-t", tmux_pane, "Enter"], check=True)
         else:

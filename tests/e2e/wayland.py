@@ -119,7 +119,7 @@ class Ctx:
     def popup(self, ask):
         """mako's popup for ask, once it shows, and the Notify call behind it."""
         shown = wait_for(lambda: [p for p in mako_list() if ask["title"] in (p.get("body") or "")],
-                         f"mako to show the popup for {ask['id']}; makoctl list: {mako_list()}")[0]
+                         lambda: f"mako to show the popup for {ask['id']}; makoctl list: {mako_list()}")[0]
         sent = wait_for(lambda: self.notes.find(lambda n: n.id == shown["id"]),
                         f"the Notify call behind mako's popup {shown['id']}")[-1]
         return shown, sent
@@ -128,7 +128,7 @@ class Ctx:
         """The stand-in lf started for ask after the first `after` calls, checked, and the
         foot that runs it: (call, foot pid)."""
         call = wait_for(lambda: open_calls(self.sim_argv, ask["id"], after),
-                        f"lf session open {ask['id']} to run; lf calls: "
+                        lambda: f"lf session open {ask['id']} to run; lf calls: "
                         f"{[c['argv'] for c in self.sim_argv.json()[after:]]}; the app's last steps: "
                         f"{recent_steps()}", TERMINAL_TIMEOUT)[0]
         expect_session_call(call, ask["id"], ask["cwd"], self.home.root)
@@ -251,7 +251,7 @@ def makoctl_invoke_opens_foot_with_the_session(ctx):
     def window():
         return [v for v in sway_views() if v["pid"] == foot.pid and v["id"] not in views_before]
 
-    view = wait_for(window, f"{foot} to show a window in sway's tree; views: "
+    view = wait_for(window, lambda: f"{foot} to show a window in sway's tree; views: "
                     f"{[(v['pid'], v.get('app_id')) for v in sway_views()]}", TERMINAL_TIMEOUT)[0]
     expect(view.get("app_id") == "foot", f"the window of {foot} has app_id {view.get('app_id')!r}")
     ctx.screenshot("foot.png")
@@ -272,7 +272,7 @@ def a_click_hands_mako_s_activation_token_to_the_terminal(ctx):
     before = len(ctx.sim_argv.json())
     ctx.pointer.click(OUTPUT[0] // 2, OUTPUT[1] // 2)
     wait_for(lambda: ctx.notes.refresh() and "default" in sent.invoked,
-             f"mako to report the click as ActionInvoked default on {sent.id}; invoked {sent.invoked}")
+             lambda: f"mako to report the click as ActionInvoked default on {sent.id}; invoked {sent.invoked}")
     token = ctx.notes.tokens.get(sent.id)
     expect(token, f"mako sent no ActivationToken for notification {sent.id} before ActionInvoked: "
            "the compositor gave it no token, so there is nothing to pass on")

@@ -56,7 +56,7 @@ if [ "${1:-}" != --inside ]; then
     dbus-run-session -- bash "$tmp/harness/wayland.sh" --inside "$tmp" >"$tmp/out/session-bus.log" 2>&1 &
   inner=$!
   # The inner run prints its check lines to this file; follow it until the run ends.
-  tail -n +1 -f --pid="$inner" "$tmp/out/e2e.log" &
+  tail -n +1 -s 0.2 -f --pid="$inner" "$tmp/out/e2e.log" &
   follower=$!
   wait "$inner"
   rc=$?
