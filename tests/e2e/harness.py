@@ -78,18 +78,11 @@ class Lines:
 
 
 def app_log():
-    """The app's step log (READY, `NOTIFY id=…`, `LAUNCH terminal=…`), for diagnostics
-    only. Today it is the file in $LF_TRAY_LOG; the app is moving to a tracing log at
-    $XDG_STATE_HOME/lf-tray/lf-tray.log with the same words. Only this function knows
-    where it is: the new one if the app wrote it, else the old one."""
+    """The app's log ($XDG_STATE_HOME/lf-tray/lf-tray.log: a line per transition, popup,
+    action and terminal launched), for diagnostics only; only this function knows where
+    it is."""
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    candidates = [Path(state) / "lf-tray" / "lf-tray.log"]
-    if os.environ.get("LF_TRAY_LOG"):
-        candidates.append(Path(os.environ["LF_TRAY_LOG"]))
-    for path in candidates:
-        if path.is_file() and path.stat().st_size:
-            return Lines(path)
-    return Lines(candidates[-1])
+    return Lines(Path(state) / "lf-tray" / "lf-tray.log")
 
 
 def recent_steps(n=4):

@@ -64,8 +64,8 @@ started() { pids+=("$1"); }
 cleanup() {
   local pid
   [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
-  # The app's tracing log, where it keeps one (the step log is $LF_TRAY_LOG in $out).
-  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray-state.log" 2>/dev/null
+  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
   # Newest first, so the app's helpers go before the bus services.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM -- "-${pids[i]}" 2>/dev/null
@@ -147,8 +147,6 @@ if command -v tmux >/dev/null; then
 fi
 
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
-export LF_TRAY_LOG=$out/lf-tray.log
-: >"$LF_TRAY_LOG"
 
 /usr/bin/python3 "$here/terminals.py" 2>&1 | tee "$out/e2e.log"
 exit "${PIPESTATUS[0]}"

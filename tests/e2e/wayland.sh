@@ -92,8 +92,8 @@ pids=()
 started() { pids+=("$1"); }
 cleanup() {
   local pid
-  # The app's tracing log, where it keeps one (the step log is $LF_TRAY_LOG in $out).
-  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray-state.log" 2>/dev/null
+  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
   # Newest first, so the app goes before the desktop parts it talks to.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     kill -TERM -- "-${pids[i]}" 2>/dev/null
@@ -169,7 +169,5 @@ export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run
 unset TERMINAL
 echo '{"terminal": "foot"}' >"$XDG_CONFIG_HOME/lf-tray/settings.json"
 export APP=$tmp/bin/lf-tray E2E_OUT=$out E2E_TMP=$tmp GDK_BACKEND=wayland
-export LF_TRAY_LOG=$out/lf-tray.log
-: >"$LF_TRAY_LOG"
 
 /usr/bin/python3 "$harness/wayland.py"
