@@ -62,6 +62,7 @@ if [ "${1:-}" != --inside ]; then
   rc=$?
   wait "$follower" 2>/dev/null
   cp -r "$tmp/out/." "$out/" 2>/dev/null
+  rm -f "$out/result"
   if [ -n "${user:-}" ]; then
     # What the bus activated (at-spi) leaves when the bus goes, a moment after the run;
     # the directory it uses is removed only then. Up to 5 s, then it is reported.
