@@ -7,6 +7,12 @@ BUILD_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config libxdo-dev libs
   libayatana-appindicator3-dev librsvg2-dev)
 TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
   webkit2gtk-driver python3-dbus python3-gi python3-venv at-spi2-core)
+# tests/e2e/wayland.sh: sway (headless), waybar (the tray host), mako (notifications; its
+# makoctl 1.7 is a shell script around systemd's busctl), foot, grim (screenshots); setpriv
+# (util-linux) and pgrep (procps) to run it as an unprivileged user, since sway refuses root.
+WAYLAND_PACKAGES=(sway waybar mako-notifier foot grim systemd util-linux procps)
+# tests/e2e/terminals.sh: the real terminals the app opens, and openbox as the window manager.
+TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty tilix tmux openbox)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

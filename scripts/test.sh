@@ -34,3 +34,14 @@ E2E_VENV=$CACHE/venv
 cargo build --locked -p lf-tray -p lf-sim --bins
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
   bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+
+# ---- Real desktops: a Wayland pass and a real-terminal matrix (tests/e2e/README.md) ----------
+# Self-contained: its own packages, the (cached) build, then both suites. Both always run;
+# the block fails after them if either failed.
+echo "== real desktops: Wayland (sway, waybar, mako, foot) and eight real terminals"
+install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}"
+cargo build --locked -p lf-tray -p lf-sim --bins
+desktops_failed=0
+bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+[ "$desktops_failed" -eq 0 ]

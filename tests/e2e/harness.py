@@ -1,0 +1,286 @@
+"""What the desktop suites beside e2e.py share (wayland.py, terminals.py): waiting on a
+real surface with a timeout, the check runner with its `ok`/`FAIL` lines and summary,
+the stand-in lf's call records, and the processes behind a terminal window.
+"""
+
+import json
+import os
+import signal
+import time
+import traceback
+from pathlib import Path
+
+# A passing step takes well under 1 s on the 2-core machine; these bound what a broken
+# part costs on a CI machine shared with a build. Startup covers GTK, WebKit and the
+# app's first `lf session list`; a step covers the engine's debounce and one stand-in
+# lf call; a terminal covers a cold start of the slowest one measured (konsole, ~3 s).
+START_TIMEOUT = 20.0
+STEP_TIMEOUT = 8.0
+TERMINAL_TIMEOUT = 20.0
+POLL = 0.05
+
+APP_NAME = "Loopflow Tray"
+# lf's Run context (loopflow-model §2.9): the harness starts the app inside one, and
+# no session it opens may inherit it.
+SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(cond, message):
+    if not cond:
+        raise CheckFailed(message)
+
+
+def wait_for(condition, what, timeout=STEP_TIMEOUT):
+    """Poll condition() until it returns something truthy; fail with what it last saw.
+    what may be a function, for a message that shows the state at the timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+            last = value
+        except CheckFailed:
+            raise
+        except Exception as e:  # the surface may not exist yet
+            last = f"{type(e).__name__}: {e}"
+        if time.monotonic() > deadline:
+            what = what() if callable(what) else what
+            raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
+        time.sleep(POLL)
+
+
+class Lines:
+    """A file that grows one line per event (lf-sim's argv.jsonl, the app's step log)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def all(self):
+        try:
+            return self.path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+
+    def json(self):
+        out = []
+        for line in self.all():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line still being written
+        return out
+
+
+def app_log():
+    """The app's log ($XDG_STATE_HOME/lf-tray/lf-tray.log: a line per transition, popup,
+    action and terminal launched), for diagnostics only; only this function knows where
+    it is."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Lines(Path(state) / "lf-tray" / "lf-tray.log")
+
+
+def recent_steps(n=4):
+    return app_log().all()[-n:]
+
+
+# --- the stand-in lf's records -------------------------------------------------------------
+
+
+def open_calls(sim_argv, session_id, after=0):
+    """`lf session open [--] <id>` calls recorded by the stand-in lf after the first
+    `after` records."""
+    out = []
+    for call in sim_argv.json()[after:]:
+        argv = call.get("argv", [])
+        if argv[:2] == ["session", "open"] and [a for a in argv[2:] if a != "--"] == [session_id]:
+            out.append(call)
+    return out
+
+
+def expect_session_call(call, session_id, cwd, lf_home):
+    """What a person must get in the terminal: lf itself asked to open that session, on
+    a terminal (stdin is a tty), in the session's directory, outside the tray's Run."""
+    argv = call["argv"]
+    rest = argv[2:]
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    expect(argv[:2] == ["session", "open"] and rest == [session_id],
+           f"lf ran as {argv!r}; expected `session open [--] {session_id}`")
+    expect(call.get("tty"), f"lf's stdin is not a terminal (tty {call.get('tty')!r}): the "
+           "session would not be interactive")
+    expect(call["cwd"] == str(cwd), f"lf ran in {call['cwd']!r}; expected the session's cwd {str(cwd)!r}")
+    env = call.get("env", {})
+    leaked = [name for name in SCRUBBED if name in env]
+    expect(not leaked, f"the tray's Run context reached lf: {leaked} = {[env[n] for n in leaked]}")
+    expect(env.get("LF_HOME") == str(lf_home),
+           f"LF_HOME in lf's environment is {env.get('LF_HOME')!r}; expected {str(lf_home)!r}")
+
+
+# --- processes ----------------------------------------------------------------------------
+#
+# pid_max is 32768 on the CI machine and parallel builds go through pids fast, so a pid
+# alone may name another process a few seconds later: a process is its pid and its start
+# time, and nothing is signalled unless both still match.
+
+
+def proc_stat(pid):
+    """(comm, state, ppid, start time in ticks) of a process, or None. comm is
+    parenthesised in stat and may itself hold spaces and parentheses."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = stat[stat.index("(") + 1:stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2:].split()
+    return comm, fields[0], int(fields[1]), int(fields[19])
+
+
+class Proc:
+    def __init__(self, pid, start, comm):
+        self.pid, self.start, self.comm = pid, start, comm
+
+    @classmethod
+    def of(cls, pid):
+        info = proc_stat(pid)
+        return cls(pid, info[3], info[0]) if info else None
+
+    def alive(self):
+        """Still this process and not a zombie (a zombie child of ours is reaped here)."""
+        info = proc_stat(self.pid)
+        if not info or info[3] != self.start:
+            return False
+        if info[1] == "Z":
+            try:
+                os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            return False
+        return True
+
+    def signal(self, sig):
+        if self.alive():
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def __repr__(self):
+        return f"{self.comm}[{self.pid}]"
+
+
+def ancestors(pid):
+    """[Proc, …] from pid's parent up to (not including) pid 1."""
+    out = []
+    info = proc_stat(pid)
+    while info and info[2] > 1 and len(out) < 64:
+        parent = Proc.of(info[2])
+        if parent is None:
+            break
+        out.append(parent)
+        info = proc_stat(parent.pid)
+    return out
+
+
+def environ(proc):
+    """The environment a process was started with (/proc/PID/environ)."""
+    raw = Path(f"/proc/{proc.pid}/environ").read_bytes()
+    expect(proc.alive(), f"{proc} ended while its environment was read")
+    out = {}
+    for item in raw.split(b"\0"):
+        if b"=" in item:
+            name, _, value = item.partition(b"=")
+            out[name.decode(errors="replace")] = value.decode(errors="replace")
+    return out
+
+
+def session_lf(call):
+    """The stand-in lf process behind a recorded `session open` call. It waits for Enter,
+    so it must still be there; a pid that is gone, or is something else now, tells
+    nothing about the terminal."""
+    proc = Proc.of(call["pid"])
+    expect(proc and proc.comm == "lf",
+           f"lf (pid {call['pid']}) is gone already: the session ended at once instead of waiting "
+           f"in the terminal (the pid is now {proc!r})")
+    return proc
+
+
+def terminal_of(lf, holder):
+    """The processes named holder (a comm) that the lf process runs under."""
+    chain = ancestors(lf.pid)
+    found = [p for p in chain if p.comm == holder]
+    expect(found and lf.alive(), f"{lf} does not run inside {holder!r}; its ancestors: {chain}")
+    return found
+
+
+def end(procs, grace=3.0):
+    """TERM, then KILL what is still there after grace seconds (konsole and
+    gnome-terminal-server take about a second to close their windows when the machine
+    is loaded)."""
+    for proc in procs:
+        proc.signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        while proc.alive() and time.monotonic() < deadline:
+            time.sleep(POLL)
+        proc.signal(signal.SIGKILL)
+
+
+def own_children():
+    """This process's children: as the subreaper of the run, orphaned terminals too."""
+    me = os.getpid()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            info = proc_stat(int(entry.name))
+            if info and info[2] == me:
+                out.append(Proc(int(entry.name), info[3], info[0]))
+    return out
+
+
+def become_subreaper():
+    """Terminals the app opens run in sessions of their own and outlive it; orphaned,
+    they come to this process, so the finish can end exactly those, by pid."""
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def run_checks(checks, ctx, result_file, finish=None):
+    """Run each check in order, print `ok name (t s)` or `FAIL name: why`, and write
+    `passed failed` to result_file for the shell script's summary line."""
+    passed = failed = 0
+    try:
+        for fn in checks:
+            name = fn.__name__
+            started = time.monotonic()
+            try:
+                fn(ctx)
+            except CheckFailed as e:
+                failed += 1
+                print(f"FAIL {name}: {e}", flush=True)
+                continue
+            except Exception:
+                failed += 1
+                print(f"FAIL {name}: unexpected error\n{traceback.format_exc()}", flush=True)
+                continue
+            passed += 1
+            print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
+    finally:
+        if finish is not None:
+            try:
+                finish(ctx)
+            except Exception:
+                failed += 1
+                print(f"FAIL cleanup: unexpected error\n{traceback.format_exc()}", flush=True)
+        Path(result_file).write_text(f"{passed} {failed}\n")
+    return 1 if failed else 0

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Real terminals opened by the app: xterm, xfce4-terminal, gnome-terminal, konsole,
+# kitty, alacritty, tilix and tmux, each chosen in settings.json and launched by a click
+# on a popup, under Xvfb with a private session bus, dunst, a StatusNotifierWatcher and
+# openbox.
+#
+#   tests/e2e/terminals.sh APP_BINARY
+#
+# Environment (all optional):
+#   E2E_OUT        where screenshots and logs go (default: ci-out/terminals under the cwd)
+#   LF_STAND_IN    the stand-in lf (default: `lf` beside APP_BINARY)
+#   E2E_TERMINALS  a comma-separated subset to run (default: all eight)
+#   E2E_KEEP=1     keep the temporary directory (its path is printed)
+#
+# Ends with `e2e-terminals: N passed, M failed` and exits non-zero if any check failed.
+set -uo pipefail
+
+name=e2e-terminals
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
+app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
+
+if [ -z "${LF_E2E_TERMINALS_INSIDE:-}" ]; then
+  # The terminals are not checked for here: one that is missing is a failed check of
+  # its own, with the reason, not a setup failure of all eight.
+  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import openbox setsid; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see tests/e2e/README.md)"
+  done
+  out=${E2E_OUT:-ci-out/terminals}
+  mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
+  export LF_E2E_TERMINALS_INSIDE=1
+  # gnome-terminal refuses to start in a locale that is not UTF-8 (the C locale of a
+  # bare CI shell); a desktop session always has one.
+  export LANG=C.UTF-8
+  unset LC_ALL
+  exec 3>&1 4>&2
+  # The bus daemon and what it activates (gnome-terminal-server, tilix's service, at-spi)
+  # chatter on its stdout/stderr; they get a log of their own.
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$BASH" "$0" "$app" \
+    >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  if ! read -r passed failed <"$E2E_OUT/result" 2>/dev/null; then
+    echo "$name: the run ended without results (exit $rc):" >&2
+    tail -n 20 "$E2E_OUT/session-bus.log" >&2
+    echo "$name: 0 passed, 1 failed"
+    exit 1
+  fi
+  rm -f "$E2E_OUT/result"
+  echo "$name: $passed passed, $failed failed"
+  [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+  exit
+fi
+exec 1>&3 2>&4 3>&- 4>&-
+
+out=$E2E_OUT
+rm -f "$out/result"
+tmp=$(mktemp -d /tmp/lf-terminals.XXXXXX)
+chmod 700 "$tmp"
+
+pids=()
+started() { pids+=("$1"); }
+cleanup() {
+  local pid
+  [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
+  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  # Newest first, so the app's helpers go before the bus services.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill -TERM -- "-${pids[i]}" 2>/dev/null
+  done
+  for pid in "${pids[@]}"; do
+    # Each got TERM above; one still there after 2 s is killed.
+    for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1" >"$out/result"
+  exit 1
+}
+
+export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
+  XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
+mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+# Nothing must steer the app's choice but settings.json.
+unset TERMINAL TMUX TMUX_PANE XDG_CURRENT_DESKTOP WAYLAND_DISPLAY
+
+# A window manager, as on a desktop: terminals that wait for their window to be mapped
+# and focused (konsole, tilix) behave as they would for a person.
+setsid openbox --sm-disable >"$out/openbox.log" 2>&1 &
+started $!
+setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
+started $!
+setsid /usr/bin/python3 "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+started $!
+gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
+gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+export E2E_NOTIFY_PCAP=$out/notifications.pcap
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+# Ready when a harmless call shows up in the capture; 5 s covers a loaded machine.
+for _ in $(seq 50); do
+  gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
+    --method org.freedesktop.Notifications.GetServerInformation >/dev/null
+  grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" && break
+  sleep 0.1
+done
+grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" || fail_setup "dbus-monitor did not start"
+
+# lf's side: an empty home and the stand-in lf, inside a Run the app must not pass on.
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY
+export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run \
+  LF_PARENT_RUN_ID=run_e2e00000000000000000000000000000 \
+  LF_HUMAN_SESSION='{"kind":"ask","id":"ask_e2e_parent"}'
+# What the bus activates (gnome-terminal-server) gets that Run context too, but not
+# LF_HOME: a window with the server's environment instead of the app's would show as
+# LF_RUN_ID present and LF_HOME missing.
+dbus-update-activation-environment LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION ||
+  fail_setup "could not set the bus's activation environment"
+
+# tmux: the adapter opens a window in the RUNNING server, the person's own, found at
+# the default socket. A private socket directory keeps it apart from any other tmux on
+# this machine. The server is started in this Run context on purpose: its windows get
+# the server's environment, so only the adapter's own scrub keeps LF_RUN_ID & co out.
+if command -v tmux >/dev/null; then
+  export TMUX_TMPDIR=$tmp/tmux
+  mkdir -m 700 "$TMUX_TMPDIR"
+  setsid tmux -f /dev/null new-session -d -s e2e -x 200 -y 50 >"$out/tmux.log" 2>&1
+  tmux_pid=$(tmux display-message -p '#{pid}' 2>/dev/null) || fail_setup "the tmux server did not start (see tmux.log)"
+  started "$tmux_pid"
+fi
+
+export APP=$app E2E_OUT=$out E2E_TMP=$tmp
+
+/usr/bin/python3 "$here/terminals.py" 2>&1 | tee "$out/e2e.log"
+exit "${PIPESTATUS[0]}"

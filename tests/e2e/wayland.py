@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""The Wayland pass: Loopflow Tray on sway (headless), with waybar as its tray host,
+mako as its notification server and foot as its terminal, on a private session bus.
+
+Run through tests/e2e/wayland.sh, which starts those parts as an unprivileged user and
+exports the paths read here. Every check waits for what a person would see: the item
+in waybar's watcher and its dbusmenu, the popup in `makoctl list`, a foot window in
+sway's tree running the stand-in lf on a tty. The app's step log is never asserted on.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import dbus
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
+                     become_subreaper, end, environ, expect, expect_session_call, open_calls,
+                     own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
+from lfhome import LfHome  # noqa: E402
+from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
+from notifications import NotificationLog  # noqa: E402
+from tray import Tray, plain  # noqa: E402
+from vpointer import VirtualPointer  # noqa: E402
+
+OUTPUT = (1280, 800)  # wayland/sway.conf; mako.conf centres popups in it
+
+
+class Log(NotificationLog):
+    """The notification log, plus the ActivationToken signal (Notifications spec 1.2):
+    the server's xdg-activation token for the action that follows."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.tokens = {}  # notification id -> token
+
+    def _message(self, blob):
+        super()._message(blob)
+        from gi.repository import Gio
+
+        msg = Gio.DBusMessage.new_from_blob(blob, Gio.DBusCapabilityFlags.NONE)
+        if (msg.get_message_type() == Gio.DBusMessageType.SIGNAL
+                and msg.get_interface() == NOTIFY_IFACE and msg.get_member() == "ActivationToken"):
+            nid, token = msg.get_body().unpack()
+            self.tokens[nid] = token
+
+
+def mako_list():
+    """The popups mako shows, newest first, as {id, app-name, summary, body, actions}."""
+    out = subprocess.run(["makoctl", "list"], capture_output=True, text=True, check=True).stdout
+    data = json.loads(out)["data"][0]
+    return [{key: value.get("data") for key, value in n.items()} for n in data]
+
+
+def sway_views():
+    """Every window in sway's tree, as the tree's nodes (with pid, app_id, name, rect)."""
+    tree = json.loads(subprocess.run(["swaymsg", "-t", "get_tree", "-r"], capture_output=True,
+                                     text=True, check=True).stdout)
+    views, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        if node.get("pid") and node.get("type") in ("con", "floating_con"):
+            views.append(node)
+        stack.extend(node.get("nodes", []) + node.get("floating_nodes", []))
+    return views
+
+
+class Ctx:
+    def __init__(self):
+        env = os.environ
+        self.app_bin = env["APP"]
+        self.out = Path(env["E2E_OUT"])
+        self.tmp = Path(env["E2E_TMP"])
+        self.home = LfHome(env["LF_HOME"])
+        self.sim_argv = Lines(Path(env["LF_SIM_DIR"]) / "argv.jsonl")
+        self.notes = Log(env["E2E_NOTIFY_PCAP"])
+        self.bus = dbus.SessionBus()
+        self.tray = Tray(self.bus)
+        self.app = None
+        self.item = None
+        self.ask = None
+        self.pointer = None
+        self.terminals = []  # terminals (Proc) the app opened, ended at the finish
+
+    def start_app(self):
+        log = open(self.out / "app.log", "ab")
+        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=os.environ.copy(), stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+
+    def require_app(self):
+        expect(self.app is not None, "the app was not started")
+        expect(self.app.poll() is None, f"the app is not running (exit code {self.app.returncode}); see app.log")
+
+    def menu_labels(self):
+        self.require_app()
+        return [plain(e.label) for e in self.tray.layout(self.item).rows() if e.type != "separator"]
+
+    def screenshot(self, name, region=None):
+        region = ["-g", region] if region else []
+        subprocess.run(["grim", *region, str(self.out / name)], check=True, capture_output=True)
+
+    def make_cwd(self, name):
+        path = self.tmp / "work" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write_ask(self, title, detail, cwd):
+        sid = "ask_" + uuid.uuid4().hex
+        prompt = title + "\nThe tray should open this in foot."
+        self.home.write_ask(sid, title=title, prompt=prompt, cwd=cwd, detail=detail)
+        return {"id": sid, "title": title, "detail": detail, "prompt": prompt, "cwd": cwd}
+
+    def popup(self, ask):
+        """mako's popup for ask, once it shows, and the Notify call behind it."""
+        shown = wait_for(lambda: [p for p in mako_list() if ask["title"] in (p.get("body") or "")],
+                         lambda: f"mako to show the popup for {ask['id']}; makoctl list: {mako_list()}")[0]
+        sent = wait_for(lambda: self.notes.find(lambda n: n.id == shown["id"]),
+                        f"the Notify call behind mako's popup {shown['id']}")[-1]
+        return shown, sent
+
+    def session_in_foot(self, ask, after):
+        """The stand-in lf started for ask after the first `after` calls, checked, and the
+        foot that runs it: (call, foot pid)."""
+        call = wait_for(lambda: open_calls(self.sim_argv, ask["id"], after),
+                        lambda: f"lf session open {ask['id']} to run; lf calls: "
+                        f"{[c['argv'] for c in self.sim_argv.json()[after:]]}; the app's last steps: "
+                        f"{recent_steps()}", TERMINAL_TIMEOUT)[0]
+        expect_session_call(call, ask["id"], ask["cwd"], self.home.root)
+        foot = terminal_of(session_lf(call), "foot")[0]
+        self.terminals.append(foot)
+        return call, foot
+
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+@check
+def the_desktop_is_up(ctx):
+    """sway has its output, mako serves notifications, waybar hosts the tray."""
+    outputs = json.loads(subprocess.run(["swaymsg", "-t", "get_outputs", "-r"], capture_output=True,
+                                        text=True, check=True).stdout)
+    sizes = [(o["name"], o["rect"]["width"], o["rect"]["height"]) for o in outputs if o.get("active")]
+    expect(sizes == [("HEADLESS-1", *OUTPUT)], f"sway's outputs are {sizes}")
+    server = ctx.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+    info = server.GetServerInformation(dbus_interface=NOTIFY_IFACE)
+    expect(str(info[0]) == "mako", f"the notification server is {info[0]!r}, not mako")
+    dbus_daemon = ctx.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
+    owner = dbus_daemon.GetNameOwner("org.kde.StatusNotifierWatcher", dbus_interface="org.freedesktop.DBus")
+    pid = int(dbus_daemon.GetConnectionUnixProcessID(owner, dbus_interface="org.freedesktop.DBus"))
+    comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    expect(comm == "waybar", f"org.kde.StatusNotifierWatcher is owned by {comm!r} (pid {pid}), not waybar")
+    watcher = ctx.bus.get_object("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher")
+    host = watcher.Get("org.kde.StatusNotifierWatcher", "IsStatusNotifierHostRegistered",
+                       dbus_interface="org.freedesktop.DBus.Properties")
+    expect(bool(host), "waybar's watcher has no host registered (its tray module is not there)")
+    expect(ctx.tray.items() == [], f"waybar's watcher already lists items: {ctx.tray.items()}")
+    # The pointer device comes now, long before a click: mako binds its wl_pointer when
+    # the seat announces the new capability.
+    ctx.pointer = VirtualPointer(*OUTPUT)
+
+
+@check
+def app_starts_on_wayland_with_its_tray_item_in_waybar(ctx):
+    expect("DISPLAY" not in os.environ and os.environ.get("GDK_BACKEND") == "wayland",
+           "the app would not be on Wayland only: DISPLAY is set or GDK_BACKEND is not wayland")
+    ctx.start_app()
+
+    def registered():
+        ctx.require_app()
+        return ctx.tray.item_of_pid(ctx.app.pid)
+
+    ctx.item = wait_for(registered, "the app's StatusNotifierItem in waybar's watcher", START_TIMEOUT)
+    props = ctx.tray.properties(ctx.item)
+    expect(str(props.get("Status")) in ("Active", "NeedsAttention"), f"tray item status {props.get('Status')!r}")
+    got = wait_for(lambda: "No sessions waiting" in ctx.menu_labels() and ctx.menu_labels(),
+                   "`No sessions waiting` in the tray menu", START_TIMEOUT)
+    for control in ("Show window", "Snooze 1 h", "Quit"):
+        expect(control in got, f"the tray menu lacks {control!r}: {got}")
+    ctx.screenshot("tray.png")
+
+
+@check
+def second_instance_shows_the_window_on_sway(ctx):
+    """The window is a Wayland surface of the app's own (no Xwayland here), and WebKit
+    paints its page there."""
+    ctx.require_app()
+    expect(not [v for v in sway_views() if v["pid"] == ctx.app.pid],
+           "the app has a window before the second instance although it was started --hidden")
+    second = subprocess.run([ctx.app_bin], env=os.environ.copy(), capture_output=True, timeout=15)
+    expect(second.returncode == 0, f"the second instance exited {second.returncode}: {second.stderr[-300:]!r}")
+    view = wait_for(lambda: [v for v in sway_views() if v["pid"] == ctx.app.pid and v.get("visible")],
+                    "the first instance's window in sway's tree")[0]
+    expect(view.get("shell") == "xdg_shell", f"the window's shell is {view.get('shell')!r}, not xdg_shell")
+
+    def painted():
+        # The window's content only: sway's title bar and waybar have text of their own,
+        # and the border adds a colour.
+        r = [v for v in sway_views() if v["pid"] == ctx.app.pid][0]["rect"]
+        ctx.screenshot("window.png", f"{r['x'] + 4},{r['y'] + 4} {r['width'] - 8}x{r['height'] - 8}")
+        colours = subprocess.run(["identify", "-format", "%k", str(ctx.out / "window.png")],
+                                 capture_output=True, text=True, check=True).stdout
+        # A flat fill has a handful of colours; antialiased text has dozens at least.
+        return int(colours) > 16
+
+    wait_for(painted, "the window to show its page (not a flat fill)", START_TIMEOUT)
+    # Hidden again, so that foot's windows are what the later screenshots show.
+    subprocess.run(["swaymsg", f"[pid={ctx.app.pid}]", "kill"], check=True, capture_output=True)
+    wait_for(lambda: not [v for v in sway_views() if v["pid"] == ctx.app.pid], "the window to close")
+    expect(ctx.app.poll() is None, "closing the window ended the app (it should stay in the tray)")
+
+
+@check
+def ask_pops_up_in_mako(ctx):
+    ctx.require_app()
+    ctx.ask = ctx.write_ask("Which storage engine for the cache?", "loop-decide", ctx.make_cwd("repo one"))
+    shown, sent = ctx.popup(ctx.ask)
+    expect(shown.get("app-name") == APP_NAME, f"mako shows app name {shown.get('app-name')!r}")
+    expect(shown.get("summary") == "Agent asks · loop-decide", f"mako shows summary {shown.get('summary')!r}")
+    body = shown.get("body") or ""
+    expect(body.split("\n")[0] == ctx.ask["title"], f"mako's body starts {body!r}; expected the title first")
+    expect("open this in foot" in body, f"mako's body {body!r} lacks the question")
+    actions = shown.get("actions") or {}
+    expect("default" in actions, f"mako offers actions {actions!r}, no default one")
+    ctx.ask["notification"] = sent
+    ctx.screenshot("notification.png")
+
+
+@check
+def makoctl_invoke_opens_foot_with_the_session(ctx):
+    a = ctx.ask or {}
+    expect(a.get("notification"), "no popup to invoke (previous check failed)")
+    # notify-rust subscribes to ActionInvoked just after Notify returns; an action in
+    # between is lost (a person never clicks that fast, a test does).
+    wait_for(lambda: ctx.notes.listening(a["notification"]), "the app to listen for the popup's actions")
+    before = len(ctx.sim_argv.json())
+    views_before = {v["id"] for v in sway_views()}
+    subprocess.run(["makoctl", "invoke", "-n", str(a["notification"].id), "default"], check=True)
+    _, foot = ctx.session_in_foot(a, before)
+
+    def window():
+        return [v for v in sway_views() if v["pid"] == foot.pid and v["id"] not in views_before]
+
+    view = wait_for(window, lambda: f"{foot} to show a window in sway's tree; views: "
+                    f"{[(v['pid'], v.get('app_id')) for v in sway_views()]}", TERMINAL_TIMEOUT)[0]
+    expect(view.get("app_id") == "foot", f"the window of {foot} has app_id {view.get('app_id')!r}")
+    ctx.screenshot("foot.png")
+
+
+@check
+def a_click_hands_mako_s_activation_token_to_the_terminal(ctx):
+    ctx.require_app()
+    expect(ctx.pointer is not None, "no virtual pointer (the first check failed)")
+    # The token may only come from this click, not from the app's own start.
+    expect("XDG_ACTIVATION_TOKEN" not in os.environ, "the harness itself has XDG_ACTIVATION_TOKEN set")
+    subprocess.run(["makoctl", "dismiss", "--all"], check=True)
+    wait_for(lambda: mako_list() == [], "mako to show no popup before the click")
+    ask = ctx.write_ask("Rename the public API?", "loop-review", ctx.make_cwd("repo two"))
+    shown, sent = ctx.popup(ask)
+    expect(len(mako_list()) == 1, f"mako shows {len(mako_list())} popups; the click is aimed at one")
+    wait_for(lambda: ctx.notes.listening(sent), "the app to listen for the popup's actions")
+    before = len(ctx.sim_argv.json())
+    ctx.pointer.click(OUTPUT[0] // 2, OUTPUT[1] // 2)
+    wait_for(lambda: ctx.notes.refresh() and "default" in sent.invoked,
+             lambda: f"mako to report the click as ActionInvoked default on {sent.id}; invoked {sent.invoked}")
+    token = ctx.notes.tokens.get(sent.id)
+    expect(token, f"mako sent no ActivationToken for notification {sent.id} before ActionInvoked: "
+           "the compositor gave it no token, so there is nothing to pass on")
+    _, foot = ctx.session_in_foot(ask, before)
+    got = environ(foot).get("XDG_ACTIVATION_TOKEN")
+    expect(got == token,
+           f"mako sent ActivationToken {token!r} for notification {sent.id}, but {foot} was "
+           f"started with XDG_ACTIVATION_TOKEN={got!r}: the app does not hand the server's "
+           "activation token to the terminal it opens")
+
+
+@check
+def quit_from_the_tray_ends_the_app(ctx):
+    ctx.require_app()
+    menu = ctx.tray.layout(ctx.item).rows()
+    quit_item = next((e for e in menu if plain(e.label) == "Quit"), None)
+    expect(quit_item is not None, f"no Quit in the tray menu: {ctx.menu_labels()}")
+    ctx.tray.click(ctx.item, quit_item.id)
+    wait_for(lambda: ctx.app.poll() is not None, "the app to exit after Quit")
+    expect(ctx.app.returncode == 0, f"the app exited with {ctx.app.returncode}")
+    wait_for(lambda: ctx.tray.items() == [], "the tray item to leave waybar's watcher")
+
+
+def finish(ctx):
+    if ctx.app is not None and ctx.app.poll() is None:
+        os.killpg(ctx.app.pid, signal.SIGTERM)
+        try:
+            ctx.app.wait(3)
+        except subprocess.TimeoutExpired:
+            os.killpg(ctx.app.pid, signal.SIGKILL)
+            ctx.app.wait()
+    if ctx.pointer is not None:
+        ctx.pointer.close()
+    end(ctx.terminals + own_children())
+
+
+def main():
+    become_subreaper()
+    ctx = Ctx()
+    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
