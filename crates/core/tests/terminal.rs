@@ -278,6 +278,45 @@ fn every_terminal_receives_the_argv_intact_in_the_session_directory() {
 }
 
 #[test]
+fn tilix_gets_one_command_string_that_shell_rules_split_back_into_the_argv() {
+    let rig = Rig::new();
+    let argv = hostile_argv(Path::new("/opt/lf tools/bin/lf"));
+    let launch = Launch {
+        argv: argv.clone(),
+        cwd: rig.session_dir(),
+    };
+    rig.stand_in("tilix");
+    let choice = Choice::Named("tilix".into());
+    terminal::open(&choice, &launch, &rig.env()).unwrap();
+    let record = rig.wait_for_record("tilix");
+    let cwd = rig.cwd();
+    assert_eq!(
+        record.argv[..3],
+        strings(&["--new-process", &format!("--working-directory={cwd}"), "-e"])
+    );
+    assert_eq!(record.argv.len(), 4, "{:?}", record.argv);
+    // Tilix splits it with GLib's shell rules, which for quoted words are POSIX sh's;
+    // if the quoting were wrong, the hostile words would run something here.
+    let words = std::process::Command::new("/bin/sh")
+        .args([
+            "-c",
+            &format!("eval \"set -- $1\"; printf '%s\\0' \"$@\""),
+            "sh",
+            &record.argv[3],
+        ])
+        .output()
+        .unwrap();
+    let words: Vec<String> = String::from_utf8(words.stdout)
+        .unwrap()
+        .split_terminator('\0')
+        .map(str::to_string)
+        .collect();
+    assert_eq!(words, argv);
+    assert_scrubbed(&record.env);
+    rig.assert_nothing_ran();
+}
+
+#[test]
 fn terminal_variable_is_used_first_with_the_dash_e_convention() {
     let rig = Rig::new();
     let st = rig.stand_in("st");

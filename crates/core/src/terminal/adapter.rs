@@ -22,6 +22,10 @@
 //!   and, since 1.2, execs it directly (before 1.2 it joined the words for `/bin/sh -c`,
 //!   so words with spaces or shell syntax broke). Any argument disables its GTK
 //!   single-instance mode, so the window gets our environment.
+//! - tilix(1) 1.9: `--working-directory=DIR`; `-e` takes ONE string that it splits again
+//!   with shell rules (GLib's `g_shell_parse_argv`), so each word is [`shell_quote`]d.
+//!   `--new-process`, as a running Tilix would otherwise run the command with its own
+//!   environment instead of ours (seen: an inherited `LF_RUN_ID` came back).
 //! - xterm(1) 379: `-e program args…`, last option; no directory option, so the
 //!   directory is the child's current directory.
 //! - tmux(1) 3.3: `new-window -c DIR -- command args…`; with more than one word tmux
@@ -32,7 +36,7 @@
 //! - x-terminal-emulator (Debian policy 11.8.3) and `$TERMINAL`: the `-e program args…`
 //!   convention.
 
-use super::SCRUBBED_VARS;
+use super::{shell_quote, SCRUBBED_VARS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Adapter {
@@ -44,6 +48,7 @@ pub(super) enum Adapter {
     WezTerm,
     Foot,
     Ghostty,
+    Tilix,
     Xterm,
     /// A new window in the RUNNING tmux server (found through `$TMUX`). The window's
     /// process is started by the server, with the server's environment, not ours, so
@@ -74,7 +79,7 @@ pub(super) const FALLBACK_ORDER: [&str; 9] = [
 ];
 
 impl Adapter {
-    const NAMED: [Adapter; 12] = [
+    const NAMED: [Adapter; 13] = [
         Adapter::GnomeTerminal,
         Adapter::Konsole,
         Adapter::Xfce4Terminal,
@@ -83,6 +88,7 @@ impl Adapter {
         Adapter::WezTerm,
         Adapter::Foot,
         Adapter::Ghostty,
+        Adapter::Tilix,
         Adapter::Xterm,
         Adapter::Tmux,
         Adapter::XdgTerminalExec,
@@ -100,6 +106,7 @@ impl Adapter {
             Adapter::WezTerm => "wezterm",
             Adapter::Foot => "foot",
             Adapter::Ghostty => "ghostty",
+            Adapter::Tilix => "tilix",
             Adapter::Xterm => "xterm",
             Adapter::Tmux => "tmux",
             Adapter::XdgTerminalExec => "xdg-terminal-exec",
@@ -133,6 +140,15 @@ impl Adapter {
             Adapter::WezTerm => strings(&["start", "--always-new-process", "--cwd", cwd, "--"]),
             Adapter::Foot => vec![dir_eq("--working-directory"), "--".into()],
             Adapter::Ghostty => vec![dir_eq("--working-directory"), "-e".into()],
+            Adapter::Tilix => {
+                let command: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
+                return vec![
+                    "--new-process".into(),
+                    dir_eq("--working-directory"),
+                    "-e".into(),
+                    command.join(" "),
+                ];
+            }
             Adapter::Xterm
             | Adapter::XdgTerminalExec
             | Adapter::XTerminalEmulator
