@@ -31,6 +31,16 @@ pub const RUN_CONTEXT_VARS: [&str; 6] = [
     "LF_HUMAN_SESSION_RUN_BIND",
 ];
 
+/// Variables that say which lf and which store: a session opened for the person must see
+/// the same ones as the tray, wherever its process is started from.
+pub const STORE_VARS: [&str; 5] = [
+    "LF_HOME",
+    "LF_CONTROL_HOME",
+    "LF_DB_PATH",
+    "LF_CONTROL_DB_PATH",
+    "LF_BIN",
+];
+
 /// `lf session list` opens the SQLite store, reads every record and runs `ps` once per
 /// provider client, which takes seconds on a busy machine; Loopflow.app polls it every
 /// 2 s. Ten seconds lets a slow list finish, and still stops a hung lf well before the

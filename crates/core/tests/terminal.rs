@@ -461,15 +461,35 @@ fn tmux_opens_a_window_in_the_running_server_without_its_run_context() {
     };
     // Where Debian installs tmux; the stand-ins come first.
     let path = std::env::join_paths([rig.bin(), "/usr/bin".into()]).unwrap();
-    let env = rig.env().set("PATH", path).set("TMUX", server.tmux_var());
+    // The tray looks at another home than the server was started with, and has no LF_BIN.
+    let env = rig
+        .env()
+        .set("PATH", path)
+        .set("TMUX", server.tmux_var())
+        .set("LF_HOME", "/tray's home")
+        .unset("LF_BIN");
     let opened = terminal::open(&Choice::Auto, &launch, &env).unwrap();
     assert_eq!(opened.terminal, "tmux");
 
     let record = rig.wait_for_record("lf");
     assert_eq!(record.argv, argv[1..]);
     assert_eq!(record.cwd, rig.cwd());
-    assert_scrubbed(&record.env);
+    for name in SCRUBBED_VARS {
+        assert!(
+            !record.env.contains_key(name),
+            "{name} leaked into the window"
+        );
+    }
     assert!(record.env.contains_key("TMUX"), "the window is inside tmux");
+    assert_eq!(
+        record.env.get("LF_HOME").map(String::as_str),
+        Some("/tray's home"),
+        "the window has the server's home, not the tray's"
+    );
+    assert!(
+        !record.env.contains_key("LF_BIN"),
+        "the server's LF_BIN leaked"
+    );
     rig.assert_nothing_ran();
 }
 

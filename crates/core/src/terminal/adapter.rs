@@ -36,7 +36,8 @@
 //! - x-terminal-emulator (Debian policy 11.8.3) and `$TERMINAL`: the `-e program args…`
 //!   convention.
 
-use super::{shell_quote, SCRUBBED_VARS};
+use super::{shell_quote, Env, SCRUBBED_VARS};
+use crate::lf::STORE_VARS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Adapter {
@@ -52,7 +53,9 @@ pub(super) enum Adapter {
     Xterm,
     /// A new window in the RUNNING tmux server (found through `$TMUX`). The window's
     /// process is started by the server, with the server's environment, not ours, so
-    /// the command is wrapped in `sh -c 'unset LF_RUN_ID …; exec "$@"'` with the argv as
+    /// our store variables (`LF_HOME`, …) are passed with `-e NAME=VALUE` (tmux 3.0;
+    /// not format-expanded), and the command is wrapped in
+    /// `sh -c 'unset LF_RUN_ID … <store variables we lack>; exec "$@"'` with the argv as
     /// positional parameters (nothing is parsed by the shell). tmux expands formats in
     /// `-c`, where `#(…)` would run a command, so every `#` of the directory is doubled.
     Tmux,
@@ -125,7 +128,7 @@ impl Adapter {
     }
 
     /// The terminal's own arguments around `argv`, for a window starting in `cwd`.
-    pub(super) fn args(self, cwd: &str, argv: &[String]) -> Vec<String> {
+    pub(super) fn args(self, cwd: &str, argv: &[String], env: &Env) -> Vec<String> {
         let dir_eq = |flag: &str| format!("{flag}={cwd}");
         let mut args = match self {
             Adapter::GnomeTerminal => vec![dir_eq("--working-directory"), "--".into()],
@@ -154,18 +157,17 @@ impl Adapter {
             | Adapter::XTerminalEmulator
             | Adapter::DashE => strings(&["-e"]),
             Adapter::Tmux => {
-                let scrub = format!("unset {}; exec \"$@\"", SCRUBBED_VARS.join(" "));
-                let dir = cwd.replace('#', "##");
-                strings(&[
-                    "new-window",
-                    "-c",
-                    &dir,
-                    "--",
-                    "/bin/sh",
-                    "-c",
-                    &scrub,
-                    "sh",
-                ])
+                let mut args = strings(&["new-window", "-c", &cwd.replace('#', "##")]);
+                let mut unset: Vec<&str> = SCRUBBED_VARS.to_vec();
+                for name in STORE_VARS {
+                    match env.get(name).and_then(|v| v.to_str()) {
+                        Some(value) => args.extend(["-e".into(), format!("{name}={value}")]),
+                        None => unset.push(name),
+                    }
+                }
+                let scrub = format!("unset {}; exec \"$@\"", unset.join(" "));
+                args.extend(strings(&["--", "/bin/sh", "-c", &scrub, "sh"]));
+                args
             }
         };
         args.extend(argv.iter().cloned());

@@ -344,7 +344,7 @@ fn named(name: &str, cwd: &str, argv: &[String], env: &Env) -> Option<Plan> {
         Some(known) => known,
         None => file_name(name),
     };
-    let args = adapter.args(cwd, argv);
+    let args = adapter.args(cwd, argv, env);
     Some(Plan::new(
         terminal,
         program,
