@@ -300,7 +300,7 @@ fn tilix_gets_one_command_string_that_shell_rules_split_back_into_the_argv() {
     let words = std::process::Command::new("/bin/sh")
         .args([
             "-c",
-            &format!("eval \"set -- $1\"; printf '%s\\0' \"$@\""),
+            "eval \"set -- $1\"; printf '%s\\0' \"$@\"",
             "sh",
             &record.argv[3],
         ])
