@@ -779,7 +779,7 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
                                            capture_output=True, text=True, check=True).stdout)
         open_argv = next(s["open_argv"] for s in listed if s["id"] == d["id"])
         before = len(ctx.terminal.json())
-        el.find_element(By.CSS_SELECTOR, 'button[data-action="move_here"]').click()
+        click_current(ctx.driver, f'{sel} button[data-action="move_here"]')
         launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
         expect(launch["argv"] == ["-e", *open_argv, "--replace"],
                f"terminal runs {launch['argv']!r}; expected lf's open_argv + --replace")
@@ -787,6 +787,22 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
     finally:
         client.kill()
         client.wait()
+
+
+def click_current(driver, css):
+    """Click the element as the page has it now. The window redraws its cards when the list
+    changes (a monitor frame can arrive at any moment), and a person clicks what is on the
+    screen, not a node found a moment earlier."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    def attempt():
+        try:
+            driver.find_element(By.CSS_SELECTOR, css).click()
+            return True
+        except StaleElementReferenceException:
+            return False
+    wait_for(attempt, f"to click {css}")
 
 
 # --- running ----------------------------------------------------------------------------------
