@@ -8,10 +8,16 @@ in a badge at the bottom right, cut out of the loop so it reads at 22 px:
   tray-waiting.png  loop with an amber dot: an agent waits for you
   tray-ready.png    loop with a green check: something is ready for review
 App icons: icon.png (256), 128x128.png, 32x32.png and icon.ico.
+
+`python3 icons/draw.py --app-icons DIR SIZE...` draws only the app icon, at each SIZE, as
+DIR/<SIZE>x<SIZE>.png: scripts/package.sh uses it for the other hicolor sizes a Linux
+package carries, so they are drawn for their size rather than scaled and icons/ keeps only
+what the app itself loads.
 """
 import math
 import os
 import struct
+import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -194,5 +200,16 @@ def main():
     ico(os.path.join(HERE, "icon.ico"), big, 256)
 
 
+def app_icons(out_dir, sizes):
+    os.makedirs(out_dir, exist_ok=True)
+    for size in sizes:
+        png(os.path.join(out_dir, f"{size}x{size}.png"), size, app_icon(size))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--app-icons"] and len(sys.argv) > 3:
+        app_icons(sys.argv[2], [int(s) for s in sys.argv[3:]])
+    elif len(sys.argv) > 1:
+        sys.exit("usage: draw.py [--app-icons DIR SIZE...]")
+    else:
+        main()
