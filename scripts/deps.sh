@@ -31,3 +31,10 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# Packages (scripts/package.sh): python3 writes the bundler's config and draws the extra
+# icon sizes. Checking them (tests/package/check.sh): desktop-file-validate, rpm for
+# `rpm -qlp` and rpm2archive to read a file out of the .rpm (Tauri's rpm bundler is pure
+# Rust and needs no rpmbuild).
+PACKAGE_PACKAGES=(python3)
+PACKAGE_TEST_PACKAGES=(desktop-file-utils rpm rpm2cpio)
