@@ -45,3 +45,11 @@ desktops_failed=0
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
+
+# ---- Packages: the .deb and .rpm as a user gets them (tests/package/check.sh) ----------------
+# Last: it builds the release and installs into /usr (and removes it again on any exit).
+# The installed app talks to lf-sim's stand-in lf from the debug build above.
+echo "== packages: the .deb built, installed, driven and removed; the .rpm inspected"
+install_packages "${PACKAGE_PACKAGES[@]}" "${PACKAGE_TEST_PACKAGES[@]}"
+TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
+  LF_STAND_IN=$(realpath "${CARGO_TARGET_DIR:-target}/debug/lf") bash tests/package/check.sh
