@@ -47,6 +47,10 @@ done
 # generate_context! name ../tauri.conf.json, and the CLI passes a config to cargo only for
 # --config, which is not used.
 cli_conf=src-tauri/tauri.conf.json
+if git ls-files --error-unmatch "$cli_conf" >/dev/null 2>&1; then
+  echo "package.sh: $cli_conf is tracked; this script would overwrite it (see the comment above)" >&2
+  exit 1
+fi
 trap 'rm -f "$root/$cli_conf"' EXIT
 python3 - "$root" "$work/icons" "${extra_sizes[@]}" >"$cli_conf" <<'PY'
 import json, os, sys
