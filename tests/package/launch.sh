@@ -88,9 +88,20 @@ gio launch "$entry" >"$out/launch-gio.log" 2>&1 || fail "gio launch $entry faile
 # Same 5 s as the e2e's second-instance check: the launched one only hands over.
 if wait_for 50 has_window; then
   ok "launching $(basename "$entry") shows the running instance's window"
-  import -window root "$out/launch-window.png" 2>/dev/null || true
 else
   fail "no visible 'Loopflow Tray' window within 5 s of gio launch"
+fi
+# Painted: more than the flat fill a window has before WebKit draws the page.
+painted() {
+  local win
+  win=$(visible_window) && [ -n "$win" ] && import -window "$win" "$out/launch-window.png" 2>/dev/null &&
+    [ "$(identify -format '%k' "$out/launch-window.png")" -gt 16 ]
+}
+# The page is already loaded in the hidden window; 10 s covers a slow first paint.
+if wait_for 100 painted; then
+  ok "the window shows its page ($(identify -format '%k' "$out/launch-window.png") colours, launch-window.png)"
+else
+  fail "the window stayed a blank fill for 10 s (launch-window.png)"
 fi
 if wait_for 50 no_others; then
   ok "the launched lf-tray handed over and exited"
