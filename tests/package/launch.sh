@@ -25,7 +25,7 @@ exec 1>&3 3>&-
 
 entry=$1 out=$2
 tmp=$(mktemp -d /tmp/lf-package-launch.XXXXXX)
-app=""
+app="" app_log=""
 cleanup() {
   if [ -n "$app" ]; then
     kill -TERM -- "-$app" 2>/dev/null || true
@@ -33,6 +33,7 @@ cleanup() {
     for _ in $(seq 30); do kill -0 "$app" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$app" 2>/dev/null || true
   fi
+  [ -z "$app_log" ] || cp "$app_log" "$out/launch-lf-tray.log" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -41,10 +42,12 @@ export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
   XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
-export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim LF_BIN=$LF_STAND_IN LF_TRAY_LOG=$tmp/steps.log
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim LF_BIN=$LF_STAND_IN
 mkdir -p "$LF_HOME" "$LF_SIM_DIR"
 unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH
-: >"$LF_TRAY_LOG"
+# The app's own log, where it keeps it; its READY line says when the first instance is up.
+app_log=$XDG_STATE_HOME/lf-tray/lf-tray.log
+ready() { grep -Eq ' READY$' "$app_log" 2>/dev/null; }
 
 failed=0
 ok() { echo "ok   launch: $1"; }
@@ -76,10 +79,10 @@ no_others() { [ -z "$(others)" ]; }
 setsid /usr/bin/lf-tray --hidden >"$out/launch-app.log" 2>&1 &
 app=$!
 # The first start of WebKit on a cold cache takes a few seconds on 2 cores; 30 s is slack.
-if wait_for 300 grep -qx READY "$LF_TRAY_LOG"; then
+if wait_for 300 ready; then
   ok "the installed lf-tray started hidden"
 else
-  fail "the installed lf-tray did not log READY in 30 s (see $out/launch-app.log)"
+  fail "the installed lf-tray did not log READY in 30 s (see $out/launch-app.log, launch-lf-tray.log)"
   exit 1
 fi
 if has_window; then fail "a window is visible before the launch"; fi
