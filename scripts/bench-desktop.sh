@@ -63,6 +63,7 @@ out=$(cd "$out" && pwd)
 
 # Each helper leads its own process group, so cleanup ends whatever it spawned too.
 pids=()
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   local pid i
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM -- "-${pids[i]}" 2>/dev/null || true; done
@@ -95,8 +96,7 @@ export LF_BIN=$tmp/bin/lf
 unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
   LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION LF_SIM_GENERATION
 export TERMINAL=$e2e/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
-export LF_TRAY_LOG=$out/lf-tray.log BENCH_PCAP=$out/bus.pcap BENCH_OUT=$out BENCH_TMP=$tmp APP=$app
-: >"$LF_TRAY_LOG"
+export BENCH_PCAP=$out/bus.pcap BENCH_OUT=$out BENCH_TMP=$tmp APP=$app
 
 setsid dunst -config "$e2e/dunstrc" >"$out/dunst.log" 2>&1 &
 pids+=($!)
@@ -122,4 +122,7 @@ for _ in $(seq 50); do
 done
 [ -n "$ready" ] || { echo "bench-desktop: dbus-monitor did not start" >&2; exit 1; }
 
-"$PY" "$here/bench-desktop.py"
+rc=0
+"$PY" "$here/bench-desktop.py" || rc=$?
+cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/" 2>/dev/null || true
+exit "$rc"
