@@ -155,32 +155,45 @@ def comm(pid):
 
 
 def rollup_kb(pid):
-    """(Pss, Private_Clean + Private_Dirty) of one process in kB."""
-    pss = private = 0
+    """(Pss, Private_Dirty) of one process in kB."""
+    pss = dirty = 0
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
             key, _, rest = line.partition(":")
             if key == "Pss":
                 pss = int(rest.split()[0])
-            elif key in ("Private_Clean", "Private_Dirty"):
-                private += int(rest.split()[0])
+            elif key == "Private_Dirty":
+                dirty = int(rest.split()[0])
     except OSError:
         pass
-    return pss, private
+    return pss, dirty
 
 
 def memory(app_pid):
-    """Total PSS and USS in MB, and a breakdown of PSS by program."""
-    parts, uss = {}, 0
+    """Total PSS and private dirty memory in MB, and a breakdown of PSS by program."""
+    parts, dirty = {}, 0
     for pid in descendants(app_pid):
         name = "lf-tray" if pid == app_pid else comm(pid)
         pss, private = rollup_kb(pid)
         parts[name] = parts.get(name, 0) + pss
-        uss += private
+        dirty += private
     total = sum(parts.values()) / 1024
     detail = ", ".join(f"{name} {kb / 1024:.1f}" for name, kb in
                        sorted(parts.items(), key=lambda kv: -kv[1]))
-    return total, uss / 1024, detail
+    return total, dirty / 1024, detail
+
+
+def sharers(tree):
+    """Other processes of the libraries the app maps most (GTK, WebKit): PSS divides a
+    shared page among all of them, so with these running the app's PSS is lower than
+    alone."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) not in tree:
+            name = comm(int(entry.name))
+            if name.startswith(("WebKit", "lf-tray")):
+                out.append(name)
+    return out
 
 
 def threads(pid):
@@ -527,11 +540,15 @@ class Bench:
         self.pss("PSS hidden", f"after {settle(self.app.pid):.0f} s to settle", goal=True)
 
     def pss(self, name, when, goal=False):
-        total, uss, detail = memory(self.app.pid)
+        total, dirty, detail = memory(self.app.pid)
         figure(name, f"{total:.1f} MB", f"goal ≤ {GOAL_PSS_MB} MB" if goal else "")
-        # PSS splits shared pages among every process mapping them, so another GTK or
-        # WebKit program running beside the benchmark lowers it; USS does not move.
-        say(f"    {detail}; USS {uss:.1f}; {when}")
+        # Private dirty pages (heaps, written data) are the app's own whatever else runs;
+        # PSS and even USS change with the other processes mapping the same libraries.
+        say(f"    {detail}; private dirty {dirty:.1f}; {when}")
+        others = sharers(set(descendants(self.app.pid)))
+        if others:
+            say(f"    ({len(others)} other lf-tray/WebKit process(es) on this machine share "
+                f"libraries with it: PSS is lower than it would be alone)")
 
     def idle(self, title):
         say(f"{title} ({IDLE_SECONDS:.0f} s, nothing happening)")
