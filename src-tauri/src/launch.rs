@@ -38,7 +38,10 @@ pub fn open<R: Runtime>(
         launch = launch.replace();
     }
     let choice = shell.settings().terminal_choice();
-    let env = environment(Env::from_process(), &shell.engine.lf_env(), activation);
+    let own = crate::quiet::ours()
+        .iter()
+        .fold(Env::from_process(), |env, name| env.unset(name));
+    let env = environment(own, &shell.engine.lf_env(), activation);
     match terminal::open(&choice, &launch, &env) {
         Ok(opened) => {
             tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);

@@ -18,6 +18,7 @@ mod desktop;
 mod launch;
 mod logfile;
 mod notification;
+mod quiet;
 mod settings;
 mod tray;
 mod window;

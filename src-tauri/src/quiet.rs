@@ -29,19 +29,30 @@ const QUIET: &[(&str, &str)] = &[
     ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
 ];
 
+/// The variables [`set_webkit_env`] set (not the person's): a terminal the tray opens must
+/// not inherit them, or every WebKit app started from it would run without GPU rendering.
+static SET: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+
 /// Set the variables the person has not set. Call it before the Tauri app (GTK, WebKit)
 /// starts and while the process still has one thread: changing the environment races
 /// with any other thread's `getenv`.
 #[cfg(all(unix, not(target_os = "macos")))]
 pub fn set_webkit_env() {
-    for (name, value) in unset(|name| std::env::var_os(name)) {
+    let set = unset(|name| std::env::var_os(name));
+    for (name, value) in &set {
         std::env::set_var(name, value);
     }
+    let _ = SET.set(set.into_iter().map(|(name, _)| name).collect());
 }
 
 /// WebKitGTK is the Linux webview only.
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 pub fn set_webkit_env() {}
+
+/// What [`set_webkit_env`] set, for the terminals' environment to leave out.
+pub fn ours() -> &'static [&'static str] {
+    SET.get().map(Vec::as_slice).unwrap_or_default()
+}
 
 /// The variables of [`QUIET`] that `get` finds unset, with their values.
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
