@@ -2,7 +2,7 @@
 //! and that an lf that never answers is stopped.
 
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -56,9 +56,23 @@ impl Harness {
     }
 }
 
+/// Written by a child `sh`, not by this process: another test's fork could otherwise inherit
+/// the open file for a moment, and running a file open for writing fails with "text file
+/// busy" (seen under load).
 fn script(path: &Path, text: &str) {
-    fs::write(path, text).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    use std::io::Write;
+    let mut sh = std::process::Command::new("/bin/sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    sh.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    assert!(
+        sh.wait().unwrap().success(),
+        "could not write {}",
+        path.display()
+    );
 }
 
 fn pid_of(call: &Value) -> u32 {

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lf_tray_core::terminal::{
-    self, copyable_command, shell_quote, Choice, Env, Launch, TerminalError, SCRUBBED_VARS,
+    self, copyable_command, shell_quote, Choice, Env, Launch, Opened, TerminalError, SCRUBBED_VARS,
 };
 use lf_tray_core::SessionRecord;
 
@@ -20,6 +20,25 @@ const RECORD_TIMEOUT: Duration = Duration::from_secs(20);
 /// How often to look for the record: often enough that a test waits little longer than
 /// needed, seldom enough not to compete on two cores with the process it waits for.
 const POLL: Duration = Duration::from_millis(20);
+
+/// `terminal::open`, again after "text file busy": while one test writes a stand-in script,
+/// another test's fork can briefly hold the written file open (until its exec closes it),
+/// and the kernel refuses to run a file open for writing. The product never writes the
+/// programs it runs, so this is the tests' own race, not one to handle in the product.
+fn open(choice: &Choice, launch: &Launch, env: &Env) -> Result<Opened, TerminalError> {
+    let mut tries = 0;
+    loop {
+        match terminal::open(choice, launch, env) {
+            Err(TerminalError::Spawn { error, .. })
+                if error.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 =>
+            {
+                tries += 1;
+                std::thread::sleep(POLL);
+            }
+            other => return other,
+        }
+    }
+}
 
 /// A directory name with everything a shell or a terminal might trip on.
 const HOSTILE_DIR: &str =
@@ -252,7 +271,7 @@ fn every_terminal_receives_the_argv_intact_in_the_session_directory() {
     for (name, expected_prefix) in cases {
         let choice = Choice::Named(name.to_string());
         let plan = terminal::plan(&choice, &launch, &env).unwrap();
-        let opened = terminal::open(&choice, &launch, &env).unwrap();
+        let opened = open(&choice, &launch, &env).unwrap();
         assert_eq!(opened.terminal, name);
         assert_eq!(opened.cwd, rig.session_dir());
 
@@ -287,7 +306,7 @@ fn tilix_gets_one_command_string_that_shell_rules_split_back_into_the_argv() {
     };
     rig.stand_in("tilix");
     let choice = Choice::Named("tilix".into());
-    terminal::open(&choice, &launch, &rig.env()).unwrap();
+    open(&choice, &launch, &rig.env()).unwrap();
     let record = rig.wait_for_record("tilix");
     let cwd = rig.cwd();
     assert_eq!(
@@ -331,7 +350,7 @@ fn terminal_variable_is_used_first_with_the_dash_e_convention() {
     let launch = Launch::for_session(&record);
     assert_eq!(launch.cwd, rig.session_dir());
     let env = rig.env().set("TERMINAL", &st);
-    let opened = terminal::open(&Choice::Auto, &launch, &env).unwrap();
+    let opened = open(&Choice::Auto, &launch, &env).unwrap();
     assert_eq!(opened.terminal, "st");
     let record = rig.wait_for_record("st");
     let mut expected = strings(&["-e"]);
@@ -468,7 +487,7 @@ fn tmux_opens_a_window_in_the_running_server_without_its_run_context() {
         .set("TMUX", server.tmux_var())
         .set("LF_HOME", "/tray's home")
         .unset("LF_BIN");
-    let opened = terminal::open(&Choice::Auto, &launch, &env).unwrap();
+    let opened = open(&Choice::Auto, &launch, &env).unwrap();
     assert_eq!(opened.terminal, "tmux");
 
     let record = rig.wait_for_record("lf");
@@ -504,7 +523,7 @@ fn custom_templates_expand_words_and_quote_embedded_text() {
     };
     let env = rig.env();
     let choice = Choice::Custom("myterm --title 'lf session' --cd {cwd} -e {argv}".into());
-    terminal::open(&choice, &launch, &env).unwrap();
+    open(&choice, &launch, &env).unwrap();
     let record = rig.wait_for_record("myterm");
     let mut expected = strings(&["--title", "lf session", "--cd", &rig.cwd(), "-e"]);
     expected.extend(argv.iter().cloned());
@@ -524,7 +543,7 @@ fn custom_templates_expand_words_and_quote_embedded_text() {
         std::env::join_paths([rig.bin(), "/bin".into()]).unwrap(),
     );
     let choice = Choice::Custom(r#"sh -c "cd {cwd} && exec {argv}""#.into());
-    let opened = terminal::open(&choice, &launch, &env).unwrap();
+    let opened = open(&choice, &launch, &env).unwrap();
     assert_eq!(opened.terminal, "sh");
     let record = rig.wait_for_record("lf");
     assert_eq!(record.argv, argv[1..]);
@@ -552,7 +571,7 @@ fn with_no_terminal_the_user_gets_a_command_that_reproduces_the_launch() {
         cwd: rig.session_dir(),
     };
     let env = rig.env().set("PATH", "");
-    let error = terminal::open(&Choice::Auto, &launch, &env).unwrap_err();
+    let error = open(&Choice::Auto, &launch, &env).unwrap_err();
     let message = error.to_string();
     let TerminalError::NotFound { command, tried } = error else {
         panic!("expected NotFound, got {error:?}")
@@ -595,7 +614,7 @@ fn a_missing_session_directory_opens_at_home() {
         cwd: rig.root.path().join("deleted worktree"),
     };
     let home = rig.home().to_str().unwrap().to_string();
-    let opened = terminal::open(&Choice::Named("kitty".into()), &launch, &rig.env()).unwrap();
+    let opened = open(&Choice::Named("kitty".into()), &launch, &rig.env()).unwrap();
     assert_eq!(opened.cwd, rig.home());
     let record = rig.wait_for_record("kitty");
     assert_eq!(record.cwd, home);
@@ -610,7 +629,7 @@ fn a_terminal_that_exits_is_reaped() {
         argv: strings(&["/usr/bin/lf", "session", "open", "ask_1"]),
         cwd: rig.session_dir(),
     };
-    let opened = terminal::open(&Choice::Named("xterm".into()), &launch, &rig.env()).unwrap();
+    let opened = open(&Choice::Named("xterm".into()), &launch, &rig.env()).unwrap();
     rig.wait_for_record("xterm");
     // An unreaped child would stay in /proc as a zombie for as long as the tray runs.
     let proc_entry = PathBuf::from(format!("/proc/{}", opened.pid));
@@ -633,7 +652,7 @@ fn launch_failures_are_reported() {
         cwd: rig.session_dir(),
     };
     rig.executable("kitty", "#!/nonexistent/interpreter\n");
-    match terminal::open(&Choice::Named("kitty".into()), &launch, &rig.env()) {
+    match open(&Choice::Named("kitty".into()), &launch, &rig.env()) {
         Err(error @ TerminalError::Spawn { .. }) => {
             assert!(error.to_string().starts_with("Could not start kitty: "));
         }
@@ -650,7 +669,7 @@ fn launch_failures_are_reported() {
         cwd: rig.session_dir(),
     };
     assert!(matches!(
-        terminal::open(&Choice::Auto, &empty, &rig.env()),
+        open(&Choice::Auto, &empty, &rig.env()),
         Err(TerminalError::EmptyArgv)
     ));
 }
