@@ -739,6 +739,9 @@ class Bench:
 
 
 def main():
+    # The app runs in a session of its own, out of reach of the harness's cleanup: a
+    # SIGTERM must unwind through Bench.run's `finally`, which stops it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     bench = Bench()
     try:
         bench.run()
