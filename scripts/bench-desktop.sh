@@ -24,9 +24,9 @@ root=$(cd "$here/.." && pwd)
 e2e=$root/tests/e2e
 
 if [ -z "${LF_BENCH_INSIDE:-}" ]; then
-  app=${1:-${CARGO_TARGET_DIR:-$root/target}/release/lf-tray}
-  app=$(realpath -e "$app" 2>/dev/null) || {
-    echo "bench-desktop: no app binary at $app; build it with" >&2
+  given=${1:-${CARGO_TARGET_DIR:-$root/target}/release/lf-tray}
+  app=$(realpath -e "$given" 2>/dev/null) || {
+    echo "bench-desktop: no app binary at $given; build it with" >&2
     echo "  cargo build --release --locked -p lf-tray -p lf-sim --bins" >&2
     exit 2
   }
