@@ -774,7 +774,10 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
                f"Open is {open_button.text!r}, enabled={open_button.is_enabled()}")
         reason = "This Session is active in another terminal; use Move here to transfer it"
         expect(reason in el.text, f"lf's reason not shown verbatim; the card says {el.text!r}")
-        ctx.driver.save_screenshot(str(ctx.out / "window-generation-d.png"))
+        # From the X server, not WebDriver: WebKitWebDriver's screenshot of this second
+        # automation session hangs (its first session's works); the person sees the window.
+        subprocess.run(["import", "-window", "root", str(ctx.out / "window-generation-d.png")],
+                       timeout=10, check=False)
         listed = json.loads(subprocess.run([ctx.lf_bin, "session", "list", "--json", "--all"], env=d["env"],
                                            capture_output=True, text=True, check=True).stdout)
         open_argv = next(s["open_argv"] for s in listed if s["id"] == d["id"])
