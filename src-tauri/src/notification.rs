@@ -521,10 +521,7 @@ impl Popups {
             self.recent.pop_front();
         }
         let mut effects = Vec::new();
-        let burst_live = self
-            .burst
-            .as_ref()
-            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW);
+        let burst_live = self.burst_live(now);
         if burst_live || self.recent.len() + batch.len() >= BURST_THRESHOLD {
             let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
                 last: now,
@@ -566,6 +563,13 @@ impl Popups {
         effects
     }
 
+    /// Whether the burst summary on screen still takes new popups.
+    fn burst_live(&self, now: Instant) -> bool {
+        self.burst
+            .as_ref()
+            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW)
+    }
+
     fn wait(&mut self, record: &SessionRecord, now: Instant) {
         // A new reason to wait (asked, then ready) restarts the reminder clock.
         self.waiting.insert(
@@ -585,10 +589,7 @@ impl Popups {
             .recent
             .back()
             .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
-        let burst_live = self
-            .burst
-            .as_ref()
-            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW);
+        let burst_live = self.burst_live(now);
         let others_held = self.held.iter().any(|h| h.record.id != record.id);
         let due = if recent || burst_live || others_held {
             now + HOLD
