@@ -13,7 +13,7 @@ const $ = (id) => document.getElementById(id);
 const drafts = new Map();   // "id\u0000action" -> text
 const errors = new Map();   // id -> lf's error text
 const busy = new Set();     // ids with an action running
-let board = { sessions: [], status: '', snoozed: false, warnings: [] };
+let board = { sessions: [], status: '', quiet: null, recent: [], warnings: [] };
 let focusId = null;
 
 function el(tag, props = {}, ...children) {
@@ -61,7 +61,7 @@ function render() {
   const waiting = board.sessions.filter((s) => s.group === 'ready' || s.group === 'waiting').length;
   $('count').textContent = waiting === 0 ? '' : waiting === 1 ? '1 needs you' : `${waiting} need you`;
   const parts = [board.status];
-  if (board.snoozed) parts.push('notifications snoozed');
+  if (board.quiet) parts.push(board.quiet);
   if (board.warnings.length) parts.push(board.warnings[board.warnings.length - 1]);
   $('status').textContent = parts.filter(Boolean).join(' · ');
   $('status').title = [board.status, ...board.warnings].filter(Boolean).join('\n');
