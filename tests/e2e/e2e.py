@@ -374,6 +374,10 @@ def ask_raises_a_notification(ctx):
     expect(sorted(n.actions) == [("default", "Open"), ("dismiss", "Dismiss"), ("open", "Open")],
            f"actions {n.actions!r}; expected default/Open, open/Open and dismiss/Dismiss")
     expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
+    # An agent's question: normal urgency, a message received, the theme's message sound.
+    expect(int(n.hints.get("urgency", -1)) == 1, f"urgency hint {n.hints.get('urgency')!r}")
+    expect(n.hints.get("category") == "im.received", f"category hint {n.hints.get('category')!r}")
+    expect(n.hints.get("sound-name") == "message-new-instant", f"sound hint {n.hints.get('sound-name')!r}")
     expect(n.icon and (not n.icon.startswith("/") or Path(n.icon).exists()),
            f"icon {n.icon!r} is empty or missing")
     wait_for(lambda: ctx.displayed() >= 1, "dunst to display the notification")
