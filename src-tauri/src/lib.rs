@@ -371,6 +371,8 @@ fn setup<R: Runtime>(
             shell.wake.notify_one();
         }
     });
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::gnome::follow(Arc::clone(&on_server));
     let _ = shell.notifications.set(Notifications::new(
         notification_icon(),
         on_action,

@@ -13,6 +13,8 @@ mod policy;
 pub use policy::{Clock, Delivery, Effect, PauseFor, Popups, Preferences, QuietHours};
 
 #[cfg(all(unix, not(target_os = "macos")))]
+pub mod gnome;
+#[cfg(all(unix, not(target_os = "macos")))]
 mod linux;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub use linux::Notifications;

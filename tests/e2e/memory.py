@@ -263,6 +263,38 @@ def quiet_hours_hold_popups_and_end_with_one_summary(ctx):
 
 
 @check
+def gnomes_do_not_disturb_holds_popups(ctx):
+    """GNOME's switch is a GSettings key in dconf: the real dconf-service (started by hand,
+    as this bus activates nothing) and gsettings, the way GNOME's own panel writes it."""
+    dconf = subprocess.Popen(["/usr/libexec/dconf-service"], stdout=subprocess.DEVNULL,
+                             stderr=open(ctx.out / "dconf.log", "ab"), start_new_session=True)
+    gsettings = ["gsettings", "set", "org.gnome.desktop.notifications", "show-banners"]
+    try:
+        ctx.kill_app(signal.SIGTERM)
+        os.environ["XDG_CURRENT_DESKTOP"] = "GNOME"
+        try:
+            ctx.start()
+        finally:
+            del os.environ["XDG_CURRENT_DESKTOP"]
+        wait_for(lambda: "DO_NOT_DISTURB show-banners=true" in ctx.log_since_start(),
+                 "the app to read GNOME's show-banners")
+        subprocess.run(gsettings + ["false"], check=True)
+        wait_for(lambda: "DO_NOT_DISTURB show-banners=false" in ctx.log_since_start(),
+                 "the app to hear GNOME's Do Not Disturb")
+        before = len(ctx.ours())
+        sid, title = ctx.ask("eleventh")
+        wait_for(lambda: [r for r in ctx.menu_labels() if title in r], "the tray to list it")
+        expect("The desktop's do-not-disturb is on" in ctx.menu_labels(), f"{ctx.menu_labels()}")
+        ctx.none_for_a_while(before, "GNOME's Do Not Disturb is on")
+        subprocess.run(gsettings + ["true"], check=True)
+        n = wait_for(lambda: ctx.new_since(before), "the popup when Do Not Disturb ends")[0]
+        expect(title in n.body, f"after Do Not Disturb: {n.describe()}")
+    finally:
+        dconf.terminate()
+        dconf.wait(5)
+
+
+@check
 def a_corrupt_memory_warns_and_starts_fresh(ctx):
     ctx.kill_app(signal.SIGTERM)
     ctx.write_settings()

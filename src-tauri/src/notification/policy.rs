@@ -27,6 +27,9 @@ const BURST_WINDOW: Duration = Duration::from_secs(2);
 /// Reminder intervals double from the person's N up to this: a session left for a day is
 /// recalled a few times, not every N minutes.
 const REMINDER_CAP: Duration = Duration::from_secs(4 * 60 * 60);
+/// The wall clock moving this much further than the monotonic one means the machine slept
+/// (the monotonic clock stops in suspend); NTP steps are far smaller.
+const RESUME_JUMP: i64 = 10;
 /// "Until tomorrow" ends at this local hour: the start of a working morning.
 const TOMORROW_HOUR: i64 = 8;
 
@@ -271,8 +274,13 @@ impl Popups {
         }
     }
 
-    /// Tie `Instant`s to the wall clock again (the monotonic clock stops in suspend).
+    /// Tie `Instant`s to the wall clock again (the monotonic clock stops in suspend). A
+    /// resume from suspend is told like a start: what waits unseen, in one summary.
     pub fn set_clock(&mut self, clock: Clock) {
+        let slept = clock.unix - self.clock.unix(clock.at);
+        if slept > RESUME_JUMP {
+            self.catch_up = true;
+        }
         self.clock = clock;
     }
 
@@ -1010,6 +1018,28 @@ mod tests {
         third.on_event(&snapshot(&sessions[3..]), t1, &PREFS);
         assert!(third.history().mark("ask_0").is_none());
         assert!(third.history().mark("ask_new").is_some());
+    }
+
+    #[test]
+    fn a_resume_from_suspend_tells_what_waited_unseen() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        // The server refused this one's popup: it stays owed until the next summary.
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
+        let Effect::Show(notice) = &effects[0] else {
+            panic!()
+        };
+        p.delivered(notice, Delivery::Failed);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
+        // An ordinary tick is no resume.
+        let t1 = t0 + Duration::from_secs(30);
+        p.set_clock(Clock::new(t1, 1_796_126_400 + 30, 0));
+        assert!(p.flush(t1, &PREFS).is_empty());
+        // The monotonic clock advanced 1 s while the wall clock advanced an hour: a suspend.
+        let t2 = t1 + Duration::from_secs(1);
+        p.set_clock(Clock::new(t2, 1_796_126_400 + 3631, 0));
+        assert_eq!(shown(&p.flush(t2, &PREFS)), [(NoticeKind::Asked, "ask_1")]);
     }
 
     #[test]
