@@ -295,6 +295,31 @@ def gnomes_do_not_disturb_holds_popups(ctx):
 
 
 @check
+def a_dismissed_session_gets_no_reminder(ctx):
+    ctx.kill_app(signal.SIGTERM)
+    ctx.write_settings(reminder_minutes=1)
+    ctx.start()
+    before = len(ctx.ours())
+    kept, kept_title = ctx.ask("twelfth")
+    gone, gone_title = ctx.ask("thirteenth")
+    popups = wait_for(lambda: len(ctx.new_since(before)) >= 2 and ctx.new_since(before),
+                      "the two Asks' popups")
+    dismissed = next(n for n in popups if gone_title in n.body)
+    expect("dismiss" in dismissed.action_keys(), f"no Dismiss on {dismissed.describe()}")
+    # The popup's Dismiss button, as the server reports a click on it.
+    ctx.invoke_action(dismissed, "dismiss")
+    wait_for(lambda: ctx.notes.find(lambda x: x.id == dismissed.id and x.closed_by_app),
+             "the app to take the dismissed popup down")
+    # Older sessions get theirs too; this one's comes a minute after it was asked.
+    wait_for(lambda: [n for n in ctx.new_since(before)
+                      if n.summary == f"Still waiting: {kept_title}"],
+             "the reminder a minute later", timeout=90)
+    time.sleep(QUIET_SPELL)
+    late = [n for n in ctx.new_since(before) if gone_title in n.summary + n.body and n.id != dismissed.id]
+    expect(not late, f"the dismissed session came back: {[n.describe() for n in late]}")
+
+
+@check
 def a_corrupt_memory_warns_and_starts_fresh(ctx):
     ctx.kill_app(signal.SIGTERM)
     ctx.write_settings()
