@@ -71,7 +71,7 @@ pub enum Entry {
 /// The menu for these sessions: pending ones grouped and newest first, then the app's own
 /// items.
 pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
-    let pending: Vec<_> = board::ordered(sessions)
+    let pending: Vec<_> = board::ordered(sessions, |_| None)
         .into_iter()
         .filter(|(group, _)| group.is_pending())
         .collect();

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lf_tray_core::actions::{plan, Step};
+use lf_tray_core::history::Entry;
 use lf_tray_core::{ActionKind, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
@@ -32,6 +33,11 @@ pub struct SessionView {
     /// The repository's name, for a generation D record: lf's `cwd` may be deep inside
     /// it, and older records show only their directory.
     pub repo_name: Option<String>,
+    /// Since when the session waits on the person (unix seconds), as the tray's memory
+    /// knows it: set for the Ready and Waiting groups.
+    pub waiting_since: Option<i64>,
+    /// The person dismissed its popups until its next transition.
+    pub dismissed: bool,
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -40,7 +46,10 @@ pub struct Board {
     pub sessions: Vec<SessionView>,
     /// The engine's status line.
     pub status: String,
-    pub snoozed: bool,
+    /// Why popups are held back now, for the footer ("Quiet hours until 07:00").
+    pub quiet: Option<String>,
+    /// The latest transitions, newest first.
+    pub recent: Vec<Entry>,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
     /// The session to scroll to, for a window just built to show it (it was not there
@@ -50,9 +59,12 @@ pub struct Board {
 
 /// The sessions as the window draws them, in the board's order.
 fn views(sessions: &[SessionRecord]) -> Vec<SessionView> {
-    board::ordered(sessions)
+    // Until the tray's memory is wired in, no session has a waiting time or a dismissal.
+    board::ordered(sessions, |_| None)
         .into_iter()
         .map(|(group, record)| SessionView {
+            waiting_since: None,
+            dismissed: false,
             buttons: actions::buttons(record),
             question: board::question(record),
             repo_name: record.kind.is_none().then(|| board::repo(record)).flatten(),
@@ -66,7 +78,8 @@ pub fn board(shell: &Shell) -> Board {
     Board {
         sessions: views(&shell.engine.sessions()),
         status: shell.engine.status(),
-        snoozed: shell.snoozed(),
+        quiet: shell.snoozed().then(|| "Notifications snoozed".to_string()),
+        recent: Vec::new(),
         warnings: shell.warnings(),
         focus: None,
     }
@@ -199,6 +212,25 @@ pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
         focus: crate::lock(&shell.focus).take(),
         ..board(&shell)
     }
+}
+
+/// Hide the window the way its close button does (which destroys it, see `show`).
+#[tauri::command]
+pub fn close_window<R: Runtime>(app: AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(LABEL) {
+        if let Err(e) = window.close() {
+            tracing::warn!("could not close the window: {e}");
+        }
+    }
+}
+
+/// Dismiss a session's popups and reminders until its next transition; lf is not told.
+#[tauri::command]
+pub fn dismiss(shell: State<'_, Arc<Shell>>, id: String) -> Result<(), String> {
+    shell.engine.session(&id).ok_or_else(|| {
+        "This session is no longer listed; it may have just been resolved.".to_string()
+    })?;
+    Err("Dismissing needs the tray's memory, which this build does not have yet.".into())
 }
 
 /// Run one of a session's actions. Returns lf's (or the launcher's) message for the window

@@ -373,7 +373,11 @@ mod tests {
         let first = transition(&ask).unwrap();
         assert_eq!(transition(&ask).unwrap(), first);
         ask.title = "A new title".into();
-        assert_eq!(transition(&ask).unwrap(), first, "titles change, questions count");
+        assert_eq!(
+            transition(&ask).unwrap(),
+            first,
+            "titles change, questions count"
+        );
         ask.prompt = Some("Ship it now?".into());
         assert_ne!(transition(&ask).unwrap(), first);
         let mut ready = ask.clone();
