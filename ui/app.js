@@ -591,6 +591,9 @@ function fillSettings(view) {
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
   $('set-grace').value = s.attached_grace_seconds;
+  $('set-quiet-from').value = s.quiet_from || '';
+  $('set-quiet-to').value = s.quiet_to || '';
+  $('set-on-event').value = s.on_event || '';
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
   $('set-autostart').checked = view.autostart;
@@ -630,6 +633,9 @@ async function saveSettings(event) {
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
+    quiet_from: $('set-quiet-from').value,
+    quiet_to: $('set-quiet-to').value,
+    on_event: $('set-on-event').value.trim() || null,
   };
   const message = $('settings-message');
   try {

@@ -40,7 +40,7 @@ POLL = 0.05
 
 APP_NAME = "Loopflow Tray"
 HEADERS = ("Ready for review", "Waiting for you", "Active")
-CONTROLS = ("Show window", "Snooze 1 h", "Resume notifications", "Quit")
+CONTROLS = ("Show window", "Dismiss", "Pause notifications", "Resume notifications", "Quit")
 BURST_WINDOW = 2.0  # the contract's burst: 5 or more Asks within 2 s
 SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
 
@@ -347,7 +347,7 @@ def tray_menu_when_nothing_waits(ctx):
         return got if "No sessions waiting" in got else None
 
     got = wait_for(labels, "`No sessions waiting` in the tray menu")
-    for control in ("Show window", "Snooze 1 h", "Quit"):
+    for control in ("Show window", "Pause notifications", "For 1 hour", "Quit"):
         expect(control in got, f"tray menu lacks {control!r}: {got}")
     empty = [e for e in ctx.menu() if plain(e.label) == "No sessions waiting"][0]
     expect(not empty.enabled, "`No sessions waiting` is clickable")
@@ -371,9 +371,13 @@ def ask_raises_a_notification(ctx):
     expect(n.app_name == APP_NAME, f"app name {n.app_name!r}")
     expect(n.summary == "Agent asks · loop-decide", f"summary {n.summary!r}")
     expect_body(n.body, title, prompt)
-    expect(sorted(n.actions) == [("default", "Open"), ("open", "Open")],
-           f"actions {n.actions!r}; expected default/Open and open/Open")
+    expect(sorted(n.actions) == [("default", "Open"), ("dismiss", "Dismiss"), ("open", "Open")],
+           f"actions {n.actions!r}; expected default/Open, open/Open and dismiss/Dismiss")
     expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
+    # An agent's question: normal urgency, a message received, the theme's message sound.
+    expect(int(n.hints.get("urgency", -1)) == 1, f"urgency hint {n.hints.get('urgency')!r}")
+    expect(n.hints.get("category") == "im.received", f"category hint {n.hints.get('category')!r}")
+    expect(n.hints.get("sound-name") == "message-new-instant", f"sound hint {n.hints.get('sound-name')!r}")
     expect(n.icon and (not n.icon.startswith("/") or Path(n.icon).exists()),
            f"icon {n.icon!r} is empty or missing")
     wait_for(lambda: ctx.displayed() >= 1, "dunst to display the notification")
@@ -541,15 +545,15 @@ def burst_of_eight_is_one_popup_and_two_notify_calls(ctx):
                            cwd=ctx.make_cwd("burst"), detail="burst")
     expect(time.monotonic() - started < 2, "writing eight asks took over 2 s")
     try:
-        n = ctx.notified(lambda n: re.fullmatch(r"\d+ sessions need you", n.summary),
+        n = ctx.notified(lambda n: re.fullmatch(r"\d+ sessions wait for you", n.summary),
                          f"a burst notification; seen {ctx.notes.summaries()}")
-        expect(n.summary == "8 sessions need you", f"burst summary {n.summary!r}")
+        expect(n.summary == "8 sessions wait for you", f"burst summary {n.summary!r}")
         expect("default" in n.action_keys(), f"burst actions {n.actions!r}")
         # Every burst row must be in the menu before counting, so the engine has seen all eight.
         wait_for(lambda: len([1 for label, _ in ctx.section("Waiting for you") if "Burst question" in label]) == 8,
                  f"eight burst rows in the tray; menu: {ctx.menu_labels()}")
         singles = ctx.notes.find(lambda n: n.summary.startswith("Agent asks") and "Burst question" in n.body)
-        bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions need you"))
+        bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions wait for you"))
         expect(len(bursts) == 1 and len(singles) <= 1,
                f"expected at most two Notify calls; got {len(bursts)} burst and {len(singles)} "
                f"single ones: {[s.summary for s in singles]}")
