@@ -1009,15 +1009,13 @@ def window_recent_lists_what_happened(ctx):
     ctx.home.remove_ask(resolved)
     wait_for(lambda: resolved not in window_rows(ctx), "the resolved Ask to leave the list")
     click_current(ctx.driver, "#recent summary")
+    expect(ctx.driver.find_element(By.ID, "recent-list").is_displayed(), "Recent did not unfold")
 
     def entries():
-        out = []
-        for li in ctx.driver.find_elements(By.CSS_SELECTOR, "#recent-list li"):
-            if li.is_displayed():
-                out.append((li.find_element(By.CSS_SELECTOR, "time").text,
-                            li.find_element(By.CSS_SELECTOR, ".what").text,
-                            li.find_element(By.CSS_SELECTOR, ".recent-title").text))
-        return out
+        # (time, what, title) of each line, read in one go: the list is redrawn on every change.
+        return [tuple(e) for e in ctx.driver.execute_script(
+            "return [...document.querySelectorAll('#recent-list li')].filter((li) => li.offsetParent !== null)"
+            ".map((li) => ['time', '.what', '.recent-title'].map((c) => li.querySelector(c).innerText));")]
     title = ORDER_TITLES[0]
     # Newest first: its resolution, above the question it asked.
     wait_for(lambda: [e[1] for e in entries() if e[2] == title][:2] == ["resolved", "asked"],
@@ -1028,6 +1026,27 @@ def window_recent_lists_what_happened(ctx):
     minutes = {time.strftime("%H:%M", time.localtime(time.time() - d)) for d in (0, 60, 120)}
     expect(at in minutes, f"the entry's time {at!r} is not the local time now ({time.strftime('%H:%M', now)})")
     window_screenshot(ctx, "window-recent.png")
+
+
+@check
+def window_dismiss_mutes_the_row(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
+    from selenium.webdriver.common.by import By
+
+    sid = ctx.order_ids[1]
+    sel = f'[data-session-id="{sid}"]'
+    click_current(ctx.driver, f"{sel} button[data-dismiss]")
+
+    def muted():
+        row = ctx.driver.find_element(By.CSS_SELECTOR, sel)
+        note = row.find_elements(By.CSS_SELECTOR, ".dismissed-note")
+        return ("dismissed" in row.get_attribute("class").split() and note and note[0].text == "Dismissed"
+                and not row.find_elements(By.CSS_SELECTOR, "button[data-dismiss]"))
+    wait_for(muted, f"{ORDER_TITLES[1]!r} drawn dismissed, without its Dismiss button")
+    # Still listed where it was: it still waits, only its popups are dismissed.
+    expect(sid in window_rows(ctx, "waiting"), f"the dismissed session left Waiting for you: {window_rows(ctx)!r}")
 
 
 @check
