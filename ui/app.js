@@ -193,7 +193,8 @@ function row(session) {
 
   const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
     el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
-    el('span', { class: 'title', text: session.title || session.id }));
+    // The whole title on hover: the line cuts a long one short.
+    el('span', { class: 'title', text: session.title || session.id, title: session.title || session.id }));
   const label = [KIND_NAMES[session.kind] || session.kind || session.provider,
     typeof session.machine === 'string' ? session.machine : '', repoOf(session)]
     .filter(Boolean).join(' · ');
