@@ -7,10 +7,10 @@
 const COMMANDS: &[&str] = &[
     "sessions",
     "act",
-    "dismiss",
-    "close_window",
     "settings",
     "save_settings",
+    "dismiss",
+    "close_window",
     "open_log",
 ];
 

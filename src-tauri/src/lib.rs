@@ -341,10 +341,10 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         .invoke_handler(tauri::generate_handler![
             window::sessions,
             window::act,
-            window::dismiss,
-            window::close_window,
             window::settings,
             window::save_settings,
+            window::dismiss,
+            window::close_window,
             window::open_log
         ])
         .on_window_event(|window, event| {
