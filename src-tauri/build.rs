@@ -10,6 +10,7 @@ const COMMANDS: &[&str] = &[
     "settings",
     "save_settings",
     "dismiss",
+    "close_window",
     "open_log",
 ];
 

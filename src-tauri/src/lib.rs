@@ -344,6 +344,7 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::settings,
             window::save_settings,
             window::dismiss,
+            window::close_window,
             window::open_log
         ])
         .on_window_event(|window, event| {

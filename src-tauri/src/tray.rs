@@ -101,7 +101,8 @@ pub enum Entry {
 /// The menu for these sessions: pending ones grouped and newest first, then the app's own
 /// items.
 pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
-    let pending: Vec<_> = board::ordered(sessions)
+    // The menu's snapshot of the popups carries no waiting times: today's order.
+    let pending: Vec<_> = board::ordered(sessions, |_| None)
         .into_iter()
         .filter(|(group, _)| group.is_pending())
         .collect();

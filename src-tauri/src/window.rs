@@ -60,7 +60,7 @@ pub struct Board {
 
 /// The sessions as the window draws them, in the board's order.
 fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
-    board::ordered(sessions)
+    board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
         .into_iter()
         .map(|(group, record)| {
             let key = history::key(record);
@@ -220,6 +220,16 @@ pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
     Board {
         focus: crate::lock(&shell.focus).take(),
         ..board(&shell)
+    }
+}
+
+/// Hide the window the way its close button does (which destroys it, see `show`).
+#[tauri::command]
+pub fn close_window<R: Runtime>(app: AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(LABEL) {
+        if let Err(e) = window.close() {
+            tracing::warn!("could not close the window: {e}");
+        }
     }
 }
 
