@@ -209,6 +209,10 @@ impl Shell {
                 .filter(|s| popups.dismissed(&history::key(s)))
                 .map(|s| s.id.clone())
                 .collect(),
+            since: sessions
+                .iter()
+                .filter_map(|s| Some((s.id.clone(), popups.waiting_since(&history::key(s))?)))
+                .collect(),
         }
     }
 
