@@ -108,6 +108,12 @@ class Memory(Ctx):
         os.killpg(self.app.pid, sig)
         self.app.wait(5)
 
+    def restart_and_expect_nothing(self, why):
+        before = len(self.ours())
+        self.kill_app(signal.SIGTERM)
+        self.start()
+        self.none_for_a_while(before, why)
+
     def none_for_a_while(self, before, what):
         time.sleep(QUIET_SPELL)
         new = self.new_since(before)
@@ -142,10 +148,7 @@ def three_waiting_at_start_are_one_summary(ctx):
 
 @check
 def a_restart_after_sigterm_repeats_nothing(ctx):
-    before = len(ctx.ours())
-    ctx.kill_app(signal.SIGTERM)
-    ctx.start()
-    ctx.none_for_a_while(before, "the same three still wait after a restart")
+    ctx.restart_and_expect_nothing("the same three still wait after a restart")
 
 
 @check
@@ -233,15 +236,11 @@ def dismiss_from_the_tray_takes_the_popup_down_for_good(ctx):
              "the app to close the dismissed popup")
     memory = json.loads((ctx.state / "history.json").read_text())
     expect(memory["sessions"][sid]["dismissed"], f"memory {memory['sessions'].get(sid)}")
-    before = len(ctx.ours())
-    ctx.kill_app(signal.SIGTERM)
-    ctx.start()
-    ctx.none_for_a_while(before, "the dismissed session and all others were told before")
+    ctx.restart_and_expect_nothing("the dismissed session and all others were told before")
 
 
 @check
 def quiet_hours_hold_popups_and_end_with_one_summary(ctx):
-    hook_out = ctx.tmp / "hook.jsonl"
     hook = ctx.tmp / "on-event.sh"
     hook.write_text("#!/bin/sh\nprintf '%s ' \"$LF_TRAY_EVENT\" >>\"$0.out\"\ncat >>\"$0.out\"\n")
     hook.chmod(0o755)
