@@ -105,6 +105,7 @@ pub(crate) struct Shell {
     popups: Mutex<Popups>,
     /// Where the popups' memory is kept (`None`: the demo and the command tests keep none).
     history_path: Option<PathBuf>,
+    history_writer: OnceLock<std::sync::mpsc::Sender<Vec<u8>>>,
     /// The popups' effects, to the task that shows them (set once the app runs).
     effects: OnceLock<mpsc::UnboundedSender<Effect>>,
     /// Runs the person's `on_event` program.
@@ -130,6 +131,7 @@ impl Shell {
             settings_warning: loaded.warning,
             popups: Mutex::default(),
             history_path: None,
+            history_writer: OnceLock::new(),
             effects: OnceLock::new(),
             hook: hook::Hook::default(),
             wake: Notify::new(),
@@ -154,7 +156,9 @@ impl Shell {
         self
     }
 
-    /// Write the popups' memory if it changed; the write happens outside the lock.
+    /// Write the popups' memory if it changed. The write (two fsyncs) happens on a thread
+    /// of its own, so no popup waits for the disk; a newer memory queued behind an older
+    /// one replaces it.
     fn save_history(&self) {
         let Some(path) = &self.history_path else {
             return;
@@ -162,12 +166,30 @@ impl Shell {
         let Some(bytes) = lock(&self.popups).take_history() else {
             return;
         };
-        if let Err(e) = history::write_atomically(path, &bytes) {
-            tracing::warn!(
-                "could not keep the popups' memory in {}: {e}",
-                path.display()
-            );
-        }
+        let writer = self.history_writer.get_or_init(|| {
+            let (sender, queue) = std::sync::mpsc::channel::<Vec<u8>>();
+            let path = path.clone();
+            let spawned = std::thread::Builder::new()
+                .name("history".into())
+                .spawn(move || {
+                    while let Ok(mut bytes) = queue.recv() {
+                        while let Ok(newer) = queue.try_recv() {
+                            bytes = newer;
+                        }
+                        if let Err(e) = history::write_atomically(&path, &bytes) {
+                            tracing::warn!(
+                                "could not keep the popups' memory in {}: {e}",
+                                path.display()
+                            );
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("could not start the memory's writer: {e}");
+            }
+            sender
+        });
+        let _ = writer.send(bytes);
     }
 
     fn settings(&self) -> Settings {
@@ -506,15 +528,15 @@ async fn follow<R: Runtime>(
         if shell.quitting.load(Ordering::SeqCst) {
             break;
         }
+        for effect in effects {
+            let _ = deliveries.send(effect);
+        }
         shell.save_history();
         let now_held_back = shell.held_back();
         if now_held_back != held_back {
             tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
             held_back = now_held_back;
             refresh(&app, &shell);
-        }
-        for effect in effects {
-            let _ = deliveries.send(effect);
         }
     }
 }
