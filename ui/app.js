@@ -78,8 +78,8 @@ function render() {
 }
 
 function card(session) {
-  const node = el('article', { class: 'session', 'data-session-id': session.id });
-  if (busy.has(session.id)) node.classList.add('busy');
+  const node = el('article', { class: 'session', 'data-session-id': session.key });
+  if (busy.has(session.key)) node.classList.add('busy');
 
   const chipList = chips(session);
   if (chipList.length) node.append(el('div', { class: 'chips' }, ...chipList));
@@ -119,7 +119,7 @@ function card(session) {
       text: button.label,
       title: button.unavailable_reason || button.help || '',
       disabled: !button.enabled,
-      onclick: () => act(session.id, button.kind),
+      onclick: () => act(session.key, button.kind),
     }));
     if (!button.enabled && button.unavailable_reason) reasons.push(`${button.label}: ${button.unavailable_reason}`);
   }
@@ -129,7 +129,7 @@ function card(session) {
   if (firstText) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
 
-  const error = errors.get(session.id);
+  const error = errors.get(session.key);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
   return node;
 }
@@ -153,7 +153,7 @@ function chips(session) {
 }
 
 function textAction(session, button) {
-  const key = `${session.id}\u0000${button.kind}`;
+  const key = `${session.key}\u0000${button.kind}`;
   const box = el('textarea', {
     'data-input': button.kind,
     rows: 1,
@@ -167,7 +167,7 @@ function textAction(session, button) {
   box.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      act(session.id, button.kind, box.value);
+      act(session.key, button.kind, box.value);
     }
   });
   requestAnimationFrame(grow);
@@ -177,7 +177,7 @@ function textAction(session, button) {
     text: button.label,
     title: button.unavailable_reason || button.help || '',
     disabled: !button.enabled,
-    onclick: () => act(session.id, button.kind, box.value),
+    onclick: () => act(session.key, button.kind, box.value),
   });
   return el('div', { class: 'text-action' }, box, submit);
 }
@@ -228,7 +228,7 @@ async function refresh() {
   } catch (error) {
     board = { ...board, status: `Could not load the sessions: ${error}` };
   }
-  const ids = new Set(board.sessions.map((s) => s.id));
+  const ids = new Set(board.sessions.map((s) => s.key));
   for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
   for (const key of drafts.keys()) if (!ids.has(key.split('\u0000')[0])) drafts.delete(key);
   render();
@@ -348,7 +348,7 @@ $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true;
 
 listen('board', (event) => {
   board = event.payload;
-  const ids = new Set(board.sessions.map((s) => s.id));
+  const ids = new Set(board.sessions.map((s) => s.key));
   for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
   render();
 });

@@ -458,8 +458,8 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
 fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match item {
-        tray::Item::Session(id) => match shell.engine.session(&id) {
-            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&id)),
+        tray::Item::Session(key) => match shell.engine.session(&key) {
+            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&key)),
             Some(record) => open_or_show(app, &shell, &record, None),
             None => window::show(app, None),
         },
@@ -516,7 +516,7 @@ fn open_or_show<R: Runtime>(
         Ok(Step::Open { replace }) => {
             let _ = launch::open(app, shell, record, replace, token.as_deref());
         }
-        _ => window::show(app, Some(&record.id)),
+        _ => window::show(app, Some(&record.key())),
     }
 }
 
@@ -528,8 +528,8 @@ fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match (key, action) {
-        (NoticeKey::Session(id), notification::REVIEW) => window::show(app, Some(&id)),
-        (NoticeKey::Session(id), _) => match shell.engine.session(&id) {
+        (NoticeKey::Session(key), notification::REVIEW) => window::show(app, Some(&key)),
+        (NoticeKey::Session(key), _) => match shell.engine.session(&key) {
             Some(record) => open_or_show(app, &shell, &record, token),
             // Resolved meanwhile: the window shows what is left.
             None => window::show(app, None),

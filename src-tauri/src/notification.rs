@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lf_tray_core::{Event, Kind, SessionRecord, State};
+use lf_tray_core::{Event, Kind, SessionKey, SessionRecord, State};
 
 use crate::board;
 
@@ -76,7 +76,7 @@ impl NoticeKind {
 /// key again replaces its popup.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NoticeKey {
-    Session(String),
+    Session(SessionKey),
     Burst,
     Error,
 }
@@ -85,7 +85,7 @@ impl NoticeKey {
     /// The session id for the log, `-` when there is none.
     pub fn session(&self) -> &str {
         match self {
-            NoticeKey::Session(id) => id,
+            NoticeKey::Session(key) => &key.id,
             NoticeKey::Burst | NoticeKey::Error => "-",
         }
     }
@@ -187,7 +187,7 @@ pub fn asked(record: &SessionRecord) -> Notice {
         body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
     }
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(record.key()),
         kind: NoticeKind::Asked,
         summary,
         body,
@@ -212,7 +212,7 @@ fn waits(record: &SessionRecord) -> Notice {
         }
     }
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(record.key()),
         kind: NoticeKind::Asked,
         summary,
         body,
@@ -233,7 +233,7 @@ pub fn ready(record: &SessionRecord) -> Notice {
         _ => "The agent marked this session ready.".to_string(),
     };
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(record.key()),
         kind: NoticeKind::Ready,
         summary,
         body,
@@ -254,7 +254,7 @@ pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
         MAX_TITLE,
     ));
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(record.key()),
         kind: NoticeKind::Reminder,
         summary,
         body,
@@ -347,7 +347,7 @@ fn watched(record: &SessionRecord) -> bool {
 /// The burst summary on screen, and the sessions it stands for.
 struct Burst {
     last: Instant,
-    members: BTreeSet<String>,
+    members: BTreeSet<SessionKey>,
 }
 
 /// When popups appear and go away. Feed it the engine's events and call `flush` at
@@ -358,8 +358,8 @@ pub struct Popups {
     /// Session popups shown within the burst window, oldest first.
     recent: VecDeque<(Instant, SessionRecord)>,
     burst: Option<Burst>,
-    waiting: HashMap<String, Waiting>,
-    deferred: HashMap<String, Deferred>,
+    waiting: HashMap<SessionKey, Waiting>,
+    deferred: HashMap<SessionKey, Deferred>,
     snoozed_until: Option<Instant>,
 }
 
@@ -400,15 +400,15 @@ impl Popups {
         let mut effects = Vec::new();
         match event {
             Event::Snapshot { sessions, .. } => {
-                let needing: HashMap<&str, &SessionRecord> = sessions
+                let needing: HashMap<SessionKey, &SessionRecord> = sessions
                     .iter()
                     .filter(|s| s.needs_you)
-                    .map(|s| (s.id.as_str(), s))
+                    .map(|s| (s.key(), s))
                     .collect();
-                let gone: Vec<String> = self
+                let gone: Vec<SessionKey> = self
                     .waiting
                     .keys()
-                    .filter(|id| !needing.contains_key(id.as_str()))
+                    .filter(|id| !needing.contains_key(*id))
                     .cloned()
                     .collect();
                 for id in gone {
@@ -416,7 +416,7 @@ impl Popups {
                 }
                 for (id, record) in needing {
                     self.waiting
-                        .entry(id.to_string())
+                        .entry(id)
                         .and_modify(|w| w.record = record.clone())
                         .or_insert_with(|| Waiting {
                             since: now,
@@ -441,24 +441,24 @@ impl Popups {
                     self.hold(ready(session), session, now);
                 } else {
                     // The question it answered is stale now.
-                    self.unhold(&session.id);
-                    effects.push(Effect::Close(NoticeKey::Session(session.id.clone())));
+                    self.unhold(&session.key());
+                    effects.push(Effect::Close(NoticeKey::Session(session.key())));
                 }
             }
             Event::State { session, .. } => {
                 if session.needs_you {
-                    if let Some(deferred) = self.deferred.get_mut(&session.id) {
+                    if let Some(deferred) = self.deferred.get_mut(&session.key()) {
                         if watched(session) {
                             deferred.notice = asked(session);
                             deferred.record = session.clone();
                         } else {
                             // The person left that terminal: nobody is watching any more.
-                            self.deferred.remove(&session.id);
+                            self.deferred.remove(&session.key());
                             self.hold(asked(session), session, now);
                         }
                     }
                     self.waiting
-                        .entry(session.id.clone())
+                        .entry(session.key())
                         .and_modify(|w| w.record = session.clone())
                         .or_insert_with(|| Waiting {
                             since: now,
@@ -466,10 +466,10 @@ impl Popups {
                             record: session.clone(),
                         });
                 } else {
-                    self.settled(&session.id, &mut effects);
+                    self.settled(&session.key(), &mut effects);
                 }
             }
-            Event::Resolved { session, .. } => self.settled(&session.id, &mut effects),
+            Event::Resolved { session, .. } => self.settled(&session.key(), &mut effects),
             Event::Appeared { .. } | Event::Warning { .. } => {}
         }
         // What is due now (a lone popup) goes out with this event, not a timer tick later.
@@ -482,7 +482,7 @@ impl Popups {
         if self.snoozed_until.is_some_and(|until| now >= until) {
             self.snoozed_until = None;
         }
-        let due: Vec<String> = self
+        let due: Vec<SessionKey> = self
             .deferred
             .iter()
             .filter(|(_, d)| now >= d.due)
@@ -530,16 +530,16 @@ impl Popups {
             // A new summary takes the place of the burst's first popup; the others close.
             let mut replaces = None;
             for (_, record) in self.recent.drain(..) {
-                let key = NoticeKey::Session(record.id.clone());
+                let key = NoticeKey::Session(record.key());
                 if !burst_live && replaces.is_none() {
                     replaces = Some(key);
                 } else {
                     effects.push(Effect::Close(key));
                 }
-                burst.members.insert(record.id);
+                burst.members.insert(record.key());
             }
             for held in batch {
-                burst.members.insert(held.record.id);
+                burst.members.insert(held.record.key());
             }
             burst.last = now;
             let members: Vec<&SessionRecord> = burst
@@ -573,7 +573,7 @@ impl Popups {
     fn wait(&mut self, record: &SessionRecord, now: Instant) {
         // A new reason to wait (asked, then ready) restarts the reminder clock.
         self.waiting.insert(
-            record.id.clone(),
+            record.key(),
             Waiting {
                 since: now,
                 reminded: false,
@@ -590,7 +590,7 @@ impl Popups {
             .back()
             .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
         let burst_live = self.burst_live(now);
-        let others_held = self.held.iter().any(|h| h.record.id != record.id);
+        let others_held = self.held.iter().any(|h| h.record.key() != record.key());
         let due = if recent || burst_live || others_held {
             now + HOLD
         } else {
@@ -609,7 +609,7 @@ impl Popups {
             return;
         }
         // One popup per session: a newer notice replaces one not yet shown.
-        self.unhold(&record.id);
+        self.unhold(&record.key());
         self.held.push(Held {
             due,
             notice,
@@ -618,9 +618,9 @@ impl Popups {
     }
 
     fn defer(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
-        self.unhold(&record.id);
+        self.unhold(&record.key());
         self.deferred.insert(
-            record.id.clone(),
+            record.key(),
             Deferred {
                 due,
                 notice,
@@ -629,17 +629,17 @@ impl Popups {
         );
     }
 
-    fn unhold(&mut self, id: &str) {
-        self.held.retain(|h| h.record.id != id);
+    fn unhold(&mut self, id: &SessionKey) {
+        self.held.retain(|h| &h.record.key() != id);
         self.deferred.remove(id);
     }
 
     /// The session no longer needs the person: nothing about it may stay on screen.
-    fn settled(&mut self, id: &str, effects: &mut Vec<Effect>) {
+    fn settled(&mut self, id: &SessionKey, effects: &mut Vec<Effect>) {
         self.waiting.remove(id);
         self.unhold(id);
-        self.recent.retain(|(_, r)| r.id != id);
-        effects.push(Effect::Close(NoticeKey::Session(id.to_string())));
+        self.recent.retain(|(_, r)| &r.key() != id);
+        effects.push(Effect::Close(NoticeKey::Session(id.clone())));
         if let Some(burst) = &mut self.burst {
             if burst.members.remove(id) && burst.members.is_empty() {
                 self.burst = None;

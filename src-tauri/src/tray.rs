@@ -4,7 +4,7 @@
 //! The menu is a plain model built from the sessions (tested without a display), turned into
 //! Tauri menu items on the main thread each time the engine's list changes.
 
-use lf_tray_core::SessionRecord;
+use lf_tray_core::{SessionKey, SessionRecord};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -22,7 +22,7 @@ const MAX_LABEL: usize = 64;
 /// A menu item the user can choose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
-    Session(String),
+    Session(SessionKey),
     More,
     Show,
     Snooze,
@@ -34,7 +34,7 @@ const SESSION_PREFIX: &str = "session:";
 impl Item {
     pub fn id(&self) -> String {
         match self {
-            Item::Session(id) => format!("{SESSION_PREFIX}{id}"),
+            Item::Session(key) => format!("{SESSION_PREFIX}{}", key.token()),
             Item::More => "more".into(),
             Item::Show => "show".into(),
             Item::Snooze => "snooze".into(),
@@ -44,7 +44,7 @@ impl Item {
 
     pub fn parse(id: &str) -> Option<Item> {
         if let Some(session) = id.strip_prefix(SESSION_PREFIX) {
-            return Some(Item::Session(session.to_string()));
+            return SessionKey::parse(session).map(Item::Session);
         }
         match id {
             "more" => Some(Item::More),
@@ -83,7 +83,7 @@ pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
             entries.push(Entry::Note(group.title().into()));
         }
         entries.push(Entry::Choice {
-            item: Item::Session(record.id.clone()),
+            item: Item::Session(record.key()),
             label: label(&board::one_line(record)),
         });
     }

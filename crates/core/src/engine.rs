@@ -23,7 +23,7 @@ use crate::lf::{self, Detected, Generation, Lf, LfAction, LfError};
 use crate::monitor::{Part, Reader, Report};
 use crate::records::Records;
 use crate::schedule::{Schedule, QUIET_RECHECK};
-use crate::session::SessionRecord;
+use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 use crate::watch::{route, run_names, Batch, Watches};
 
@@ -174,8 +174,12 @@ impl Engine {
         read(&self.shared).snapshot.sessions()
     }
 
-    pub fn session(&self, id: &str) -> Option<SessionRecord> {
-        read(&self.shared).snapshot.get(id).cloned()
+    /// The session with this key, on this machine or another.
+    pub fn session(&self, key: &SessionKey) -> Option<SessionRecord> {
+        match &key.machine {
+            None => read(&self.shared).snapshot.get(&key.id).cloned(),
+            Some(_) => None,
+        }
     }
 
     pub fn lf_bin(&self) -> Option<PathBuf> {

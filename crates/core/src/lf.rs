@@ -331,6 +331,12 @@ impl Lf {
         let args = generation.list_args();
         let mut page = decode_list(&self.run(args).await?).map_err(LfError::BadOutput)?;
         let (mut records, mut problems) = (page.records, page.problems);
+        // Which machine a record is on is the tray's to say, never lf's.
+        let untag = |records: &mut Vec<SessionRecord>| {
+            for record in records {
+                record.machine = None;
+            }
+        };
         let mut seen = std::collections::HashSet::new();
         while let Some(after) = page.next {
             // An lf that hands out the same cursor twice would never end.
@@ -349,6 +355,7 @@ impl Lf {
             records.append(&mut page.records);
             problems.append(&mut page.problems);
         }
+        untag(&mut records);
         Ok((records, problems))
     }
 

@@ -20,4 +20,4 @@ mod watch;
 
 pub use event::{Event, Warning};
 pub use home::Home;
-pub use session::{Action, ActionKind, Kind, SessionRecord, State, WorkRef};
+pub use session::{Action, ActionKind, Kind, SessionKey, SessionRecord, State, WorkRef};
