@@ -84,6 +84,8 @@ function card(session) {
   const chipList = chips(session);
   if (chipList.length) node.append(el('div', { class: 'chips' }, ...chipList));
   node.append(el('p', { class: 'title', text: session.title || session.id }));
+  // Another machine's session says which (ids are unique per machine only).
+  if (session.machine) node.append(el('p', { class: 'machine', text: `on ${session.machine}` }));
 
   // Generation D names the agent (`provider`) and where the work is (`work_path`, the
   // repository); older records have only lf's detail and the work's id.
@@ -260,6 +262,7 @@ function fillSettings(view) {
   $('set-grace').value = s.attached_grace_seconds;
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
+  $('set-machines').value = (s.machines || []).join('\n');
   $('set-autostart').checked = view.autostart;
   $('settings-path').textContent = view.path ? `Saved in ${view.path}` : '';
   $('log-row').hidden = !view.log;
@@ -297,6 +300,7 @@ async function saveSettings(event) {
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
+    machines: $('set-machines').value.split('\n'),
   };
   const message = $('settings-message');
   try {

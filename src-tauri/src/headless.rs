@@ -8,17 +8,20 @@ use anyhow::{bail, Context, Result};
 use lf_tray_core::engine::{self, Config, Engine};
 use lf_tray_core::{Event, SessionRecord};
 
-/// Timing overrides from the command line.
+/// Overrides from the command line: timing, and the other machines to follow.
 #[derive(Debug, Default, PartialEq)]
 pub struct Timing {
     pub lf_timeout: Option<Duration>,
     pub relist: Option<Duration>,
     /// lf's quiet time (generation D), for an lf built with another than 120 s.
     pub quiet: Option<Duration>,
+    /// `--remote DEST`: other machines to follow.
+    pub machines: Vec<String>,
 }
 
 fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config {
     let mut config = Config::from_env(home, lf);
+    config.machines = timing.machines;
     if let Some(timeout) = timing.lf_timeout {
         config.lf_timeout = timeout;
     }

@@ -47,6 +47,8 @@ pub struct DesktopOptions {
     pub lf: Option<PathBuf>,
     /// `--hidden`: start in the tray only (the login start).
     pub start_hidden: bool,
+    /// `--remote DEST`: machines to follow besides the settings' ones.
+    pub machines: Vec<String>,
 }
 
 /// The tray app on the user's Loopflow home. Returns when the user quits.
@@ -60,8 +62,15 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
     // The command line wins over the settings, which win over the environment.
     let home = options.home.or_else(|| loaded.settings.home.clone());
     let lf = options.lf.or_else(|| loaded.settings.lf_path.clone());
+    let mut config = Config::from_env(home, lf);
+    // The settings' machines, then the command line's, each once.
+    for machine in loaded.settings.machines.iter().chain(&options.machines) {
+        if !config.machines.contains(machine) {
+            config.machines.push(machine.clone());
+        }
+    }
     start(
-        Config::from_env(home, lf),
+        config,
         settings_path,
         loaded,
         Start {

@@ -159,6 +159,15 @@ fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &
     actions
 }
 
+/// A popup's summary (plain text, which servers do not interpret) names another machine
+/// first, so the person knows where to answer.
+fn on_machine(record: &SessionRecord, summary: String) -> String {
+    match &record.machine {
+        Some(machine) => one_line(&format!("{machine} · {summary}"), MAX_SUMMARY),
+        None => summary,
+    }
+}
+
 fn title(record: &SessionRecord) -> &str {
     if record.title.trim().is_empty() {
         &record.id
@@ -181,6 +190,7 @@ pub fn asked(record: &SessionRecord) -> Notice {
     } else {
         one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
     };
+    let summary = on_machine(record, summary);
     let mut body = escape(&one_line(title(record), MAX_TITLE));
     if let Some(question) = board::question(record) {
         body.push('\n');
@@ -204,6 +214,7 @@ fn waits(record: &SessionRecord) -> Notice {
         Some(provider) => one_line(&format!("Agent waits for you · {provider}"), MAX_SUMMARY),
         None => "Agent waits for you".to_string(),
     };
+    let summary = on_machine(record, summary);
     let mut body = escape(&one_line(title(record), MAX_TITLE));
     if let Some(work) = board::work(record).map(|w| one_line(&w, MAX_TITLE)) {
         if !work.is_empty() {
@@ -223,7 +234,10 @@ fn waits(record: &SessionRecord) -> Notice {
 
 /// A session became ready: `Ready for review: <title>`, the body the agent's summary.
 pub fn ready(record: &SessionRecord) -> Notice {
-    let summary = one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY);
+    let summary = on_machine(
+        record,
+        one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY),
+    );
     let body = match record
         .ready_summary
         .as_deref()
@@ -1039,6 +1053,31 @@ mod tests {
 
     fn idle() -> State {
         State::Other("unknown".into())
+    }
+
+    #[test]
+    fn another_machines_popups_name_it_and_keep_their_own_key() {
+        let mut r = record_d("S-1", idle(), true);
+        r.title = "<b>Hi</b> $(id)".into();
+        r.machine = Some("build-box".into());
+        let n = asked(&r);
+        assert_eq!(n.summary, "build-box · Agent waits for you · codex");
+        assert!(
+            n.body.starts_with("&lt;b&gt;Hi&lt;/b&gt; $(id)"),
+            "{}",
+            n.body
+        );
+        assert_eq!(
+            n.key,
+            NoticeKey::Session(SessionKey {
+                machine: Some("build-box".into()),
+                id: "S-1".into()
+            })
+        );
+        assert_ne!(n.key, asked(&record_d("S-1", idle(), true)).key);
+        let mut done = record("ask_1", Kind::Ask, State::Ready);
+        done.machine = Some("far".into());
+        assert!(ready(&done).summary.starts_with("far · Ready for review: "));
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Settings {
     pub lf_path: Option<PathBuf>,
     /// lf's home instead of `$LF_HOME` / `~/.lf`.
     pub home: Option<PathBuf>,
+    /// Other machines whose sessions to follow: ssh destinations (a `Host` from
+    /// `~/.ssh/config`, `user@host`), as the person's own ssh understands them.
+    pub machines: Vec<String>,
 }
 
 impl Default for Settings {
@@ -45,6 +48,7 @@ impl Default for Settings {
             attached_grace_seconds: 45,
             lf_path: None,
             home: None,
+            machines: Vec::new(),
         }
     }
 }
@@ -65,6 +69,15 @@ impl Settings {
         self.lf_path = unset_empty(self.lf_path);
         self.home = unset_empty(self.home);
         self.terminal = self.terminal.trim().to_string();
+        // One per line in the panel: blanks around them and empty lines mean nothing, and
+        // a machine listed twice is followed once.
+        let mut machines: Vec<String> = Vec::new();
+        for machine in self.machines.iter().map(|m| m.trim()) {
+            if !machine.is_empty() && !machines.iter().any(|m| m == machine) {
+                machines.push(machine.to_string());
+            }
+        }
+        self.machines = machines;
         if self.terminal.is_empty() {
             self.terminal = "auto".into();
         }
@@ -75,6 +88,9 @@ impl Settings {
     pub fn check(&self) -> Result<(), String> {
         if self.terminal == "custom" && self.terminal_template.trim().is_empty() {
             return Err("A custom terminal needs a command line.".into());
+        }
+        for machine in &self.machines {
+            lf_tray_core::machine::check_destination(machine)?;
         }
         Ok(())
     }
@@ -158,6 +174,7 @@ mod tests {
             attached_grace_seconds: 0,
             lf_path: Some("/opt/lf/bin/lf".into()),
             home: Some("/srv/lf-home".into()),
+            machines: vec!["build-box".into(), "me@10.0.0.2".into()],
         };
         save(&path, &settings).unwrap();
         let loaded = load(&path);
@@ -219,6 +236,19 @@ mod tests {
         assert_eq!(settings.terminal_choice(), Choice::Auto);
         assert_eq!(settings.lf_path, None);
         assert_eq!(settings.home, None);
+        let machines = Settings {
+            machines: vec![" box ".into(), "".into(), "box".into(), "me@far".into()],
+            ..Settings::default()
+        }
+        .normalized();
+        assert_eq!(machines.machines, ["box", "me@far"]);
+        assert!(machines.check().is_ok());
+        let hostile = Settings {
+            machines: vec!["-oProxyCommand=sh".into()],
+            ..Settings::default()
+        }
+        .normalized();
+        assert!(hostile.check().unwrap_err().contains("cannot start with"));
 
         let custom = Settings {
             terminal: "custom".into(),

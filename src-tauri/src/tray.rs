@@ -84,7 +84,7 @@ pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
         }
         entries.push(Entry::Choice {
             item: Item::Session(record.key()),
-            label: label(&board::one_line(record)),
+            label: label(&on_machine(record, &board::one_line(record))),
         });
     }
     if pending.is_empty() {
@@ -128,6 +128,14 @@ fn starting_menu() -> Vec<Entry> {
 
 /// Untrusted text as a menu label: one line, capped, and `&` doubled because the menu
 /// library reads a single `&` as a mnemonic marker.
+/// Another machine's row names it first: the same title may wait on two machines.
+fn on_machine(record: &SessionRecord, line: &str) -> String {
+    match &record.machine {
+        Some(machine) => format!("{machine}: {line}"),
+        None => line.to_string(),
+    }
+}
+
 fn label(text: &str) -> String {
     crate::notification::one_line(text, MAX_LABEL).replace('&', "&&")
 }
@@ -427,10 +435,35 @@ mod tests {
     }
 
     #[test]
+    fn another_machines_rows_name_it() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.machine = Some("build-box".into());
+        let local = record("ask_1", Kind::Ask, State::Waiting);
+        let entries = menu(&[r, local], false);
+        let rows: Vec<(&Item, &String)> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Choice {
+                    item: item @ Item::Session(_),
+                    label,
+                } => Some((item, label)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rows.len(), 2, "the same id on two machines is two rows");
+        assert!(rows.iter().any(|(_, l)| l.starts_with("build-box: ")));
+        assert_ne!(rows[0].0.id(), rows[1].0.id());
+    }
+
+    #[test]
     fn item_ids_round_trip() {
         for item in [
             Item::Session("ask_1".into()),
             Item::Session("weird:id".into()),
+            Item::Session(SessionKey {
+                machine: Some("build-box".into()),
+                id: "ask_1".into(),
+            }),
             Item::More,
             Item::Show,
             Item::Snooze,

@@ -226,7 +226,11 @@ pub async fn act<R: Runtime>(
         Step::Open { replace } => launch::open(&app, &shell, &record, replace, None)
             .map(|terminal| format!("Opened in {terminal}.")),
         Step::Lf(action) => {
-            let result = shell.engine.act(action).await.map_err(|e| e.to_string());
+            let result = shell
+                .engine
+                .act_on(record.machine.as_deref(), action)
+                .await
+                .map_err(|e| e.to_string());
             publish(&app, &shell);
             result.map(|out| out.trim().to_string())
         }

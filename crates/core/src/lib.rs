@@ -9,6 +9,7 @@ pub mod event;
 pub mod home;
 pub mod lf;
 pub mod liveness;
+pub mod machine;
 pub mod monitor;
 pub mod records;
 pub mod run;
