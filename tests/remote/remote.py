@@ -315,6 +315,7 @@ def live_and_faults(sshd):
           [e.get("type") + ":" + (e.get("session") or {}).get("id", "") for _, e in after])
     watch.stop()
     remove_ask(REMOTE, "ask_r3")
+    remove_ask(CLIENT, "ask_local1")
     remove_ask(CLIENT, "ask_local2")
 
 
