@@ -222,6 +222,20 @@ def warning_naming(machine):
     return lambda e: e.get("type") == "warning" and e.get("message", "").startswith(f"{machine}:")
 
 
+def remote_pids(word):
+    """The machine account's processes whose command line has `word` (the account is the
+    test's own)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == REMOTE.pw_uid:
+                if word.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids
+
+
 def count(events, matches):
     return sum(1 for _, e in events if matches(e))
 
@@ -313,6 +327,37 @@ def live_and_faults(sshd):
           and count(after, is_("asked", HOSTILE_ID)) == 0
           and not any(e.get("type") == "snapshot" for _, e in after),
           [e.get("type") + ":" + (e.get("session") or {}).get("id", "") for _, e in after])
+
+    # The remote lf-tray exits, and what answers in its place prints garbage: handled like
+    # a failing lf: one warning, the last good view kept (nothing resolved), retried.
+    tray = Path(REMOTE.pw_dir) / ".local" / "bin" / "lf-tray"
+    tray.unlink()
+    tray.write_text("#!/bin/sh\necho 'Welcome to lfremote! <garbage>'\nsleep 1\n")
+    os.chmod(tray, 0o755)
+    shutil.chown(tray, REMOTE.pw_uid, REMOTE.pw_gid)
+    mark = len(watch.events)
+    for pid in remote_pids("watch"):
+        os.kill(pid, signal.SIGKILL)
+    _, warned = watch.wait(warning_naming(MACHINE), 15, mark)
+    check("a remote lf-tray that exits gives one warning naming the machine", warned is not None,
+          watch.events[mark:])
+    watch.settle(4)
+    after = watch.events[mark:]
+    check("garbage in its place is retried quietly, the last good view kept (nothing resolved)",
+          count(after, warning_naming(MACHINE)) == 1
+          and not any(e.get("type") in ("resolved", "snapshot") for _, e in after),
+          [e.get("type") + ":" + e.get("message", "") for _, e in after])
+    tray.unlink()
+    tray.symlink_to(TMP / "bin" / "lf-tray")
+    mark = len(watch.events)
+    write_ask(REMOTE, "ask_r4", title="After the garbage", cwd=HOSTILE_CWD)
+    _, asked = watch.wait(is_("asked", "ask_r4"), 40, mark)
+    watch.settle(2)
+    after = watch.events[mark:]
+    check("with lf-tray back, only what is new is told",
+          asked is not None and [e.get("type") for _, e in after if e.get("type") != "warning"] == ["asked"],
+          [e.get("type") + ":" + (e.get("session") or {}).get("id", "") for _, e in after])
+    remove_ask(REMOTE, "ask_r4")
     watch.stop()
     remove_ask(REMOTE, "ask_r3")
     remove_ask(CLIENT, "ask_local1")

@@ -213,7 +213,7 @@ pub enum Report {
     /// Every session the machine has now: a remote lf-tray's snapshot, or a list.
     View(Vec<SessionRecord>),
     /// One session changed (`Some`) or ended (`None`), as the remote lf-tray said.
-    Changed(String, Option<SessionRecord>),
+    Changed(String, Option<Box<SessionRecord>>),
     /// The remote lf-tray's own warning.
     Warned(String),
     /// The link failed or the machine's answer was unusable; it is tried again later.
@@ -249,7 +249,7 @@ pub fn read_line(line: &str) -> Result<Option<Report>, String> {
         }
         "asked" | "ready" | "state" | "appeared" => {
             let record = session()?;
-            Report::Changed(record.id.clone(), Some(record))
+            Report::Changed(record.id.clone(), Some(Box::new(record)))
         }
         "resolved" => Report::Changed(session()?.id, None),
         "warning" => Report::Warned(
@@ -387,7 +387,7 @@ impl MachineView {
                 self.down = None;
             }
             Report::Changed(id, record) => {
-                let record = record.map(|r| self.tag(r));
+                let record = record.map(|r| self.tag(*r));
                 applied.events.extend(self.sessions.update(&id, record, at));
             }
             Report::Warned(message) => applied
@@ -421,9 +421,9 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// `Err` once the engine is gone.
-    pub fn send(&self, report: Report) -> Result<(), ()> {
-        self.tx.send((self.machine, report)).map_err(|_| ())
+    /// Whether the engine took it: `false` once the engine is gone.
+    pub fn send(&self, report: Report) -> bool {
+        self.tx.send((self.machine, report)).is_ok()
     }
 
     pub async fn closed(&self) {
@@ -441,7 +441,7 @@ pub async fn follow(ssh: Ssh, reports: Reporter, mut nudge: mpsc::UnboundedRecei
             Ok(()) => return,
             Err(why) => why,
         };
-        if reports.send(Report::Down(why)).is_err() {
+        if !reports.send(Report::Down(why)) {
             return;
         }
         let pause = backoff.failed();
@@ -466,7 +466,7 @@ async fn reach(
                 mode: Mode::Watch,
                 lf,
             });
-            if sent.is_err() {
+            if !sent {
                 return Ok(());
             }
             watch(ssh, &lf_tray, reports, backoff).await
@@ -476,7 +476,7 @@ async fn reach(
                 mode: Mode::List,
                 lf: Some(lf.clone()),
             });
-            if sent.is_err() {
+            if !sent {
                 return Ok(());
             }
             list(ssh, &lf, reports, nudge, backoff).await
@@ -574,7 +574,7 @@ async fn watch(
                 if matches!(report, Report::View(_)) {
                     backoff.reset();
                 }
-                if reports.send(report).is_err() {
+                if !reports.send(report) {
                     return Ok(());
                 }
             }
@@ -586,7 +586,16 @@ async fn watch(
     let _ = child.start_kill();
     let status = child.wait().await.ok();
     let stderr = stderr.await.unwrap_or_default();
-    Err(ended.unwrap_or_else(|| ssh_failure(&stderr, status.and_then(|s| s.code()))))
+    Err(ended.unwrap_or_else(|| {
+        let text = String::from_utf8_lossy(&stderr);
+        match text.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+            Some(line) => line.to_string(),
+            None => match status.and_then(|s| s.code()) {
+                Some(code) => format!("lf-tray watch there ended (exit code {code})"),
+                None => "lf-tray watch there ended".into(),
+            },
+        }
+    }))
 }
 
 /// Follow a machine that has only lf: its list now, then every [`LIST_INTERVAL`] or when
@@ -611,14 +620,11 @@ async fn list(
             .map_err(|e| format!("lf session list: {e}"))?;
         backoff.reset();
         for problem in problems {
-            if reports.send(Report::Warned(problem)).is_err() {
+            if !reports.send(Report::Warned(problem)) {
                 return Ok(());
             }
         }
-        if reports
-            .send(Report::View(finished(records, generation)))
-            .is_err()
-        {
+        if !reports.send(Report::View(finished(records, generation))) {
             return Ok(());
         }
         tokio::select! {
@@ -834,14 +840,17 @@ mod tests {
         assert!(first.first_view);
         assert!(first.events.is_empty());
         assert_eq!(m.sessions()[0].machine.as_deref(), Some("box"));
-        let asked = m.apply(Report::Changed("b".into(), Some(waiting("b"))), at());
+        let asked = m.apply(
+            Report::Changed("b".into(), Some(Box::new(waiting("b")))),
+            at(),
+        );
         assert_eq!(kinds(&asked), [("asked", "b".into(), Some("box".into()))]);
         let gone = m.apply(Report::Changed("a".into(), None), at());
         assert_eq!(kinds(&gone), [("resolved", "a".into(), Some("box".into()))]);
         // A record that names another machine is still this machine's.
         let mut other = waiting("c");
         other.machine = Some("elsewhere".into());
-        let c = m.apply(Report::Changed("c".into(), Some(other)), at());
+        let c = m.apply(Report::Changed("c".into(), Some(Box::new(other))), at());
         assert_eq!(kinds(&c), [("asked", "c".into(), Some("box".into()))]);
     }
 
