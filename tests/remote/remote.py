@@ -72,7 +72,7 @@ def write_ask(user, ask_id, *, title, cwd, prompt=None, ready_summary=None):
 
 
 def remove_ask(user, ask_id):
-    (Path(user.pw_dir) / ".lf" / "human-sessions" / f"{ask_id}.json").unlink()
+    (Path(user.pw_dir) / ".lf" / "human-sessions" / f"{ask_id}.json").unlink(missing_ok=True)
 
 
 def mark_ready(user, ask_id, summary):
@@ -262,7 +262,8 @@ def live_and_faults(sshd):
     write_ask(REMOTE, "ask_r1", title="Remote question", cwd=HOSTILE_CWD)
     write_ask(REMOTE, HOSTILE_ID, title=HOSTILE_TITLE, cwd=HOSTILE_CWD)
 
-    watch = Watch()
+    # A second machine that is off from the start.
+    watch = Watch("--remote", "lfdown")
     at, snap = watch.wait(snapshot_with((None, "ask_local1"), (MACHINE, "ask_r1")), 20)
     check("remote and local sessions are merged into one snapshot", snap is not None,
           watch.events[-3:])
@@ -277,6 +278,10 @@ def live_and_faults(sshd):
               hostile is not None and hostile["title"] == HOSTILE_TITLE
               and hostile["cwd"] == str(HOSTILE_CWD) and hostile["needs_you"] is True, hostile)
     check("nothing the remote sent ran as a command", not pwned())
+    watch.settle(2)
+    down = [e for _, e in watch.events if warning_naming("lfdown")(e)]
+    check("a machine unreachable at start gives one warning naming it; the others work",
+          len(down) == 1 and "refused" in down[0]["message"].lower() and snap is not None, down)
 
     # Live: ask, ready, resolve on the remote.
     mark = len(watch.events)
@@ -401,6 +406,30 @@ def list_mode():
     (Path(REMOTE.pw_dir) / ".local" / "bin" / "lf-tray").symlink_to(TMP / "bin" / "lf-tray")
 
 
+def act_remotely():
+    """Complete on another machine's session runs that machine's lf over ssh (the engine's
+    own test, crates/core/tests/machine.rs, as the person)."""
+    ready, waiting = "-ask_ready;'q' $(touch pwned)", "ask_notready"
+    write_ask(REMOTE, ready, title="Ready one", cwd=HOSTILE_CWD, ready_summary="All done")
+    write_ask(REMOTE, waiting, title="Not ready", cwd=HOSTILE_CWD)
+    calls = Path(REMOTE.pw_dir) / "sim" / "argv.jsonl"
+    before = len(calls.read_text().splitlines()) if calls.exists() else 0
+    env = [f"LF_TRAY_TEST_MACHINE={MACHINE}", f"LF_TRAY_TEST_READY={ready}",
+           f"LF_TRAY_TEST_WAITING={waiting}"]
+    argv = as_client([str(TMP / "bin" / "machine-test"), "--test-threads=1"])
+    argv[argv.index("-i") + 1:argv.index("-i") + 1] = env
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    (OUT / "machine-test.log").write_text(run.stdout + run.stderr)
+    check("Complete runs the machine's lf over ssh: its refusal verbatim, then done and resolved",
+          run.returncode == 0 and "1 passed" in run.stdout, (run.stdout + run.stderr)[-800:])
+    argvs = [json.loads(c)["argv"] for c in
+             (calls.read_text().splitlines() if calls.exists() else [])[before:]]
+    check("the machine's lf got the hostile id as one argument after `--`",
+          ["session", "complete", "--", ready] in argvs and not pwned(), argvs)
+    for ask in (ready, waiting):
+        remove_ask(REMOTE, ask)
+
+
 def refused():
     run = subprocess.run(
         as_client([str(TMP / "bin" / "lf-tray"), "watch", "--remote", "-oProxyCommand=touch /tmp/lf-remote-pwned"]),
@@ -466,6 +495,7 @@ def main():
             bench(sshd)
             return
         refused()
+        act_remotely()
         live_and_faults(sshd)
         list_mode()
         if os.environ.get("REMOTE_DESKTOP", "1") != "0":

@@ -12,6 +12,7 @@
 #   REMOTE_OUT     where logs go (default: ci-out/remote under the cwd)
 #   REMOTE_KEEP=1  keep the temporary directory (its path is printed)
 #   REMOTE_DESKTOP=0  skip the desktop check (popup → xterm running ssh -t)
+#   MACHINE_TEST   crates/core/tests/machine.rs built (default: built here with cargo)
 #
 # Needs root (it starts sshd and makes the accounts). Ends with
 # `remote: N passed, M failed` and exits non-zero if any check failed.
@@ -56,6 +57,19 @@ chmod 755 "$tmp"
 mkdir -p "$tmp/bin" "$tmp/sshd"
 cp "$app" "$tmp/bin/lf-tray"
 cp "$lf" "$tmp/bin/lf"
+# The engine's own test of acting over ssh (crates/core/tests/machine.rs), run below as
+# the person: it needs the real machine, so plain `cargo test` only says it was not given one.
+machine_test=${MACHINE_TEST:-}
+if [ -z "$machine_test" ]; then
+  machine_test=$(cd "$here/../.." && cargo test -q --locked -p lf-tray-core --test machine --no-run \
+    --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("executable") and m["target"]["name"] == "machine":
+        print(m["executable"])') || give_up "could not build crates/core/tests/machine.rs"
+fi
+cp "$machine_test" "$tmp/bin/machine-test" || give_up "no machine test binary at $machine_test"
 chmod 755 "$tmp/bin" "$tmp/bin/"*
 # The other machine finds both where people install them: ~/.local/bin (not on the PATH
 # of a non-interactive ssh command, which is what the tray's probe is for). The client
@@ -97,6 +111,18 @@ cat >"$base/$client_user/.ssh/config" <<EOF
 Host lfremote
   HostName 127.0.0.1
   Port $port
+  User $remote_user
+  IdentityFile ~/.ssh/id_ed25519
+  IdentitiesOnly yes
+  StrictHostKeyChecking yes
+  UserKnownHostsFile ~/.ssh/known_hosts
+EOF
+# A machine that is off: nothing listens on its port.
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >>"$base/$client_user/.ssh/config" <<EOF
+Host lfdown
+  HostName 127.0.0.1
+  Port $closed
   User $remote_user
   IdentityFile ~/.ssh/id_ed25519
   IdentitiesOnly yes
