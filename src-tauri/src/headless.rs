@@ -21,7 +21,12 @@ pub struct Timing {
 
 fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config {
     let mut config = Config::from_env(home, lf);
-    config.machines = timing.machines;
+    // A machine named twice is followed once.
+    for machine in timing.machines {
+        if !config.machines.contains(&machine) {
+            config.machines.push(machine);
+        }
+    }
     if let Some(timeout) = timing.lf_timeout {
         config.lf_timeout = timeout;
     }

@@ -613,6 +613,8 @@ async fn list(
         .await
         .map_err(|e| format!("lf session --help: {e}"))?
         .generation;
+    // Asks for a list from before this connection are answered by its first list.
+    while nudge.try_recv().is_ok() {}
     loop {
         let (records, problems) = lf
             .list(generation)
@@ -902,6 +904,106 @@ mod tests {
         assert!(same.events.is_empty());
         // A second outage warns again, once.
         assert_eq!(m.apply(Report::Down("x".into()), at()).warnings.len(), 1);
+    }
+
+    /// Written by a child `sh`, not by this process: another test's fork could otherwise
+    /// inherit the open file and make running it fail with "text file busy".
+    fn script(path: &std::path::Path, text: &str) {
+        use std::io::Write;
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+            .arg(path)
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        sh.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        assert!(sh.wait().unwrap().success());
+    }
+
+    /// The follower's loop with a stand-in `ssh`: it answers the probe with an lf-tray,
+    /// streams a snapshot and an ask, then the link drops; the second connection finds a
+    /// machine that prints garbage; the third streams again.
+    #[tokio::test]
+    async fn the_follower_streams_drops_backs_off_and_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ssh = dir.path().join("ssh");
+        let count = dir.path().join("count");
+        script(
+            &ssh,
+            &format!(
+                r#"#!/bin/sh
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
+esac
+n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
+case $n in
+  2) echo 'Welcome! not a stream'; exit 0 ;;
+esac
+echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[{{"id":"a","state":"waiting","needs_you":true}}]}}'
+echo '{{"type":"asked","at":"2026-01-01T00:00:00Z","session":{{"id":"b","state":"waiting","needs_you":true}}}}'
+[ $n -ge 3 ] && exec sleep 30
+echo "Connection to box closed by remote host." >&2
+exit 255
+"#,
+                count = count.display()
+            ),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_nudge, nudged) = mpsc::unbounded_channel();
+        let machine = Ssh {
+            program: ssh,
+            dest: "box".into(),
+        };
+        let follower = tokio::spawn(follow(machine, Reporter { machine: 7, tx }, nudged));
+        let mut seen = Vec::new();
+        let started = std::time::Instant::now();
+        let mut downs = Vec::new();
+        let mut last_view = Duration::ZERO;
+        while seen.iter().filter(|r| matches!(r, Report::View(_))).count() < 2 {
+            let (index, report) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("a report within 10 s")
+                .unwrap();
+            assert_eq!(index, 7);
+            match &report {
+                Report::Down(why) => downs.push((started.elapsed(), why.clone())),
+                Report::View(_) => last_view = started.elapsed(),
+                _ => {}
+            }
+            seen.push(report);
+        }
+        follower.abort();
+        let names: Vec<&str> = seen
+            .iter()
+            .map(|r| match r {
+                Report::Reached {
+                    mode: Mode::Watch, ..
+                } => "reached",
+                Report::Reached { .. } => "reached-list",
+                Report::View(_) => "view",
+                Report::Changed(..) => "changed",
+                Report::Warned(_) => "warned",
+                Report::Down(_) => "down",
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["reached", "view", "changed", "down", "reached", "down", "reached", "view"]
+        );
+        assert_eq!(downs[0].1, "Connection to box closed by remote host.");
+        assert!(downs[1].1.contains("not its stream"), "{}", downs[1].1);
+        // A second before the first retry; two before the next, a failure in a row (the
+        // good view of the first connection had reset the pause to a second).
+        let first = downs[1].0 - downs[0].0;
+        let second = last_view - downs[1].0;
+        assert!(first >= Duration::from_secs(1), "{first:?}");
+        assert!(second >= Duration::from_secs(2), "{second:?}");
+        assert!(
+            matches!(&seen[0], Report::Reached { lf: Some(lf), .. } if lf == "/usr/bin/lf"),
+            "{:?}",
+            seen[0]
+        );
     }
 
     #[test]
