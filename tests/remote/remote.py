@@ -363,6 +363,32 @@ def live_and_faults(sshd):
           asked is not None and [e.get("type") for _, e in after if e.get("type") != "warning"] == ["asked"],
           [e.get("type") + ":" + (e.get("session") or {}).get("id", "") for _, e in after])
     remove_ask(REMOTE, "ask_r4")
+
+    # A link that goes silent without closing (a laptop that changed networks): every
+    # process of the connection is stopped, so no FIN and no answer to keep-alives.
+    # ssh's ServerAliveInterval=10 × ServerAliveCountMax=2 gives up after about 30 s.
+    mark = len(watch.events)
+    frozen = descendants(sshd.proc.pid)
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    stopped = time.monotonic()
+    at, warned = watch.wait(warning_naming(MACHINE), 60, mark)
+    check("a link gone silent is noticed within ~30 s (ssh keep-alives)",
+          warned is not None and 15 <= at - stopped <= 45,
+          f"after {at - stopped:.1f} s" if at else "no warning in 60 s")
+    if at:
+        print(f"     silent link → warning: {at - stopped:.1f} s")
+    for pid in frozen:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    mark = len(watch.events)
+    write_ask(REMOTE, "ask_r5", title="After the silence", cwd=HOSTILE_CWD)
+    _, asked = watch.wait(is_("asked", "ask_r5"), 40, mark)
+    check("and the machine is followed again after it", asked is not None)
+    remove_ask(REMOTE, "ask_r5")
     watch.stop()
     remove_ask(REMOTE, "ask_r3")
     remove_ask(CLIENT, "ask_local1")
