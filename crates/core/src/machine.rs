@@ -438,7 +438,9 @@ pub async fn follow(ssh: Ssh, reports: Reporter, mut nudge: mpsc::UnboundedRecei
     let mut backoff = Backoff::default();
     loop {
         let why = match reach(&ssh, &reports, &mut nudge, &mut backoff).await {
-            Ok(()) => return,
+            Ok(Ended::EngineGone) => return,
+            // Asked again what it has: lf-tray may have been installed meanwhile.
+            Ok(Ended::Probe) => continue,
             Err(why) => why,
         };
         if !reports.send(Report::Down(why)) {
@@ -452,13 +454,25 @@ pub async fn follow(ssh: Ssh, reports: Reporter, mut nudge: mpsc::UnboundedRecei
     }
 }
 
-/// One connection's life: `Ok` when the engine is gone, else why it ended.
+/// How a connection's life ended, when nothing failed.
+enum Ended {
+    EngineGone,
+    /// Time to ask the machine again what it has.
+    Probe,
+}
+
+/// How many lists a machine with only lf gets before it is asked again what it has: every
+/// ten minutes, so installing lf-tray there makes it live without restarting the tray, for
+/// one more ssh per ten minutes.
+const LISTS_PER_PROBE: u32 = 20;
+
+/// One connection's life: `Ok` when it ended by itself, else why it failed.
 async fn reach(
     ssh: &Ssh,
     reports: &Reporter,
     nudge: &mut mpsc::UnboundedReceiver<()>,
     backoff: &mut Backoff,
-) -> Result<(), String> {
+) -> Result<Ended, String> {
     let found = probe(ssh).await?;
     match (found.lf_tray, found.lf) {
         (Some(lf_tray), lf) => {
@@ -467,7 +481,7 @@ async fn reach(
                 lf,
             });
             if !sent {
-                return Ok(());
+                return Ok(Ended::EngineGone);
             }
             watch(ssh, &lf_tray, reports, backoff).await
         }
@@ -477,7 +491,7 @@ async fn reach(
                 lf: Some(lf.clone()),
             });
             if !sent {
-                return Ok(());
+                return Ok(Ended::EngineGone);
             }
             list(ssh, &lf, reports, nudge, backoff).await
         }
@@ -532,7 +546,7 @@ async fn watch(
     lf_tray: &str,
     reports: &Reporter,
     backoff: &mut Backoff,
-) -> Result<(), String> {
+) -> Result<Ended, String> {
     let mut command = ssh.command(&[lf_tray, "watch", "--json"]);
     command
         .stdin(Stdio::null())
@@ -551,7 +565,7 @@ async fn watch(
         let mut capped = (&mut lines).take(LINE_CAP);
         let read = tokio::select! {
             read = capped.read_until(b'\n', &mut line) => read,
-            () = reports.closed() => return Ok(()),
+            () = reports.closed() => return Ok(Ended::EngineGone),
         };
         match read {
             Ok(0) => break None,
@@ -575,7 +589,7 @@ async fn watch(
                     backoff.reset();
                 }
                 if !reports.send(report) {
-                    return Ok(());
+                    return Ok(Ended::EngineGone);
                 }
             }
             Ok(None) => {}
@@ -606,7 +620,7 @@ async fn list(
     reports: &Reporter,
     nudge: &mut mpsc::UnboundedReceiver<()>,
     backoff: &mut Backoff,
-) -> Result<(), String> {
+) -> Result<Ended, String> {
     let lf = Lf::over_ssh(ssh.clone(), lf).with_timeout(REMOTE_LF_TIMEOUT);
     let generation = lf
         .detect()
@@ -615,7 +629,7 @@ async fn list(
         .generation;
     // Asks for a list from before this connection are answered by its first list.
     while nudge.try_recv().is_ok() {}
-    loop {
+    for _ in 0..LISTS_PER_PROBE {
         let (records, problems) = lf
             .list(generation)
             .await
@@ -623,18 +637,19 @@ async fn list(
         backoff.reset();
         for problem in problems {
             if !reports.send(Report::Warned(problem)) {
-                return Ok(());
+                return Ok(Ended::EngineGone);
             }
         }
         if !reports.send(Report::View(finished(records, generation))) {
-            return Ok(());
+            return Ok(Ended::EngineGone);
         }
         tokio::select! {
             () = tokio::time::sleep(LIST_INTERVAL) => {}
             Some(()) = nudge.recv() => {}
-            () = reports.closed() => return Ok(()),
+            () = reports.closed() => return Ok(Ended::EngineGone),
         }
     }
+    Ok(Ended::Probe)
 }
 
 /// A machine's sessions once, for `lf-tray list`: its own `lf-tray list --json` where it
