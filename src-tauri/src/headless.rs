@@ -132,7 +132,11 @@ fn line(session: &SessionRecord) -> String {
 }
 
 fn label(session: &SessionRecord) -> String {
-    let mut text = printable(&session.title);
+    // Another machine's session says which: the same id may be on two machines.
+    let mut text = match &session.machine {
+        Some(machine) => format!("{}: {}", printable(machine), printable(&session.title)),
+        None => printable(&session.title),
+    };
     if !session.detail.is_empty() {
         text.push_str(" — ");
         text.push_str(&printable(&session.detail));
@@ -213,6 +217,17 @@ fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::printable;
+
+    #[test]
+    fn another_machines_sessions_are_labelled_with_it() {
+        let mut record: lf_tray_core::SessionRecord = serde_json::from_value(
+            serde_json::json!({"id": "ask_1", "state": "waiting", "title": "Ship?"}),
+        )
+        .unwrap();
+        assert_eq!(super::label(&record), "Ship?  [ask_1]");
+        record.machine = Some("build-box".into());
+        assert_eq!(super::label(&record), "build-box: Ship?  [ask_1]");
+    }
 
     #[test]
     fn control_characters_are_escaped() {

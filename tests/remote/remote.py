@@ -425,8 +425,9 @@ def list_mode():
     status = subprocess.run(
         as_client([str(TMP / "bin" / "lf-tray"), "list", "--remote", MACHINE]),
         capture_output=True, text=True, timeout=60)
-    check("`lf-tray list` names the machine's sessions in its status",
-          f"{MACHINE}: " in status.stderr and "Listed remotely" in status.stdout, status.stderr)
+    check("`lf-tray list` names the machine on its rows and in its status",
+          f"{MACHINE}: " in status.stderr and f"{MACHINE}: Listed remotely" in status.stdout,
+          status.stderr + status.stdout)
     for ask in ("ask_l1", "ask_l2"):
         remove_ask(REMOTE, ask)
     (Path(REMOTE.pw_dir) / ".local" / "bin" / "lf-tray").symlink_to(TMP / "bin" / "lf-tray")
