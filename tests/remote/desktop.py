@@ -79,6 +79,10 @@ def run(m):
         m.check("nothing the remote sent ran as a command", not m.pwned())
     finally:
         (state / "done").touch()
+        wait(lambda: (state / "shots-taken").exists() or inner.poll() is not None, 30)
+        for shot in ("window.png", "settings.png"):
+            if (state / shot).exists():
+                shutil.copy(state / shot, m.OUT / shot)
         try:
             inner.wait(20)
         except subprocess.TimeoutExpired:
@@ -163,6 +167,26 @@ def inside(app, state, expected):
                 chain = wait(lambda: ssh_in_xterm(os.getuid()), 30)
                 if chain:
                     (state / "terminal").write_text(chain)
+    # For people reading the run (asserts nothing): the window, which a second start
+    # shows, with the machine's rows.
+    subprocess.run([app], env=env, capture_output=True, timeout=20)
+    time.sleep(3)
+    subprocess.run(["import", "-window", "root", str(state / "window.png")], env=env, capture_output=True)
+    # And its settings panel, where the machine came from (the ⚙ button, top right).
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Loopflow Tray",
+                            "getwindowgeometry", "--shell"], env=env, capture_output=True, text=True)
+    geometry = dict(line.split("=", 1) for line in found.stdout.split() if "=" in line)
+    if {"X", "Y", "WIDTH"} <= geometry.keys():
+        x, y = int(geometry["X"]) + int(geometry["WIDTH"]) - 30, int(geometry["Y"]) + 27
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=env, capture_output=True)
+        time.sleep(1)
+        # Scrolled down to the "Other machines" field.
+        subprocess.run(["xdotool", "mousemove", str(x - 200), str(y + 300), "click", "--repeat", "10", "5"],
+                       env=env, capture_output=True)
+        time.sleep(1)
+        subprocess.run(["import", "-window", "root", str(state / "settings.png")], env=env,
+                       capture_output=True)
+    (state / "shots-taken").touch()
     wait(lambda: (state / "done").exists(), 60)
     for p in reversed(procs):
         p.terminate()
