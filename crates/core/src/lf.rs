@@ -345,12 +345,6 @@ impl Lf {
         let args = generation.list_args();
         let mut page = decode_list(&self.run(args).await?).map_err(LfError::BadOutput)?;
         let (mut records, mut problems) = (page.records, page.problems);
-        // Which machine a record is on is the tray's to say, never lf's.
-        let untag = |records: &mut Vec<SessionRecord>| {
-            for record in records {
-                record.machine = None;
-            }
-        };
         let mut seen = std::collections::HashSet::new();
         while let Some(after) = page.next {
             // An lf that hands out the same cursor twice would never end.
@@ -369,7 +363,10 @@ impl Lf {
             records.append(&mut page.records);
             problems.append(&mut page.problems);
         }
-        untag(&mut records);
+        // Which machine a record is on is the tray's to say, never lf's.
+        for record in &mut records {
+            record.machine = None;
+        }
         Ok((records, problems))
     }
 
@@ -432,11 +429,12 @@ impl Lf {
                     .collect();
                 ssh.command(&words)
             }
-            None => Command::new(&self.bin),
+            None => {
+                let mut command = Command::new(&self.bin);
+                command.args(args);
+                command
+            }
         };
-        if self.ssh.is_none() {
-            command.args(args);
-        }
         command.kill_on_drop(true);
         for name in RUN_CONTEXT_VARS {
             command.env_remove(name);
