@@ -34,6 +34,9 @@ E2E_VENV=$CACHE/venv
 cargo build --locked -p lf-tray -p lf-sim --bins
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
   bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+echo "== never miss, never nag: restarts, crashes, a late server, do-not-disturb, pause, quiet hours"
+PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
+  E2E_OUT=${E2E_OUT:-ci-out}/memory bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 
 # ---- Real desktops: a Wayland pass and a real-terminal matrix (tests/e2e/README.md) ----------
 # Self-contained: its own packages, the (cached) build, then both suites. Both always run;

@@ -4,7 +4,15 @@
 
 /// The window's commands; each gets an `allow-<command>` permission for the capability file.
 #[cfg(feature = "desktop")]
-const COMMANDS: &[&str] = &["sessions", "act", "settings", "save_settings", "open_log"];
+const COMMANDS: &[&str] = &[
+    "sessions",
+    "act",
+    "settings",
+    "save_settings",
+    "dismiss",
+    "close_window",
+    "open_log",
+];
 
 fn main() {
     #[cfg(feature = "desktop")]

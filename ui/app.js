@@ -13,15 +13,20 @@ const $ = (id) => document.getElementById(id);
 const drafts = new Map();   // "id\u0000action" -> text
 const errors = new Map();   // id -> lf's error text
 const busy = new Set();     // ids with an action running
-let board = { sessions: [], status: '', snoozed: false, warnings: [] };
+const expanded = new Set(); // ids whose row shows its prompt or summary and its actions
+let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [] };
 let focusId = null;
+// The row the keyboard acts on. It starts on the first row, the one that needs the person
+// first, so Enter right after opening the window acts on it.
+let selectedId = null;
+let filter = '';
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (key === 'class') node.className = value;
     else if (key === 'text') node.textContent = value;
-    else if (key.startsWith('data-')) node.setAttribute(key, value);
+    else if (key.startsWith('data-') || key.startsWith('aria-') || key === 'role') node.setAttribute(key, value);
     else node[key] = value;
   }
   for (const child of children) if (child) node.append(child);
@@ -37,6 +42,86 @@ const GROUP_TITLES = {
 
 const KIND_NAMES = { ask: 'Ask', flow: 'Flow review', interactive: 'Interactive' };
 
+const RECENT_WORDS = {
+  asked: 'asked',
+  ready: 'ready for review',
+  waits: 'waits',
+  no_longer_waits: 'no longer waits',
+  resolved: 'resolved',
+};
+
+const waitsOnPerson = (session) => session.group === 'ready' || session.group === 'waiting';
+
+function basename(path) {
+  const parts = (path || '').split('/').filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : '';
+}
+
+// The repository a person knows the session by: lf's repository name (generation D), else
+// the last part of its directory.
+const repoOf = (session) => session.repo_name || basename(session.cwd);
+
+function matches(session) {
+  if (!filter) return true;
+  const needle = filter.toLowerCase();
+  return [session.title, session.id, repoOf(session), session.work_path]
+    .some((text) => typeof text === 'string' && text.toLowerCase().includes(needle));
+}
+
+const visibleSessions = () => board.sessions.filter(matches);
+
+// ---- time ----
+
+const pad = (n) => String(n).padStart(2, '0');
+const clock = (date) => `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+
+// "waiting 12 min", "waiting 2 h", "waiting 3 d": whole units, rounded down, so the
+// number only grows while the person watches.
+function waited(since, now = Date.now() / 1000) {
+  const minutes = Math.max(0, Math.floor((now - since) / 60));
+  if (minutes < 1) return 'waiting <1 min';
+  if (minutes < 60) return `waiting ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `waiting ${hours} h`;
+  return `waiting ${Math.floor(hours / 24)} d`;
+}
+
+// A local clock time for a moment of today, with the day for an older one.
+function when(at, now = new Date()) {
+  const date = new Date(at * 1000);
+  const day = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(date)) / 86400000);
+  if (days === 0) return clock(date);
+  if (days === 1) return `yesterday ${clock(date)}`;
+  const name = date.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
+  return `${name} ${clock(date)}`;
+}
+
+// One timer for the whole page, and only while something shows a waiting time: the
+// finest unit shown is a minute, so it never runs faster than once a minute.
+let clockTimer = null;
+function syncClock() {
+  const needed = document.querySelector('[data-since]') !== null;
+  if (needed && clockTimer === null) {
+    clockTimer = setInterval(tick, 60000);
+  } else if (!needed && clockTimer !== null) {
+    clearInterval(clockTimer);
+    clockTimer = null;
+  }
+}
+
+function tick() {
+  const now = Date.now() / 1000;
+  for (const node of document.querySelectorAll('[data-since]')) {
+    node.textContent = waited(Number(node.dataset.since), now);
+  }
+  // "14:05" becomes "yesterday 14:05" at midnight.
+  renderRecent();
+  syncClock();
+}
+
+// ---- the list ----
+
 function render() {
   const groups = $('groups');
   const active = document.activeElement;
@@ -44,27 +129,34 @@ function render() {
     ? { id: active.closest('[data-session-id]').dataset.sessionId, input: active.dataset.input,
         start: active.selectionStart, end: active.selectionEnd }
     : null;
+  const rowFocused = active && active.classList && active.classList.contains('session');
+
+  const shown = visibleSessions();
+  if (!shown.some((s) => s.key === selectedId)) selectedId = shown.length ? shown[0].key : null;
 
   const sections = [];
   let current = null;
-  for (const session of board.sessions) {
+  for (const session of shown) {
     if (!current || current.group !== session.group) {
-      current = { group: session.group, list: el('div', { class: 'list' }) };
+      current = { group: session.group, list: el('div', { class: 'list', role: 'list' }) };
       sections.push(el('section', { class: 'group', 'data-group': session.group },
         el('h2', { text: GROUP_TITLES[session.group] || session.group }), current.list));
     }
-    current.list.append(card(session));
+    current.list.append(row(session));
   }
   groups.replaceChildren(...sections);
   $('empty').hidden = board.sessions.length > 0;
+  $('no-match').hidden = board.sessions.length === 0 || shown.length > 0;
+  $('no-match').textContent = `No session matches “${filter}”.`;
 
-  const waiting = board.sessions.filter((s) => s.group === 'ready' || s.group === 'waiting').length;
+  const waiting = board.sessions.filter(waitsOnPerson).length;
   $('count').textContent = waiting === 0 ? '' : waiting === 1 ? '1 needs you' : `${waiting} need you`;
-  const parts = [board.status];
-  if (board.snoozed) parts.push('notifications snoozed');
+  const parts = [board.status, board.quiet];
   if (board.warnings.length) parts.push(board.warnings[board.warnings.length - 1]);
   $('status').textContent = parts.filter(Boolean).join(' · ');
-  $('status').title = [board.status, ...board.warnings].filter(Boolean).join('\n');
+  $('status').title = [board.status, board.quiet, ...board.warnings].filter(Boolean).join('\n');
+  renderRecent();
+  syncClock();
 
   if (keep) {
     const again = groups.querySelector(
@@ -73,19 +165,74 @@ function render() {
       again.focus();
       again.setSelectionRange(keep.start, keep.end);
     }
+  } else if (rowFocused) {
+    const again = rowNode(selectedId);
+    if (again) again.focus({ preventScroll: true });
   }
   if (focusId) reveal(focusId);
 }
 
-function card(session) {
-  const node = el('article', { class: 'session', 'data-session-id': session.key });
+const rowNode = (id) => id === null ? null
+  : $('groups').querySelector(`[data-session-id="${CSS.escape(id)}"]`);
+
+// One session: a one-line row (title, what and where it is, how long it waits), and when
+// expanded its prompt or summary and its actions.
+function row(session) {
+  const open = expanded.has(session.key);
+  const node = el('article', {
+    class: 'session',
+    role: 'listitem',
+    'data-session-id': session.key,
+    'aria-expanded': String(open),
+    tabIndex: session.key === selectedId ? 0 : -1,
+  });
+  node.classList.toggle('expanded', open);
+  node.classList.toggle('selected', session.key === selectedId);
+  node.classList.toggle('dismissed', Boolean(session.dismissed));
   if (busy.has(session.key)) node.classList.add('busy');
 
+  const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
+    el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
+    // The whole title on hover: the line cuts a long one short.
+    el('span', { class: 'title', text: session.title || session.id, title: session.title || session.id }));
+  const label = [KIND_NAMES[session.kind] || session.kind || session.provider,
+    typeof session.machine === 'string' ? session.machine : '', repoOf(session)]
+    .filter(Boolean).join(' · ');
+  if (label) line.append(el('span', { class: 'label-line', text: label }));
+  if (session.waiting_since && waitsOnPerson(session)) {
+    line.append(el('span', {
+      class: 'since',
+      'data-since': String(session.waiting_since),
+      title: `Since ${when(session.waiting_since)}`,
+      text: waited(session.waiting_since),
+    }));
+  }
+  if (waitsOnPerson(session)) {
+    line.append(session.dismissed
+      ? el('span', { class: 'dismissed-note', text: 'Dismissed', title: 'No popups or reminders until it changes' })
+      : el('button', {
+        type: 'button',
+        class: 'dismiss quiet',
+        'data-dismiss': '',
+        text: 'Dismiss',
+        title: 'No popups or reminders for this session until it changes',
+        onclick: () => dismiss(session.key),
+      }));
+  }
+  line.addEventListener('click', (event) => {
+    if (event.target.closest('button')) return;
+    select(session.key);
+    toggle(session.key);
+  });
+  node.append(line);
+  if (open) node.append(details(session));
+  return node;
+}
+
+function details(session) {
+  const node = el('div', { class: 'details' });
   const chipList = chips(session);
   if (chipList.length) node.append(el('div', { class: 'chips' }, ...chipList));
-  node.append(el('p', { class: 'title', text: session.title || session.id }));
-  // Another machine's session says which (ids are unique per machine only).
-  if (session.machine) node.append(el('p', { class: 'machine', text: `on ${session.machine}` }));
 
   // Generation D names the agent (`provider`) and where the work is (`work_path`, the
   // repository); older records have only lf's detail and the work's id.
@@ -108,14 +255,15 @@ function card(session) {
       el('span', { class: 'label', text: 'Ready' }), document.createTextNode(session.ready_summary)));
   }
 
-  const row = el('div', { class: 'actions' });
+  const buttons = el('div', { class: 'actions' });
   const reasons = [];
+  const texts = [];
   for (const button of session.buttons) {
     if (button.text_hint) {
-      node.append(textAction(session, button));
+      texts.push(textAction(session, button));
       continue;
     }
-    row.append(el('button', {
+    buttons.append(el('button', {
       type: 'button',
       'data-action': button.kind,
       text: button.label,
@@ -125,10 +273,9 @@ function card(session) {
     }));
     if (!button.enabled && button.unavailable_reason) reasons.push(`${button.label}: ${button.unavailable_reason}`);
   }
-  // Open first, text actions after: insert the plain buttons above the text boxes.
-  const firstText = node.querySelector('.text-action');
-  node.insertBefore(row, firstText);
-  if (firstText) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
+  // Open first, text actions after.
+  node.append(buttons, ...texts);
+  if (texts.length) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
 
   const error = errors.get(session.key);
@@ -211,16 +358,194 @@ function toast(text) {
   toastTimer = setTimeout(() => { node.hidden = true; }, 4000);
 }
 
+// Show one session: selected, expanded, scrolled to, and its text box focused (a window
+// opened from a Flow review's popup is there to answer it).
 function reveal(id) {
-  const node = $('groups').querySelector(`[data-session-id="${CSS.escape(id)}"]`);
-  if (!node) return;
+  const session = board.sessions.find((s) => s.key === id);
+  if (!session) return;
   focusId = null;
+  if (!matches(session)) setFilter('');
+  selectedId = id;
+  expanded.add(id);
+  render();
+  const node = rowNode(id);
+  if (!node) return;
   node.scrollIntoView({ block: 'center', behavior: 'smooth' });
   node.classList.add('focused');
   setTimeout(() => node.classList.remove('focused'), 2000);
   const box = node.querySelector('textarea:not(:disabled)');
-  if (box) box.focus();
+  (box || node).focus({ preventScroll: true });
 }
+
+function select(id) {
+  if (selectedId === id) return;
+  selectedId = id;
+  for (const node of $('groups').querySelectorAll('.session')) {
+    const mine = node.dataset.sessionId === id;
+    node.classList.toggle('selected', mine);
+    node.tabIndex = mine ? 0 : -1;
+  }
+}
+
+function toggle(id, open = !expanded.has(id)) {
+  if (open) expanded.add(id);
+  else expanded.delete(id);
+  render();
+  const node = rowNode(id);
+  if (node) node.focus({ preventScroll: true });
+}
+
+async function dismiss(id) {
+  errors.delete(id);
+  try {
+    await invoke('dismiss', { id });
+  } catch (error) {
+    errors.set(id, String(error));
+    expanded.add(id);
+  }
+  await refresh();
+}
+
+// ---- the Recent list ----
+
+function renderRecent() {
+  const list = $('recent-list');
+  const entries = board.recent || [];
+  $('recent-count').textContent = entries.length ? String(entries.length) : '';
+  const now = new Date();
+  list.replaceChildren(...entries.map((entry) => {
+    const item = el('li', { class: 'recent-entry', 'data-what': entry.what, 'data-id': entry.id },
+      el('time', { text: when(entry.at, now), dateTime: new Date(entry.at * 1000).toISOString() }),
+      el('span', { class: 'what', text: RECENT_WORDS[entry.what] || entry.what }),
+      el('span', { class: 'recent-title', text: entry.title || entry.id }));
+    if (entry.machine) item.append(el('span', { class: 'machine', text: `on ${entry.machine}` }));
+    return item;
+  }));
+  $('recent-empty').hidden = entries.length > 0;
+}
+
+// ---- the keyboard ----
+
+function setFilter(text) {
+  filter = text;
+  $('filter').value = text;
+  render();
+}
+
+function moveSelection(step) {
+  const shown = visibleSessions();
+  if (!shown.length) return;
+  const at = shown.findIndex((s) => s.key === selectedId);
+  const next = at < 0 ? 0 : Math.min(shown.length - 1, Math.max(0, at + step));
+  select(shown[next].key);
+  const node = rowNode(shown[next].key);
+  if (node) {
+    node.focus({ preventScroll: true });
+    node.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+// Enter on a row: what choosing it means. Open its terminal where it can be opened; a Flow
+// review (answered here, with text) and a row whose Open is unavailable expand instead, so
+// the person sees the fields or lf's reason.
+function primary(session) {
+  const open = session.buttons.find((b) => b.kind === 'open' && !b.text_hint);
+  const reviews = session.buttons.some((b) => b.text_hint);
+  if (open && open.enabled && !reviews) {
+    act(session.key, 'open');
+    return;
+  }
+  expanded.add(session.key);
+  render();
+  const node = rowNode(session.key);
+  const box = node && node.querySelector('textarea:not(:disabled)');
+  if (box) box.focus();
+  else if (node) node.focus({ preventScroll: true });
+}
+
+function focusText(session, kind) {
+  if (!session.buttons.some((b) => b.kind === kind && b.text_hint && b.enabled)) return false;
+  expanded.add(session.key);
+  render();
+  const box = rowNode(session.key).querySelector(`textarea[data-input="${kind}"]`);
+  box.focus();
+  return true;
+}
+
+const typing = (target) => target instanceof HTMLElement
+  && (target.matches('input, textarea, select') || target.isContentEditable);
+
+document.addEventListener('keydown', (event) => {
+  if (event.defaultPrevented || event.isComposing) return;
+  const target = event.target;
+  if (event.key === 'Escape') {
+    event.preventDefault();
+    // Esc leaves what the person is in before it hides the window: a filter with text
+    // (cleared first), a text box (a draft lives only as long as the window), the settings.
+    if (target === $('filter') && filter) {
+      setFilter('');
+    } else if (target !== $('filter') && typing(target)) {
+      const node = target.closest('.session');
+      if (node) node.focus({ preventScroll: true });
+      else target.blur();
+    } else if (settingsShown) {
+      showSettings(false);
+    } else {
+      invoke('close_window');
+    }
+    return;
+  }
+  // ↓ from the filter goes down to its first match, as in a search field with a list.
+  if (target === $('filter') && event.key === 'ArrowDown') {
+    event.preventDefault();
+    moveSelection(-Infinity);
+    return;
+  }
+  if (typing(target) || settingsShown || event.ctrlKey || event.altKey || event.metaKey) return;
+  const session = board.sessions.find((s) => s.key === selectedId);
+  const onRow = target === document.body || (target.classList && target.classList.contains('session'));
+  switch (event.key) {
+    case 'ArrowDown':
+      moveSelection(1);
+      break;
+    case 'ArrowUp':
+      moveSelection(-1);
+      break;
+    case 'Home':
+      moveSelection(-Infinity);
+      break;
+    case 'End':
+      moveSelection(Infinity);
+      break;
+    case 'ArrowRight':
+      if (session) toggle(session.key, true);
+      break;
+    case 'ArrowLeft':
+      if (session) toggle(session.key, false);
+      break;
+    case 'Enter':
+      // On a focused button Enter presses that button.
+      if (!onRow || !session) return;
+      primary(session);
+      break;
+    case 'a':
+    case 'A':
+      if (!session || !focusText(session, 'approve')) return;
+      break;
+    case 'i':
+    case 'I':
+      if (!session || !focusText(session, 'iterate')) return;
+      break;
+    case '/':
+      $('filter').focus();
+      $('filter').select();
+      break;
+    default:
+      return;
+  }
+  // The key did its job: it must not also type into the box it focused or scroll the page.
+  event.preventDefault();
+});
 
 async function refresh() {
   try {
@@ -230,10 +555,16 @@ async function refresh() {
   } catch (error) {
     board = { ...board, status: `Could not load the sessions: ${error}` };
   }
+  forgetGone();
+  render();
+}
+
+// What was kept for sessions that are no longer listed.
+function forgetGone() {
   const ids = new Set(board.sessions.map((s) => s.key));
   for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
+  for (const id of expanded) if (!ids.has(id)) expanded.delete(id);
   for (const key of drafts.keys()) if (!ids.has(key.split('\u0000')[0])) drafts.delete(key);
-  render();
 }
 
 // ---- settings ----
@@ -247,6 +578,7 @@ function showSettings(show) {
   $('settings-toggle').setAttribute('aria-expanded', String(show));
   $('heading').textContent = show ? 'Settings' : 'Sessions';
   $('count').hidden = show;
+  $('filter').hidden = show;
   $('settings-message').textContent = '';
   if (show) loadSettings();
 }
@@ -260,6 +592,9 @@ function fillSettings(view) {
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
   $('set-grace').value = s.attached_grace_seconds;
+  $('set-quiet-from').value = s.quiet_from || '';
+  $('set-quiet-to').value = s.quiet_to || '';
+  $('set-on-event').value = s.on_event || '';
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
   $('set-machines').value = (s.machines || []).join('\n');
@@ -300,6 +635,9 @@ async function saveSettings(event) {
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
+    quiet_from: $('set-quiet-from').value,
+    quiet_to: $('set-quiet-to').value,
+    on_event: $('set-on-event').value.trim() || null,
     machines: $('set-machines').value.split('\n'),
   };
   const message = $('settings-message');
@@ -349,11 +687,11 @@ $('settings').addEventListener('submit', saveSettings);
 $('set-terminal').addEventListener('input', syncTemplate);
 $('notice-copy').addEventListener('click', copyCommand);
 $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true; });
+$('filter').addEventListener('input', () => { filter = $('filter').value; render(); });
 
 listen('board', (event) => {
   board = event.payload;
-  const ids = new Set(board.sessions.map((s) => s.key));
-  for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
+  forgetGone();
   render();
 });
 listen('focus', (event) => {

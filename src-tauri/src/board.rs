@@ -1,5 +1,6 @@
 //! The grouping both the tray menu and the window show: what is ready for review first, then
-//! what waits for the person, then what is active, newest first within each group.
+//! what waits for the person (longest waiting first within each), then what is active,
+//! newest first.
 
 use lf_tray_core::{Kind, SessionRecord, State};
 use serde::Serialize;
@@ -40,17 +41,34 @@ impl Group {
     }
 }
 
-/// The sessions in display order: by group, then newest first. Sessions without a start time
-/// (lf's list does not carry one) follow those with one, in lf's own order.
-pub fn ordered(sessions: &[SessionRecord]) -> Vec<(Group, &SessionRecord)> {
-    let mut rows: Vec<_> = sessions.iter().map(|s| (Group::of(s), s)).collect();
-    rows.sort_by(|(ga, a), (gb, b)| {
+/// The sessions in display order: by group; inside Ready and Waiting, the session that has
+/// waited on the person longest first (`since`, unix seconds, as the tray's memory knows it),
+/// since that is the one most likely forgotten. Sessions without a waiting time follow, and
+/// so do the other groups, newest first: sessions without a start time (lf's list does not
+/// carry one) follow those with one, in lf's own order.
+pub fn ordered(
+    sessions: &[SessionRecord],
+    since: impl Fn(&SessionRecord) -> Option<i64>,
+) -> Vec<(Group, &SessionRecord)> {
+    let mut rows: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let group = Group::of(s);
+            let waited = matches!(group, Group::Ready | Group::Waiting)
+                .then(|| since(s))
+                .flatten();
+            (group, waited, s)
+        })
+        .collect();
+    rows.sort_by(|(ga, wa, a), (gb, wb, b)| {
         ga.cmp(gb)
+            .then_with(|| wb.is_some().cmp(&wa.is_some()))
+            .then_with(|| wa.cmp(wb))
             .then_with(|| b.created_at.is_some().cmp(&a.created_at.is_some()))
             .then_with(|| b.created_at.cmp(&a.created_at))
             .then_with(|| SessionRecord::list_order(a, b))
     });
-    rows
+    rows.into_iter().map(|(group, _, s)| (group, s)).collect()
 }
 
 /// How many sessions wait on the person (the tray's count).
@@ -196,12 +214,70 @@ pub(crate) mod tests {
         let ready = record("ready", Kind::Flow, State::Ready);
         let active = record("act", Kind::Interactive, State::Active);
         let sessions = vec![active, b, old, ready, a, new];
-        let ids: Vec<_> = ordered(&sessions)
+        let ids: Vec<_> = ordered(&sessions, |_| None)
             .into_iter()
             .map(|(_, s)| s.id.as_str())
             .collect();
         assert_eq!(ids, ["ready", "new", "old", "a", "b", "act"]);
         assert_eq!(needing_person(&sessions), 5);
+    }
+
+    #[test]
+    fn inside_ready_and_waiting_the_longest_waiting_comes_first() {
+        let session = |id: &str, kind: Kind, state: State, created: Option<i64>| {
+            let mut r = record(id, kind, state);
+            r.created_at = created;
+            r
+        };
+        let sessions = vec![
+            session("w-new", Kind::Ask, State::Waiting, Some(300)),
+            session("w-unknown-new", Kind::Ask, State::Waiting, Some(200)),
+            session("w-old", Kind::Ask, State::Waiting, Some(100)),
+            session("w-unknown-old", Kind::Ask, State::Waiting, Some(50)),
+            session("r-late", Kind::Flow, State::Ready, None),
+            session("r-early", Kind::Flow, State::Ready, None),
+            session("act-old", Kind::Interactive, State::Active, Some(10)),
+            session("act-new", Kind::Interactive, State::Active, Some(20)),
+            session("closed", Kind::Interactive, State::Closed, None),
+        ];
+        // Waiting times as the memory has them: not the start times, which they contradict
+        // here on purpose, and none for two sessions it has not seen wait yet.
+        let since = |r: &SessionRecord| match r.id.as_str() {
+            "w-new" => Some(1_000),
+            "w-old" => Some(2_000),
+            "r-late" => Some(5_000),
+            "r-early" => Some(4_000),
+            // Active sessions do not wait: a time for them does not reorder them.
+            "act-old" => Some(1),
+            "act-new" => Some(9_999),
+            _ => None,
+        };
+        let rows: Vec<_> = ordered(&sessions, since)
+            .into_iter()
+            .map(|(g, s)| (g, s.id.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (Group::Ready, "r-early"),
+                (Group::Ready, "r-late"),
+                (Group::Waiting, "w-new"),
+                (Group::Waiting, "w-old"),
+                // Without a waiting time: after those with one, newest first as before.
+                (Group::Waiting, "w-unknown-new"),
+                (Group::Waiting, "w-unknown-old"),
+                (Group::Active, "act-new"),
+                (Group::Active, "act-old"),
+                (Group::Other, "closed"),
+            ]
+        );
+        // Equal waiting times keep today's order among themselves.
+        let tie = |_: &SessionRecord| Some(7);
+        let ids: Vec<_> = ordered(&sessions[..4], tie)
+            .into_iter()
+            .map(|(_, s)| s.id.as_str())
+            .collect();
+        assert_eq!(ids, ["w-new", "w-unknown-new", "w-old", "w-unknown-old"]);
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn run(story_of: Story) -> Result<()> {
         Start {
             hidden: false,
             single_instance: false,
+            history: None,
         },
         move |_| {
             std::thread::spawn(move || {
@@ -182,7 +183,7 @@ fn story(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<()>
     );
     sim.flows(&[flow])?;
 
-    say("your turn: Approve or Iterate the Flow, Complete the Ask, try Snooze in the tray. Quit from the tray to end the demo.");
+    say("your turn: Approve or Iterate the Flow, Complete the Ask, try Pause notifications in the tray. Quit from the tray to end the demo.");
     Ok(())
 }
 

@@ -15,6 +15,7 @@ mod board;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
+mod hook;
 mod launch;
 mod logfile;
 mod notification;
@@ -31,11 +32,12 @@ use std::time::{Duration, Instant};
 
 use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::{ActionKind, Event, SessionRecord};
+use lf_tray_core::history::{self, History};
+use lf_tray_core::{ActionKind, Event, SessionKey, SessionRecord};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
 
-use notification::{NoticeKey, Notifications, Popups, Preferences};
+use notification::{Clock, Effect, NoticeKey, Notifications, PauseFor, Popups, Preferences};
 use settings::Settings;
 
 /// How `lf-tray` (no subcommand) was started.
@@ -76,6 +78,7 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
         Start {
             hidden: options.start_hidden,
             single_instance: true,
+            history: History::path(),
         },
         |_| {},
     )
@@ -96,8 +99,6 @@ pub fn run_demo(generation_d: bool) -> anyhow::Result<()> {
 #[cfg(feature = "demo")]
 pub const DEMO_LF: &str = "demo-lf";
 
-/// The Menu's "Snooze 1 h".
-const SNOOZE: Duration = Duration::from_secs(60 * 60);
 /// The window's footer shows the latest problem and lists this many in its tooltip.
 const MAX_WARNINGS: usize = 5;
 /// How long Quit waits for the notification server to take the popups down: it answers
@@ -111,7 +112,13 @@ pub(crate) struct Shell {
     settings_path: Option<PathBuf>,
     settings_warning: Option<String>,
     popups: Mutex<Popups>,
-    /// Nudges the event loop when a deadline may have moved (snooze, settings).
+    /// Where the popups' memory is kept (`None`: the demo and the command tests keep none).
+    history_path: Option<PathBuf>,
+    /// The popups' effects, to the task that shows them (set once the app runs).
+    effects: OnceLock<mpsc::UnboundedSender<Effect>>,
+    /// Runs the person's `on_event` program.
+    hook: hook::Hook,
+    /// Nudges the event loop when a deadline may have moved (a pause, settings).
     wake: Notify,
     /// Set once the app runs (the window's command tests run without).
     notifications: OnceLock<Notifications>,
@@ -131,11 +138,44 @@ impl Shell {
             settings_path,
             settings_warning: loaded.warning,
             popups: Mutex::default(),
+            history_path: None,
+            effects: OnceLock::new(),
+            hook: hook::Hook::default(),
             wake: Notify::new(),
             notifications: OnceLock::new(),
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
             focus: Mutex::new(None),
+        }
+    }
+
+    /// Keep the popups' memory in this file, starting from what it holds.
+    fn with_history(mut self, path: Option<PathBuf>) -> Shell {
+        if let Some(path) = &path {
+            let loaded = History::load(path);
+            if let Some(warning) = loaded.warning {
+                tracing::warn!("{warning}");
+                self.warn(warning);
+            }
+            self.popups = Mutex::new(Popups::new(loaded.history, Clock::system()));
+        }
+        self.history_path = path;
+        self
+    }
+
+    /// Write the popups' memory if it changed; the write happens outside the lock.
+    fn save_history(&self) {
+        let Some(path) = &self.history_path else {
+            return;
+        };
+        let Some(bytes) = lock(&self.popups).take_history() else {
+            return;
+        };
+        if let Err(e) = history::write_atomically(path, &bytes) {
+            tracing::warn!(
+                "could not keep the popups' memory in {}: {e}",
+                path.display()
+            );
         }
     }
 
@@ -160,23 +200,64 @@ impl Shell {
             reminder: (s.reminder_minutes > 0)
                 .then(|| Duration::from_secs(u64::from(s.reminder_minutes) * 60)),
             attached_grace: Duration::from_secs(u64::from(s.attached_grace_seconds)),
+            quiet_hours: s.quiet_hours(),
         }
     }
 
-    fn snoozed(&self) -> bool {
-        lock(&self.popups).snoozed(Instant::now())
-    }
-
-    fn toggle_snooze(&self) {
+    /// What the tray says about popups.
+    fn tray_popups(&self, sessions: &[SessionRecord]) -> tray::Popups {
+        let prefs = self.preferences();
         let now = Instant::now();
         let mut popups = lock(&self.popups);
-        if popups.snoozed(now) {
-            popups.resume();
-        } else {
-            popups.snooze(now, SNOOZE);
+        popups.set_clock(Clock::system());
+        tray::Popups {
+            held_back: popups.held_back(now, &prefs),
+            paused: popups.paused(now),
+            dismissed: sessions
+                .iter()
+                .filter(|s| popups.dismissed(&history::key(s)))
+                .map(history::key)
+                .collect(),
         }
-        drop(popups);
+    }
+
+    /// Why popups are held back now, if they are.
+    fn held_back(&self) -> Option<String> {
+        let prefs = self.preferences();
+        let mut popups = lock(&self.popups);
+        popups.set_clock(Clock::system());
+        popups.held_back(Instant::now(), &prefs)
+    }
+
+    fn pause(&self, pause: Option<PauseFor>) {
+        {
+            let mut popups = lock(&self.popups);
+            popups.set_clock(Clock::system());
+            match pause {
+                Some(pause) => popups.pause(pause, Instant::now()),
+                None => popups.resume(),
+            }
+        }
+        tracing::info!("PAUSE {pause:?}");
+        self.save_history();
         self.wake.notify_one();
+    }
+
+    /// Dismiss a session's popups and reminders until its next transition.
+    fn dismiss(&self, record: &SessionRecord) {
+        let effects = lock(&self.popups).dismiss(&history::key(record));
+        tracing::info!("DISMISS id={}", record.id);
+        self.save_history();
+        self.send(effects);
+        self.wake.notify_one();
+    }
+
+    fn send(&self, effects: Vec<Effect>) {
+        if let Some(deliveries) = self.effects.get() {
+            for effect in effects {
+                let _ = deliveries.send(effect);
+            }
+        }
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -201,6 +282,8 @@ pub(crate) struct Start {
     /// A second `lf-tray` shows this one's window instead of starting (not for the demo,
     /// which should run beside a real tray).
     pub single_instance: bool,
+    /// Where the popups' memory lives (not for the demo, whose sessions are make-believe).
+    pub history: Option<PathBuf>,
 }
 
 /// Run the app until the user quits. `ready` runs once everything is set up.
@@ -228,6 +311,7 @@ pub(crate) fn start(
         }));
     }
     let hidden = start.hidden;
+    let history_path = start.history;
     let app = builder(app)
         .setup(move |app| {
             // A tray app: no Dock icon (NOT VERIFIED, macOS is not built here).
@@ -236,7 +320,8 @@ pub(crate) fn start(
             // Started here, after the single-instance check: a second `lf-tray` exits
             // before it reads anything. The window's commands run once setup is done.
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
-            let shell = Arc::new(Shell::new(engine, settings_path, loaded));
+            let shell =
+                Arc::new(Shell::new(engine, settings_path, loaded).with_history(history_path));
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;
             ready(app.handle().clone());
@@ -267,6 +352,8 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::act,
             window::settings,
             window::save_settings,
+            window::dismiss,
+            window::close_window,
             window::open_log
         ])
         .on_window_event(|window, event| {
@@ -286,9 +373,21 @@ fn setup<R: Runtime>(
     let handle = app.clone();
     let on_action: notification::OnAction =
         Arc::new(move |key, action, token| on_notification(&handle, key, &action, token));
-    let _ = shell
-        .notifications
-        .set(Notifications::new(notification_icon(), on_action));
+    let weak = Arc::downgrade(&shell);
+    let on_server: notification::OnServer = Arc::new(move |server| {
+        if let Some(shell) = weak.upgrade() {
+            tracing::info!("SERVER {server:?}");
+            lock(&shell.popups).set_server(server);
+            shell.wake.notify_one();
+        }
+    });
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::gnome::follow(Arc::clone(&on_server));
+    let _ = shell.notifications.set(Notifications::new(
+        notification_icon(),
+        on_action,
+        on_server,
+    ));
     // The bus connection is opened now, so the first popup does not wait for it.
     let early = Arc::clone(&shell);
     tauri::async_runtime::spawn(async move {
@@ -298,6 +397,7 @@ fn setup<R: Runtime>(
     });
     tray::create(app, on_menu)?;
     let (effects, queued) = mpsc::unbounded_channel();
+    let _ = shell.effects.set(effects.clone());
     tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
     tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
     tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
@@ -359,12 +459,16 @@ async fn follow<R: Runtime>(
     mut events: mpsc::UnboundedReceiver<Event>,
     deliveries: mpsc::UnboundedSender<notification::Effect>,
 ) {
-    let mut snoozed = shell.snoozed();
+    let mut held_back = shell.held_back();
     // The tray and the window are first filled from the engine's first batch, which holds
     // its first snapshot.
     while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
-        let deadline = lock(&shell.popups).next_deadline(&prefs);
+        let deadline = {
+            let mut popups = lock(&shell.popups);
+            popups.set_clock(Clock::system());
+            popups.next_deadline(&prefs)
+        };
         let mut effects = Vec::new();
         tokio::select! {
             event = events.recv() => {
@@ -375,8 +479,13 @@ async fn follow<R: Runtime>(
                     batch.push(event);
                 }
                 let now = Instant::now();
+                lock(&shell.popups).set_clock(Clock::system());
+                let program = shell.settings().on_event;
                 for event in &batch {
                     log_event(event);
+                    if let Some(program) = &program {
+                        shell.hook.send(program, event);
+                    }
                     if let Event::Warning { path, message, .. } = event {
                         shell.warn(match path {
                             Some(path) => format!("{}: {message}", path.display()),
@@ -388,15 +497,25 @@ async fn follow<R: Runtime>(
                 refresh(&app, &shell);
             }
             () = until(deadline) => {
-                effects = lock(&shell.popups).flush(Instant::now(), &prefs);
+                let mut popups = lock(&shell.popups);
+                popups.set_clock(Clock::system());
+                effects = popups.flush(Instant::now(), &prefs);
             }
-            () = shell.wake.notified() => {}
+            () = shell.wake.notified() => {
+                // A pause, a setting or the server changed: what may show now goes out.
+                let mut popups = lock(&shell.popups);
+                popups.set_clock(Clock::system());
+                effects = popups.flush(Instant::now(), &prefs);
+            }
         }
         if shell.quitting.load(Ordering::SeqCst) {
             break;
         }
-        if shell.snoozed() != snoozed {
-            snoozed = !snoozed;
+        shell.save_history();
+        let now_held_back = shell.held_back();
+        if now_held_back != held_back {
+            tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
+            held_back = now_held_back;
             refresh(&app, &shell);
         }
         for effect in effects {
@@ -444,7 +563,12 @@ async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notific
         };
         match effect {
             notification::Effect::Show(notice) => {
-                notifications.show(&notice, shell.settings().sound).await
+                let delivery = notifications.show(&notice, shell.settings().sound).await;
+                lock(&shell.popups).delivered(&notice, delivery);
+                shell.save_history();
+                if delivery != notification::Delivery::Shown {
+                    shell.wake.notify_one();
+                }
             }
             notification::Effect::Close(key) => notifications.close(&key).await,
         }
@@ -460,7 +584,9 @@ async fn until(deadline: Option<Instant>) {
 
 /// Show the current list in the tray and the window.
 fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
-    tray::refresh(app, shell.engine.sessions(), shell.snoozed());
+    let sessions = shell.engine.sessions();
+    let popups = shell.tray_popups(&sessions);
+    tray::refresh(app, sessions, popups);
     window::publish(app, shell);
 }
 
@@ -472,8 +598,15 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
             Some(record) => open_or_show(app, &shell, &record, None),
             None => window::show(app, None),
         },
+        tray::Item::Dismiss(key) => {
+            if let Some(record) = shell.engine.session(&key) {
+                shell.dismiss(&record);
+                refresh(app, &shell);
+            }
+        }
         tray::Item::More | tray::Item::Show => window::show(app, None),
-        tray::Item::Snooze => shell.toggle_snooze(),
+        tray::Item::Pause(pause) => shell.pause(Some(pause)),
+        tray::Item::Resume => shell.pause(None),
         tray::Item::Quit => quit(app, shell),
     }
 }
@@ -537,12 +670,24 @@ fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match (key, action) {
-        (NoticeKey::Session(key), notification::REVIEW) => window::show(app, Some(&key)),
-        (NoticeKey::Session(key), _) => match shell.engine.session(&key) {
-            Some(record) => open_or_show(app, &shell, &record, token),
-            // Resolved meanwhile: the window shows what is left.
-            None => window::show(app, None),
-        },
+        (NoticeKey::Session(named), action) => {
+            // The popup names the session by its key token (ids are unique per machine).
+            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
+            match action {
+                notification::REVIEW => window::show(app, Some(&key)),
+                notification::DISMISS => {
+                    if let Some(record) = shell.engine.session(&key) {
+                        shell.dismiss(&record);
+                        refresh(app, &shell);
+                    }
+                }
+                _ => match shell.engine.session(&key) {
+                    Some(record) => open_or_show(app, &shell, &record, token),
+                    // Resolved meanwhile: the window shows what is left.
+                    None => window::show(app, None),
+                },
+            }
+        }
         (NoticeKey::Burst | NoticeKey::Error, _) => window::show(app, None),
     }
 }

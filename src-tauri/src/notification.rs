@@ -1,18 +1,19 @@
-//! Desktop notifications: what they say, and when they appear or go away.
-//!
-//! The text and the policy are plain code, tested without a display: one popup per session
-//! transition, closed when the session no longer needs the person, bursts folded into one
-//! summary, snooze, and the optional reminder. Showing them is the platform module's job
-//! (`linux`: freedesktop notifications over D-Bus; `elsewhere`: macOS and Windows).
+//! Desktop notifications: what they say (here), when they appear or go away (`policy`),
+//! and showing them (`linux`: freedesktop notifications over D-Bus; `elsewhere`: macOS and
+//! Windows). The text and the policy are plain code, tested without a display.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use lf_tray_core::{Event, Kind, SessionKey, SessionRecord, State};
+use lf_tray_core::{Kind, SessionRecord};
 
 use crate::board;
 
+mod policy;
+pub use policy::{Clock, Delivery, Effect, PauseFor, Popups, Preferences, QuietHours};
+
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod gnome;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod linux;
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -28,6 +29,20 @@ pub use elsewhere::Notifications;
 /// terminal opened for it gets it as `XDG_ACTIVATION_TOKEN`.
 pub type OnAction = Arc<dyn Fn(NoticeKey, String, Option<String>) + Send + Sync>;
 
+/// What the app hears about the notification server: whether popups can be shown (a server
+/// is on the bus or the bus can start one, none is, or there is no session bus at all), and
+/// the desktop's do-not-disturb as one of its sources says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Present,
+    Absent,
+    NoBus,
+    DoNotDisturb { source: &'static str, on: bool },
+}
+
+/// What the app does when the server comes or goes.
+pub type OnServer = Arc<dyn Fn(Server) + Send + Sync>;
+
 /// The name servers show and group notifications under.
 pub const APP_NAME: &str = "Loopflow Tray";
 /// The freedesktop `desktop-entry` hint: the basename of the app's .desktop file.
@@ -42,15 +57,6 @@ const MAX_READY: usize = 320;
 /// How many sessions a burst summary names before "and N more".
 const BURST_NAMED: usize = 3;
 
-/// A lone transition pops up at once. Those that follow a popup within the burst window are
-/// held this long, so that a burst (one rescan can report many, an agent fleet can finish
-/// together) has landed before it is shown one by one or folded into one summary: long
-/// enough for a burst read in a few lists, and a wait nobody notices on a second popup.
-const HOLD: Duration = Duration::from_millis(300);
-/// The spec's burst: this many popups within `BURST_WINDOW` become one summary.
-const BURST_THRESHOLD: usize = 5;
-const BURST_WINDOW: Duration = Duration::from_secs(2);
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeKind {
     Asked,
@@ -60,7 +66,48 @@ pub enum NoticeKind {
     Error,
 }
 
+/// The freedesktop urgency levels (the `urgency` hint's byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    Low = 0,
+    Normal = 1,
+    Critical = 2,
+}
+
 impl NoticeKind {
+    /// Asks and ready sessions are news the person acts on; a reminder repeats what they
+    /// were told, so servers may show it less loudly; a terminal that failed to open after
+    /// a click must stay until read, since the command to run by hand is in it.
+    pub fn urgency(self) -> Urgency {
+        match self {
+            NoticeKind::Asked | NoticeKind::Ready | NoticeKind::Burst => Urgency::Normal,
+            NoticeKind::Reminder => Urgency::Low,
+            NoticeKind::Error => Urgency::Critical,
+        }
+    }
+
+    /// The spec's `category` hint: an agent's question reads like a message received, a
+    /// finished session like a finished transfer.
+    pub fn category(self) -> &'static str {
+        match self {
+            NoticeKind::Asked | NoticeKind::Reminder => "im.received",
+            NoticeKind::Burst => "im",
+            NoticeKind::Ready => "transfer.complete",
+            NoticeKind::Error => "x-lf-tray.launch.error",
+        }
+    }
+
+    /// A name from the freedesktop sound theme, when sounds are on.
+    pub fn sound(self) -> Option<&'static str> {
+        match self {
+            NoticeKind::Asked | NoticeKind::Reminder | NoticeKind::Burst => {
+                Some("message-new-instant")
+            }
+            NoticeKind::Ready => Some("complete"),
+            NoticeKind::Error => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             NoticeKind::Asked => "asked",
@@ -76,16 +123,19 @@ impl NoticeKind {
 /// key again replaces its popup.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NoticeKey {
-    Session(SessionKey),
+    /// A session, by its key token (`SessionKey::token`, as `history::key` gives it): ids
+    /// are unique per machine only.
+    Session(String),
     Burst,
     Error,
 }
 
 impl NoticeKey {
-    /// The session id for the log, `-` when there is none.
+    /// The session's key token for the log (its id, for this machine's), `-` when there
+    /// is none.
     pub fn session(&self) -> &str {
         match self {
-            NoticeKey::Session(key) => &key.id,
+            NoticeKey::Session(id) => id,
             NoticeKey::Burst | NoticeKey::Error => "-",
         }
     }
@@ -95,6 +145,7 @@ impl NoticeKey {
 pub const DEFAULT: &str = "default";
 pub const OPEN: &str = "open";
 pub const REVIEW: &str = "review";
+pub const DISMISS: &str = "dismiss";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
@@ -110,6 +161,9 @@ pub struct Notice {
     /// summary replaces the first popup of its burst (`replaces_id`), so the burst shows as
     /// one popup that grows.
     pub replaces: Option<NoticeKey>,
+    /// The sessions it tells about, with the transition of each: once the server has it,
+    /// they were shown (the policy fills this in).
+    pub covers: Vec<(String, String)>,
 }
 
 /// Escape the three characters the body markup of the notification spec gives meaning to.
@@ -124,6 +178,14 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// Undo [`escape`], for a server (or platform) that shows the body as plain text. `&amp;`
+/// goes last, so an escaped `&lt;` typed by someone comes back as typed.
+pub fn unescape(body: &str) -> String {
+    body.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// One line of untrusted text: control characters and runs of whitespace become one space,
@@ -156,6 +218,7 @@ fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &
     if review && record.is(Kind::Flow) {
         actions.push((REVIEW, "Review…"));
     }
+    actions.push((DISMISS, "Dismiss"));
     actions
 }
 
@@ -168,7 +231,7 @@ fn on_machine(record: &SessionRecord, summary: String) -> String {
     }
 }
 
-fn title(record: &SessionRecord) -> &str {
+pub(crate) fn title(record: &SessionRecord) -> &str {
     if record.title.trim().is_empty() {
         &record.id
     } else {
@@ -197,12 +260,13 @@ pub fn asked(record: &SessionRecord) -> Notice {
         body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
     }
     Notice {
-        key: NoticeKey::Session(record.key()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Asked,
         summary,
         body,
         actions: session_actions(record, false),
         replaces: None,
+        covers: Vec::new(),
     }
 }
 
@@ -223,12 +287,13 @@ fn waits(record: &SessionRecord) -> Notice {
         }
     }
     Notice {
-        key: NoticeKey::Session(record.key()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Asked,
         summary,
         body,
         actions: session_actions(record, false),
         replaces: None,
+        covers: Vec::new(),
     }
 }
 
@@ -247,42 +312,49 @@ pub fn ready(record: &SessionRecord) -> Notice {
         _ => "The agent marked this session ready.".to_string(),
     };
     Notice {
-        key: NoticeKey::Session(record.key()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Ready,
         summary,
         body,
         actions: session_actions(record, true),
         replaces: None,
+        covers: Vec::new(),
     }
 }
 
 /// A session left waiting: once, after the reminder delay.
 pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
-    let minutes = (waited.as_secs() / 60).max(1);
+    let waited = waiting_for(waited.as_secs() as i64).unwrap_or_else(|| "waiting 1 min".into());
     let summary = one_line(&format!("Still waiting: {}", title(record)), MAX_SUMMARY);
     let body = escape(&one_line(
-        &format!(
-            "{} · waiting for you for {minutes} min",
-            board::one_line(record)
-        ),
+        &format!("{} · {waited}", board::one_line(record)),
         MAX_TITLE,
     ));
     Notice {
-        key: NoticeKey::Session(record.key()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Reminder,
         summary,
         body,
         actions: session_actions(record, true),
         replaces: None,
+        covers: Vec::new(),
     }
 }
 
-/// Many sessions at once: one summary whose click shows the window.
-pub fn burst(members: &[&SessionRecord]) -> Notice {
+/// Many sessions at once (a burst, or what waited unseen): one summary whose click shows
+/// the window, naming the ones that waited longest first, with how long. `members` come
+/// with the seconds each has waited, longest first.
+pub fn burst(members: &[(&SessionRecord, i64)]) -> Notice {
     let mut lines: Vec<String> = members
         .iter()
         .take(BURST_NAMED)
-        .map(|r| format!("• {}", escape(&one_line(&board::one_line(r), MAX_TITLE))))
+        .map(|(r, waited)| {
+            let line = one_line(&board::one_line(r), MAX_TITLE);
+            match waiting_for(*waited) {
+                Some(waited) => format!("• {} · {waited}", escape(&line)),
+                None => format!("• {}", escape(&line)),
+            }
+        })
         .collect();
     if members.len() > BURST_NAMED {
         lines.push(format!("and {} more", members.len() - BURST_NAMED));
@@ -290,10 +362,22 @@ pub fn burst(members: &[&SessionRecord]) -> Notice {
     Notice {
         key: NoticeKey::Burst,
         kind: NoticeKind::Burst,
-        summary: format!("{} sessions need you", members.len()),
+        summary: format!("{} sessions wait for you", members.len()),
         body: lines.join("\n"),
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
+        covers: Vec::new(),
+    }
+}
+
+/// `waiting 12 min`, `waiting 3 h`, `waiting 2 d`; nothing under a minute.
+fn waiting_for(seconds: i64) -> Option<String> {
+    let minutes = seconds / 60;
+    match minutes {
+        m if m < 1 => None,
+        m if m < 120 => Some(format!("waiting {m} min")),
+        m if m < 48 * 60 => Some(format!("waiting {} h", m / 60)),
+        m => Some(format!("waiting {} d", m / (24 * 60))),
     }
 }
 
@@ -310,356 +394,7 @@ pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> No
         ),
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
-    }
-}
-
-/// The settings the policy follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Preferences {
-    pub on_ask: bool,
-    pub on_ready: bool,
-    pub reminder: Option<Duration>,
-    /// How long a session the person's own terminal is attached to must stay waiting
-    /// before it pops up; zero pops it up at once.
-    pub attached_grace: Duration,
-}
-
-/// What the platform module is asked to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
-    Show(Notice),
-    Close(NoticeKey),
-}
-
-struct Waiting {
-    since: Instant,
-    reminded: bool,
-    record: SessionRecord,
-}
-
-struct Held {
-    /// When it may be shown: the end of the hold, or at once for a deferred popup.
-    due: Instant,
-    notice: Notice,
-    record: SessionRecord,
-}
-
-/// A popup held back until `due` because the person may be watching the session.
-struct Deferred {
-    due: Instant,
-    notice: Notice,
-    record: SessionRecord,
-}
-
-/// Whether the person may be looking at this session right now: a generation D session
-/// with a live client is one whose agent hands turns back to the terminal the person
-/// works in, many times an hour; each hand-back turns it waiting.
-fn watched(record: &SessionRecord) -> bool {
-    record.kind.is_none() && record.state == State::Active
-}
-
-/// The burst summary on screen, and the sessions it stands for.
-struct Burst {
-    last: Instant,
-    members: BTreeSet<SessionKey>,
-}
-
-/// When popups appear and go away. Feed it the engine's events and call `flush` at
-/// `next_deadline`; it answers with what to show and close.
-#[derive(Default)]
-pub struct Popups {
-    held: Vec<Held>,
-    /// Session popups shown within the burst window, oldest first.
-    recent: VecDeque<(Instant, SessionRecord)>,
-    burst: Option<Burst>,
-    waiting: HashMap<SessionKey, Waiting>,
-    deferred: HashMap<SessionKey, Deferred>,
-    snoozed_until: Option<Instant>,
-}
-
-impl Popups {
-    pub fn snooze(&mut self, now: Instant, length: Duration) {
-        self.snoozed_until = Some(now + length);
-        self.held.clear();
-        self.deferred.clear();
-    }
-
-    pub fn resume(&mut self) {
-        self.snoozed_until = None;
-    }
-
-    pub fn snoozed(&self, now: Instant) -> bool {
-        self.snoozed_until.is_some_and(|until| now < until)
-    }
-
-    /// When `flush` has something to do: a held or deferred popup to release, a reminder
-    /// to give, or the snooze to end.
-    pub fn next_deadline(&self, prefs: &Preferences) -> Option<Instant> {
-        let held = self.held.iter().map(|h| h.due).min();
-        let deferred = self.deferred.values().map(|d| d.due).min();
-        let reminders = prefs.reminder.and_then(|after| {
-            self.waiting
-                .values()
-                .filter(|w| !w.reminded)
-                .map(|w| w.since + after)
-                .min()
-        });
-        [held, deferred, reminders, self.snoozed_until]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    pub fn on_event(&mut self, event: &Event, now: Instant, prefs: &Preferences) -> Vec<Effect> {
-        let mut effects = Vec::new();
-        match event {
-            Event::Snapshot { sessions, .. } => {
-                let needing: HashMap<SessionKey, &SessionRecord> = sessions
-                    .iter()
-                    .filter(|s| s.needs_you)
-                    .map(|s| (s.key(), s))
-                    .collect();
-                let gone: Vec<SessionKey> = self
-                    .waiting
-                    .keys()
-                    .filter(|id| !needing.contains_key(*id))
-                    .cloned()
-                    .collect();
-                for id in gone {
-                    self.settled(&id, &mut effects);
-                }
-                for (id, record) in needing {
-                    self.waiting
-                        .entry(id)
-                        .and_modify(|w| w.record = record.clone())
-                        .or_insert_with(|| Waiting {
-                            since: now,
-                            reminded: false,
-                            record: record.clone(),
-                        });
-                }
-            }
-            Event::Asked { session, .. } => {
-                self.wait(session, now);
-                if prefs.on_ask {
-                    if watched(session) && !prefs.attached_grace.is_zero() {
-                        self.defer(asked(session), session, now + prefs.attached_grace);
-                    } else {
-                        self.hold(asked(session), session, now);
-                    }
-                }
-            }
-            Event::Ready { session, .. } => {
-                self.wait(session, now);
-                if prefs.on_ready {
-                    self.hold(ready(session), session, now);
-                } else {
-                    // The question it answered is stale now.
-                    self.unhold(&session.key());
-                    effects.push(Effect::Close(NoticeKey::Session(session.key())));
-                }
-            }
-            Event::State { session, .. } => {
-                if session.needs_you {
-                    if let Some(deferred) = self.deferred.get_mut(&session.key()) {
-                        if watched(session) {
-                            deferred.notice = asked(session);
-                            deferred.record = session.clone();
-                        } else {
-                            // The person left that terminal: nobody is watching any more.
-                            self.deferred.remove(&session.key());
-                            self.hold(asked(session), session, now);
-                        }
-                    }
-                    self.waiting
-                        .entry(session.key())
-                        .and_modify(|w| w.record = session.clone())
-                        .or_insert_with(|| Waiting {
-                            since: now,
-                            reminded: false,
-                            record: session.clone(),
-                        });
-                } else {
-                    self.settled(&session.key(), &mut effects);
-                }
-            }
-            Event::Resolved { session, .. } => self.settled(&session.key(), &mut effects),
-            Event::Appeared { .. } | Event::Warning { .. } => {}
-        }
-        // What is due now (a lone popup) goes out with this event, not a timer tick later.
-        effects.extend(self.flush(now, prefs));
-        effects
-    }
-
-    /// Release held popups (folding a burst), give due reminders, end a finished snooze.
-    pub fn flush(&mut self, now: Instant, prefs: &Preferences) -> Vec<Effect> {
-        if self.snoozed_until.is_some_and(|until| now >= until) {
-            self.snoozed_until = None;
-        }
-        let due: Vec<SessionKey> = self
-            .deferred
-            .iter()
-            .filter(|(_, d)| now >= d.due)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            if let Some(d) = self.deferred.remove(&id) {
-                // It waited out the grace already; holding it again would only delay it.
-                self.release(d.notice, &d.record, now);
-            }
-        }
-        if let Some(after) = prefs.reminder {
-            let snoozed = self.snoozed(now);
-            let mut due = Vec::new();
-            for w in self.waiting.values_mut() {
-                if !w.reminded && now >= w.since + after {
-                    w.reminded = true;
-                    if !snoozed {
-                        due.push((reminder(&w.record, now - w.since), w.record.clone()));
-                    }
-                }
-            }
-            for (notice, record) in due {
-                self.hold(notice, &record, now);
-            }
-        }
-        if !self.held.iter().any(|h| now >= h.due) {
-            return Vec::new();
-        }
-        let batch = std::mem::take(&mut self.held);
-        while self
-            .recent
-            .front()
-            .is_some_and(|(at, _)| now.duration_since(*at) > BURST_WINDOW)
-        {
-            self.recent.pop_front();
-        }
-        let mut effects = Vec::new();
-        let burst_live = self.burst_live(now);
-        if burst_live || self.recent.len() + batch.len() >= BURST_THRESHOLD {
-            let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
-                last: now,
-                members: BTreeSet::new(),
-            });
-            // A new summary takes the place of the burst's first popup; the others close.
-            let mut replaces = None;
-            for (_, record) in self.recent.drain(..) {
-                let key = NoticeKey::Session(record.key());
-                if !burst_live && replaces.is_none() {
-                    replaces = Some(key);
-                } else {
-                    effects.push(Effect::Close(key));
-                }
-                burst.members.insert(record.key());
-            }
-            for held in batch {
-                burst.members.insert(held.record.key());
-            }
-            burst.last = now;
-            let members: Vec<&SessionRecord> = burst
-                .members
-                .iter()
-                .filter_map(|id| self.waiting.get(id).map(|w| &w.record))
-                .collect();
-            if !members.is_empty() {
-                effects.push(Effect::Show(Notice {
-                    replaces,
-                    ..self::burst(&members)
-                }));
-            }
-            self.burst = Some(burst);
-        } else {
-            for held in batch {
-                self.recent.push_back((now, held.record));
-                effects.push(Effect::Show(held.notice));
-            }
-        }
-        effects
-    }
-
-    /// Whether the burst summary on screen still takes new popups.
-    fn burst_live(&self, now: Instant) -> bool {
-        self.burst
-            .as_ref()
-            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW)
-    }
-
-    fn wait(&mut self, record: &SessionRecord, now: Instant) {
-        // A new reason to wait (asked, then ready) restarts the reminder clock.
-        self.waiting.insert(
-            record.key(),
-            Waiting {
-                since: now,
-                reminded: false,
-                record: record.clone(),
-            },
-        );
-    }
-
-    /// Show at once when nothing else is on its way or just went out; else hold it with
-    /// the rest of the burst.
-    fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
-        let recent = self
-            .recent
-            .back()
-            .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
-        let burst_live = self.burst_live(now);
-        let others_held = self.held.iter().any(|h| h.record.key() != record.key());
-        let due = if recent || burst_live || others_held {
-            now + HOLD
-        } else {
-            now
-        };
-        self.queue(notice, record, now, due);
-    }
-
-    /// Ready to show at the next flush, with whatever else is held then.
-    fn release(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
-        self.queue(notice, record, now, now);
-    }
-
-    fn queue(&mut self, notice: Notice, record: &SessionRecord, now: Instant, due: Instant) {
-        if self.snoozed(now) {
-            return;
-        }
-        // One popup per session: a newer notice replaces one not yet shown.
-        self.unhold(&record.key());
-        self.held.push(Held {
-            due,
-            notice,
-            record: record.clone(),
-        });
-    }
-
-    fn defer(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
-        self.unhold(&record.key());
-        self.deferred.insert(
-            record.key(),
-            Deferred {
-                due,
-                notice,
-                record: record.clone(),
-            },
-        );
-    }
-
-    fn unhold(&mut self, id: &SessionKey) {
-        self.held.retain(|h| &h.record.key() != id);
-        self.deferred.remove(id);
-    }
-
-    /// The session no longer needs the person: nothing about it may stay on screen.
-    fn settled(&mut self, id: &SessionKey, effects: &mut Vec<Effect>) {
-        self.waiting.remove(id);
-        self.unhold(id);
-        self.recent.retain(|(_, r)| &r.key() != id);
-        effects.push(Effect::Close(NoticeKey::Session(id.clone())));
-        if let Some(burst) = &mut self.burst {
-            if burst.members.remove(id) && burst.members.is_empty() {
-                self.burst = None;
-                effects.push(Effect::Close(NoticeKey::Burst));
-            }
-        }
+        covers: Vec::new(),
     }
 }
 
@@ -667,51 +402,30 @@ impl Popups {
 mod tests {
     use super::*;
     use crate::board::tests::{record, record_d};
-    use time::OffsetDateTime;
+    use lf_tray_core::State;
 
-    const PREFS: Preferences = Preferences {
-        on_ask: true,
-        on_ready: true,
-        reminder: None,
-        attached_grace: Duration::from_secs(45),
-    };
-
-    fn asked_event(r: &SessionRecord) -> Event {
-        Event::Asked {
-            at: OffsetDateTime::now_utc(),
-            session: r.clone(),
-        }
-    }
-    fn ready_event(r: &SessionRecord) -> Event {
-        Event::Ready {
-            at: OffsetDateTime::now_utc(),
-            session: r.clone(),
-        }
-    }
-    fn resolved_event(r: &SessionRecord) -> Event {
-        Event::Resolved {
-            at: OffsetDateTime::now_utc(),
-            session: r.clone(),
-        }
-    }
-
-    fn shown(effects: &[Effect]) -> Vec<(NoticeKind, &str)> {
-        effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Show(n) => Some((n.kind, n.key.session())),
-                Effect::Close(_) => None,
-            })
-            .collect()
-    }
-    fn closed(effects: &[Effect]) -> Vec<NoticeKey> {
-        effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Close(k) => Some(k.clone()),
-                Effect::Show(_) => None,
-            })
-            .collect()
+    #[test]
+    fn another_machines_popups_name_it_and_keep_their_own_key() {
+        let mut r = record_d("S-1", State::Other("unknown".into()), true);
+        r.title = "<b>Hi</b> $(id)".into();
+        r.machine = Some("build-box".into());
+        let n = asked(&r);
+        assert!(
+            n.summary.starts_with("build-box · Agent waits for you"),
+            "{}",
+            n.summary
+        );
+        assert!(
+            n.body.starts_with("&lt;b&gt;Hi&lt;/b&gt; $(id)"),
+            "{}",
+            n.body
+        );
+        assert_eq!(n.key, NoticeKey::Session("@9:build-boxS-1".into()));
+        let local = record_d("S-1", State::Other("unknown".into()), true);
+        assert_eq!(asked(&local).key, NoticeKey::Session("S-1".into()));
+        let mut done = record("ask_1", Kind::Ask, State::Ready);
+        done.machine = Some("far".into());
+        assert!(ready(&done).summary.starts_with("far · Ready for review: "));
     }
 
     #[test]
@@ -746,7 +460,10 @@ mod tests {
         r.title = "Which target?".into();
         let n = asked(&r);
         assert!(n.body.starts_with("Which target?\nxxx"), "{}", n.body);
-        assert_eq!(n.actions, [(DEFAULT, "Open"), (OPEN, "Open")]);
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")]
+        );
 
         let mut flow = record("run_f", Kind::Flow, State::Waiting);
         flow.detail = "review-plan".into();
@@ -774,310 +491,17 @@ mod tests {
         assert_eq!(n.body, "The agent marked this session ready.");
         assert_eq!(
             n.actions,
-            [(DEFAULT, "Open"), (OPEN, "Open"), (REVIEW, "Review…")]
+            [
+                (DEFAULT, "Open"),
+                (OPEN, "Open"),
+                (REVIEW, "Review…"),
+                (DISMISS, "Dismiss")
+            ]
         );
-    }
-
-    #[test]
-    fn a_lone_popup_shows_at_once() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        // Out with the event itself: no hold, no deadline left behind.
-        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
-        assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_1")]);
-        assert_eq!(p.next_deadline(&PREFS), None);
-        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
-
-        let mut r = a.clone();
-        r.state = State::Ready;
-        let t1 = t0 + Duration::from_secs(10);
-        assert_eq!(
-            shown(&p.on_event(&ready_event(&r), t1, &PREFS)),
-            [(NoticeKind::Ready, "ask_1")]
-        );
-    }
-
-    #[test]
-    fn resolving_closes_the_popup_and_cancels_a_held_one() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&a), t0, &PREFS);
-        p.flush(t0 + HOLD, &PREFS);
-        let effects = p.on_event(&resolved_event(&a), t0 + HOLD * 2, &PREFS);
-        assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
-
-        // One that follows another popup is held; resolved within the hold, it never shows.
-        let b = record("ask_2", Kind::Ask, State::Waiting);
-        let b2 = record("ask_2b", Kind::Ask, State::Waiting);
-        let t1 = t0 + Duration::from_secs(5);
-        assert_eq!(shown(&p.on_event(&asked_event(&b), t1, &PREFS)).len(), 1);
-        assert!(shown(&p.on_event(&asked_event(&b2), t1, &PREFS)).is_empty());
-        p.on_event(&resolved_event(&b2), t1 + HOLD / 3, &PREFS);
-        assert!(shown(&p.flush(t1 + HOLD * 2, &PREFS)).is_empty());
-        p.on_event(&resolved_event(&b), t1 + HOLD * 2, &PREFS);
-
-        // Someone attached to the session: the question is no longer open.
-        let c = record("ask_3", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&c), t1, &PREFS);
-        p.flush(t1 + HOLD, &PREFS);
-        let mut active = c.clone();
-        active.state = State::Active;
-        active.needs_you = false;
-        let state = Event::State {
-            at: OffsetDateTime::now_utc(),
-            session: active,
-            previous: State::Waiting,
-            previous_needs_you: true,
-        };
-        assert_eq!(
-            closed(&p.on_event(&state, t1 + HOLD * 2, &PREFS)),
-            [NoticeKey::Session("ask_3".into())]
-        );
-    }
-
-    #[test]
-    fn a_snapshot_closes_popups_of_sessions_that_vanished() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        let b = record("ask_2", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&a), t0, &PREFS);
-        p.on_event(&asked_event(&b), t0, &PREFS);
-        p.flush(t0 + HOLD, &PREFS);
-        let snapshot = Event::Snapshot {
-            at: OffsetDateTime::now_utc(),
-            sessions: vec![b.clone()],
-        };
-        assert_eq!(
-            closed(&p.on_event(&snapshot, t0 + HOLD * 2, &PREFS)),
-            [NoticeKey::Session("ask_1".into())]
-        );
-    }
-
-    #[test]
-    fn a_burst_of_eight_is_the_first_popup_then_one_summary_in_its_place() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let sessions: Vec<_> = (0..10)
-            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
-            .collect();
-        let gap = Duration::from_millis(10);
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)),
-            [(NoticeKind::Asked, "ask_0")]
-        );
-        // The rest of the burst is held, however it is spread over the engine's events.
-        let mut t = t0;
-        for s in &sessions[1..8] {
-            t += gap;
-            assert!(shown(&p.on_event(&asked_event(s), t, &PREFS)).is_empty());
-        }
-        assert_eq!(p.next_deadline(&PREFS), Some(t0 + gap + HOLD));
-        let effects = p.flush(t0 + gap + HOLD, &PREFS);
-        // One summary, shown in place of the first popup: two popups in all.
-        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
-        assert!(closed(&effects).is_empty(), "{effects:?}");
-        let Effect::Show(summary) = &effects[0] else {
-            panic!("{effects:?}")
-        };
-        assert_eq!(summary.replaces, Some(NoticeKey::Session("ask_0".into())));
-        assert_eq!(summary.summary, "8 sessions need you");
-        assert!(summary.body.ends_with("and 5 more"));
-        assert_eq!(summary.actions, [(DEFAULT, "Show")]);
-
-        // More during the burst update the same summary instead of popping up.
-        let t1 = t0 + Duration::from_secs(1);
-        assert!(p
-            .on_event(&asked_event(&sessions[8]), t1, &PREFS)
-            .is_empty());
-        let effects = p.flush(t1 + HOLD, &PREFS);
-        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
-        let Effect::Show(summary) = &effects[0] else {
-            panic!()
-        };
-        assert_eq!(summary.summary, "9 sessions need you");
-        assert_eq!(summary.replaces, None, "the summary's own key is on screen");
-
-        // Once quiet for longer than the window, a new one is a plain popup again, at once.
-        let t2 = t1 + BURST_WINDOW * 2;
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&sessions[9]), t2, &PREFS)),
-            [(NoticeKind::Asked, "ask_9")]
-        );
-
-        // The summary goes away when every session it stands for is resolved.
-        let mut last = Vec::new();
-        for s in &sessions[..9] {
-            last = p.on_event(&resolved_event(s), t2 + HOLD * 2, &PREFS);
-        }
-        assert!(closed(&last).contains(&NoticeKey::Burst));
-    }
-
-    #[test]
-    fn a_few_together_are_each_shown_the_first_at_once() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let sessions: Vec<_> = (0..3)
-            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
-            .collect();
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)).len(),
-            1
-        );
-        let t1 = t0 + Duration::from_millis(50);
-        for s in &sessions[1..] {
-            assert!(p.on_event(&asked_event(s), t1, &PREFS).is_empty());
-        }
-        // Fewer than a burst: each keeps its own popup, with its own Open.
-        assert_eq!(
-            shown(&p.flush(t1 + HOLD, &PREFS)),
-            [(NoticeKind::Asked, "ask_1"), (NoticeKind::Asked, "ask_2")]
-        );
-    }
-
-    #[test]
-    fn five_at_once_never_flash_one_by_one() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        for i in 0..5 {
-            let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
-            p.on_event(&asked_event(&s), t0, &PREFS);
-        }
-        let effects = p.flush(t0 + HOLD, &PREFS);
-        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
-        assert!(closed(&effects).is_empty());
-    }
-
-    #[test]
-    fn snooze_silences_popups_but_still_closes_them() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&a), t0, &PREFS);
-        p.flush(t0 + HOLD, &PREFS);
-        p.snooze(t0 + HOLD, Duration::from_secs(3600));
-        assert!(p.snoozed(t0 + HOLD));
-        let b = record("ask_2", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&b), t0 + HOLD, &PREFS);
-        assert!(shown(&p.flush(t0 + HOLD * 3, &PREFS)).is_empty());
-        assert_eq!(
-            closed(&p.on_event(&resolved_event(&a), t0 + HOLD * 4, &PREFS)),
-            [NoticeKey::Session("ask_1".into())]
-        );
-        // The snooze ends by itself at its deadline...
-        let end = t0 + HOLD + Duration::from_secs(3600);
-        assert_eq!(p.next_deadline(&PREFS), Some(end));
-        p.flush(end, &PREFS);
-        assert!(!p.snoozed(end));
-        // ...and popups come back, without replaying what was missed.
-        let c = record("ask_3", Kind::Ask, State::Waiting);
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&c), end, &PREFS)),
-            [(NoticeKind::Asked, "ask_3")]
-        );
-        p.snooze(end, Duration::from_secs(3600));
-        p.resume();
-        assert!(!p.snoozed(end));
-    }
-
-    #[test]
-    fn settings_turn_kinds_off() {
-        let t0 = Instant::now();
-        let prefs = Preferences {
-            on_ask: false,
-            on_ready: false,
-            reminder: None,
-            ..PREFS
-        };
-        let mut p = Popups::default();
-        let a = record("ask_1", Kind::Ask, State::Waiting);
-        p.on_event(&asked_event(&a), t0, &prefs);
-        assert!(p.flush(t0 + HOLD, &prefs).is_empty());
-        let mut r = a.clone();
-        r.state = State::Ready;
-        // A ready session with ready popups off still closes the stale question.
-        assert_eq!(
-            closed(&p.on_event(&ready_event(&r), t0 + HOLD, &prefs)),
-            [NoticeKey::Session("ask_1".into())]
-        );
-        assert!(p.flush(t0 + HOLD * 3, &prefs).is_empty());
-    }
-
-    #[test]
-    fn a_reminder_comes_once_for_a_session_left_waiting() {
-        let t0 = Instant::now();
-        let after = Duration::from_secs(10 * 60);
-        let prefs = Preferences {
-            reminder: Some(after),
-            ..PREFS
-        };
-        let mut p = Popups::default();
-        let mut a = record("ask_1", Kind::Ask, State::Waiting);
-        a.title = "Pick a target".into();
-        p.on_event(&asked_event(&a), t0, &prefs);
-        p.flush(t0 + HOLD, &prefs);
-        assert_eq!(p.next_deadline(&prefs), Some(t0 + after));
-        assert!(p.flush(t0 + after - HOLD, &prefs).is_empty());
-        // Due now, and shown once, at once.
-        let effects = p.flush(t0 + after, &prefs);
-        assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
-        let Effect::Show(n) = &effects[0] else {
-            panic!()
-        };
-        assert_eq!(n.summary, "Still waiting: Pick a target");
-        assert!(n.body.contains("10 min"));
-        assert_eq!(p.next_deadline(&prefs), None);
-        assert!(p.flush(t0 + after * 3, &prefs).is_empty());
-
-        // Reminders are off by default, and sessions found at start count from then on.
-        let mut fresh = Popups::default();
-        let snapshot = Event::Snapshot {
-            at: OffsetDateTime::now_utc(),
-            sessions: vec![a.clone()],
-        };
-        fresh.on_event(&snapshot, t0, &PREFS);
-        assert_eq!(fresh.next_deadline(&PREFS), None);
-        assert_eq!(fresh.next_deadline(&prefs), Some(t0 + after));
-    }
-
-    fn state_event(r: &SessionRecord, previous: State, previous_needs_you: bool) -> Event {
-        Event::State {
-            at: OffsetDateTime::now_utc(),
-            session: r.clone(),
-            previous,
-            previous_needs_you,
-        }
     }
 
     fn idle() -> State {
         State::Other("unknown".into())
-    }
-
-    #[test]
-    fn another_machines_popups_name_it_and_keep_their_own_key() {
-        let mut r = record_d("S-1", idle(), true);
-        r.title = "<b>Hi</b> $(id)".into();
-        r.machine = Some("build-box".into());
-        let n = asked(&r);
-        assert_eq!(n.summary, "build-box · Agent waits for you · codex");
-        assert!(
-            n.body.starts_with("&lt;b&gt;Hi&lt;/b&gt; $(id)"),
-            "{}",
-            n.body
-        );
-        assert_eq!(
-            n.key,
-            NoticeKey::Session(SessionKey {
-                machine: Some("build-box".into()),
-                id: "S-1".into()
-            })
-        );
-        assert_ne!(n.key, asked(&record_d("S-1", idle(), true)).key);
-        let mut done = record("ask_1", Kind::Ask, State::Ready);
-        done.machine = Some("far".into());
-        assert!(ready(&done).summary.starts_with("far · Ready for review: "));
     }
 
     #[test]
@@ -1091,7 +515,10 @@ mod tests {
             n.body,
             "Decide &lt;the&gt; cache &amp; eviction\nproduct / LOO-412"
         );
-        assert_eq!(n.actions, [(DEFAULT, "Open"), (OPEN, "Open")]);
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")]
+        );
 
         // Without a work path, the repository; without a provider, lf's detail.
         r.extra.remove("work_path");
@@ -1123,129 +550,6 @@ mod tests {
         let n = asked(&r);
         assert_eq!(n.summary, "Agent waits for you");
         assert_eq!(n.body, "Decide &lt;the&gt; cache &amp; eviction");
-    }
-
-    #[test]
-    fn an_attached_session_pops_up_only_after_the_grace() {
-        let t0 = Instant::now();
-        let grace = PREFS.attached_grace;
-        let mut p = Popups::default();
-        let attached = record_d("S-1", State::Active, true);
-        p.on_event(&asked_event(&attached), t0, &PREFS);
-        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
-        assert_eq!(p.next_deadline(&PREFS), Some(t0 + grace));
-        assert!(p.flush(t0 + grace - HOLD, &PREFS).is_empty());
-        assert_eq!(
-            shown(&p.flush(t0 + grace, &PREFS)),
-            [(NoticeKind::Asked, "S-1")]
-        );
-        assert_eq!(p.next_deadline(&PREFS), None);
-
-        // Once shown, attention clearing takes it down, as for any popup.
-        let cleared = record_d("S-1", State::Active, false);
-        let effects = p.on_event(
-            &state_event(&cleared, State::Active, true),
-            t0 + grace * 2,
-            &PREFS,
-        );
-        assert_eq!(closed(&effects), [NoticeKey::Session("S-1".into())]);
-    }
-
-    #[test]
-    fn a_turn_handed_back_and_taken_within_the_grace_never_pops_up() {
-        let t0 = Instant::now();
-        let grace = PREFS.attached_grace;
-        let mut p = Popups::default();
-        let waiting = record_d("S-1", State::Active, true);
-        // Cleared: the person answered in their terminal.
-        p.on_event(&asked_event(&waiting), t0, &PREFS);
-        let cleared = record_d("S-1", State::Active, false);
-        p.on_event(
-            &state_event(&cleared, State::Active, true),
-            t0 + grace / 2,
-            &PREFS,
-        );
-        assert_eq!(p.next_deadline(&PREFS), None);
-        assert!(shown(&p.flush(t0 + grace * 2, &PREFS)).is_empty());
-        // Resolved within the grace: the same.
-        let t1 = t0 + grace * 3;
-        p.on_event(&asked_event(&waiting), t1, &PREFS);
-        p.on_event(&resolved_event(&waiting), t1 + grace / 2, &PREFS);
-        assert!(shown(&p.flush(t1 + grace * 2, &PREFS)).is_empty());
-        // And a snapshot that no longer lists it.
-        let t2 = t1 + grace * 3;
-        p.on_event(&asked_event(&waiting), t2, &PREFS);
-        let snapshot = Event::Snapshot {
-            at: OffsetDateTime::now_utc(),
-            sessions: vec![cleared.clone()],
-        };
-        p.on_event(&snapshot, t2 + grace / 2, &PREFS);
-        assert!(shown(&p.flush(t2 + grace * 2, &PREFS)).is_empty());
-    }
-
-    #[test]
-    fn detached_sessions_and_a_zero_grace_pop_up_at_once() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let detached = record_d("S-1", idle(), true);
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&detached), t0, &PREFS)),
-            [(NoticeKind::Asked, "S-1")]
-        );
-        // Attention cleared with the session still open: its popup goes.
-        let cleared = record_d("S-1", idle(), false);
-        assert_eq!(
-            closed(&p.on_event(&state_event(&cleared, idle(), true), t0 + HOLD, &PREFS)),
-            [NoticeKey::Session("S-1".into())]
-        );
-        let at_once = Preferences {
-            attached_grace: Duration::ZERO,
-            ..PREFS
-        };
-        let attached = record_d("S-2", State::Active, true);
-        let t1 = t0 + BURST_WINDOW * 2;
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&attached), t1, &at_once)),
-            [(NoticeKind::Asked, "S-2")]
-        );
-        // Older generations' Asks are never deferred, whatever their state says.
-        let mut ask = record("ask_1", Kind::Ask, State::Active);
-        ask.needs_you = true;
-        let t2 = t1 + BURST_WINDOW * 2;
-        assert_eq!(
-            shown(&p.on_event(&asked_event(&ask), t2, &PREFS)),
-            [(NoticeKind::Asked, "ask_1")]
-        );
-    }
-
-    #[test]
-    fn leaving_the_terminal_during_the_grace_pops_up_at_once() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        let attached = record_d("S-1", State::Active, true);
-        p.on_event(&asked_event(&attached), t0, &PREFS);
-        let left = record_d("S-1", idle(), true);
-        let t1 = t0 + Duration::from_secs(5);
-        assert_eq!(
-            shown(&p.on_event(&state_event(&left, State::Active, true), t1, &PREFS)),
-            [(NoticeKind::Asked, "S-1")]
-        );
-        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
-    }
-
-    #[test]
-    fn a_snooze_drops_a_deferred_popup() {
-        let t0 = Instant::now();
-        let mut p = Popups::default();
-        p.on_event(
-            &asked_event(&record_d("S-1", State::Active, true)),
-            t0,
-            &PREFS,
-        );
-        p.snooze(t0, Duration::from_secs(60));
-        p.resume();
-        assert_eq!(p.next_deadline(&PREFS), None);
-        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
     }
 
     #[test]

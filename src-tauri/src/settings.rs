@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use lf_tray_core::terminal::Choice;
+
+use crate::notification::QuietHours;
 use serde::{Deserialize, Serialize};
 
 /// Everything the settings panel edits. Missing fields take their defaults, so a file written
@@ -19,7 +21,8 @@ pub struct Settings {
     pub notify_on_ask: bool,
     pub notify_on_ready: bool,
     pub sound: bool,
-    /// Remind once about a session left waiting this many minutes; 0 turns reminders off.
+    /// Remind about a session left waiting this many minutes, then after twice as long,
+    /// four times… (capped at 4 h); 0 turns reminders off.
     pub reminder_minutes: u32,
     /// How long a session the person's own terminal is attached to (generation D) must
     /// stay waiting before it pops up; 0 pops it up at once.
@@ -28,6 +31,13 @@ pub struct Settings {
     pub lf_path: Option<PathBuf>,
     /// lf's home instead of `$LF_HOME` / `~/.lf`.
     pub home: Option<PathBuf>,
+    /// No popups or sounds between these local times (`"22:00"`–`"07:00"` crosses midnight);
+    /// empty strings turn quiet hours off.
+    pub quiet_from: String,
+    pub quiet_to: String,
+    /// A program run for every event, with the event's JSON on stdin (as `lf-tray watch
+    /// --json` prints it) and `LF_TRAY_EVENT=<type>` in its environment.
+    pub on_event: Option<PathBuf>,
     /// Other machines whose sessions to follow: ssh destinations (a `Host` from
     /// `~/.ssh/config`, `user@host`), as the person's own ssh understands them.
     pub machines: Vec<String>,
@@ -48,6 +58,9 @@ impl Default for Settings {
             attached_grace_seconds: 45,
             lf_path: None,
             home: None,
+            quiet_from: String::new(),
+            quiet_to: String::new(),
+            on_event: None,
             machines: Vec::new(),
         }
     }
@@ -68,6 +81,9 @@ impl Settings {
         let unset_empty = |p: Option<PathBuf>| p.filter(|p| !p.as_os_str().is_empty());
         self.lf_path = unset_empty(self.lf_path);
         self.home = unset_empty(self.home);
+        self.on_event = unset_empty(self.on_event);
+        self.quiet_from = self.quiet_from.trim().to_string();
+        self.quiet_to = self.quiet_to.trim().to_string();
         self.terminal = self.terminal.trim().to_string();
         // One per line in the panel: blanks around them and empty lines mean nothing, and
         // a machine listed twice is followed once.
@@ -89,10 +105,25 @@ impl Settings {
         if self.terminal == "custom" && self.terminal_template.trim().is_empty() {
             return Err("A custom terminal needs a command line.".into());
         }
+        match (self.quiet_from.is_empty(), self.quiet_to.is_empty()) {
+            (true, true) => {}
+            (false, false) if self.quiet_hours().is_some() => {}
+            _ => return Err("Quiet hours need a start and an end, as HH:MM (22:00).".into()),
+        }
+        if let Some(program) = &self.on_event {
+            if !program.is_absolute() {
+                return Err("The event program needs an absolute path.".into());
+            }
+        }
         for machine in &self.machines {
             lf_tray_core::machine::check_destination(machine)?;
         }
         Ok(())
+    }
+
+    /// The quiet hours, when both ends are set and readable.
+    pub fn quiet_hours(&self) -> Option<QuietHours> {
+        QuietHours::parse(&self.quiet_from, &self.quiet_to)
     }
 }
 
@@ -174,6 +205,9 @@ mod tests {
             attached_grace_seconds: 0,
             lf_path: Some("/opt/lf/bin/lf".into()),
             home: Some("/srv/lf-home".into()),
+            quiet_from: "22:30".into(),
+            quiet_to: "07:00".into(),
+            on_event: Some("/usr/local/bin/push".into()),
             machines: vec!["build-box".into(), "me@10.0.0.2".into()],
         };
         save(&path, &settings).unwrap();
@@ -264,5 +298,27 @@ mod tests {
             custom.terminal_choice(),
             Choice::Custom("xterm -e {argv}".into())
         );
+
+        let quiet = |from: &str, to: &str| Settings {
+            quiet_from: from.into(),
+            quiet_to: to.into(),
+            ..Settings::default()
+        };
+        assert!(quiet("22:00", "07:00").check().is_ok());
+        assert_eq!(
+            quiet("22:00", "07:00").quiet_hours(),
+            Some(QuietHours {
+                from: 22 * 60,
+                to: 7 * 60
+            })
+        );
+        assert!(quiet("22:00", "").check().is_err());
+        assert!(quiet("25:00", "07:00").check().is_err());
+        assert!(quiet("", "").quiet_hours().is_none());
+        let relative = Settings {
+            on_event: Some("push.sh".into()),
+            ..Settings::default()
+        };
+        assert!(relative.check().is_err());
     }
 }

@@ -4,13 +4,16 @@
 //! The menu is a plain model built from the sessions (tested without a display), turned into
 //! Tauri menu items on the main thread each time the engine's list changes.
 
+use std::collections::BTreeSet;
+
 use lf_tray_core::{SessionKey, SessionRecord};
 use tauri::image::Image;
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::board::{self, Group};
+use crate::notification::PauseFor;
 
 pub const TRAY_ID: &str = "lf-tray";
 
@@ -23,21 +26,29 @@ const MAX_LABEL: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     Session(SessionKey),
+    /// Dismiss a session's popups and reminders until its next transition.
+    Dismiss(SessionKey),
     More,
     Show,
-    Snooze,
+    Pause(PauseFor),
+    Resume,
     Quit,
 }
 
 const SESSION_PREFIX: &str = "session:";
+const DISMISS_PREFIX: &str = "dismiss:";
 
 impl Item {
     pub fn id(&self) -> String {
         match self {
             Item::Session(key) => format!("{SESSION_PREFIX}{}", key.token()),
+            Item::Dismiss(key) => format!("{DISMISS_PREFIX}{}", key.token()),
             Item::More => "more".into(),
             Item::Show => "show".into(),
-            Item::Snooze => "snooze".into(),
+            Item::Pause(PauseFor::Hour) => "pause:hour".into(),
+            Item::Pause(PauseFor::Tomorrow) => "pause:tomorrow".into(),
+            Item::Pause(PauseFor::Indefinite) => "pause:indefinite".into(),
+            Item::Resume => "resume".into(),
             Item::Quit => "quit".into(),
         }
     }
@@ -46,14 +57,30 @@ impl Item {
         if let Some(session) = id.strip_prefix(SESSION_PREFIX) {
             return SessionKey::parse(session).map(Item::Session);
         }
+        if let Some(session) = id.strip_prefix(DISMISS_PREFIX) {
+            return SessionKey::parse(session).map(Item::Dismiss);
+        }
         match id {
             "more" => Some(Item::More),
             "show" => Some(Item::Show),
-            "snooze" => Some(Item::Snooze),
+            "pause:hour" => Some(Item::Pause(PauseFor::Hour)),
+            "pause:tomorrow" => Some(Item::Pause(PauseFor::Tomorrow)),
+            "pause:indefinite" => Some(Item::Pause(PauseFor::Indefinite)),
+            "resume" => Some(Item::Resume),
             "quit" => Some(Item::Quit),
             _ => None,
         }
     }
+}
+
+/// What the menu says about popups: why they are held back (a pause, quiet hours, the
+/// desktop's do-not-disturb), whether the person paused them, and what they dismissed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Popups {
+    pub held_back: Option<String>,
+    pub paused: bool,
+    /// By key token (`SessionKey::token`).
+    pub dismissed: BTreeSet<String>,
 }
 
 /// One line of the menu.
@@ -65,13 +92,18 @@ pub enum Entry {
         item: Item,
         label: String,
     },
+    Submenu {
+        label: String,
+        entries: Vec<Entry>,
+    },
     Separator,
 }
 
 /// The menu for these sessions: pending ones grouped and newest first, then the app's own
 /// items.
-pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
-    let pending: Vec<_> = board::ordered(sessions)
+pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
+    // The menu's snapshot of the popups carries no waiting times: today's order.
+    let pending: Vec<_> = board::ordered(sessions, |_| None)
         .into_iter()
         .filter(|(group, _)| group.is_pending())
         .collect();
@@ -96,20 +128,51 @@ pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
             label: format!("{} more…", pending.len() - MAX_ROWS),
         });
     }
+    // Rows open with one click, so dismissing has a submenu of its own.
+    let dismissable: Vec<Entry> = pending
+        .iter()
+        .take(MAX_ROWS)
+        .filter(|(group, r)| {
+            *group != Group::Active && !popups.dismissed.contains(&r.key().token())
+        })
+        .map(|(_, r)| Entry::Choice {
+            item: Item::Dismiss(r.key()),
+            label: label(&on_machine(r, &board::one_line(r))),
+        })
+        .collect();
+    if !dismissable.is_empty() {
+        entries.push(Entry::Submenu {
+            label: "Dismiss".into(),
+            entries: dismissable,
+        });
+    }
     entries.push(Entry::Separator);
     entries.push(Entry::Choice {
         item: Item::Show,
         label: "Show window".into(),
     });
-    entries.push(Entry::Choice {
-        item: Item::Snooze,
-        label: if snoozed {
-            "Resume notifications"
-        } else {
-            "Snooze 1 h"
-        }
-        .into(),
-    });
+    if let Some(why) = &popups.held_back {
+        entries.push(Entry::Note(why.clone()));
+    }
+    if popups.paused {
+        entries.push(Entry::Choice {
+            item: Item::Resume,
+            label: "Resume notifications".into(),
+        });
+    } else {
+        let choice = |pause, text: &str| Entry::Choice {
+            item: Item::Pause(pause),
+            label: text.into(),
+        };
+        entries.push(Entry::Submenu {
+            label: "Pause notifications".into(),
+            entries: vec![
+                choice(PauseFor::Hour, "For 1 hour"),
+                choice(PauseFor::Tomorrow, "Until tomorrow morning"),
+                choice(PauseFor::Indefinite, "Until I resume"),
+            ],
+        });
+    }
     entries.push(Entry::Separator);
     entries.push(Entry::Choice {
         item: Item::Quit,
@@ -121,7 +184,7 @@ pub fn menu(sessions: &[SessionRecord], snoozed: bool) -> Vec<Entry> {
 /// The menu until the engine has read the sessions once: saying "No sessions waiting"
 /// before anything was read would be a guess.
 fn starting_menu() -> Vec<Entry> {
-    let mut entries = menu(&[], false);
+    let mut entries = menu(&[], &Popups::default());
     entries[0] = Entry::Note("Reading sessions…".into());
     entries
 }
@@ -208,10 +271,10 @@ pub fn create<R: Runtime>(
 
 /// Show these sessions in the tray. Safe to call from any thread: the work happens on the
 /// main thread, where the platform's menu lives.
-pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, snoozed: bool) {
+pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, popups: Popups) {
     let handle = app.clone();
     let result = app.run_on_main_thread(move || {
-        if let Err(e) = apply(&handle, &sessions, snoozed) {
+        if let Err(e) = apply(&handle, &sessions, &popups) {
             tracing::warn!("could not update the tray: {e}");
         }
     });
@@ -223,12 +286,12 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, sno
 fn apply<R: Runtime>(
     app: &AppHandle<R>,
     sessions: &[SessionRecord],
-    snoozed: bool,
+    popups: &Popups,
 ) -> tauri::Result<()> {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return Ok(());
     };
-    let entries = menu(sessions, snoozed);
+    let entries = menu(sessions, popups);
     let look = Look::of(sessions);
     let state = app.state::<Shown>();
     let mut shown = state.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -265,31 +328,51 @@ struct ShownState {
 
 fn build<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
     let menu = Menu::new(app)?;
+    for item in items(app, entries, "")? {
+        menu.append(item.as_ref())?;
+    }
+    Ok(menu)
+}
+
+/// The menu items of these entries; `scope` keeps the disabled notes' ids unique across
+/// submenus.
+fn items<R: Runtime>(
+    app: &AppHandle<R>,
+    entries: &[Entry],
+    scope: &str,
+) -> tauri::Result<Vec<Box<dyn IsMenuItem<R>>>> {
+    let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
     for (n, entry) in entries.iter().enumerate() {
         match entry {
             Entry::Note(text) => {
                 // Disabled items still need ids unique within the menu.
-                menu.append(&MenuItem::with_id(
+                items.push(Box::new(MenuItem::with_id(
                     app,
-                    format!("note:{n}"),
+                    format!("note:{scope}{n}"),
                     label(text),
                     false,
                     None::<&str>,
-                )?)?;
+                )?));
             }
             Entry::Choice { item, label } => {
-                menu.append(&MenuItem::with_id(
+                items.push(Box::new(MenuItem::with_id(
                     app,
                     item.id(),
                     label,
                     true,
                     None::<&str>,
-                )?)?;
+                )?));
             }
-            Entry::Separator => menu.append(&PredefinedMenuItem::separator(app)?)?,
+            Entry::Submenu { label, entries } => {
+                let children = self::items(app, entries, &format!("{scope}{n}."))?;
+                let children: Vec<&dyn IsMenuItem<R>> =
+                    children.iter().map(|c| c.as_ref()).collect();
+                items.push(Box::new(Submenu::with_items(app, label, true, &children)?));
+            }
+            Entry::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
         }
     }
-    Ok(menu)
+    Ok(items)
 }
 
 #[cfg(test)]
@@ -304,6 +387,7 @@ mod tests {
             .map(|e| match e {
                 Entry::Note(t) => format!("[{t}]"),
                 Entry::Choice { label, .. } => label.clone(),
+                Entry::Submenu { label, .. } => format!("{label} ▸"),
                 Entry::Separator => "---".into(),
             })
             .collect()
@@ -321,7 +405,7 @@ mod tests {
         active.title = "Fix bug".into();
         active.detail = "claude:opus".into();
         let closed = record("run_c", Kind::Interactive, State::Closed);
-        let entries = menu(&[active, closed, ask, ready], false);
+        let entries = menu(&[active, closed, ask, ready], &Popups::default());
         assert_eq!(
             labels(&entries),
             [
@@ -331,12 +415,31 @@ mod tests {
                 "Pick a target — loop-decide",
                 "[Active]",
                 "Fix bug — claude:opus",
+                "Dismiss ▸",
                 "---",
                 "Show window",
-                "Snooze 1 h",
+                "Pause notifications ▸",
                 "---",
                 "Quit"
             ]
+        );
+        let Entry::Submenu {
+            entries: dismiss, ..
+        } = &entries[6]
+        else {
+            panic!()
+        };
+        // What waits can be dismissed; an active session has nothing to dismiss.
+        assert_eq!(
+            labels(dismiss),
+            ["Plan — review", "Pick a target — loop-decide"]
+        );
+        assert_eq!(
+            dismiss[0],
+            Entry::Choice {
+                item: Item::Dismiss("run_f".into()),
+                label: "Plan — review".into()
+            }
         );
         assert_eq!(
             entries[1],
@@ -357,7 +460,10 @@ mod tests {
             r
         };
         let idle = || State::Other("unknown".into());
-        let entries = menu(&[waiting("a", State::Active), waiting("b", idle())], false);
+        let entries = menu(
+            &[waiting("a", State::Active), waiting("b", idle())],
+            &Popups::default(),
+        );
         assert_eq!(
             labels(&entries)[..3],
             ["[Waiting for you]", "a — codex", "b — codex"]
@@ -370,7 +476,7 @@ mod tests {
         b.extra.insert("attention".into(), serde_json::Value::Null);
         let b = lf_tray_core::snapshot::finish(b, None);
         assert!(!a.needs_you && !b.needs_you);
-        let entries = menu(&[a, b], false);
+        let entries = menu(&[a, b], &Popups::default());
         assert_eq!(labels(&entries)[..3], ["[Active]", "a — codex", "---"]);
     }
 
@@ -385,7 +491,12 @@ mod tests {
                 r
             })
             .collect();
-        let entries = menu(&sessions, true);
+        let paused = Popups {
+            held_back: Some("Notifications paused until 14:05".into()),
+            paused: true,
+            dismissed: ["ask_12".to_string()].into(),
+        };
+        let entries = menu(&sessions, &paused);
         let labels = labels(&entries);
         assert_eq!(labels[0], "[Waiting for you]");
         assert_eq!(labels[1], "Ask 12");
@@ -399,13 +510,21 @@ mod tests {
             }
         );
         assert!(labels.contains(&"Resume notifications".to_string()));
+        assert!(labels.contains(&"[Notifications paused until 14:05]".to_string()));
+        let Entry::Submenu {
+            entries: dismiss, ..
+        } = &entries[12]
+        else {
+            panic!("{labels:?}")
+        };
+        assert_eq!(dismiss.len(), 9, "the dismissed one is not offered again");
     }
 
     #[test]
     fn empty_menu_says_so_once_the_sessions_were_read() {
         let closed = record("run_c", Kind::Interactive, State::Closed);
         assert_eq!(
-            labels(&menu(&[closed], false))[..2],
+            labels(&menu(&[closed], &Popups::default()))[..2],
             ["[No sessions waiting]", "---"]
         );
         assert_eq!(
@@ -414,7 +533,7 @@ mod tests {
                 "[Reading sessions…]",
                 "---",
                 "Show window",
-                "Snooze 1 h",
+                "Pause notifications ▸",
                 "---",
                 "Quit"
             ]
@@ -426,7 +545,7 @@ mod tests {
         let mut r = record("ask_1", Kind::Ask, State::Waiting);
         r.title = "Tom & Jerry\nsecond line".into();
         r.detail = "x".repeat(200);
-        let Entry::Choice { label, .. } = &menu(&[r], false)[1] else {
+        let Entry::Choice { label, .. } = &menu(&[r], &Popups::default())[1] else {
             panic!()
         };
         assert!(label.starts_with("Tom && Jerry second line — xxx"));
@@ -439,7 +558,7 @@ mod tests {
         let mut r = record("ask_1", Kind::Ask, State::Waiting);
         r.machine = Some("build-box".into());
         let local = record("ask_1", Kind::Ask, State::Waiting);
-        let entries = menu(&[r, local], false);
+        let entries = menu(&[r, local], &Popups::default());
         let rows: Vec<(&Item, &String)> = entries
             .iter()
             .filter_map(|e| match e {
@@ -464,9 +583,13 @@ mod tests {
                 machine: Some("build-box".into()),
                 id: "ask_1".into(),
             }),
+            Item::Dismiss("dismiss:x".into()),
             Item::More,
             Item::Show,
-            Item::Snooze,
+            Item::Pause(PauseFor::Hour),
+            Item::Pause(PauseFor::Tomorrow),
+            Item::Pause(PauseFor::Indefinite),
+            Item::Resume,
             Item::Quit,
         ] {
             assert_eq!(Item::parse(&item.id()), Some(item));

@@ -9,12 +9,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lf_tray_core::actions::{plan, Step};
+use lf_tray_core::history;
 use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
 use crate::actions::{self, Button};
 use crate::board::{self, Group};
+use crate::notification::Popups;
 use crate::settings::{self, Settings};
 use crate::{autostart, launch, Shell};
 
@@ -35,6 +37,11 @@ pub struct SessionView {
     /// The repository's name, for a generation D record: lf's `cwd` may be deep inside
     /// it, and older records show only their directory.
     pub repo_name: Option<String>,
+    /// Since when it waits on the person (unix seconds), as the tray's memory knows it
+    /// across restarts; for sessions that wait or are ready.
+    pub waiting_since: Option<i64>,
+    /// The person dismissed its popups until its next transition.
+    pub dismissed: bool,
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -43,7 +50,10 @@ pub struct Board {
     pub sessions: Vec<SessionView>,
     /// The engine's status line.
     pub status: String,
-    pub snoozed: bool,
+    /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
+    pub quiet: Option<String>,
+    /// The latest transitions, newest first.
+    pub recent: Vec<lf_tray_core::history::Entry>,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
     /// The session to scroll to, for a window just built to show it (it was not there
@@ -52,25 +62,37 @@ pub struct Board {
 }
 
 /// The sessions as the window draws them, in the board's order.
-fn views(sessions: &[SessionRecord]) -> Vec<SessionView> {
-    board::ordered(sessions)
+fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
+    board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
         .into_iter()
-        .map(|(group, record)| SessionView {
-            buttons: actions::buttons(record),
-            question: board::question(record),
-            repo_name: record.kind.is_none().then(|| board::repo(record)).flatten(),
-            group,
-            key: record.key().token(),
-            record: record.clone(),
+        .map(|(group, record)| {
+            let key = history::key(record);
+            SessionView {
+                buttons: actions::buttons(record),
+                question: board::question(record),
+                repo_name: record.kind.is_none().then(|| board::repo(record)).flatten(),
+                waiting_since: popups.waiting_since(&key),
+                dismissed: popups.dismissed(&key),
+                group,
+                key: key.clone(),
+                record: record.clone(),
+            }
         })
         .collect()
 }
 
 pub fn board(shell: &Shell) -> Board {
+    let quiet = shell.held_back();
+    let sessions = shell.engine.sessions();
+    let (sessions, recent) = {
+        let popups = crate::lock(&shell.popups);
+        (views(&popups, &sessions), popups.history().recent())
+    };
     Board {
-        sessions: views(&shell.engine.sessions()),
+        sessions,
         status: shell.engine.status(),
-        snoozed: shell.snoozed(),
+        quiet,
+        recent,
         warnings: shell.warnings(),
         focus: None,
     }
@@ -207,6 +229,16 @@ pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
     }
 }
 
+/// Hide the window the way its close button does (which destroys it, see `show`).
+#[tauri::command]
+pub fn close_window<R: Runtime>(app: AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(LABEL) {
+        if let Err(e) = window.close() {
+            tracing::warn!("could not close the window: {e}");
+        }
+    }
+}
+
 /// Run one of a session's actions. Returns lf's (or the launcher's) message for the window
 /// to show, or the reason it failed, verbatim.
 #[tauri::command]
@@ -261,6 +293,22 @@ fn settings_view(shell: &Shell) -> SettingsView {
 }
 
 /// Open the log with the desktop's handler for text files.
+/// Dismiss a session's popups and reminders until its next transition; lf is not told.
+#[tauri::command]
+pub fn dismiss<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Arc<Shell>>,
+    id: String,
+) -> Result<(), String> {
+    // `id` is the session's key token (`SessionView::key`), as for `act`.
+    let record = SessionKey::parse(&id)
+        .and_then(|key| shell.engine.session(&key))
+        .ok_or("That session is no longer listed.")?;
+    shell.dismiss(&record);
+    crate::refresh(&app, &shell);
+    Ok(())
+}
+
 #[tauri::command]
 pub fn open_log() -> Result<(), String> {
     let path = crate::logfile::path().ok_or("There is no log file.")?;
@@ -468,7 +516,7 @@ mod tests {
         use lf_tray_core::State;
         let attached = record_d("S-1", State::Active, true);
         let idle = record_d("S-2", State::Other("unknown".into()), false);
-        let views = serde_json::to_value(views(&[idle, attached])).unwrap();
+        let views = serde_json::to_value(views(&Popups::default(), &[idle, attached])).unwrap();
         let (waiting, other) = (&views[0], &views[1]);
         assert_eq!(waiting["id"], "S-1");
         assert_eq!(waiting["group"], "waiting");

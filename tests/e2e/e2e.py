@@ -40,7 +40,7 @@ POLL = 0.05
 
 APP_NAME = "Loopflow Tray"
 HEADERS = ("Ready for review", "Waiting for you", "Active")
-CONTROLS = ("Show window", "Snooze 1 h", "Resume notifications", "Quit")
+CONTROLS = ("Show window", "Dismiss", "Pause notifications", "Resume notifications", "Quit")
 BURST_WINDOW = 2.0  # the contract's burst: 5 or more Asks within 2 s
 SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
 
@@ -347,7 +347,7 @@ def tray_menu_when_nothing_waits(ctx):
         return got if "No sessions waiting" in got else None
 
     got = wait_for(labels, "`No sessions waiting` in the tray menu")
-    for control in ("Show window", "Snooze 1 h", "Quit"):
+    for control in ("Show window", "Pause notifications", "For 1 hour", "Quit"):
         expect(control in got, f"tray menu lacks {control!r}: {got}")
     empty = [e for e in ctx.menu() if plain(e.label) == "No sessions waiting"][0]
     expect(not empty.enabled, "`No sessions waiting` is clickable")
@@ -371,9 +371,13 @@ def ask_raises_a_notification(ctx):
     expect(n.app_name == APP_NAME, f"app name {n.app_name!r}")
     expect(n.summary == "Agent asks · loop-decide", f"summary {n.summary!r}")
     expect_body(n.body, title, prompt)
-    expect(sorted(n.actions) == [("default", "Open"), ("open", "Open")],
-           f"actions {n.actions!r}; expected default/Open and open/Open")
+    expect(sorted(n.actions) == [("default", "Open"), ("dismiss", "Dismiss"), ("open", "Open")],
+           f"actions {n.actions!r}; expected default/Open, open/Open and dismiss/Dismiss")
     expect(n.hints.get("desktop-entry") == "lf-tray", f"desktop-entry hint {n.hints.get('desktop-entry')!r}")
+    # An agent's question: normal urgency, a message received, the theme's message sound.
+    expect(int(n.hints.get("urgency", -1)) == 1, f"urgency hint {n.hints.get('urgency')!r}")
+    expect(n.hints.get("category") == "im.received", f"category hint {n.hints.get('category')!r}")
+    expect(n.hints.get("sound-name") == "message-new-instant", f"sound hint {n.hints.get('sound-name')!r}")
     expect(n.icon and (not n.icon.startswith("/") or Path(n.icon).exists()),
            f"icon {n.icon!r} is empty or missing")
     wait_for(lambda: ctx.displayed() >= 1, "dunst to display the notification")
@@ -541,15 +545,15 @@ def burst_of_eight_is_one_popup_and_two_notify_calls(ctx):
                            cwd=ctx.make_cwd("burst"), detail="burst")
     expect(time.monotonic() - started < 2, "writing eight asks took over 2 s")
     try:
-        n = ctx.notified(lambda n: re.fullmatch(r"\d+ sessions need you", n.summary),
+        n = ctx.notified(lambda n: re.fullmatch(r"\d+ sessions wait for you", n.summary),
                          f"a burst notification; seen {ctx.notes.summaries()}")
-        expect(n.summary == "8 sessions need you", f"burst summary {n.summary!r}")
+        expect(n.summary == "8 sessions wait for you", f"burst summary {n.summary!r}")
         expect("default" in n.action_keys(), f"burst actions {n.actions!r}")
         # Every burst row must be in the menu before counting, so the engine has seen all eight.
         wait_for(lambda: len([1 for label, _ in ctx.section("Waiting for you") if "Burst question" in label]) == 8,
                  f"eight burst rows in the tray; menu: {ctx.menu_labels()}")
         singles = ctx.notes.find(lambda n: n.summary.startswith("Agent asks") and "Burst question" in n.body)
-        bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions need you"))
+        bursts = ctx.notes.find(lambda n: n.summary.endswith("sessions wait for you"))
         expect(len(bursts) == 1 and len(singles) <= 1,
                f"expected at most two Notify calls; got {len(bursts)} burst and {len(singles)} "
                f"single ones: {[s.summary for s in singles]}")
@@ -677,12 +681,19 @@ def window_shows_a_flow_session_with_approve_and_iterate(ctx):
     ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
     el = wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
                   f"{ctx.flow_selector()} in the window", START_TIMEOUT)[0]
+    title = wait_for(lambda: ctx.driver.find_element(By.CSS_SELECTOR, f"{ctx.flow_selector()} .title").text,
+                     "the Flow review's title")
+    expect(title == "Design the onboarding flow", f"the session's .title shows {title!r}")
+    # A compact row until the person opens it.
+    expect(not el.find_elements(By.CSS_SELECTOR, "textarea"), "the row shows its fields before it was opened")
+    el = expand(ctx.driver, ctx.flow_selector())
     for kind in ("approve", "iterate"):
         expect(el.find_elements(By.CSS_SELECTOR, f'button[data-action="{kind}"]'), f"no {kind} button")
-        expect(el.find_elements(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]'), f"no {kind} input")
-    title = el.find_element(By.CSS_SELECTOR, ".title").text
-    expect(title == "Design the onboarding flow", f"the session's .title shows {title!r}")
-    ctx.driver.save_screenshot(str(ctx.out / "window-webdriver.png"))
+        box = el.find_elements(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]')
+        expect(box and box[0].is_displayed(), f"no {kind} input on screen")
+    summary = el.find_element(By.CSS_SELECTOR, ".summary").text
+    expect("Design doc in docs/onboarding.md" in summary, f"the ready summary shows {summary!r}")
+    window_screenshot(ctx, "window-webdriver.png")
 
 
 def submit(ctx, kind, text):
@@ -715,7 +726,7 @@ def lf_error_shows_inline(ctx):
 
         shown = wait_for(error_text, "text in the session's .error")
         expect(message in shown, f".error shows {shown!r}; expected lf's message {message!r}")
-        ctx.driver.save_screenshot(str(ctx.out / "window-error.png"))
+        window_screenshot(ctx, "window-error.png")
     finally:
         (ctx.sim_dir / "fail").unlink(missing_ok=True)
 
@@ -765,8 +776,9 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
                                               "args": ["--home", str(d["home"]), "--lf", str(lf_d)]})
         ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
         sel = f'[data-session-id="{d["id"]}"]'
-        el = wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, sel),
-                      f"{sel} in the window", START_TIMEOUT)[0]
+        wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, sel),
+                 f"{sel} in the window", START_TIMEOUT)
+        el = expand(ctx.driver, sel)
         kinds = [b.get_attribute("data-action") for b in el.find_elements(By.CSS_SELECTOR, "button[data-action]")]
         expect(kinds == ["open", "move_here"], f"buttons {kinds!r}; expected lf's open and move_here only")
         open_button = el.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
@@ -792,6 +804,288 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         client.wait()
 
 
+# The next window checks share one automation session on the first lf home, with three Asks
+# written a second apart while the window is open: "Order check C" first, then B, then A, so
+# the order they waited in is the reverse of their titles' (today's order within a group).
+ORDER_TITLES = ("Order check C", "Order check B", "Order check A")
+
+
+def window_screenshot(ctx, name):
+    """What the person sees, from the X server: WebKitWebDriver's own screenshot can hang
+    (it waits for a paint of a window that is not composited)."""
+    subprocess.run(["import", "-window", "root", str(ctx.out / name)], timeout=10, check=False)
+
+
+def window_rows(ctx, group=None):
+    """The session ids in the window's order, as drawn (of one group, if given): read in one
+    go, since the page redraws its rows on every change of the list."""
+    css = f'#groups [data-group="{group}"] .session' if group else "#groups .session"
+    return ctx.driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].filter((r) => r.offsetParent !== null)"
+        ".map((r) => r.dataset.sessionId);", css)
+
+
+def press(ctx, *keys):
+    """Keys typed into whatever has the focus, as a person types them."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(ctx.driver).send_keys(*keys).perform()
+
+
+def retype(ctx, text):
+    """Replace what the focused text box holds: Ctrl+A, then the text."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(ctx.driver).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL) \
+        .send_keys(text).perform()
+
+
+def active_row(ctx):
+    """The session whose row has the keyboard focus, if one has."""
+    return ctx.driver.execute_script(
+        "const a = document.activeElement; return a && a.classList.contains('session')"
+        " ? a.dataset.sessionId : null;")
+
+
+@check
+def window_lists_the_longest_waiting_first(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": ctx.app_bin})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    # The footer's status line comes with the first list (read as the page has it: the
+    # line is cut to two lines, which WebKitWebDriver's visible text reads as none).
+    wait_for(lambda: ctx.driver.execute_script("return document.getElementById('status').textContent"),
+             "the window's first list", START_TIMEOUT)
+    ctx.order_cwd = ctx.make_cwd("zebra-repo")
+    ctx.order_ids = []
+    for title in ORDER_TITLES:
+        sid = "ask_order_" + uuid.uuid4().hex[:8]
+        ctx.write_ask(sid, title=title, prompt=f"{title}\nWhich one?", cwd=ctx.order_cwd)
+        ctx.order_ids.append(sid)
+        wait_for(lambda: sid in window_rows(ctx, "waiting"), f"{title} under Waiting for you")
+        # Waiting times are whole seconds: the next one must start in a later second.
+        second = int(time.time())
+        wait_for(lambda: int(time.time()) > second, "the next second")
+    rows = window_rows(ctx, "waiting")
+    mine = [sid for sid in rows if sid in ctx.order_ids]
+    titles = {sid: t for sid, t in zip(ctx.order_ids, ORDER_TITLES)}
+    expect(mine == ctx.order_ids,
+           f"waiting rows in the order {[titles[s] for s in mine]!r}; expected the longest waiting first "
+           f"{list(ORDER_TITLES)!r}")
+    for sid in ctx.order_ids:
+        since = ctx.driver.find_element(By.CSS_SELECTOR, f'[data-session-id="{sid}"] .since').text
+        expect(since == "waiting <1 min", f"{titles[sid]} shows {since!r}; expected 'waiting <1 min'")
+    window_screenshot(ctx, "window-order.png")
+
+
+@check
+def window_filter_narrows_to_title_or_repo(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    everything = window_rows(ctx)
+    expect(len(everything) > len(ctx.order_ids), f"nothing else listed to filter out: {everything!r}")
+    ctx.driver.find_element(By.CSS_SELECTOR, "header h1").click()  # the page, not a field
+    press(ctx, "/")
+    focused = ctx.driver.execute_script("return document.activeElement.id")
+    expect(focused == "filter", f"/ focused {focused!r}, not the filter box")
+    press(ctx, "oRDER cHECK")  # case does not matter
+    mine = set(ctx.order_ids)
+    wait_for(lambda: set(window_rows(ctx)) == mine,
+             f"only the three order-check rows; shown {window_rows(ctx)!r}")
+    # The repository (here the session's directory) matches too.
+    box = ctx.driver.find_element(By.ID, "filter")
+    retype(ctx, "Zebra-R")
+    wait_for(lambda: set(window_rows(ctx)) == mine, f"the rows in zebra-repo; shown {window_rows(ctx)!r}")
+    retype(ctx, "no such session at all")
+    wait_for(lambda: window_rows(ctx) == [], f"no rows; shown {window_rows(ctx)!r}")
+    note = ctx.driver.find_element(By.ID, "no-match")
+    expect(note.is_displayed() and "no such session at all" in note.text, f"no-match note {note.text!r}")
+    press(ctx, Keys.ESCAPE)
+    wait_for(lambda: window_rows(ctx) == everything, "Esc in the filter to clear it and show every row")
+    expect(box.get_attribute("value") == "", f"filter still holds {box.get_attribute('value')!r}")
+    expect(ctx.driver.window_handles, "Esc with text in the filter hid the window")
+    press(ctx, "order check")
+    wait_for(lambda: set(window_rows(ctx)) == mine, "the three order-check rows again")
+
+
+@check
+def window_keyboard_moves_and_enter_opens_the_terminal(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    # In the order drawn (the ordering has its own check).
+    rows = window_rows(ctx)
+    expect(len(rows) == 3, f"the filter shows {rows!r}")
+    first, second, third = rows
+    # From the filter, ↓ goes into the list, to its first row.
+    press(ctx, Keys.ARROW_DOWN)
+    wait_for(lambda: active_row(ctx) == first, f"the first row focused; focus on {active_row(ctx)!r}")
+    press(ctx, Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+    wait_for(lambda: active_row(ctx) == third, f"↓↓ to reach the third row; focus on {active_row(ctx)!r}")
+    press(ctx, Keys.ARROW_DOWN)  # the last row stays selected
+    press(ctx, Keys.ARROW_UP)
+    wait_for(lambda: active_row(ctx) == second, f"↑ back to the second row; focus on {active_row(ctx)!r}")
+    selected = [r.get_attribute("data-session-id")
+                for r in ctx.driver.find_elements(By.CSS_SELECTOR, ".session.selected")]
+    expect(selected == [second], f"rows drawn selected: {selected!r}")
+    # → shows the question, ← folds it again.
+    press(ctx, Keys.ARROW_RIGHT)
+    sel = f'[data-session-id="{second}"]'
+    prompt = wait_for(lambda: ctx.driver.find_element(By.CSS_SELECTOR, f"{sel} .prompt").text,
+                      "→ to show the question")
+    expect("Which one?" in prompt, f"the question shows {prompt!r}")
+    press(ctx, Keys.ARROW_LEFT)
+    wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, f"{sel} .details"), "← to fold the row")
+    # A and I offer nothing on an Ask: nothing happens, the row keeps the focus.
+    press(ctx, "a")
+    expect(active_row(ctx) == second, f"A moved the focus to {ctx.driver.switch_to.active_element.tag_name}")
+    before = len(ctx.terminal.json())
+    press(ctx, Keys.ENTER)
+    launch = wait_for(lambda: ctx.launches_after(before), "Enter on the row to launch the terminal")[0]
+    ctx.expect_launch(launch, second, ctx.order_cwd)
+
+
+@check
+def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver, "no window session (previous check failed)")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    ctx.flow_id = ctx.home.write_ready_flow(title="Order check: review the flow", step="review_design",
+                                            cwd=ctx.make_cwd("flow keys"), ready_summary="Looks done")
+    wait_for(lambda: ctx.flow_id in window_rows(ctx), "the Flow review among the filtered rows")
+    # Ready for review comes first: the Flow review is the first row, where Home goes.
+    press(ctx, "/", Keys.ARROW_DOWN, Keys.HOME)
+    wait_for(lambda: active_row(ctx) == ctx.flow_id, f"the Flow review focused; focus on {active_row(ctx)!r}")
+    press(ctx, "a")
+    box = f'{ctx.flow_selector()} textarea[data-input="approve"]'
+
+    def approve_focused():
+        return ctx.driver.execute_script(
+            "return document.activeElement === document.querySelector(arguments[0]);", box)
+    wait_for(approve_focused, "A to focus the Approve text")
+    press(ctx, "ship")
+    value = ctx.driver.find_element(By.CSS_SELECTOR, box).get_attribute("value")
+    expect(value == "ship", f"the Approve text holds {value!r}: the A that focused it was typed too")
+    # Esc leaves the text box (keeping the draft), I goes to Iterate.
+    press(ctx, Keys.ESCAPE)
+    wait_for(lambda: active_row(ctx) == ctx.flow_id, "Esc in the text to go back to the row")
+    press(ctx, "i")
+    wait_for(lambda: ctx.driver.execute_script(
+        "return document.activeElement.dataset.input;") == "iterate", "I to focus the Iterate text")
+    expect(ctx.driver.find_element(By.CSS_SELECTOR, box).get_attribute("value") == "ship", "the draft was lost")
+    press(ctx, Keys.ESCAPE)
+    wait_for(lambda: active_row(ctx) == ctx.flow_id, "Esc in the text to go back to the row")
+
+
+@check
+def window_recent_lists_what_happened(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
+    from selenium.webdriver.common.by import By
+
+    resolved = ctx.order_ids[0]
+    ctx.home.remove_ask(resolved)
+    wait_for(lambda: resolved not in window_rows(ctx), "the resolved Ask to leave the list")
+    click_current(ctx.driver, "#recent summary")
+    expect(ctx.driver.find_element(By.ID, "recent-list").is_displayed(), "Recent did not unfold")
+
+    def entries():
+        # (time, what, title) of each line, read in one go: the list is redrawn on every change.
+        return [tuple(e) for e in ctx.driver.execute_script(
+            "return [...document.querySelectorAll('#recent-list li')].filter((li) => li.offsetParent !== null)"
+            ".map((li) => ['time', '.what', '.recent-title'].map((c) => li.querySelector(c).innerText));")]
+    title = ORDER_TITLES[0]
+    # Newest first: its resolution, above the question it asked.
+    wait_for(lambda: [e[1] for e in entries() if e[2] == title][:2] == ["resolved", "asked"],
+             f"{title!r} resolved, then asked, in Recent; Recent shows {entries()[:8]!r}")
+    at = next(e[0] for e in entries() if e[2] == title)
+    expect(re.fullmatch(r"\d\d:\d\d", at), f"the entry's time is {at!r}, not a clock time like 14:05")
+    now = time.localtime()
+    minutes = {time.strftime("%H:%M", time.localtime(time.time() - d)) for d in (0, 60, 120)}
+    expect(at in minutes, f"the entry's time {at!r} is not the local time now ({time.strftime('%H:%M', now)})")
+    window_screenshot(ctx, "window-recent.png")
+
+
+@check
+def window_dismiss_mutes_the_row(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
+    from selenium.webdriver.common.by import By
+
+    sid = ctx.order_ids[1]
+    sel = f'[data-session-id="{sid}"]'
+    click_current(ctx.driver, f"{sel} button[data-dismiss]")
+
+    def muted():
+        row = ctx.driver.find_element(By.CSS_SELECTOR, sel)
+        note = row.find_elements(By.CSS_SELECTOR, ".dismissed-note")
+        return ("dismissed" in row.get_attribute("class").split() and note and note[0].text == "Dismissed"
+                and not row.find_elements(By.CSS_SELECTOR, "button[data-dismiss]"))
+    wait_for(muted, f"{ORDER_TITLES[1]!r} drawn dismissed, without its Dismiss button")
+    # Still listed where it was: it still waits, only its popups are dismissed.
+    expect(sid in window_rows(ctx, "waiting"), f"the dismissed session left Waiting for you: {window_rows(ctx)!r}")
+
+
+@check
+def window_esc_hides_it(ctx):
+    if not ctx.webdriver_url:
+        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+    expect(ctx.driver, "no window session (previous check failed)")
+    from selenium.common.exceptions import NoSuchWindowException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    def shown():
+        out = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{APP_NAME}$"],
+                             capture_output=True, text=True)
+        return out.stdout.split()
+    wait_for(shown, "the window on the X server")
+    ctx.driver.find_element(By.CSS_SELECTOR, "header h1").click()
+    try:
+        press(ctx, Keys.ESCAPE)
+    except NoSuchWindowException:
+        pass  # the window went before WebKitWebDriver answered the key
+    wait_for(lambda: not shown(), f"Esc to hide the window; still shown: {shown()!r}")
+
+
+def expand(driver, css):
+    """Open a session's compact row with a click on it, as a person would; returns the row
+    once its details are on screen."""
+    from selenium.webdriver.common.by import By
+
+    def opened():
+        row = driver.find_element(By.CSS_SELECTOR, css)
+        if row.get_attribute("aria-expanded") != "true":
+            click_current(driver, f"{css} .line .title")
+            return None
+        details = row.find_elements(By.CSS_SELECTOR, ".details")
+        return row if details and details[0].is_displayed() else None
+    return wait_for(opened, f"{css} to open")
+
+
 def click_current(driver, css):
     """Click the element as the page has it now. The window redraws its cards when the list
     changes (a monitor frame can arrive at any moment), and a person clicks what is on the
@@ -812,6 +1106,9 @@ def click_current(driver, css):
 
 
 def main():
+    if os.environ.get("E2E_ONLY"):  # a regex of check names, for working on a few
+        keep = re.compile(os.environ["E2E_ONLY"])
+        CHECKS[:] = [c for c in CHECKS if keep.search(c.__name__)]
     ctx = Ctx()
     passed = failed = skipped = 0
     try:

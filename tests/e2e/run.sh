@@ -9,6 +9,9 @@
 #                 default /usr/bin/python3
 #   TAURI_DRIVER  tauri-driver binary; without it the WebDriver checks are reported as SKIP
 #   E2E_KEEP=1    keep the temporary directory (its path is printed)
+#   E2E_SUITE     the checks to run: e2e.py (default) or memory.py
+#   E2E_BUS_CONFIG  a dbus-daemon config for the private session bus (memory.py's cannot
+#                 start a notification server by D-Bus activation)
 #
 # From a plain shell it re-executes itself inside a fresh X server and a private
 # session bus, so nothing touches the caller's desktop. It ends with the line
@@ -37,7 +40,9 @@ if [ -z "${LF_E2E_INSIDE:-}" ]; then
   export LF_E2E_STARTED=$E2E_OUT/.e2e-started
   rm -f "$LF_E2E_STARTED"
   exec 3>&1 4>&2
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$BASH" "$0" "$app" \
+  bus_config=()
+  [ -n "${E2E_BUS_CONFIG:-}" ] && bus_config=(--config-file "$E2E_BUS_CONFIG")
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session "${bus_config[@]}" -- "$BASH" "$0" "$app" \
     >"$E2E_OUT/session-bus.log" 2>&1
   rc=$?
   exec 3>&- 4>&-
@@ -187,14 +192,15 @@ else
   echo "SKIP webdriver: TAURI_DRIVER not set; window checks are not run"
 fi
 
-"$PY" "$here/e2e.py" 2>&1 | tee "$out/e2e.log"
+suite=${E2E_SUITE:-e2e.py}
+"$PY" "$here/$suite" 2>&1 | tee "$out/${suite%.py}.log"
 rc=${PIPESTATUS[0]}
 if read -r passed failed skipped <"$tmp/result" 2>/dev/null; then
   summary_line="e2e: $passed passed, $failed failed"
   [ "$skipped" -gt 0 ] && summary_line+=", $skipped skipped"
 else
   summary_line="e2e: 0 passed, 1 failed"
-  echo "e2e: e2e.py ended without results (exit $rc)" >&2
+  echo "e2e: $suite ended without results (exit $rc)" >&2
   rc=1
 fi
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] || exit 1

@@ -185,7 +185,7 @@ def app_starts_on_wayland_with_its_tray_item_in_waybar(ctx):
     expect(str(props.get("Status")) in ("Active", "NeedsAttention"), f"tray item status {props.get('Status')!r}")
     got = wait_for(lambda: "No sessions waiting" in ctx.menu_labels() and ctx.menu_labels(),
                    "`No sessions waiting` in the tray menu", START_TIMEOUT)
-    for control in ("Show window", "Snooze 1 h", "Quit"):
+    for control in ("Show window", "Pause notifications", "Quit"):
         expect(control in got, f"the tray menu lacks {control!r}: {got}")
     ctx.screenshot("tray.png")
 

@@ -6,6 +6,7 @@ pub mod actions;
 pub mod ask;
 pub mod engine;
 pub mod event;
+pub mod history;
 pub mod home;
 pub mod lf;
 pub mod liveness;

@@ -11,14 +11,14 @@ use std::sync::Arc;
 
 use notify_rust::NotificationResponse;
 
-use super::{Notice, NoticeKey, OnAction, APP_NAME};
+use super::{unescape, Delivery, Notice, NoticeKey, OnAction, OnServer, APP_NAME};
 
 pub struct Notifications {
     on_action: OnAction,
 }
 
 impl Notifications {
-    pub fn new(_icon: Option<String>, on_action: OnAction) -> Notifications {
+    pub fn new(_icon: Option<String>, on_action: OnAction, _on_server: OnServer) -> Notifications {
         #[cfg(target_os = "macos")]
         {
             // Attribute the notifications to this app rather than to the terminal.
@@ -27,7 +27,9 @@ impl Notifications {
         Notifications { on_action }
     }
 
-    pub async fn show(&self, notice: &Notice, sound: bool) {
+    /// The native call's outcome comes later, on its own thread: a popup handed over counts
+    /// as shown.
+    pub async fn show(&self, notice: &Notice, sound: bool) -> Delivery {
         let mut n = notify_rust::Notification::new();
         n.appname(APP_NAME)
             .summary(&notice.summary)
@@ -70,8 +72,12 @@ impl Notifications {
                     on_action(notice.key.clone(), action, None);
                 });
             });
-        if let Err(e) = spawned {
-            tracing::warn!("could not start a notification thread: {e}");
+        match spawned {
+            Ok(_) => Delivery::Shown,
+            Err(e) => {
+                tracing::warn!("could not start a notification thread: {e}");
+                Delivery::Failed
+            }
         }
     }
 
@@ -82,11 +88,4 @@ impl Notifications {
     pub async fn close(&self, _key: &NoticeKey) {}
 
     pub async fn close_all(&self) {}
-}
-
-/// The body was escaped for freedesktop markup; these platforms show text as it is.
-fn unescape(body: &str) -> String {
-    body.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }

@@ -20,14 +20,28 @@ use futures_util::StreamExt;
 use tokio::sync::Mutex as AsyncMutex;
 use zbus::{Connection, MatchRule, Message, MessageStream, Variant};
 
-use super::{Notice, NoticeKey, OnAction, APP_NAME, DESKTOP_ENTRY};
+use super::{Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DESKTOP_ENTRY};
 
-/// The freedesktop sound theme's name for "something wants your attention".
-const SOUND: &str = "message-new-instant";
 const SERVER: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
 /// Let the server pick how long a popup stays (most keep one with actions until clicked).
 const SERVER_DEFAULT_TIMEOUT: i32 = -1;
+/// Reconnecting to a session bus that went away: soon at first (a bus restarted by the
+/// session manager is back within a second), then doubling to a try a minute, so a bus
+/// that is gone for good costs nothing.
+const RECONNECT_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+const RECONNECT_MAX: std::time::Duration = std::time::Duration::from_secs(60);
+/// Where servers say the person asked for quiet, as `(interface, property)`: the
+/// `Inhibited` property KDE Plasma's server offers on the notification interface, and
+/// dunst's own pause (`dunstctl set-paused`). Both signal changes with `PropertiesChanged`.
+const DO_NOT_DISTURB: [(&str, &str); 2] = [
+    ("org.freedesktop.Notifications", "Inhibited"),
+    ("org.dunstproject.cmd0", "paused"),
+];
+
+/// What a server that does not say (or an unreadable answer) is taken to offer: the
+/// common case, buttons and markup.
+const USUAL_CAPABILITIES: [&str; 2] = ["actions", "body-markup"];
 
 /// Which popups are on screen, by what they stand for and by the server's id.
 #[derive(Default)]
@@ -35,6 +49,8 @@ struct Live {
     ids: HashMap<NoticeKey, u32>,
     /// Activation tokens the server sent for a popup, until its action arrives.
     tokens: HashMap<u32, String>,
+    /// What the current server says it can do (`GetCapabilities`), asked once per server.
+    capabilities: Option<Vec<String>>,
 }
 
 impl Live {
@@ -53,25 +69,33 @@ pub struct Notifications {
     connection: Arc<AsyncMutex<Option<Connection>>>,
     icon: String,
     on_action: OnAction,
+    on_server: OnServer,
+    /// A reconnect loop is running (one at a time).
+    reconnecting: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Notifications {
     /// `icon`: an icon name from the theme (`lf-tray` when installed) or a PNG path the
     /// server can read; `on_action` runs for every action the user picks (`default` for a
     /// click on the body), with the activation token when the server sent one.
-    pub fn new(icon: Option<String>, on_action: OnAction) -> Notifications {
+    /// `on_server` hears whether a server is there to show popups, as that changes.
+    pub fn new(icon: Option<String>, on_action: OnAction, on_server: OnServer) -> Notifications {
         Notifications {
             live: Arc::default(),
             connection: Arc::default(),
             icon: icon.unwrap_or_default(),
             on_action,
+            on_server,
+            reconnecting: Arc::default(),
         }
     }
 
     /// Show the notice. It takes the place of the popup shown for its key, or else of the
     /// one for `notice.replaces` (a burst summary over the first popup of the burst): the
     /// server updates that popup instead of flashing a new one.
-    pub async fn show(&self, notice: &Notice, sound: bool) {
+    pub async fn show(&self, notice: &Notice, sound: bool) -> Delivery {
+        let capabilities = self.capabilities().await;
+        let can = |what: &str| capabilities.iter().any(|c| c == what);
         let replaces = {
             let mut live = lock(&self.live);
             live.ids.remove(&notice.key).or_else(|| {
@@ -83,22 +107,36 @@ impl Notifications {
         };
         let mut hints: HashMap<&str, Variant<'_>> = HashMap::new();
         hints.insert("desktop-entry", Variant::from(DESKTOP_ENTRY));
-        if sound {
-            hints.insert("sound-name", Variant::from(SOUND));
+        hints.insert("urgency", Variant::U8(notice.kind.urgency() as u8));
+        hints.insert("category", Variant::from(notice.kind.category()));
+        match notice.kind.sound().filter(|_| sound) {
+            Some(name) => hints.insert("sound-name", Variant::from(name)),
+            None => hints.insert("suppress-sound", Variant::Bool(true)),
+        };
+        // A server without buttons (notify-osd) would drop them silently: the body says
+        // where to act instead. One without markup would show the escapes as typed.
+        let actions: Vec<&str> = if can("actions") {
+            notice
+                .actions
+                .iter()
+                .flat_map(|(key, label)| [*key, *label])
+                .collect()
         } else {
-            hints.insert("suppress-sound", Variant::Bool(true));
+            Vec::new()
+        };
+        let mut body = notice.body.clone();
+        if !can("actions") && !notice.actions.is_empty() {
+            body.push_str("\nOpen it from the Loopflow Tray icon in the panel.");
         }
-        let actions: Vec<&str> = notice
-            .actions
-            .iter()
-            .flat_map(|(key, label)| [*key, *label])
-            .collect();
+        if !can("body-markup") {
+            body = super::unescape(&body);
+        }
         let body = (
             APP_NAME,
             replaces.unwrap_or(0),
             self.icon.as_str(),
             notice.summary.as_str(),
-            notice.body.as_str(),
+            body.as_str(),
             actions,
             hints,
             SERVER_DEFAULT_TIMEOUT,
@@ -108,7 +146,12 @@ impl Notifications {
             Ok(id) => id,
             Err(e) => {
                 tracing::warn!("could not show a notification: {e}");
-                return;
+                return if no_server(&e) {
+                    (self.on_server)(Server::Absent);
+                    Delivery::NoServer
+                } else {
+                    Delivery::Failed
+                };
             }
         };
         lock(&self.live).ids.insert(notice.key.clone(), id);
@@ -118,6 +161,26 @@ impl Notifications {
             notice.kind.as_str(),
             notice.key.session()
         );
+        Delivery::Shown
+    }
+
+    /// The server's capabilities, asked on first need after it (re)started.
+    async fn capabilities(&self) -> Vec<String> {
+        if let Some(known) = lock(&self.live).capabilities.clone() {
+            return known;
+        }
+        let answer = self
+            .call("GetCapabilities", &())
+            .await
+            .and_then(|m| m.body().deserialize::<Vec<String>>());
+        let capabilities = match answer {
+            Ok(capabilities) => capabilities,
+            // No server yet: ask again next time rather than remember a guess.
+            Err(_) => return USUAL_CAPABILITIES.map(String::from).to_vec(),
+        };
+        tracing::info!("SERVER capabilities={}", capabilities.join(","));
+        lock(&self.live).capabilities = Some(capabilities.clone());
+        capabilities
     }
 
     /// Take the popup for `key` off the screen, if one is there.
@@ -140,14 +203,61 @@ impl Notifications {
         }
     }
 
-    /// Open the connection ahead of the first popup.
+    /// Open the connection ahead of the first popup, and say whether a server is there.
     pub async fn connect(&self) {
         let mut slot = self.connection.lock().await;
         if slot.is_none() {
             match self.open().await {
                 Ok(connection) => *slot = Some(connection),
-                Err(e) => tracing::warn!("no D-Bus connection for notifications yet: {e}"),
+                Err(e) => {
+                    tracing::warn!("no D-Bus connection for notifications yet: {e}");
+                    drop(slot);
+                    (self.on_server)(Server::NoBus);
+                    self.reconnect();
+                }
             }
+        }
+    }
+
+    /// Try the bus again with backoff until it is back; then popups can show again.
+    fn reconnect(&self) {
+        use std::sync::atomic::Ordering;
+        if self.reconnecting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let this = self.handle();
+        tauri::async_runtime::spawn(async move {
+            let mut wait = RECONNECT_FIRST;
+            loop {
+                tokio::time::sleep(wait).await;
+                let mut slot = this.connection.lock().await;
+                if slot.is_some() {
+                    break;
+                }
+                match this.open().await {
+                    Ok(connection) => {
+                        *slot = Some(connection);
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::info!("DBUS still unreachable ({e}); next try in {wait:?}");
+                        wait = (wait * 2).min(RECONNECT_MAX);
+                    }
+                }
+            }
+            this.reconnecting.store(false, Ordering::SeqCst);
+        });
+    }
+
+    /// The parts a background task needs, sharing this one's state.
+    fn handle(&self) -> Notifications {
+        Notifications {
+            live: Arc::clone(&self.live),
+            connection: Arc::clone(&self.connection),
+            icon: self.icon.clone(),
+            on_action: Arc::clone(&self.on_action),
+            on_server: Arc::clone(&self.on_server),
+            reconnecting: Arc::clone(&self.reconnecting),
         }
     }
 
@@ -158,7 +268,8 @@ impl Notifications {
         B: serde::Serialize + zbus::DynamicType,
     {
         let mut slot = self.connection.lock().await;
-        for attempt in 0..2 {
+        let mut retried = false;
+        loop {
             let connection = match slot.as_ref() {
                 Some(connection) => connection.clone(),
                 None => {
@@ -173,14 +284,14 @@ impl Notifications {
             {
                 // The server answered, even if with an error: the connection is fine.
                 Err(e @ zbus::Error::MethodError(..)) => return Err(e),
-                Err(e) if attempt == 0 => {
+                Err(e) if !retried => {
                     tracing::info!("the D-Bus connection broke ({e}); connecting again");
                     *slot = None;
+                    retried = true;
                 }
                 result => return result,
             }
         }
-        unreachable!("the second attempt returns")
     }
 
     /// Open the session bus and listen to the server's signals on it.
@@ -202,20 +313,126 @@ impl Notifications {
             .arg(0, SERVER)
             .build()?;
         let owner = MessageStream::for_match_rule(owner, &connection, None).await?;
+        let properties = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface("org.freedesktop.DBus.Properties")
+            .member("PropertiesChanged")
+            .path(PATH)
+            .build()?;
+        let properties = MessageStream::for_match_rule(properties, &connection, None).await?;
         tracing::info!(
             "DBUS connected as {}",
             connection
                 .unique_name()
                 .map_or_else(|| "?".to_string(), |n| n.to_string())
         );
-        tauri::async_runtime::spawn(listen(
-            signals,
-            owner,
-            Arc::clone(&self.live),
-            Arc::clone(&self.on_action),
-            Arc::clone(&self.connection),
-        ));
+        let present = server_present(&connection).await;
+        (self.on_server)(if present {
+            Server::Present
+        } else {
+            Server::Absent
+        });
+        read_do_not_disturb(&connection, &self.on_server).await;
+        tauri::async_runtime::spawn(listen(signals, owner, properties, self.handle()));
         Ok(connection)
+    }
+}
+
+/// Whether a `Notify` would reach a server now: one owns the name, or the bus can start
+/// one (D-Bus activation).
+async fn server_present(connection: &Connection) -> bool {
+    const BUS: &str = "org.freedesktop.DBus";
+    let ask = |method: &'static str, body: Option<&'static str>| async move {
+        match body {
+            Some(name) => {
+                connection
+                    .call_method(
+                        Some(BUS),
+                        "/org/freedesktop/DBus",
+                        Some(BUS),
+                        method,
+                        &(name,),
+                    )
+                    .await
+            }
+            None => {
+                connection
+                    .call_method(Some(BUS), "/org/freedesktop/DBus", Some(BUS), method, &())
+                    .await
+            }
+        }
+    };
+    let owned = ask("NameHasOwner", Some(SERVER))
+        .await
+        .and_then(|m| m.body().deserialize::<bool>());
+    if owned.unwrap_or(true) {
+        return true;
+    }
+    ask("ListActivatableNames", None)
+        .await
+        .and_then(|m| m.body().deserialize::<Vec<String>>())
+        .map(|names| names.iter().any(|n| n == SERVER))
+        .unwrap_or(true)
+}
+
+/// Ask the server for its do-not-disturb state; a server without one does not answer.
+async fn read_do_not_disturb(connection: &Connection, on_server: &OnServer) {
+    for (interface, property) in DO_NOT_DISTURB {
+        let answer = connection
+            .call_method(
+                Some(SERVER),
+                PATH,
+                Some("org.freedesktop.DBus.Properties"),
+                "Get",
+                &(interface, property),
+            )
+            .await;
+        let on = answer
+            .ok()
+            .and_then(|m| m.body().deserialize::<zbus::OwnedVariant>().ok())
+            .and_then(|v| bool::try_from(v).ok());
+        if let Some(on) = on {
+            on_server(Server::DoNotDisturb {
+                source: property,
+                on,
+            });
+        }
+    }
+}
+
+/// A `PropertiesChanged` that says a do-not-disturb property changed.
+fn do_not_disturb_changed(message: &Message, on_server: &OnServer) {
+    type Changed = (String, HashMap<String, zbus::OwnedVariant>, Vec<String>);
+    let Ok((interface, changed, _)) = message.body().deserialize::<Changed>() else {
+        return;
+    };
+    for (watched, property) in DO_NOT_DISTURB {
+        if interface != watched {
+            continue;
+        }
+        if let Some(on) = changed
+            .get(property)
+            .and_then(|v| bool::try_from(v.try_clone().ok()?).ok())
+        {
+            tracing::info!("DO_NOT_DISTURB {property}={on}");
+            on_server(Server::DoNotDisturb {
+                source: property,
+                on,
+            });
+        }
+    }
+}
+
+/// Whether a failed call means no server is there (rather than one that refused).
+fn no_server(e: &zbus::Error) -> bool {
+    match e {
+        zbus::Error::MethodError(name, ..) => matches!(
+            name.as_str(),
+            "org.freedesktop.DBus.Error.ServiceUnknown"
+                | "org.freedesktop.DBus.Error.NameHasNoOwner"
+        ),
+        zbus::Error::InputOutput(_) | zbus::Error::Address(_) | zbus::Error::Handshake(_) => true,
+        _ => false,
     }
 }
 
@@ -224,14 +441,20 @@ impl Notifications {
 async fn listen(
     mut signals: MessageStream,
     mut owner: MessageStream,
-    live: Arc<Mutex<Live>>,
-    on_action: OnAction,
-    slot: Arc<AsyncMutex<Option<Connection>>>,
+    mut properties: MessageStream,
+    this: Notifications,
 ) {
+    let live = &this.live;
+    let on_action = &this.on_action;
     loop {
         tokio::select! {
             message = signals.next() => match message {
-                Some(Ok(message)) => on_signal(&message, &live, &on_action),
+                Some(Ok(message)) => on_signal(&message, live, on_action),
+                Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
+                None => break,
+            },
+            message = properties.next() => match message {
+                Some(Ok(message)) => do_not_disturb_changed(&message, &this.on_server),
                 Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
                 None => break,
             },
@@ -241,25 +464,49 @@ async fn listen(
                         .body()
                         .deserialize::<(String, String, String)>()
                         .unwrap_or_default();
-                    let mut live = lock(&live);
-                    // Its popups went with the old server.
-                    live.ids.clear();
-                    live.tokens.clear();
-                    tracing::info!(
-                        "SERVER {}",
-                        if new.is_empty() { "gone" } else { "restarted" }
-                    );
+                    {
+                        let mut live = lock(live);
+                        // Its popups went with the old server, and what it can do may differ.
+                        live.ids.clear();
+                        live.tokens.clear();
+                        live.capabilities = None;
+                    }
+                    tracing::info!("SERVER {}", if new.is_empty() { "gone" } else { "appeared" });
+                    // A server that went away may still be started on demand by the bus.
+                    let present = if new.is_empty() {
+                        let connection = this.connection.lock().await.clone();
+                        match connection {
+                            Some(connection) => server_present(&connection).await,
+                            None => false,
+                        }
+                    } else {
+                        true
+                    };
+                    if new.is_empty() {
+                        // Its do-not-disturb went with it.
+                        for (_, property) in DO_NOT_DISTURB {
+                            (this.on_server)(Server::DoNotDisturb { source: property, on: false });
+                        }
+                    } else if let Some(connection) = this.connection.lock().await.clone() {
+                        read_do_not_disturb(&connection, &this.on_server).await;
+                    }
+                    (this.on_server)(if present { Server::Present } else { Server::Absent });
                 }
                 Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
                 None => break,
             },
         }
     }
-    tracing::info!("DBUS connection closed");
-    *slot.lock().await = None;
-    let mut live = lock(&live);
-    live.ids.clear();
-    live.tokens.clear();
+    tracing::warn!("the D-Bus session bus went away; reconnecting");
+    *this.connection.lock().await = None;
+    {
+        let mut live = lock(live);
+        live.ids.clear();
+        live.tokens.clear();
+        live.capabilities = None;
+    }
+    (this.on_server)(Server::NoBus);
+    this.reconnect();
 }
 
 fn on_signal(message: &Message, live: &Mutex<Live>, on_action: &OnAction) {

@@ -1,0 +1,1629 @@
+//! When popups appear and go away: one per session transition, exactly once across restarts
+//! and crashes (the [`History`] remembers what reached the server), closed when the session
+//! no longer needs the person, bursts folded into one summary, what waited unseen (at start,
+//! while the server was away, during a pause or quiet hours) told in one summary when popups
+//! can be shown again, and reminders that back off.
+//!
+//! Plain code with the time injected: `now` is a monotonic [`Instant`], and a [`Clock`] ties
+//! it to the wall clock and the local time of day (quiet hours, "until tomorrow").
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use lf_tray_core::history::{self, Entry, History, Pause};
+use lf_tray_core::{Event, SessionRecord, State};
+
+use super::{asked, burst, ready, reminder, Notice, NoticeKey, Server};
+
+/// A lone transition pops up at once. Those that follow a popup within the burst window are
+/// held this long, so that a burst (one rescan can report many, an agent fleet can finish
+/// together) has landed before it is shown one by one or folded into one summary: long
+/// enough for a burst read in a few lists, and a wait nobody notices on a second popup.
+pub(super) const HOLD: Duration = Duration::from_millis(300);
+/// This many popups within `BURST_WINDOW` become one summary: four popups still fit on a
+/// screen's corner and can each be read; a fifth starts to cover the person's work.
+const BURST_THRESHOLD: usize = 5;
+const BURST_WINDOW: Duration = Duration::from_secs(2);
+/// Reminder intervals double from the person's N up to this: a session left for a day is
+/// recalled a few times, not every N minutes.
+const REMINDER_CAP: Duration = Duration::from_secs(4 * 60 * 60);
+/// The wall clock moving this much further than the monotonic one means the machine slept
+/// (the monotonic clock stops in suspend); NTP steps are far smaller.
+const RESUME_JUMP: i64 = 10;
+/// "Until tomorrow" ends at this local hour: the start of a working morning.
+const TOMORROW_HOUR: i64 = 8;
+
+/// The settings the policy follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preferences {
+    pub on_ask: bool,
+    pub on_ready: bool,
+    /// The first reminder's delay; later ones double (N, 2N, 4N…, capped).
+    pub reminder: Option<Duration>,
+    /// How long a session the person's own terminal is attached to must stay waiting
+    /// before it pops up; zero pops it up at once.
+    pub attached_grace: Duration,
+    pub quiet_hours: Option<QuietHours>,
+}
+
+/// Quiet hours in local time, minutes after midnight; `from > to` crosses midnight, and
+/// `from == to` is no quiet time at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuietHours {
+    pub from: u32,
+    pub to: u32,
+}
+
+impl QuietHours {
+    /// `"22:00"`-style times.
+    pub fn parse(from: &str, to: &str) -> Option<QuietHours> {
+        Some(QuietHours {
+            from: minute_of(from)?,
+            to: minute_of(to)?,
+        })
+    }
+
+    fn contains(self, minute: u32) -> bool {
+        if self.from <= self.to {
+            (self.from..self.to).contains(&minute)
+        } else {
+            minute >= self.from || minute < self.to
+        }
+    }
+
+    /// Minutes from `minute` until quiet ends.
+    fn left(self, minute: u32) -> u32 {
+        (self.to + 24 * 60 - minute) % (24 * 60)
+    }
+}
+
+/// `HH:MM` as minutes after midnight.
+pub fn minute_of(text: &str) -> Option<u32> {
+    let (h, m) = text.trim().split_once(':')?;
+    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
+/// The wall clock at one monotonic instant, and the local time zone's offset then.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    at: Instant,
+    unix: i64,
+    /// Seconds east of UTC.
+    offset: i64,
+}
+
+impl Clock {
+    pub fn new(at: Instant, unix: i64, offset: i64) -> Clock {
+        Clock { at, unix, offset }
+    }
+
+    /// Now, as the system says; the offset from the C library's idea of local time.
+    pub fn system() -> Clock {
+        let unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        Clock::new(Instant::now(), unix, local_offset(unix))
+    }
+
+    pub fn unix(&self, now: Instant) -> i64 {
+        if now >= self.at {
+            self.unix + (now - self.at).as_secs() as i64
+        } else {
+            self.unix - (self.at - now).as_secs() as i64
+        }
+    }
+
+    fn local_minute(&self, now: Instant) -> u32 {
+        ((self.unix(now) + self.offset).rem_euclid(86_400) / 60) as u32
+    }
+
+    /// The instant of a unix time; one already past is now.
+    fn instant(&self, unix: i64) -> Instant {
+        match u64::try_from(unix - self.unix) {
+            Ok(ahead) => self.at + Duration::from_secs(ahead),
+            Err(_) => self.at,
+        }
+    }
+
+    /// `14:05`, or `tomorrow 08:00` when not today.
+    pub fn local_time(&self, now: Instant, unix: i64) -> String {
+        let day = |t: i64| (t + self.offset).div_euclid(86_400);
+        let of_day = (unix + self.offset).rem_euclid(86_400);
+        let hm = format!("{:02}:{:02}", of_day / 3600, of_day % 3600 / 60);
+        match day(unix) - day(self.unix(now)) {
+            0 => hm,
+            1 => format!("tomorrow {hm}"),
+            _ => {
+                let date = time::OffsetDateTime::from_unix_timestamp(unix + self.offset)
+                    .map(|t| t.date().to_string())
+                    .unwrap_or_default();
+                format!("{date} {hm}")
+            }
+        }
+    }
+
+    /// Unix time of tomorrow's [`TOMORROW_HOUR`], local time.
+    fn tomorrow_morning(&self, now: Instant) -> i64 {
+        let local = self.unix(now) + self.offset;
+        (local.div_euclid(86_400) + 1) * 86_400 + TOMORROW_HOUR * 3600 - self.offset
+    }
+}
+
+#[cfg(unix)]
+fn local_offset(unix: i64) -> i64 {
+    let t = unix as libc::time_t;
+    // SAFETY: localtime_r writes only into the tm it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff
+}
+
+/// NOT VERIFIED (Windows is not built here): quiet hours are read as UTC there.
+#[cfg(not(unix))]
+fn local_offset(_unix: i64) -> i64 {
+    0
+}
+
+/// What the person picks under "Pause notifications".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PauseFor {
+    Hour,
+    Tomorrow,
+    Indefinite,
+}
+
+/// What the platform module is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Show(Notice),
+    Close(NoticeKey),
+}
+
+/// How a `Show` went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    Shown,
+    /// No notification server on the bus (or no bus): shown when one appears.
+    NoServer,
+    /// The server refused it: tried again at the next summary.
+    Failed,
+}
+
+struct Waiting {
+    since: Instant,
+    /// The last reminder (or the start of the wait), and how many reminders were given.
+    last: Instant,
+    reminded: u32,
+    record: SessionRecord,
+}
+
+struct Held {
+    /// When it may be shown: the end of the hold, or at once for a deferred popup.
+    due: Instant,
+    notice: Notice,
+    record: SessionRecord,
+}
+
+/// A popup held back until `due` because the person may be watching the session.
+struct Deferred {
+    due: Instant,
+    notice: Notice,
+    record: SessionRecord,
+}
+
+/// Whether the person may be looking at this session right now: a generation D session
+/// with a live client is one whose agent hands turns back to the terminal the person
+/// works in, many times an hour; each hand-back turns it waiting.
+fn watched(record: &SessionRecord) -> bool {
+    record.kind.is_none() && record.state == State::Active
+}
+
+/// The summary on screen, and the sessions it stands for.
+struct Burst {
+    last: Instant,
+    members: BTreeSet<String>,
+}
+
+/// Feed it the engine's events and call `flush` at `next_deadline`; it answers with what to
+/// show and close, and hears back how each `Show` went.
+pub struct Popups {
+    held: Vec<Held>,
+    /// Session popups shown within the burst window, oldest first.
+    lately: VecDeque<(Instant, SessionRecord)>,
+    burst: Option<Burst>,
+    waiting: HashMap<String, Waiting>,
+    deferred: HashMap<String, Deferred>,
+    history: History,
+    clock: Clock,
+    /// Whether a notification server is there to show popups; assumed until told otherwise.
+    server: Server,
+    /// The do-not-disturb sources that are on (the server's `Inhibited`, dunst's pause).
+    desktop_quiet: BTreeSet<&'static str>,
+    /// Quiet at the last flush: its end brings the summary of what waited meanwhile.
+    was_quiet: bool,
+    /// What waits unseen is to be told in one summary at the next flush that may show it.
+    catch_up: bool,
+    /// Sessions whose popup was handed to the server and not yet confirmed.
+    in_flight: HashSet<String>,
+}
+
+impl Default for Popups {
+    fn default() -> Popups {
+        Popups::new(History::default(), Clock::system())
+    }
+}
+
+impl Popups {
+    pub fn new(history: History, clock: Clock) -> Popups {
+        Popups {
+            held: Vec::new(),
+            lately: VecDeque::new(),
+            burst: None,
+            waiting: HashMap::new(),
+            deferred: HashMap::new(),
+            history,
+            clock,
+            server: Server::Present,
+            desktop_quiet: BTreeSet::new(),
+            was_quiet: false,
+            catch_up: false,
+            in_flight: HashSet::new(),
+        }
+    }
+
+    /// Tie `Instant`s to the wall clock again (the monotonic clock stops in suspend). A
+    /// resume from suspend is told like a start: what waits unseen, in one summary.
+    pub fn set_clock(&mut self, clock: Clock) {
+        let slept = clock.unix - self.clock.unix(clock.at);
+        if slept > RESUME_JUMP {
+            self.catch_up = true;
+        }
+        self.clock = clock;
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The history's bytes when it changed since the last call, to be written by the caller.
+    pub fn take_history(&mut self) -> Option<Vec<u8>> {
+        self.history.take_dirty().then(|| self.history.to_bytes())
+    }
+
+    /// Since when the session waits on the person, unix seconds.
+    pub fn waiting_since(&self, key: &str) -> Option<i64> {
+        self.history.mark(key).map(|m| m.since)
+    }
+
+    pub fn dismissed(&self, key: &str) -> bool {
+        self.history.mark(key).is_some_and(|m| m.dismissed)
+    }
+
+    /// A notification server appeared on the bus or went away.
+    pub fn set_server(&mut self, server: Server) {
+        if let Server::DoNotDisturb { source, on } = server {
+            return self.set_desktop_quiet(source, on);
+        }
+        if server == Server::Present && self.server != Server::Present {
+            self.catch_up = true;
+        }
+        self.server = server;
+    }
+
+    /// The desktop's do-not-disturb turned on or off.
+    pub fn set_desktop_quiet(&mut self, source: &'static str, on: bool) {
+        if on {
+            self.desktop_quiet.insert(source);
+        } else {
+            self.desktop_quiet.remove(source);
+        }
+    }
+
+    pub fn pause(&mut self, pause: PauseFor, now: Instant) {
+        let pause = match pause {
+            PauseFor::Hour => Pause::Until(self.clock.unix(now) + 3600),
+            PauseFor::Tomorrow => Pause::Until(self.clock.tomorrow_morning(now)),
+            PauseFor::Indefinite => Pause::Indefinite,
+        };
+        self.history.set_pause(Some(pause));
+        // What was about to show waits for the summary at the end of the pause.
+        self.held.clear();
+        self.deferred.clear();
+    }
+
+    pub fn resume(&mut self) {
+        self.history.set_pause(None);
+    }
+
+    pub fn paused(&self, now: Instant) -> bool {
+        match self.history.pause() {
+            Some(Pause::Indefinite) => true,
+            Some(Pause::Until(until)) => self.clock.unix(now) < until,
+            None => false,
+        }
+    }
+
+    fn quiet_hours(&self, now: Instant, prefs: &Preferences) -> Option<QuietHours> {
+        prefs
+            .quiet_hours
+            .filter(|q| q.contains(self.clock.local_minute(now)))
+    }
+
+    fn quiet(&self, now: Instant, prefs: &Preferences) -> bool {
+        self.paused(now) || !self.desktop_quiet.is_empty() || self.quiet_hours(now, prefs).is_some()
+    }
+
+    /// Whether a popup may go out now.
+    fn may_show(&self, now: Instant, prefs: &Preferences) -> bool {
+        self.server == Server::Present && !self.quiet(now, prefs)
+    }
+
+    /// Why popups are held back now, in a sentence for the window and the tray.
+    pub fn held_back(&self, now: Instant, prefs: &Preferences) -> Option<String> {
+        if let Some(pause) = self.history.pause().filter(|_| self.paused(now)) {
+            return Some(match pause {
+                Pause::Indefinite => "Notifications paused until you resume".into(),
+                Pause::Until(until) => format!(
+                    "Notifications paused until {}",
+                    self.clock.local_time(now, until)
+                ),
+            });
+        }
+        if let Some(quiet) = self.quiet_hours(now, prefs) {
+            let end = self.clock.unix(now)
+                + i64::from(quiet.left(self.clock.local_minute(now))) * 60
+                - self.clock.unix(now).rem_euclid(60);
+            return Some(format!(
+                "Quiet hours until {}",
+                self.clock.local_time(now, end)
+            ));
+        }
+        if !self.desktop_quiet.is_empty() {
+            return Some("The desktop's do-not-disturb is on".into());
+        }
+        match self.server {
+            Server::Present | Server::DoNotDisturb { .. } => None,
+            Server::Absent => Some("No notification server: popups wait until one starts".into()),
+            Server::NoBus => Some("The D-Bus session bus is gone: reconnecting".into()),
+        }
+    }
+
+    /// When `flush` has something to do: a held or deferred popup to release, a reminder
+    /// to give, a pause or quiet hours to end.
+    pub fn next_deadline(&self, prefs: &Preferences) -> Option<Instant> {
+        let held = self.held.iter().map(|h| h.due).min();
+        let deferred = self.deferred.values().map(|d| d.due).min();
+        let reminders = prefs.reminder.and_then(|first| {
+            self.waiting
+                .values()
+                .map(|w| w.last + gap(first, w.reminded))
+                .min()
+        });
+        let pause = match self.history.pause() {
+            Some(Pause::Until(until)) => Some(self.clock.instant(until)),
+            _ => None,
+        };
+        // The clock is set to the caller's present before each call.
+        let now = self.clock.at;
+        let quiet_end = self.quiet_hours(now, prefs).map(|q| {
+            let minute = self.clock.local_minute(now);
+            let into_minute = self.clock.unix(now).rem_euclid(60) as u64;
+            now + Duration::from_secs(u64::from(q.left(minute)) * 60 - into_minute)
+        });
+        [held, deferred, reminders, pause, quiet_end]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    pub fn on_event(&mut self, event: &Event, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let unix = self.clock.unix(now);
+        match event {
+            Event::Snapshot { sessions, .. } => {
+                let needing: HashMap<String, &SessionRecord> = sessions
+                    .iter()
+                    .filter(|s| s.needs_you)
+                    .map(|s| (history::key(s), s))
+                    .collect();
+                let gone: Vec<String> = self
+                    .waiting
+                    .keys()
+                    .filter(|key| !needing.contains_key(*key))
+                    .cloned()
+                    .collect();
+                for key in gone {
+                    self.settled(&key, &mut effects);
+                }
+                self.history.retain(|key| needing.contains_key(key));
+                for (key, record) in needing {
+                    let since = self
+                        .history
+                        .waits(record, unix)
+                        .map(|m| m.since)
+                        .unwrap_or(unix);
+                    let since = self.instant_of(since, now);
+                    self.waiting
+                        .entry(key)
+                        .and_modify(|w| w.record = record.clone())
+                        .or_insert_with(|| Waiting {
+                            since,
+                            last: since,
+                            reminded: 0,
+                            record: record.clone(),
+                        });
+                }
+                // At start, after a rescan (resume from suspend): what waits unseen is told
+                // in one summary.
+                self.catch_up = true;
+            }
+            Event::Asked { session, .. } | Event::Ready { session, .. } => {
+                let is_ready = matches!(event, Event::Ready { .. });
+                self.remember(event, session, unix);
+                let told = self
+                    .history
+                    .waits(session, unix)
+                    .is_some_and(|m| m.shown || m.dismissed);
+                self.wait(session, now);
+                let wanted = if is_ready {
+                    prefs.on_ready
+                } else {
+                    prefs.on_ask
+                };
+                if !wanted {
+                    // The question it answered (if any) is stale now.
+                    self.unhold(&history::key(session));
+                    effects.push(Effect::Close(NoticeKey::Session(history::key(session))));
+                } else if told {
+                    // This very transition was shown (or dismissed) before a restart.
+                } else if is_ready {
+                    self.hold(ready(session), session, now);
+                } else if watched(session) && !prefs.attached_grace.is_zero() {
+                    self.defer(asked(session), session, now + prefs.attached_grace);
+                } else {
+                    self.hold(asked(session), session, now);
+                }
+            }
+            Event::State {
+                session,
+                previous_needs_you,
+                ..
+            } => {
+                let key = history::key(session);
+                if session.needs_you {
+                    if !previous_needs_you {
+                        self.remember(event, session, unix);
+                    }
+                    self.history.waits(session, unix);
+                    if let Some(deferred) = self.deferred.get_mut(&key) {
+                        if watched(session) {
+                            deferred.notice = asked(session);
+                            deferred.record = session.clone();
+                        } else {
+                            // The person left that terminal: nobody is watching any more.
+                            self.deferred.remove(&key);
+                            self.hold(asked(session), session, now);
+                        }
+                    }
+                    self.waiting
+                        .entry(key)
+                        .and_modify(|w| w.record = session.clone())
+                        .or_insert_with(|| Waiting {
+                            since: now,
+                            last: now,
+                            reminded: 0,
+                            record: session.clone(),
+                        });
+                } else {
+                    if *previous_needs_you {
+                        self.remember(event, session, unix);
+                    }
+                    self.history.forget(&key);
+                    self.settled(&key, &mut effects);
+                }
+            }
+            Event::Resolved { session, .. } => {
+                let key = history::key(session);
+                self.remember(event, session, unix);
+                self.history.forget(&key);
+                self.settled(&key, &mut effects);
+            }
+            Event::Appeared { .. } | Event::Warning { .. } => {}
+        }
+        // What is due now (a lone popup) goes out with this event, not a timer tick later.
+        effects.extend(self.flush(now, prefs));
+        effects
+    }
+
+    /// A line for the Recent list.
+    fn remember(&mut self, event: &Event, session: &SessionRecord, unix: i64) {
+        let what = match event {
+            Event::Asked { .. } => "asked",
+            Event::Ready { .. } => "ready",
+            Event::Resolved { .. } => "resolved",
+            Event::State { .. } if session.needs_you => "waits",
+            Event::State { .. } => "no_longer_waits",
+            _ => return,
+        };
+        self.history.push_recent(Entry {
+            at: unix,
+            what: what.into(),
+            id: session.id.clone(),
+            title: super::one_line(super::title(session), 200),
+            machine: session.machine.clone(),
+        });
+    }
+
+    /// Release held popups (folding a burst), tell what waited unseen, give due reminders.
+    pub fn flush(&mut self, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+        if matches!(self.history.pause(), Some(Pause::Until(_))) && !self.paused(now) {
+            self.history.set_pause(None);
+        }
+        let quiet = self.quiet(now, prefs);
+        if self.was_quiet && !quiet {
+            self.catch_up = true;
+        }
+        self.was_quiet = quiet;
+        let may_show = self.may_show(now, prefs);
+        let mut effects = Vec::new();
+        let due: Vec<String> = self
+            .deferred
+            .iter()
+            .filter(|(_, d)| now >= d.due)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in due {
+            if let Some(d) = self.deferred.remove(&key) {
+                // It waited out the grace already; holding it again would only delay it.
+                self.release(d.notice, &d.record, now, prefs);
+            }
+        }
+        if let Some(first) = prefs.reminder {
+            let mut due = Vec::new();
+            for (key, w) in &mut self.waiting {
+                if now < w.last + gap(first, w.reminded) {
+                    continue;
+                }
+                w.reminded += 1;
+                w.last = now;
+                let mark = self.history.mark(key);
+                let told_off = mark.is_some_and(|m| m.dismissed);
+                // A reminder due while quiet is skipped, not saved up.
+                if may_show && !told_off {
+                    let since = mark.map_or(self.clock.unix(w.since), |m| m.since);
+                    let waited = (self.clock.unix(now) - since).max(0) as u64;
+                    due.push((
+                        reminder(&w.record, Duration::from_secs(waited)),
+                        w.record.clone(),
+                    ));
+                }
+            }
+            for (notice, record) in due {
+                self.hold(notice, &record, now);
+            }
+        }
+        if may_show && std::mem::take(&mut self.catch_up) {
+            self.tell_unseen(now, prefs, &mut effects);
+        }
+        if !may_show {
+            // They stay owed (their marks are unshown) and are told when popups return.
+            self.held.clear();
+            return effects;
+        }
+        if !self.held.iter().any(|h| now >= h.due) {
+            return effects;
+        }
+        let batch = std::mem::take(&mut self.held);
+        while self
+            .lately
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > BURST_WINDOW)
+        {
+            self.lately.pop_front();
+        }
+        let burst_live = self.burst_live(now);
+        if burst_live || self.lately.len() + batch.len() >= BURST_THRESHOLD {
+            let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
+                last: now,
+                members: BTreeSet::new(),
+            });
+            // A new summary takes the place of the burst's first popup; the others close.
+            let mut replaces = None;
+            for (_, record) in self.lately.drain(..) {
+                let key = NoticeKey::Session(history::key(&record));
+                if !burst_live && replaces.is_none() {
+                    replaces = Some(key);
+                } else {
+                    effects.push(Effect::Close(key));
+                }
+                burst.members.insert(history::key(&record));
+            }
+            for held in batch {
+                burst.members.insert(history::key(&held.record));
+            }
+            burst.last = now;
+            let members: Vec<String> = burst.members.iter().cloned().collect();
+            self.burst = Some(burst);
+            if let Some(notice) = self.summary(&members, now) {
+                self.show(Notice { replaces, ..notice }, &members, &mut effects);
+            }
+        } else {
+            for held in batch {
+                self.lately.push_back((now, held.record.clone()));
+                self.show(held.notice, &[history::key(&held.record)], &mut effects);
+            }
+        }
+        effects
+    }
+
+    /// What waits on the person and was never shown (nor dismissed), oldest first: one
+    /// popup of its own when it is one session, else one summary.
+    fn tell_unseen(&mut self, now: Instant, prefs: &Preferences, effects: &mut Vec<Effect>) {
+        let mut unseen: Vec<(&String, i64)> = self
+            .waiting
+            .iter()
+            .filter(|(key, w)| {
+                let wanted = if w.record.state == State::Ready {
+                    prefs.on_ready
+                } else {
+                    prefs.on_ask
+                };
+                wanted
+                    && !self.in_flight.contains(*key)
+                    && !self.deferred.contains_key(*key)
+                    && !self.held.iter().any(|h| history::key(&h.record) == **key)
+                    && self
+                        .history
+                        .mark(key)
+                        .is_some_and(|m| !m.shown && !m.dismissed)
+            })
+            .map(|(key, _)| (key, self.history.mark(key).map_or(0, |m| m.since)))
+            .collect();
+        unseen.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        let keys: Vec<String> = unseen.into_iter().map(|(key, _)| key.clone()).collect();
+        match keys.as_slice() {
+            [] => {}
+            [one] => {
+                let record = self.waiting[one].record.clone();
+                let notice = if record.state == State::Ready {
+                    ready(&record)
+                } else {
+                    asked(&record)
+                };
+                self.queue(notice, &record, now, now);
+            }
+            many => {
+                self.burst = Some(Burst {
+                    last: now,
+                    members: many.iter().cloned().collect(),
+                });
+                if let Some(notice) = self.summary(many, now) {
+                    self.show(notice, many, effects);
+                }
+            }
+        }
+    }
+
+    /// One popup for many sessions, oldest first, each with how long it waited.
+    fn summary(&self, keys: &[String], now: Instant) -> Option<Notice> {
+        let unix = self.clock.unix(now);
+        let mut members: Vec<(&SessionRecord, i64)> = keys
+            .iter()
+            .filter_map(|key| {
+                let w = self.waiting.get(key)?;
+                let since = self.history.mark(key).map_or(unix, |m| m.since);
+                Some((&w.record, unix - since))
+            })
+            .collect();
+        members.sort_by_key(|m| std::cmp::Reverse(m.1));
+        (!members.is_empty()).then(|| burst(&members))
+    }
+
+    /// Hand a popup to the server, as standing for these sessions' current transitions.
+    fn show(&mut self, mut notice: Notice, keys: &[String], effects: &mut Vec<Effect>) {
+        notice.covers = keys
+            .iter()
+            .filter_map(|key| {
+                let mark = self.history.mark(key)?;
+                Some((key.clone(), mark.transition.clone()))
+            })
+            .collect();
+        for (key, _) in &notice.covers {
+            self.in_flight.insert(key.clone());
+        }
+        effects.push(Effect::Show(notice));
+    }
+
+    /// How a `Show` went: a popup that reached the server is remembered as shown.
+    pub fn delivered(&mut self, notice: &Notice, delivery: Delivery) {
+        for (key, transition) in &notice.covers {
+            self.in_flight.remove(key);
+            if delivery == Delivery::Shown {
+                self.history.shown(key, transition);
+            }
+        }
+        if delivery == Delivery::NoServer && self.server == Server::Present {
+            self.set_server(Server::Absent);
+        }
+    }
+
+    /// The person dismissed a session: its popup goes, and nothing more pops up or reminds
+    /// about it until its next transition. lf is not told.
+    pub fn dismiss(&mut self, key: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        if !self.history.dismiss(key) {
+            return effects;
+        }
+        self.unhold(key);
+        self.lately.retain(|(_, r)| history::key(r) != key);
+        if let Some(w) = self.waiting.get(key) {
+            effects.push(Effect::Close(NoticeKey::Session(history::key(&w.record))));
+        }
+        self.leave_burst(key, &mut effects);
+        effects
+    }
+
+    /// Whether the burst summary on screen still takes new popups.
+    fn burst_live(&self, now: Instant) -> bool {
+        self.burst
+            .as_ref()
+            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW)
+    }
+
+    fn instant_of(&self, unix: i64, now: Instant) -> Instant {
+        let ago = (self.clock.unix(now) - unix).max(0) as u64;
+        now.checked_sub(Duration::from_secs(ago)).unwrap_or(now)
+    }
+
+    fn wait(&mut self, record: &SessionRecord, now: Instant) {
+        // A new reason to wait (asked, then ready) restarts the reminder clock.
+        self.waiting.insert(
+            history::key(record),
+            Waiting {
+                since: now,
+                last: now,
+                reminded: 0,
+                record: record.clone(),
+            },
+        );
+    }
+
+    /// Show at once when nothing else is on its way or just went out; else hold it with
+    /// the rest of the burst.
+    fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
+        let lately = self
+            .lately
+            .back()
+            .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
+        let burst_live = self.burst_live(now);
+        let key = history::key(record);
+        let others_held = self.held.iter().any(|h| history::key(&h.record) != key);
+        let due = if lately || burst_live || others_held {
+            now + HOLD
+        } else {
+            now
+        };
+        self.queue(notice, record, now, due);
+    }
+
+    /// Ready to show at the next flush, with whatever else is held then.
+    fn release(
+        &mut self,
+        notice: Notice,
+        record: &SessionRecord,
+        now: Instant,
+        prefs: &Preferences,
+    ) {
+        if self.may_show(now, prefs) {
+            self.queue(notice, record, now, now);
+        }
+    }
+
+    fn queue(&mut self, notice: Notice, record: &SessionRecord, _now: Instant, due: Instant) {
+        // One popup per session: a newer notice replaces one not yet shown.
+        self.unhold(&history::key(record));
+        self.held.push(Held {
+            due,
+            notice,
+            record: record.clone(),
+        });
+    }
+
+    fn defer(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
+        let key = history::key(record);
+        self.unhold(&key);
+        self.deferred.insert(
+            key,
+            Deferred {
+                due,
+                notice,
+                record: record.clone(),
+            },
+        );
+    }
+
+    fn unhold(&mut self, key: &str) {
+        self.held.retain(|h| history::key(&h.record) != key);
+        self.deferred.remove(key);
+    }
+
+    /// The session no longer needs the person: nothing about it may stay on screen.
+    fn settled(&mut self, key: &str, effects: &mut Vec<Effect>) {
+        self.waiting.remove(key);
+        self.unhold(key);
+        self.lately.retain(|(_, r)| history::key(r) != key);
+        effects.push(Effect::Close(NoticeKey::Session(key.to_string())));
+        self.leave_burst(key, effects);
+    }
+
+    fn leave_burst(&mut self, key: &str, effects: &mut Vec<Effect>) {
+        if let Some(burst) = &mut self.burst {
+            if burst.members.remove(key) && burst.members.is_empty() {
+                self.burst = None;
+                effects.push(Effect::Close(NoticeKey::Burst));
+            }
+        }
+    }
+}
+
+/// The wait before reminder number `given + 1`: N, then 2N, 4N… up to the cap (or N, when
+/// the person's N is longer than the cap).
+fn gap(first: Duration, given: u32) -> Duration {
+    let doubled = first.saturating_mul(1u32.checked_shl(given.min(31)).unwrap_or(u32::MAX));
+    doubled.min(REMINDER_CAP.max(first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::tests::{record, record_d};
+    use crate::notification::{NoticeKind, DEFAULT};
+    use lf_tray_core::Kind;
+    use time::OffsetDateTime;
+
+    const PREFS: Preferences = Preferences {
+        on_ask: true,
+        on_ready: true,
+        reminder: None,
+        attached_grace: Duration::from_secs(45),
+        quiet_hours: None,
+    };
+
+    fn asked_event(r: &SessionRecord) -> Event {
+        Event::Asked {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+    fn ready_event(r: &SessionRecord) -> Event {
+        Event::Ready {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+    fn resolved_event(r: &SessionRecord) -> Event {
+        Event::Resolved {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+        }
+    }
+
+    /// A policy whose wall clock reads noon UTC at `t0`: never inside the tests' quiet hours.
+    fn at(t0: Instant) -> Popups {
+        Popups::new(History::default(), Clock::new(t0, 1_796_126_400, 0))
+    }
+
+    /// The server took every popup in `effects`.
+    fn delivered(p: &mut Popups, effects: &[Effect]) {
+        for effect in effects {
+            if let Effect::Show(notice) = effect {
+                p.delivered(notice, Delivery::Shown);
+            }
+        }
+    }
+
+    fn snapshot(sessions: &[SessionRecord]) -> Event {
+        Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: sessions.to_vec(),
+        }
+    }
+
+    /// The popups' memory as a restart finds it.
+    fn restarted(p: &mut Popups, t: Instant) -> Popups {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.json");
+        std::fs::write(
+            &path,
+            p.take_history().unwrap_or_else(|| p.history().to_bytes()),
+        )
+        .unwrap();
+        let loaded = History::load(&path);
+        assert!(loaded.warning.is_none());
+        Popups::new(loaded.history, Clock::new(t, 1_796_126_400, 0))
+    }
+
+    #[test]
+    fn what_waits_at_start_is_one_summary_and_a_restart_repeats_nothing() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let mut sessions: Vec<_> = (0..3)
+            .map(|i| {
+                let mut r = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
+                r.created_at = Some(1_796_126_400 - 600 * (i + 1));
+                r
+            })
+            .collect();
+        let effects = p.on_event(&snapshot(&sessions), t0, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        let Effect::Show(summary) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(summary.summary, "3 sessions wait for you");
+        assert!(
+            summary
+                .body
+                .starts_with("• Title of ask_2 — detail · waiting 30 min"),
+            "the oldest is named first: {}",
+            summary.body
+        );
+        assert_eq!(summary.covers.len(), 3);
+        delivered(&mut p, &effects);
+
+        // A restart (SIGTERM or a crash after the popup went out): nothing pops up.
+        let mut again = restarted(&mut p, t0);
+        assert!(shown(&again.on_event(&snapshot(&sessions), t0, &PREFS)).is_empty());
+
+        // A crash before the server confirmed: the popup was not shown, so it comes again.
+        let mut lost = at(t0);
+        let effects = lost.on_event(&snapshot(&sessions[..1]), t0, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_0")]);
+        let mut after_crash = restarted(&mut lost, t0);
+        assert_eq!(
+            shown(&after_crash.on_event(&snapshot(&sessions[..1]), t0, &PREFS)),
+            [(NoticeKind::Asked, "ask_0")]
+        );
+
+        // One more arrived while the tray was down, and an old one became ready: a restart
+        // tells those two, and only those.
+        sessions.push(record("ask_new", Kind::Ask, State::Waiting));
+        sessions[1].state = State::Ready;
+        let mut third = restarted(&mut again, t0);
+        let effects = third.on_event(&snapshot(&sessions), t0, &PREFS);
+        let Effect::Show(summary) = &effects
+            .iter()
+            .find(|e| matches!(e, Effect::Show(_)))
+            .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(summary.summary, "2 sessions wait for you");
+        let mut covered: Vec<_> = summary.covers.iter().map(|(k, _)| k.as_str()).collect();
+        covered.sort();
+        assert_eq!(covered, ["ask_1", "ask_new"]);
+
+        // An Asked the engine reports again for a transition already shown is not repeated.
+        delivered(&mut third, &effects);
+        let t1 = t0 + BURST_WINDOW * 2;
+        assert!(shown(&third.on_event(&asked_event(&sessions[0]), t1, &PREFS)).is_empty());
+
+        // Sessions that are gone are pruned from the memory.
+        third.on_event(&snapshot(&sessions[3..]), t1, &PREFS);
+        assert!(third.history().mark("ask_0").is_none());
+        assert!(third.history().mark("ask_new").is_some());
+    }
+
+    #[test]
+    fn a_resume_from_suspend_tells_what_waited_unseen() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        // The server refused this one's popup: it stays owed until the next summary.
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
+        let Effect::Show(notice) = &effects[0] else {
+            panic!()
+        };
+        p.delivered(notice, Delivery::Failed);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
+        // An ordinary tick is no resume.
+        let t1 = t0 + Duration::from_secs(30);
+        p.set_clock(Clock::new(t1, 1_796_126_400 + 30, 0));
+        assert!(p.flush(t1, &PREFS).is_empty());
+        // The monotonic clock advanced 1 s while the wall clock advanced an hour: a suspend.
+        let t2 = t1 + Duration::from_secs(1);
+        p.set_clock(Clock::new(t2, 1_796_126_400 + 3631, 0));
+        assert_eq!(shown(&p.flush(t2, &PREFS)), [(NoticeKind::Asked, "ask_1")]);
+    }
+
+    #[test]
+    fn a_missing_server_keeps_popups_owed_until_one_appears() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
+        let Effect::Show(notice) = &effects[0] else {
+            panic!()
+        };
+        p.delivered(notice, Delivery::NoServer);
+        assert!(p
+            .held_back(t0, &PREFS)
+            .unwrap()
+            .contains("No notification server"));
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        let t1 = t0 + BURST_WINDOW * 2;
+        assert!(shown(&p.on_event(&asked_event(&b), t1, &PREFS)).is_empty());
+        p.set_server(Server::Present);
+        let effects = p.flush(t1, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        delivered(&mut p, &effects);
+        assert!(p.flush(t1 + HOLD, &PREFS).is_empty());
+        // One owed is its own popup, with its buttons.
+        let mut q = at(t0);
+        q.set_server(Server::Absent);
+        q.on_event(&asked_event(&a), t0, &PREFS);
+        q.set_server(Server::Present);
+        assert_eq!(shown(&q.flush(t0, &PREFS)), [(NoticeKind::Asked, "ask_1")]);
+    }
+
+    #[test]
+    fn reminders_back_off_and_stop_for_a_dismissed_session() {
+        let t0 = Instant::now();
+        let n = Duration::from_secs(10 * 60);
+        let prefs = Preferences {
+            reminder: Some(n),
+            ..PREFS
+        };
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let effects = p.on_event(&asked_event(&a), t0, &prefs);
+        delivered(&mut p, &effects);
+        let mut t = t0;
+        let mut gaps = Vec::new();
+        for _ in 0..8 {
+            let due = p.next_deadline(&prefs).unwrap();
+            gaps.push((due - t).as_secs() / 60);
+            t = due;
+            p.set_clock(Clock::new(t, 1_796_126_400 + (t - t0).as_secs() as i64, 0));
+            let effects = p.flush(t, &prefs);
+            assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
+        }
+        assert_eq!(
+            gaps,
+            [10, 20, 40, 80, 160, 240, 240, 240],
+            "N, 2N, 4N… capped at 4 h"
+        );
+
+        // Dismissed: its popup closes and no reminder comes; lf is not involved.
+        let effects = p.dismiss("ask_1");
+        assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
+        assert!(p.dismissed("ask_1"));
+        let due = p.next_deadline(&prefs).unwrap();
+        assert!(shown(&p.flush(due, &prefs)).is_empty());
+        assert!(
+            p.dismiss("ask_1").is_empty(),
+            "dismissing twice does nothing"
+        );
+        // Its next transition counts again.
+        let mut r = a.clone();
+        r.state = State::Ready;
+        let t1 = due + BURST_WINDOW * 2;
+        assert_eq!(
+            shown(&p.on_event(&ready_event(&r), t1, &prefs)),
+            [(NoticeKind::Ready, "ask_1")]
+        );
+        assert!(!p.dismissed("ask_1"));
+    }
+
+    fn shown(effects: &[Effect]) -> Vec<(NoticeKind, &str)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Show(n) => Some((n.kind, n.key.session())),
+                Effect::Close(_) => None,
+            })
+            .collect()
+    }
+    fn closed(effects: &[Effect]) -> Vec<NoticeKey> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Close(k) => Some(k.clone()),
+                Effect::Show(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lone_popup_shows_at_once() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        // Out with the event itself: no hold, no deadline left behind.
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_1")]);
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
+
+        let mut r = a.clone();
+        r.state = State::Ready;
+        let t1 = t0 + Duration::from_secs(10);
+        assert_eq!(
+            shown(&p.on_event(&ready_event(&r), t1, &PREFS)),
+            [(NoticeKind::Ready, "ask_1")]
+        );
+    }
+
+    #[test]
+    fn resolving_closes_the_popup_and_cancels_a_held_one() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.flush(t0 + HOLD, &PREFS);
+        let effects = p.on_event(&resolved_event(&a), t0 + HOLD * 2, &PREFS);
+        assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
+
+        // One that follows another popup is held; resolved within the hold, it never shows.
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        let b2 = record("ask_2b", Kind::Ask, State::Waiting);
+        let t1 = t0 + Duration::from_secs(5);
+        assert_eq!(shown(&p.on_event(&asked_event(&b), t1, &PREFS)).len(), 1);
+        assert!(shown(&p.on_event(&asked_event(&b2), t1, &PREFS)).is_empty());
+        p.on_event(&resolved_event(&b2), t1 + HOLD / 3, &PREFS);
+        assert!(shown(&p.flush(t1 + HOLD * 2, &PREFS)).is_empty());
+        p.on_event(&resolved_event(&b), t1 + HOLD * 2, &PREFS);
+
+        // Someone attached to the session: the question is no longer open.
+        let c = record("ask_3", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&c), t1, &PREFS);
+        p.flush(t1 + HOLD, &PREFS);
+        let mut active = c.clone();
+        active.state = State::Active;
+        active.needs_you = false;
+        let state = Event::State {
+            at: OffsetDateTime::now_utc(),
+            session: active,
+            previous: State::Waiting,
+            previous_needs_you: true,
+        };
+        assert_eq!(
+            closed(&p.on_event(&state, t1 + HOLD * 2, &PREFS)),
+            [NoticeKey::Session("ask_3".into())]
+        );
+    }
+
+    #[test]
+    fn a_snapshot_closes_popups_of_sessions_that_vanished() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.on_event(&asked_event(&b), t0, &PREFS);
+        p.flush(t0 + HOLD, &PREFS);
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![b.clone()],
+        };
+        assert_eq!(
+            closed(&p.on_event(&snapshot, t0 + HOLD * 2, &PREFS)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+    }
+
+    #[test]
+    fn a_burst_of_eight_is_the_first_popup_then_one_summary_in_its_place() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let sessions: Vec<_> = (0..10)
+            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
+            .collect();
+        let gap = Duration::from_millis(10);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)),
+            [(NoticeKind::Asked, "ask_0")]
+        );
+        // The rest of the burst is held, however it is spread over the engine's events.
+        let mut t = t0;
+        for s in &sessions[1..8] {
+            t += gap;
+            assert!(shown(&p.on_event(&asked_event(s), t, &PREFS)).is_empty());
+        }
+        assert_eq!(p.next_deadline(&PREFS), Some(t0 + gap + HOLD));
+        let effects = p.flush(t0 + gap + HOLD, &PREFS);
+        // One summary, shown in place of the first popup: two popups in all.
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        assert!(closed(&effects).is_empty(), "{effects:?}");
+        let Effect::Show(summary) = &effects[0] else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(summary.replaces, Some(NoticeKey::Session("ask_0".into())));
+        assert_eq!(summary.summary, "8 sessions wait for you");
+        assert!(summary.body.ends_with("and 5 more"));
+        assert_eq!(summary.actions, [(DEFAULT, "Show")]);
+
+        // More during the burst update the same summary instead of popping up.
+        let t1 = t0 + Duration::from_secs(1);
+        assert!(p
+            .on_event(&asked_event(&sessions[8]), t1, &PREFS)
+            .is_empty());
+        let effects = p.flush(t1 + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        let Effect::Show(summary) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(summary.summary, "9 sessions wait for you");
+        assert_eq!(summary.replaces, None, "the summary's own key is on screen");
+
+        // Once quiet for longer than the window, a new one is a plain popup again, at once.
+        let t2 = t1 + BURST_WINDOW * 2;
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&sessions[9]), t2, &PREFS)),
+            [(NoticeKind::Asked, "ask_9")]
+        );
+
+        // The summary goes away when every session it stands for is resolved.
+        let mut last = Vec::new();
+        for s in &sessions[..9] {
+            last = p.on_event(&resolved_event(s), t2 + HOLD * 2, &PREFS);
+        }
+        assert!(closed(&last).contains(&NoticeKey::Burst));
+    }
+
+    #[test]
+    fn a_few_together_are_each_shown_the_first_at_once() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let sessions: Vec<_> = (0..3)
+            .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
+            .collect();
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&sessions[0]), t0, &PREFS)).len(),
+            1
+        );
+        let t1 = t0 + Duration::from_millis(50);
+        for s in &sessions[1..] {
+            assert!(p.on_event(&asked_event(s), t1, &PREFS).is_empty());
+        }
+        // Fewer than a burst: each keeps its own popup, with its own Open.
+        assert_eq!(
+            shown(&p.flush(t1 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_1"), (NoticeKind::Asked, "ask_2")]
+        );
+    }
+
+    #[test]
+    fn five_at_once_never_flash_one_by_one() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        for i in 0..5 {
+            let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
+            p.on_event(&asked_event(&s), t0, &PREFS);
+        }
+        let effects = p.flush(t0 + HOLD, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        assert!(closed(&effects).is_empty());
+    }
+
+    #[test]
+    fn a_pause_silences_popups_but_still_closes_them_and_tells_what_waited() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &PREFS);
+        p.pause(PauseFor::Hour, t0);
+        assert!(p.paused(t0));
+        assert!(p
+            .held_back(t0, &PREFS)
+            .unwrap()
+            .starts_with("Notifications paused until "));
+        let b = record("ask_2", Kind::Ask, State::Waiting);
+        let c = record("ask_3", Kind::Ask, State::Waiting);
+        assert!(shown(&p.on_event(&asked_event(&b), t0 + HOLD, &PREFS)).is_empty());
+        assert!(shown(&p.on_event(&asked_event(&c), t0 + HOLD, &PREFS)).is_empty());
+        assert!(shown(&p.flush(t0 + HOLD * 3, &PREFS)).is_empty());
+        assert_eq!(
+            closed(&p.on_event(&resolved_event(&a), t0 + HOLD * 4, &PREFS)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+        // The pause ends by itself at its deadline, with one summary of what waited.
+        let end = t0 + Duration::from_secs(3600);
+        assert_eq!(p.next_deadline(&PREFS), Some(end));
+        let effects = p.flush(end, &PREFS);
+        assert!(!p.paused(end));
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        let Effect::Show(summary) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(summary.summary, "2 sessions wait for you");
+        delivered(&mut p, &effects);
+        // Told once: nothing more at the next flush, and new ones pop up as usual.
+        assert!(shown(&p.flush(end + HOLD, &PREFS)).is_empty());
+        let d = record("ask_4", Kind::Ask, State::Waiting);
+        let later = end + BURST_WINDOW * 2;
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&d), later, &PREFS)),
+            [(NoticeKind::Asked, "ask_4")]
+        );
+        // Until I resume: no deadline, and Resume brings the summary back.
+        p.pause(PauseFor::Indefinite, later);
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(p.paused(later + Duration::from_secs(86_400 * 30)));
+        p.resume();
+        assert!(!p.paused(later));
+    }
+
+    #[test]
+    fn until_tomorrow_ends_at_eight_local_time() {
+        let t0 = Instant::now();
+        // 2026-12-01 17:30 at UTC+1.
+        let unix = 1_796_142_600;
+        let mut p = Popups::new(History::default(), Clock::new(t0, unix, 3600));
+        p.pause(PauseFor::Tomorrow, t0);
+        assert_eq!(
+            p.held_back(t0, &PREFS).as_deref(),
+            Some("Notifications paused until tomorrow 08:00")
+        );
+        let end = p.next_deadline(&PREFS).unwrap();
+        assert_eq!(end - t0, Duration::from_secs((14 * 60 + 30) * 60));
+    }
+
+    #[test]
+    fn quiet_hours_cross_midnight_and_end_with_one_summary() {
+        let t0 = Instant::now();
+        // 23:10 UTC, offset 0.
+        let unix = 1_796_166_600;
+        assert_eq!(unix % 86_400, (23 * 60 + 10) * 60);
+        let mut p = Popups::new(History::default(), Clock::new(t0, unix, 0));
+        let prefs = Preferences {
+            quiet_hours: QuietHours::parse("22:00", "07:00"),
+            ..PREFS
+        };
+        for i in 0..3 {
+            let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
+            assert!(shown(&p.on_event(&asked_event(&s), t0, &prefs)).is_empty());
+        }
+        assert_eq!(
+            p.held_back(t0, &prefs).as_deref(),
+            Some("Quiet hours until tomorrow 07:00")
+        );
+        let end = p.next_deadline(&prefs).unwrap();
+        assert_eq!(end - t0, Duration::from_secs((7 * 60 + 50) * 60));
+        p.set_clock(Clock::new(end, unix + (end - t0).as_secs() as i64, 0));
+        let effects = p.flush(end, &prefs);
+        assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
+        // Outside quiet hours (and with from == to, never quiet) popups show at once.
+        let q = QuietHours::parse("22:00", "07:00").unwrap();
+        assert!(q.contains(23 * 60) && q.contains(0) && q.contains(6 * 60 + 59));
+        assert!(!q.contains(7 * 60) && !q.contains(12 * 60));
+        let day = QuietHours::parse("12:00", "13:00").unwrap();
+        assert!(day.contains(12 * 60 + 30) && !day.contains(13 * 60));
+        assert!(!QuietHours::parse("08:00", "08:00")
+            .unwrap()
+            .contains(8 * 60));
+    }
+
+    #[test]
+    fn the_desktops_do_not_disturb_holds_popups_back_like_quiet_hours() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        p.set_server(Server::DoNotDisturb {
+            source: "paused",
+            on: true,
+        });
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        assert!(shown(&p.on_event(&asked_event(&a), t0, &PREFS)).is_empty());
+        assert_eq!(
+            p.held_back(t0, &PREFS).as_deref(),
+            Some("The desktop's do-not-disturb is on")
+        );
+        p.set_server(Server::DoNotDisturb {
+            source: "paused",
+            on: false,
+        });
+        assert_eq!(
+            shown(&p.flush(t0 + HOLD, &PREFS)),
+            [(NoticeKind::Asked, "ask_1")]
+        );
+    }
+
+    #[test]
+    fn settings_turn_kinds_off() {
+        let t0 = Instant::now();
+        let prefs = Preferences {
+            on_ask: false,
+            on_ready: false,
+            reminder: None,
+            ..PREFS
+        };
+        let mut p = at(t0);
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        p.on_event(&asked_event(&a), t0, &prefs);
+        assert!(p.flush(t0 + HOLD, &prefs).is_empty());
+        let mut r = a.clone();
+        r.state = State::Ready;
+        // A ready session with ready popups off still closes the stale question.
+        assert_eq!(
+            closed(&p.on_event(&ready_event(&r), t0 + HOLD, &prefs)),
+            [NoticeKey::Session("ask_1".into())]
+        );
+        assert!(p.flush(t0 + HOLD * 3, &prefs).is_empty());
+    }
+
+    #[test]
+    fn a_reminder_comes_for_a_session_left_waiting() {
+        let t0 = Instant::now();
+        let after = Duration::from_secs(10 * 60);
+        let prefs = Preferences {
+            reminder: Some(after),
+            ..PREFS
+        };
+        let mut p = at(t0);
+        let mut a = record("ask_1", Kind::Ask, State::Waiting);
+        a.title = "Pick a target".into();
+        p.on_event(&asked_event(&a), t0, &prefs);
+        p.flush(t0 + HOLD, &prefs);
+        assert_eq!(p.next_deadline(&prefs), Some(t0 + after));
+        assert!(p.flush(t0 + after - HOLD, &prefs).is_empty());
+        // Due now, and shown once, at once.
+        let effects = p.flush(t0 + after, &prefs);
+        assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
+        let Effect::Show(n) = &effects[0] else {
+            panic!()
+        };
+        assert_eq!(n.summary, "Still waiting: Pick a target");
+        assert!(n.body.contains("waiting 10 min"), "{}", n.body);
+        // The next one only after twice as long.
+        assert_eq!(p.next_deadline(&prefs), Some(t0 + after * 3));
+        assert!(p.flush(t0 + after * 2, &prefs).is_empty());
+
+        // Reminders are off by default, and sessions found at start count from then on.
+        let mut fresh = at(t0);
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![a.clone()],
+        };
+        fresh.on_event(&snapshot, t0, &PREFS);
+        assert_eq!(fresh.next_deadline(&PREFS), None);
+        assert_eq!(fresh.next_deadline(&prefs), Some(t0 + after));
+    }
+
+    fn state_event(r: &SessionRecord, previous: State, previous_needs_you: bool) -> Event {
+        Event::State {
+            at: OffsetDateTime::now_utc(),
+            session: r.clone(),
+            previous,
+            previous_needs_you,
+        }
+    }
+
+    fn idle() -> State {
+        State::Other("unknown".into())
+    }
+
+    #[test]
+    fn an_attached_session_pops_up_only_after_the_grace() {
+        let t0 = Instant::now();
+        let grace = PREFS.attached_grace;
+        let mut p = at(t0);
+        let attached = record_d("S-1", State::Active, true);
+        p.on_event(&asked_event(&attached), t0, &PREFS);
+        assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
+        assert_eq!(p.next_deadline(&PREFS), Some(t0 + grace));
+        assert!(p.flush(t0 + grace - HOLD, &PREFS).is_empty());
+        assert_eq!(
+            shown(&p.flush(t0 + grace, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        assert_eq!(p.next_deadline(&PREFS), None);
+
+        // Once shown, attention clearing takes it down, as for any popup.
+        let cleared = record_d("S-1", State::Active, false);
+        let effects = p.on_event(
+            &state_event(&cleared, State::Active, true),
+            t0 + grace * 2,
+            &PREFS,
+        );
+        assert_eq!(closed(&effects), [NoticeKey::Session("S-1".into())]);
+    }
+
+    #[test]
+    fn a_turn_handed_back_and_taken_within_the_grace_never_pops_up() {
+        let t0 = Instant::now();
+        let grace = PREFS.attached_grace;
+        let mut p = at(t0);
+        let waiting = record_d("S-1", State::Active, true);
+        // Cleared: the person answered in their terminal.
+        p.on_event(&asked_event(&waiting), t0, &PREFS);
+        let cleared = record_d("S-1", State::Active, false);
+        p.on_event(
+            &state_event(&cleared, State::Active, true),
+            t0 + grace / 2,
+            &PREFS,
+        );
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(shown(&p.flush(t0 + grace * 2, &PREFS)).is_empty());
+        // Resolved within the grace: the same.
+        let t1 = t0 + grace * 3;
+        p.on_event(&asked_event(&waiting), t1, &PREFS);
+        p.on_event(&resolved_event(&waiting), t1 + grace / 2, &PREFS);
+        assert!(shown(&p.flush(t1 + grace * 2, &PREFS)).is_empty());
+        // And a snapshot that no longer lists it.
+        let t2 = t1 + grace * 3;
+        p.on_event(&asked_event(&waiting), t2, &PREFS);
+        let snapshot = Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: vec![cleared.clone()],
+        };
+        p.on_event(&snapshot, t2 + grace / 2, &PREFS);
+        assert!(shown(&p.flush(t2 + grace * 2, &PREFS)).is_empty());
+    }
+
+    #[test]
+    fn detached_sessions_and_a_zero_grace_pop_up_at_once() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let detached = record_d("S-1", idle(), true);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&detached), t0, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        // Attention cleared with the session still open: its popup goes.
+        let cleared = record_d("S-1", idle(), false);
+        assert_eq!(
+            closed(&p.on_event(&state_event(&cleared, idle(), true), t0 + HOLD, &PREFS)),
+            [NoticeKey::Session("S-1".into())]
+        );
+        let at_once = Preferences {
+            attached_grace: Duration::ZERO,
+            ..PREFS
+        };
+        let attached = record_d("S-2", State::Active, true);
+        let t1 = t0 + BURST_WINDOW * 2;
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&attached), t1, &at_once)),
+            [(NoticeKind::Asked, "S-2")]
+        );
+        // Older generations' Asks are never deferred, whatever their state says.
+        let mut ask = record("ask_1", Kind::Ask, State::Active);
+        ask.needs_you = true;
+        let t2 = t1 + BURST_WINDOW * 2;
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&ask), t2, &PREFS)),
+            [(NoticeKind::Asked, "ask_1")]
+        );
+    }
+
+    #[test]
+    fn leaving_the_terminal_during_the_grace_pops_up_at_once() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let attached = record_d("S-1", State::Active, true);
+        p.on_event(&asked_event(&attached), t0, &PREFS);
+        let left = record_d("S-1", idle(), true);
+        let t1 = t0 + Duration::from_secs(5);
+        assert_eq!(
+            shown(&p.on_event(&state_event(&left, State::Active, true), t1, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
+    }
+
+    #[test]
+    fn a_pause_drops_a_deferred_popup() {
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        p.on_event(
+            &asked_event(&record_d("S-1", State::Active, true)),
+            t0,
+            &PREFS,
+        );
+        p.pause(PauseFor::Hour, t0);
+        p.resume();
+        assert_eq!(p.next_deadline(&PREFS), None);
+        assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
+    }
+}
