@@ -158,8 +158,14 @@ def inside(app, state, expected):
     log = state / "state" / "lf-tray" / "lf-tray.log"
     # The machine's first view is a snapshot with its one session: no popup for it.
     if wait(lambda: log.exists() and f"SNAPSHOT sessions={expected} " in log.read_text(errors="replace"), 45):
+        # What already waited there is told once, as one summary; it is taken down, and
+        # the burst window (2 s) let pass, so that the next ask is a popup of its own.
+        wait(lambda: "kind=burst" in log.read_text(errors="replace"), 10)
+        subprocess.run(["dunstctl", "close-all"], env=env)
+        time.sleep(2.5)
+        told = notify_count(state / "notify.log")
         (state / "ready").touch()
-        summary = wait(lambda: popup_summary(state / "notify.log"), 30)
+        summary = wait(lambda: popup_summary(state / "notify.log", told), 30)
         if summary:
             (state / "popup").write_text(summary)
             if wait(lambda: displayed(env) == 1, 10):
@@ -192,12 +198,22 @@ def inside(app, state, expected):
         p.terminate()
 
 
-def popup_summary(path):
-    """The summary of the first Notify call that names the machine (dbus-monitor prints
-    each argument as a line: app name, replaces id, icon, summary, body, …)."""
+def notify_count(path):
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return text.count("member=Notify")
+
+
+def popup_summary(path, skip):
+    """The summary of the first Notify call after the first `skip` that names the machine
+    (dbus-monitor prints each argument as a line: app name, replaces id, icon, summary,
+    body, …)."""
     lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+    seen = 0
     for i, line in enumerate(lines):
         if "member=Notify" in line:
+            seen += 1
+            if seen <= skip:
+                continue
             args = [l.strip() for l in lines[i + 1:i + 6]]
             if len(args) == 5 and args[3].startswith('string "'):
                 summary = args[3][len('string "'):-1]
