@@ -218,6 +218,10 @@ impl Shell {
                 .filter(|s| popups.dismissed(&history::key(s)))
                 .map(history::key)
                 .collect(),
+            since: sessions
+                .iter()
+                .filter_map(|s| Some((history::key(s), popups.waiting_since(&history::key(s))?)))
+                .collect(),
         }
     }
 

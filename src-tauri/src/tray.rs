@@ -81,6 +81,9 @@ pub struct Popups {
     pub paused: bool,
     /// By key token (`SessionKey::token`).
     pub dismissed: BTreeSet<String>,
+    /// Since when each waiting session waits (unix seconds), by key token: the longest
+    /// first.
+    pub since: std::collections::BTreeMap<String, i64>,
 }
 
 /// One line of the menu.
@@ -99,11 +102,11 @@ pub enum Entry {
     Separator,
 }
 
-/// The menu for these sessions: pending ones grouped and newest first, then the app's own
-/// items.
+/// The menu for these sessions: pending ones grouped, the one waiting longest first, then
+/// the app's own items.
 pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
     // The menu's snapshot of the popups carries no waiting times: today's order.
-    let pending: Vec<_> = board::ordered(sessions, |_| None)
+    let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.key().token()).copied())
         .into_iter()
         .filter(|(group, _)| group.is_pending())
         .collect();
@@ -481,6 +484,33 @@ mod tests {
     }
 
     #[test]
+    fn the_session_waiting_longest_comes_first() {
+        let ask = |id: &str, created| {
+            let mut r = record(id, Kind::Ask, State::Waiting);
+            r.title = id.to_string();
+            r.detail.clear();
+            r.created_at = Some(created);
+            r
+        };
+        // Newest first by lf's times, until the tray knows since when each waits.
+        let sessions = [ask("late", 300), ask("early", 100)];
+        let popups = Popups {
+            since: [("late".to_string(), 50), ("early".to_string(), 200)].into(),
+            ..Popups::default()
+        };
+        assert_eq!(labels(&menu(&sessions, &popups))[1..3], ["late", "early"]);
+        assert_eq!(
+            labels(&menu(&sessions, &Popups::default()))[1..3],
+            ["late", "early"]
+        );
+        let popups = Popups {
+            since: [("late".to_string(), 500), ("early".to_string(), 200)].into(),
+            ..Popups::default()
+        };
+        assert_eq!(labels(&menu(&sessions, &popups))[1..3], ["early", "late"]);
+    }
+
+    #[test]
     fn newest_first_and_the_rest_behind_more() {
         let sessions: Vec<_> = (0..13)
             .map(|i| {
@@ -495,6 +525,7 @@ mod tests {
             held_back: Some("Notifications paused until 14:05".into()),
             paused: true,
             dismissed: ["ask_12".to_string()].into(),
+            since: Default::default(),
         };
         let entries = menu(&sessions, &paused);
         let labels = labels(&entries);

@@ -925,6 +925,16 @@ mod tests {
         }
     }
 
+    fn first_shown(effects: &[Effect]) -> Notice {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::Show(n) => Some(n.clone()),
+                Effect::Close(_) => None,
+            })
+            .unwrap_or_else(|| panic!("nothing shown: {effects:?}"))
+    }
+
     fn snapshot(sessions: &[SessionRecord]) -> Event {
         Event::Snapshot {
             at: OffsetDateTime::now_utc(),
@@ -1022,11 +1032,8 @@ mod tests {
         let mut p = at(t0);
         // The server refused this one's popup: it stays owed until the next summary.
         let a = record("ask_1", Kind::Ask, State::Waiting);
-        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
-        let Effect::Show(notice) = &effects[0] else {
-            panic!()
-        };
-        p.delivered(notice, Delivery::Failed);
+        let notice = first_shown(&p.on_event(&asked_event(&a), t0, &PREFS));
+        p.delivered(&notice, Delivery::Failed);
         assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
         // An ordinary tick is no resume.
         let t1 = t0 + Duration::from_secs(30);
@@ -1043,11 +1050,8 @@ mod tests {
         let t0 = Instant::now();
         let mut p = at(t0);
         let a = record("ask_1", Kind::Ask, State::Waiting);
-        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
-        let Effect::Show(notice) = &effects[0] else {
-            panic!()
-        };
-        p.delivered(notice, Delivery::NoServer);
+        let notice = first_shown(&p.on_event(&asked_event(&a), t0, &PREFS));
+        p.delivered(&notice, Delivery::NoServer);
         assert!(p
             .held_back(t0, &PREFS)
             .unwrap()
