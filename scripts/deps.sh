@@ -32,6 +32,10 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# tests/remote/run.sh: a real sshd on 127.0.0.1 and the ssh client the tray runs; setpriv
+# (util-linux) runs each side as its own account; xterm for the desktop check.
+REMOTE_PACKAGES=(openssh-server openssh-client util-linux xterm)
+
 # Packages (scripts/package.sh): python3 writes the bundler's config and draws the extra
 # icon sizes. Checking them (tests/package/check.sh): desktop-file-validate, rpm for
 # `rpm -qlp` and rpm2archive to read a file out of the .rpm (Tauri's rpm bundler is pure

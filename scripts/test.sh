@@ -49,6 +49,12 @@ bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktop
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
 
+# ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------
+echo "== other machines: lf-tray watch/list --remote through a real sshd, and the desktop popup → ssh -t"
+install_packages "${REMOTE_PACKAGES[@]}"
+cargo build --locked -p lf-tray -p lf-sim --bins
+bash tests/remote/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+
 # ---- Packages: the .deb and .rpm as a user gets them (tests/package/check.sh) ----------------
 # Last: it builds the release and installs into /usr (and removes it again on any exit).
 # The installed app talks to lf-sim's stand-in lf from the debug build above.

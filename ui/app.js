@@ -132,7 +132,7 @@ function render() {
   const rowFocused = active && active.classList && active.classList.contains('session');
 
   const shown = visibleSessions();
-  if (!shown.some((s) => s.id === selectedId)) selectedId = shown.length ? shown[0].id : null;
+  if (!shown.some((s) => s.key === selectedId)) selectedId = shown.length ? shown[0].key : null;
 
   const sections = [];
   let current = null;
@@ -178,18 +178,18 @@ const rowNode = (id) => id === null ? null
 // One session: a one-line row (title, what and where it is, how long it waits), and when
 // expanded its prompt or summary and its actions.
 function row(session) {
-  const open = expanded.has(session.id);
+  const open = expanded.has(session.key);
   const node = el('article', {
     class: 'session',
     role: 'listitem',
-    'data-session-id': session.id,
+    'data-session-id': session.key,
     'aria-expanded': String(open),
-    tabIndex: session.id === selectedId ? 0 : -1,
+    tabIndex: session.key === selectedId ? 0 : -1,
   });
   node.classList.toggle('expanded', open);
-  node.classList.toggle('selected', session.id === selectedId);
+  node.classList.toggle('selected', session.key === selectedId);
   node.classList.toggle('dismissed', Boolean(session.dismissed));
-  if (busy.has(session.id)) node.classList.add('busy');
+  if (busy.has(session.key)) node.classList.add('busy');
 
   const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
     el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
@@ -216,13 +216,13 @@ function row(session) {
         'data-dismiss': '',
         text: 'Dismiss',
         title: 'No popups or reminders for this session until it changes',
-        onclick: () => dismiss(session.id),
+        onclick: () => dismiss(session.key),
       }));
   }
   line.addEventListener('click', (event) => {
     if (event.target.closest('button')) return;
-    select(session.id);
-    toggle(session.id);
+    select(session.key);
+    toggle(session.key);
   });
   node.append(line);
   if (open) node.append(details(session));
@@ -269,7 +269,7 @@ function details(session) {
       text: button.label,
       title: button.unavailable_reason || button.help || '',
       disabled: !button.enabled,
-      onclick: () => act(session.id, button.kind),
+      onclick: () => act(session.key, button.kind),
     }));
     if (!button.enabled && button.unavailable_reason) reasons.push(`${button.label}: ${button.unavailable_reason}`);
   }
@@ -278,7 +278,7 @@ function details(session) {
   if (texts.length) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
 
-  const error = errors.get(session.id);
+  const error = errors.get(session.key);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
   return node;
 }
@@ -302,7 +302,7 @@ function chips(session) {
 }
 
 function textAction(session, button) {
-  const key = `${session.id}\u0000${button.kind}`;
+  const key = `${session.key}\u0000${button.kind}`;
   const box = el('textarea', {
     'data-input': button.kind,
     rows: 1,
@@ -316,7 +316,7 @@ function textAction(session, button) {
   box.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      act(session.id, button.kind, box.value);
+      act(session.key, button.kind, box.value);
     }
   });
   requestAnimationFrame(grow);
@@ -326,7 +326,7 @@ function textAction(session, button) {
     text: button.label,
     title: button.unavailable_reason || button.help || '',
     disabled: !button.enabled,
-    onclick: () => act(session.id, button.kind, box.value),
+    onclick: () => act(session.key, button.kind, box.value),
   });
   return el('div', { class: 'text-action' }, box, submit);
 }
@@ -361,7 +361,7 @@ function toast(text) {
 // Show one session: selected, expanded, scrolled to, and its text box focused (a window
 // opened from a Flow review's popup is there to answer it).
 function reveal(id) {
-  const session = board.sessions.find((s) => s.id === id);
+  const session = board.sessions.find((s) => s.key === id);
   if (!session) return;
   focusId = null;
   if (!matches(session)) setFilter('');
@@ -435,10 +435,10 @@ function setFilter(text) {
 function moveSelection(step) {
   const shown = visibleSessions();
   if (!shown.length) return;
-  const at = shown.findIndex((s) => s.id === selectedId);
+  const at = shown.findIndex((s) => s.key === selectedId);
   const next = at < 0 ? 0 : Math.min(shown.length - 1, Math.max(0, at + step));
-  select(shown[next].id);
-  const node = rowNode(shown[next].id);
+  select(shown[next].key);
+  const node = rowNode(shown[next].key);
   if (node) {
     node.focus({ preventScroll: true });
     node.scrollIntoView({ block: 'nearest' });
@@ -452,12 +452,12 @@ function primary(session) {
   const open = session.buttons.find((b) => b.kind === 'open' && !b.text_hint);
   const reviews = session.buttons.some((b) => b.text_hint);
   if (open && open.enabled && !reviews) {
-    act(session.id, 'open');
+    act(session.key, 'open');
     return;
   }
-  expanded.add(session.id);
+  expanded.add(session.key);
   render();
-  const node = rowNode(session.id);
+  const node = rowNode(session.key);
   const box = node && node.querySelector('textarea:not(:disabled)');
   if (box) box.focus();
   else if (node) node.focus({ preventScroll: true });
@@ -465,9 +465,9 @@ function primary(session) {
 
 function focusText(session, kind) {
   if (!session.buttons.some((b) => b.kind === kind && b.text_hint && b.enabled)) return false;
-  expanded.add(session.id);
+  expanded.add(session.key);
   render();
-  const box = rowNode(session.id).querySelector(`textarea[data-input="${kind}"]`);
+  const box = rowNode(session.key).querySelector(`textarea[data-input="${kind}"]`);
   box.focus();
   return true;
 }
@@ -502,7 +502,7 @@ document.addEventListener('keydown', (event) => {
     return;
   }
   if (typing(target) || settingsShown || event.ctrlKey || event.altKey || event.metaKey) return;
-  const session = board.sessions.find((s) => s.id === selectedId);
+  const session = board.sessions.find((s) => s.key === selectedId);
   const onRow = target === document.body || (target.classList && target.classList.contains('session'));
   switch (event.key) {
     case 'ArrowDown':
@@ -518,10 +518,10 @@ document.addEventListener('keydown', (event) => {
       moveSelection(Infinity);
       break;
     case 'ArrowRight':
-      if (session) toggle(session.id, true);
+      if (session) toggle(session.key, true);
       break;
     case 'ArrowLeft':
-      if (session) toggle(session.id, false);
+      if (session) toggle(session.key, false);
       break;
     case 'Enter':
       // On a focused button Enter presses that button.
@@ -561,7 +561,7 @@ async function refresh() {
 
 // What was kept for sessions that are no longer listed.
 function forgetGone() {
-  const ids = new Set(board.sessions.map((s) => s.id));
+  const ids = new Set(board.sessions.map((s) => s.key));
   for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
   for (const id of expanded) if (!ids.has(id)) expanded.delete(id);
   for (const key of drafts.keys()) if (!ids.has(key.split('\u0000')[0])) drafts.delete(key);
@@ -597,6 +597,7 @@ function fillSettings(view) {
   $('set-on-event').value = s.on_event || '';
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
+  $('set-machines').value = (s.machines || []).join('\n');
   $('set-autostart').checked = view.autostart;
   $('settings-path').textContent = view.path ? `Saved in ${view.path}` : '';
   $('log-row').hidden = !view.log;
@@ -637,6 +638,7 @@ async function saveSettings(event) {
     quiet_from: $('set-quiet-from').value,
     quiet_to: $('set-quiet-to').value,
     on_event: $('set-on-event').value.trim() || null,
+    machines: $('set-machines').value.split('\n'),
   };
   const message = $('settings-message');
   try {

@@ -144,6 +144,7 @@ pub(crate) mod tests {
     pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         let mut record = SessionRecord {
             id: id.into(),
+            machine: None,
             kind: Some(kind),
             work: None,
             title: format!("Title of {id}"),

@@ -8,17 +8,25 @@ use anyhow::{bail, Context, Result};
 use lf_tray_core::engine::{self, Config, Engine};
 use lf_tray_core::{Event, SessionRecord};
 
-/// Timing overrides from the command line.
+/// Overrides from the command line: timing, and the other machines to follow.
 #[derive(Debug, Default, PartialEq)]
 pub struct Timing {
     pub lf_timeout: Option<Duration>,
     pub relist: Option<Duration>,
     /// lf's quiet time (generation D), for an lf built with another than 120 s.
     pub quiet: Option<Duration>,
+    /// `--remote DEST`: other machines to follow.
+    pub machines: Vec<String>,
 }
 
 fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config {
     let mut config = Config::from_env(home, lf);
+    // A machine named twice is followed once.
+    for machine in timing.machines {
+        if !config.machines.contains(&machine) {
+            config.machines.push(machine);
+        }
+    }
     if let Some(timeout) = timing.lf_timeout {
         config.lf_timeout = timeout;
     }
@@ -124,7 +132,11 @@ fn line(session: &SessionRecord) -> String {
 }
 
 fn label(session: &SessionRecord) -> String {
-    let mut text = printable(&session.title);
+    // Another machine's session says which: the same id may be on two machines.
+    let mut text = match &session.machine {
+        Some(machine) => format!("{}: {}", printable(machine), printable(&session.title)),
+        None => printable(&session.title),
+    };
     if !session.detail.is_empty() {
         text.push_str(" — ");
         text.push_str(&printable(&session.detail));
@@ -205,6 +217,17 @@ fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::printable;
+
+    #[test]
+    fn another_machines_sessions_are_labelled_with_it() {
+        let mut record: lf_tray_core::SessionRecord = serde_json::from_value(
+            serde_json::json!({"id": "ask_1", "state": "waiting", "title": "Ship?"}),
+        )
+        .unwrap();
+        assert_eq!(super::label(&record), "Ship?  [ask_1]");
+        record.machine = Some("build-box".into());
+        assert_eq!(super::label(&record), "build-box: Ship?  [ask_1]");
+    }
 
     #[test]
     fn control_characters_are_escaped() {

@@ -37,11 +37,24 @@ pub fn open<R: Runtime>(
     if replace {
         launch = launch.replace();
     }
+    // Another machine's session runs there, through ssh in the person's terminal here;
+    // its argv and directory name that machine's paths and are never run here.
+    let remote = record.machine.is_some();
+    if let Some(dest) = &record.machine {
+        let home = std::env::var_os("HOME").map_or_else(|| "/".into(), std::path::PathBuf::from);
+        launch = lf_tray_core::machine::remote_launch(dest, &launch, home)?;
+    }
     let choice = shell.settings().terminal_choice();
     let own = crate::quiet::ours()
         .iter()
         .fold(Env::from_process(), |env, name| env.unset(name));
-    let env = environment(own, &shell.engine.lf_env(), activation);
+    // This machine's lf home means nothing to another machine's lf.
+    let lf_env = if remote {
+        Vec::new()
+    } else {
+        shell.engine.lf_env()
+    };
+    let env = environment(own, &lf_env, activation);
     match terminal::open(&choice, &launch, &env) {
         Ok(opened) => {
             tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::{self, History};
-use lf_tray_core::{ActionKind, Event, SessionRecord};
+use lf_tray_core::{ActionKind, Event, SessionKey, SessionRecord};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
 
@@ -49,6 +49,8 @@ pub struct DesktopOptions {
     pub lf: Option<PathBuf>,
     /// `--hidden`: start in the tray only (the login start).
     pub start_hidden: bool,
+    /// `--remote DEST`: machines to follow besides the settings' ones.
+    pub machines: Vec<String>,
 }
 
 /// The tray app on the user's Loopflow home. Returns when the user quits.
@@ -62,8 +64,15 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
     // The command line wins over the settings, which win over the environment.
     let home = options.home.or_else(|| loaded.settings.home.clone());
     let lf = options.lf.or_else(|| loaded.settings.lf_path.clone());
+    let mut config = Config::from_env(home, lf);
+    // The settings' machines, then the command line's, each once.
+    for machine in loaded.settings.machines.iter().chain(&options.machines) {
+        if !config.machines.contains(machine) {
+            config.machines.push(machine.clone());
+        }
+    }
     start(
-        Config::from_env(home, lf),
+        config,
         settings_path,
         loaded,
         Start {
@@ -229,11 +238,11 @@ impl Shell {
             dismissed: sessions
                 .iter()
                 .filter(|s| popups.dismissed(&history::key(s)))
-                .map(|s| s.id.clone())
+                .map(history::key)
                 .collect(),
             since: sessions
                 .iter()
-                .filter_map(|s| Some((s.id.clone(), popups.waiting_since(&history::key(s))?)))
+                .filter_map(|s| Some((history::key(s), popups.waiting_since(&history::key(s))?)))
                 .collect(),
         }
     }
@@ -610,13 +619,13 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
 fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match item {
-        tray::Item::Session(id) => match shell.engine.session(&id) {
-            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&id)),
+        tray::Item::Session(key) => match shell.engine.session(&key) {
+            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&key)),
             Some(record) => open_or_show(app, &shell, &record, None),
             None => window::show(app, None),
         },
-        tray::Item::Dismiss(id) => {
-            if let Some(record) = shell.engine.session(&id) {
+        tray::Item::Dismiss(key) => {
+            if let Some(record) = shell.engine.session(&key) {
                 shell.dismiss(&record);
                 refresh(app, &shell);
             }
@@ -675,7 +684,7 @@ fn open_or_show<R: Runtime>(
         Ok(Step::Open { replace }) => {
             let _ = launch::open(app, shell, record, replace, token.as_deref());
         }
-        _ => window::show(app, Some(&record.id)),
+        _ => window::show(app, Some(&record.key())),
     }
 }
 
@@ -687,18 +696,24 @@ fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match (key, action) {
-        (NoticeKey::Session(id), notification::REVIEW) => window::show(app, Some(&id)),
-        (NoticeKey::Session(id), notification::DISMISS) => {
-            if let Some(record) = shell.engine.session(&id) {
-                shell.dismiss(&record);
-                refresh(app, &shell);
+        (NoticeKey::Session(named), action) => {
+            // The popup names the session by its key token (ids are unique per machine).
+            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
+            match action {
+                notification::REVIEW => window::show(app, Some(&key)),
+                notification::DISMISS => {
+                    if let Some(record) = shell.engine.session(&key) {
+                        shell.dismiss(&record);
+                        refresh(app, &shell);
+                    }
+                }
+                _ => match shell.engine.session(&key) {
+                    Some(record) => open_or_show(app, &shell, &record, token),
+                    // Resolved meanwhile: the window shows what is left.
+                    None => window::show(app, None),
+                },
             }
         }
-        (NoticeKey::Session(id), _) => match shell.engine.session(&id) {
-            Some(record) => open_or_show(app, &shell, &record, token),
-            // Resolved meanwhile: the window shows what is left.
-            None => window::show(app, None),
-        },
         (NoticeKey::Burst | NoticeKey::Error, _) => window::show(app, None),
     }
 }

@@ -17,7 +17,8 @@ const USAGE: &str = "\
 Loopflow Tray: notifications and a tray menu for the lf sessions waiting on you.
 
 Usage:
-  lf-tray [--home DIR] [--lf PATH] [--hidden]   start the tray app
+  lf-tray [--home DIR] [--lf PATH] [--remote DEST]… [--hidden]
+                                                start the tray app
   lf-tray list [--json] [--home DIR] [--lf PATH]
                                                 print the current sessions, sorted by title then id
   lf-tray watch [--json] [--home DIR] [--lf PATH]
@@ -30,6 +31,9 @@ Options:
   --home DIR   read lf's records from DIR (sets both LF_HOME and LF_CONTROL_HOME for lf)
   --lf PATH    the lf executable (default: $LF_BIN, then lf on PATH, then ~/.local/bin/lf)
   --json       machine-readable output: one JSON array (list), one JSON object per line (watch)
+  --remote DEST
+               also follow the sessions of another machine, an ssh destination (a Host
+               from ~/.ssh/config, or user@host); repeatable; with list, watch and the app
   --hidden     start in the tray without showing the window (used by autostart)
   --lf-timeout SECONDS
                how long one lf call may take before it is stopped (default 10)
@@ -92,6 +96,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--lf-timeout" => timing.lf_timeout = Some(seconds(value("--lf-timeout")?)?),
             "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
             "--lf-quiet" => timing.quiet = Some(seconds(value("--lf-quiet")?)?),
+            "--remote" => timing.machines.push(destination(value("--remote")?)?),
             "--generation" => match value("--generation")?.to_str() {
                 Some("d" | "D") => generation_d = true,
                 Some("a" | "A") => generation_d = false,
@@ -120,6 +125,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
                     home = Some(PathBuf::from(v));
                 } else if let Some(v) = other.strip_prefix("--lf=") {
                     lf = Some(PathBuf::from(v));
+                } else if let Some(v) = other.strip_prefix("--remote=") {
+                    timing.machines.push(destination(PathBuf::from(v))?);
                 } else {
                     return Err(format!("unexpected argument '{other}'"));
                 }
@@ -147,6 +154,15 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         lf,
         timing,
     })
+}
+
+/// An ssh destination for `--remote`; one that ssh would read as an option is refused.
+fn destination(value: PathBuf) -> Result<String, String> {
+    let text = value
+        .to_str()
+        .ok_or_else(|| format!("{} is not a machine", value.display()))?;
+    lf_tray_core::machine::check_destination(text)?;
+    Ok(text.to_string())
 }
 
 fn seconds(value: PathBuf) -> Result<std::time::Duration, String> {
@@ -193,7 +209,12 @@ fn main() -> ExitCode {
         Command::Watch { json } => {
             headless::watch(invocation.home, invocation.lf, invocation.timing, json)
         }
-        Command::Tray { hidden } => desktop(invocation.home, invocation.lf, hidden),
+        Command::Tray { hidden } => desktop(
+            invocation.home,
+            invocation.lf,
+            invocation.timing.machines,
+            hidden,
+        ),
         Command::Demo { generation_d } => demo(generation_d),
     };
     match result {
@@ -206,11 +227,17 @@ fn main() -> ExitCode {
 }
 
 #[cfg(feature = "desktop")]
-fn desktop(home: Option<PathBuf>, lf: Option<PathBuf>, start_hidden: bool) -> anyhow::Result<()> {
+fn desktop(
+    home: Option<PathBuf>,
+    lf: Option<PathBuf>,
+    machines: Vec<String>,
+    start_hidden: bool,
+) -> anyhow::Result<()> {
     lf_tray::run_desktop(lf_tray::DesktopOptions {
         home,
         lf,
         start_hidden,
+        machines,
     })
 }
 
@@ -225,13 +252,13 @@ fn demo(_: bool) -> anyhow::Result<()> {
 }
 
 #[cfg(not(feature = "desktop"))]
-fn desktop(_: Option<PathBuf>, _: Option<PathBuf>, _: bool) -> anyhow::Result<()> {
+fn desktop(_: Option<PathBuf>, _: Option<PathBuf>, _: Vec<String>, _: bool) -> anyhow::Result<()> {
     anyhow::bail!("this lf-tray was built without the desktop app (feature `desktop`); `list` and `watch` work")
 }
 
 #[cfg(not(feature = "desktop"))]
 fn demo(_: bool) -> anyhow::Result<()> {
-    desktop(None, None, false)
+    desktop(None, None, Vec::new(), false)
 }
 
 #[cfg(test)]
@@ -280,6 +307,9 @@ mod tests {
             timed.timing.relist,
             Some(std::time::Duration::from_secs(45))
         );
+        let remote = args("watch --json --remote box --remote=me@far").unwrap();
+        assert_eq!(remote.timing.machines, ["box", "me@far"]);
+        assert_eq!(args("--remote box").unwrap().timing.machines, ["box"]);
     }
 
     #[test]
@@ -292,5 +322,8 @@ mod tests {
         assert!(args("watch --lf-timeout soon").is_err());
         assert!(args("watch --relist -1").is_err());
         assert!(args("list --verbose").is_err());
+        let refused = args("watch --remote -oProxyCommand=sh").unwrap_err();
+        assert!(refused.contains("cannot start with"), "{refused}");
+        assert!(args("watch --remote").is_err());
     }
 }

@@ -123,13 +123,16 @@ impl NoticeKind {
 /// key again replaces its popup.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NoticeKey {
+    /// A session, by its key token (`SessionKey::token`, as `history::key` gives it): ids
+    /// are unique per machine only.
     Session(String),
     Burst,
     Error,
 }
 
 impl NoticeKey {
-    /// The session id for the log, `-` when there is none.
+    /// The session's key token for the log (its id, for this machine's), `-` when there
+    /// is none.
     pub fn session(&self) -> &str {
         match self {
             NoticeKey::Session(id) => id,
@@ -219,6 +222,15 @@ fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &
     actions
 }
 
+/// A popup's summary (plain text, which servers do not interpret) names another machine
+/// first, so the person knows where to answer.
+fn on_machine(record: &SessionRecord, summary: String) -> String {
+    match &record.machine {
+        Some(machine) => one_line(&format!("{machine} · {summary}"), MAX_SUMMARY),
+        None => summary,
+    }
+}
+
 pub(crate) fn title(record: &SessionRecord) -> &str {
     if record.title.trim().is_empty() {
         &record.id
@@ -241,13 +253,14 @@ pub fn asked(record: &SessionRecord) -> Notice {
     } else {
         one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
     };
+    let summary = on_machine(record, summary);
     let mut body = escape(&one_line(title(record), MAX_TITLE));
     if let Some(question) = board::question(record) {
         body.push('\n');
         body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
     }
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Asked,
         summary,
         body,
@@ -265,6 +278,7 @@ fn waits(record: &SessionRecord) -> Notice {
         Some(provider) => one_line(&format!("Agent waits for you · {provider}"), MAX_SUMMARY),
         None => "Agent waits for you".to_string(),
     };
+    let summary = on_machine(record, summary);
     let mut body = escape(&one_line(title(record), MAX_TITLE));
     if let Some(work) = board::work(record).map(|w| one_line(&w, MAX_TITLE)) {
         if !work.is_empty() {
@@ -273,7 +287,7 @@ fn waits(record: &SessionRecord) -> Notice {
         }
     }
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Asked,
         summary,
         body,
@@ -285,7 +299,10 @@ fn waits(record: &SessionRecord) -> Notice {
 
 /// A session became ready: `Ready for review: <title>`, the body the agent's summary.
 pub fn ready(record: &SessionRecord) -> Notice {
-    let summary = one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY);
+    let summary = on_machine(
+        record,
+        one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY),
+    );
     let body = match record
         .ready_summary
         .as_deref()
@@ -295,7 +312,7 @@ pub fn ready(record: &SessionRecord) -> Notice {
         _ => "The agent marked this session ready.".to_string(),
     };
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Ready,
         summary,
         body,
@@ -314,7 +331,7 @@ pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
         MAX_TITLE,
     ));
     Notice {
-        key: NoticeKey::Session(record.id.clone()),
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
         kind: NoticeKind::Reminder,
         summary,
         body,
@@ -386,6 +403,30 @@ mod tests {
     use super::*;
     use crate::board::tests::{record, record_d};
     use lf_tray_core::State;
+
+    #[test]
+    fn another_machines_popups_name_it_and_keep_their_own_key() {
+        let mut r = record_d("S-1", State::Other("unknown".into()), true);
+        r.title = "<b>Hi</b> $(id)".into();
+        r.machine = Some("build-box".into());
+        let n = asked(&r);
+        assert!(
+            n.summary.starts_with("build-box · Agent waits for you"),
+            "{}",
+            n.summary
+        );
+        assert!(
+            n.body.starts_with("&lt;b&gt;Hi&lt;/b&gt; $(id)"),
+            "{}",
+            n.body
+        );
+        assert_eq!(n.key, NoticeKey::Session("@9:build-boxS-1".into()));
+        let local = record_d("S-1", State::Other("unknown".into()), true);
+        assert_eq!(asked(&local).key, NoticeKey::Session("S-1".into()));
+        let mut done = record("ask_1", Kind::Ask, State::Ready);
+        done.machine = Some("far".into());
+        assert!(ready(&done).summary.starts_with("far · Ready for review: "));
+    }
 
     #[test]
     fn escaping_and_capping_untrusted_text() {

@@ -38,6 +38,9 @@ pub struct Settings {
     /// A program run for every event, with the event's JSON on stdin (as `lf-tray watch
     /// --json` prints it) and `LF_TRAY_EVENT=<type>` in its environment.
     pub on_event: Option<PathBuf>,
+    /// Other machines whose sessions to follow: ssh destinations (a `Host` from
+    /// `~/.ssh/config`, `user@host`), as the person's own ssh understands them.
+    pub machines: Vec<String>,
 }
 
 impl Default for Settings {
@@ -58,6 +61,7 @@ impl Default for Settings {
             quiet_from: String::new(),
             quiet_to: String::new(),
             on_event: None,
+            machines: Vec::new(),
         }
     }
 }
@@ -81,6 +85,15 @@ impl Settings {
         self.quiet_from = self.quiet_from.trim().to_string();
         self.quiet_to = self.quiet_to.trim().to_string();
         self.terminal = self.terminal.trim().to_string();
+        // One per line in the panel: blanks around them and empty lines mean nothing, and
+        // a machine listed twice is followed once.
+        let mut machines: Vec<String> = Vec::new();
+        for machine in self.machines.iter().map(|m| m.trim()) {
+            if !machine.is_empty() && !machines.iter().any(|m| m == machine) {
+                machines.push(machine.to_string());
+            }
+        }
+        self.machines = machines;
         if self.terminal.is_empty() {
             self.terminal = "auto".into();
         }
@@ -101,6 +114,9 @@ impl Settings {
             if !program.is_absolute() {
                 return Err("The event program needs an absolute path.".into());
             }
+        }
+        for machine in &self.machines {
+            lf_tray_core::machine::check_destination(machine)?;
         }
         Ok(())
     }
@@ -192,6 +208,7 @@ mod tests {
             quiet_from: "22:30".into(),
             quiet_to: "07:00".into(),
             on_event: Some("/usr/local/bin/push".into()),
+            machines: vec!["build-box".into(), "me@10.0.0.2".into()],
         };
         save(&path, &settings).unwrap();
         let loaded = load(&path);
@@ -253,6 +270,19 @@ mod tests {
         assert_eq!(settings.terminal_choice(), Choice::Auto);
         assert_eq!(settings.lf_path, None);
         assert_eq!(settings.home, None);
+        let machines = Settings {
+            machines: vec![" box ".into(), "".into(), "box".into(), "me@far".into()],
+            ..Settings::default()
+        }
+        .normalized();
+        assert_eq!(machines.machines, ["box", "me@far"]);
+        assert!(machines.check().is_ok());
+        let hostile = Settings {
+            machines: vec!["-oProxyCommand=sh".into()],
+            ..Settings::default()
+        }
+        .normalized();
+        assert!(hostile.check().unwrap_err().contains("cannot start with"));
 
         let custom = Settings {
             terminal: "custom".into(),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use lf_tray_core::SessionRecord;
+use lf_tray_core::{SessionKey, SessionRecord};
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -25,9 +25,9 @@ const MAX_LABEL: usize = 64;
 /// A menu item the user can choose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
-    Session(String),
+    Session(SessionKey),
     /// Dismiss a session's popups and reminders until its next transition.
-    Dismiss(String),
+    Dismiss(SessionKey),
     More,
     Show,
     Pause(PauseFor),
@@ -41,8 +41,8 @@ const DISMISS_PREFIX: &str = "dismiss:";
 impl Item {
     pub fn id(&self) -> String {
         match self {
-            Item::Session(id) => format!("{SESSION_PREFIX}{id}"),
-            Item::Dismiss(id) => format!("{DISMISS_PREFIX}{id}"),
+            Item::Session(key) => format!("{SESSION_PREFIX}{}", key.token()),
+            Item::Dismiss(key) => format!("{DISMISS_PREFIX}{}", key.token()),
             Item::More => "more".into(),
             Item::Show => "show".into(),
             Item::Pause(PauseFor::Hour) => "pause:hour".into(),
@@ -55,10 +55,10 @@ impl Item {
 
     pub fn parse(id: &str) -> Option<Item> {
         if let Some(session) = id.strip_prefix(SESSION_PREFIX) {
-            return Some(Item::Session(session.to_string()));
+            return SessionKey::parse(session).map(Item::Session);
         }
         if let Some(session) = id.strip_prefix(DISMISS_PREFIX) {
-            return Some(Item::Dismiss(session.to_string()));
+            return SessionKey::parse(session).map(Item::Dismiss);
         }
         match id {
             "more" => Some(Item::More),
@@ -79,8 +79,10 @@ impl Item {
 pub struct Popups {
     pub held_back: Option<String>,
     pub paused: bool,
+    /// By key token (`SessionKey::token`).
     pub dismissed: BTreeSet<String>,
-    /// Since when each waiting session waits (unix seconds), by id: the longest first.
+    /// Since when each waiting session waits (unix seconds), by key token: the longest
+    /// first.
     pub since: std::collections::BTreeMap<String, i64>,
 }
 
@@ -104,7 +106,7 @@ pub enum Entry {
 /// the app's own items.
 pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
     // The menu's snapshot of the popups carries no waiting times: today's order.
-    let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.id).copied())
+    let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.key().token()).copied())
         .into_iter()
         .filter(|(group, _)| group.is_pending())
         .collect();
@@ -116,8 +118,8 @@ pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
             entries.push(Entry::Note(group.title().into()));
         }
         entries.push(Entry::Choice {
-            item: Item::Session(record.id.clone()),
-            label: label(&board::one_line(record)),
+            item: Item::Session(record.key()),
+            label: label(&on_machine(record, &board::one_line(record))),
         });
     }
     if pending.is_empty() {
@@ -133,10 +135,12 @@ pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
     let dismissable: Vec<Entry> = pending
         .iter()
         .take(MAX_ROWS)
-        .filter(|(group, r)| *group != Group::Active && !popups.dismissed.contains(&r.id))
+        .filter(|(group, r)| {
+            *group != Group::Active && !popups.dismissed.contains(&r.key().token())
+        })
         .map(|(_, r)| Entry::Choice {
-            item: Item::Dismiss(r.id.clone()),
-            label: label(&board::one_line(r)),
+            item: Item::Dismiss(r.key()),
+            label: label(&on_machine(r, &board::one_line(r))),
         })
         .collect();
     if !dismissable.is_empty() {
@@ -190,6 +194,14 @@ fn starting_menu() -> Vec<Entry> {
 
 /// Untrusted text as a menu label: one line, capped, and `&` doubled because the menu
 /// library reads a single `&` as a mnemonic marker.
+/// Another machine's row names it first: the same title may wait on two machines.
+fn on_machine(record: &SessionRecord, line: &str) -> String {
+    match &record.machine {
+        Some(machine) => format!("{machine}: {line}"),
+        None => line.to_string(),
+    }
+}
+
 fn label(text: &str) -> String {
     crate::notification::one_line(text, MAX_LABEL).replace('&', "&&")
 }
@@ -573,10 +585,35 @@ mod tests {
     }
 
     #[test]
+    fn another_machines_rows_name_it() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.machine = Some("build-box".into());
+        let local = record("ask_1", Kind::Ask, State::Waiting);
+        let entries = menu(&[r, local], &Popups::default());
+        let rows: Vec<(&Item, &String)> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Choice {
+                    item: item @ Item::Session(_),
+                    label,
+                } => Some((item, label)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rows.len(), 2, "the same id on two machines is two rows");
+        assert!(rows.iter().any(|(_, l)| l.starts_with("build-box: ")));
+        assert_ne!(rows[0].0.id(), rows[1].0.id());
+    }
+
+    #[test]
     fn item_ids_round_trip() {
         for item in [
             Item::Session("ask_1".into()),
             Item::Session("weird:id".into()),
+            Item::Session(SessionKey {
+                machine: Some("build-box".into()),
+                id: "ask_1".into(),
+            }),
             Item::Dismiss("dismiss:x".into()),
             Item::More,
             Item::Show,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::history;
-use lf_tray_core::{ActionKind, SessionRecord};
+use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
@@ -27,6 +27,9 @@ pub const LABEL: &str = "main";
 pub struct SessionView {
     #[serde(flatten)]
     pub record: SessionRecord,
+    /// What the window names the session by (its [`SessionKey::token`]): ids are unique
+    /// per machine only.
+    pub key: String,
     pub group: Group,
     pub buttons: Vec<Button>,
     /// An Ask's prompt without the line that is already its title.
@@ -71,6 +74,7 @@ fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
                 waiting_since: popups.waiting_since(&key),
                 dismissed: popups.dismissed(&key),
                 group,
+                key: key.clone(),
                 record: record.clone(),
             }
         })
@@ -108,7 +112,9 @@ pub fn publish<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
 /// exist only while it is open: built here on the first show after a close, and destroyed
 /// when the person closes it (WebKit's processes take ~150 MB that a tray app has no
 /// business keeping while it sits in the tray).
-pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&str>) {
+pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&SessionKey>) {
+    let focus = focus.map(SessionKey::token);
+    let focus = focus.as_deref();
     let window = match app.get_webview_window(LABEL) {
         Some(window) => {
             if let Some(id) = focus {
@@ -243,14 +249,20 @@ pub async fn act<R: Runtime>(
     action: ActionKind,
     text: Option<String>,
 ) -> Result<String, String> {
-    let record = shell.engine.session(&id).ok_or_else(|| {
+    // `id` is the session's key token (`SessionView::key`): ids are unique per machine.
+    let record = SessionKey::parse(&id).and_then(|key| shell.engine.session(&key));
+    let record = record.ok_or_else(|| {
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
     match plan(&record, &action, text.as_deref())? {
         Step::Open { replace } => launch::open(&app, &shell, &record, replace, None)
             .map(|terminal| format!("Opened in {terminal}.")),
         Step::Lf(action) => {
-            let result = shell.engine.act(action).await.map_err(|e| e.to_string());
+            let result = shell
+                .engine
+                .act_on(record.machine.as_deref(), action)
+                .await
+                .map_err(|e| e.to_string());
             publish(&app, &shell);
             result.map(|out| out.trim().to_string())
         }
@@ -288,9 +300,9 @@ pub fn dismiss<R: Runtime>(
     shell: State<'_, Arc<Shell>>,
     id: String,
 ) -> Result<(), String> {
-    let record = shell
-        .engine
-        .session(&id)
+    // `id` is the session's key token (`SessionView::key`), as for `act`.
+    let record = SessionKey::parse(&id)
+        .and_then(|key| shell.engine.session(&key))
         .ok_or("That session is no longer listed.")?;
     shell.dismiss(&record);
     crate::refresh(&app, &shell);
@@ -390,7 +402,7 @@ mod tests {
         });
         // Keep the engine's channel open for the test's life without reading it.
         std::thread::spawn(move || while events.blocking_recv().is_some() {});
-        assert!(engine.session(&ask).is_some());
+        assert!(engine.session(&ask.as_str().into()).is_some());
         let shell = Arc::new(Shell::new(engine, None, settings::Loaded::default()));
         let app = crate::builder(mock_builder())
             .manage(shell)

@@ -53,7 +53,7 @@ async fn an_action_returns_once_its_effect_is_listed() {
         .unwrap();
     assert_eq!(said, "Task FlowStep approved; the Task may continue.");
     assert!(
-        engine.session("task_7:ship:review:0").is_none(),
+        engine.session(&"task_7:ship:review:0".into()).is_none(),
         "the approved step is gone from the list the moment act returns"
     );
 
@@ -67,7 +67,10 @@ async fn an_action_returns_once_its_effect_is_listed() {
         }
         other => panic!("lf's refusal is passed on: {other:?}"),
     }
-    assert_eq!(engine.session(&ask).unwrap().state, State::Waiting);
+    assert_eq!(
+        engine.session(&ask.as_str().into()).unwrap().state,
+        State::Waiting
+    );
 }
 
 #[tokio::test]
@@ -82,7 +85,7 @@ async fn without_lf_actions_say_so_and_files_still_list() {
         .await
         .unwrap()
         .unwrap();
-    assert!(engine.session(&ask).is_some());
+    assert!(engine.session(&ask.as_str().into()).is_some());
     assert!(
         engine.status().starts_with("No lf found"),
         "{}",

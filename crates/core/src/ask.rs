@@ -112,6 +112,7 @@ impl AskRecord {
     pub fn session(&self, state: State, open_argv: Vec<String>) -> SessionRecord {
         SessionRecord {
             id: self.id.clone(),
+            machine: None,
             kind: Some(Kind::Ask),
             work: self.work.clone(),
             title: self.title.clone(),

@@ -20,10 +20,11 @@ use tokio::time::Instant;
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, Detected, Generation, Lf, LfAction, LfError};
+use crate::machine::{self, MachineView, Reporter, Ssh};
 use crate::monitor::{Part, Reader, Report};
 use crate::records::Records;
 use crate::schedule::{Schedule, QUIET_RECHECK};
-use crate::session::SessionRecord;
+use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 use crate::watch::{route, run_names, Batch, Watches};
 
@@ -71,6 +72,8 @@ pub struct Config {
     pub quiet_recheck: Duration,
     /// `--home DIR` was given: `lf` must look at the same directory.
     pub home_override: bool,
+    /// Other machines to follow, as ssh destinations ([`crate::machine`]).
+    pub machines: Vec<String>,
 }
 
 impl Config {
@@ -86,6 +89,7 @@ impl Config {
             reconcile_interval: RECONCILE_INTERVAL,
             quiet_recheck: QUIET_RECHECK,
             home_override,
+            machines: Vec::new(),
         }
     }
 
@@ -104,6 +108,9 @@ impl Config {
 #[derive(Debug, Default)]
 struct Shared {
     snapshot: Snapshot,
+    /// Every other machine, in the configured order.
+    machines: Vec<MachineView>,
+    /// This machine's part of the status line.
     status: String,
     can_watch: bool,
     detected: Option<Detected>,
@@ -115,6 +122,18 @@ pub struct Engine {
     shared: Arc<RwLock<Shared>>,
     lf: Option<Lf>,
     tx: mpsc::UnboundedSender<Msg>,
+    /// Per machine: ask its follower for a list now (after an action there).
+    nudges: Arc<Vec<mpsc::UnboundedSender<()>>>,
+}
+
+/// Every machine's sessions, in lf's list order.
+fn all_sessions(shared: &Shared) -> Vec<SessionRecord> {
+    let mut list = shared.snapshot.sessions();
+    for machine in &shared.machines {
+        list.extend(machine.sessions());
+    }
+    list.sort_by(SessionRecord::list_order);
+    list
 }
 
 enum Msg {
@@ -159,23 +178,55 @@ impl Engine {
         let (events, events_rx) = mpsc::unbounded_channel();
         let lf = config.lf();
         let shared = Arc::new(RwLock::new(Shared::default()));
+        // Each machine is followed by a task of its own; its reports come to the core,
+        // which holds the receiver: once the core ends, the followers (and their ssh) do.
+        let (reports, reports_rx) = mpsc::unbounded_channel();
+        let mut nudges = Vec::new();
+        let mut refused = Vec::new();
+        for (index, dest) in config.machines.iter().enumerate() {
+            write(&shared).machines.push(MachineView::new(dest));
+            let (nudge, nudged) = mpsc::unbounded_channel();
+            nudges.push(nudge);
+            match Ssh::new(dest) {
+                Ok(ssh) => {
+                    let reporter = Reporter {
+                        machine: index,
+                        tx: reports.clone(),
+                    };
+                    tokio::spawn(machine::follow(ssh, reporter, nudged));
+                }
+                Err(message) => refused.push(Warning::new(None, message)),
+            }
+        }
+        drop(reports);
         let engine = Engine {
             shared: shared.clone(),
             lf: lf.clone(),
             tx: tx.clone(),
+            nudges: Arc::new(nudges),
         };
-        let core = Core::new(config, lf, shared, tx.downgrade(), events);
-        tokio::spawn(core.run(rx));
+        let mut core = Core::new(config, lf, shared, tx.downgrade(), events);
+        core.refused = refused;
+        tokio::spawn(core.run(rx, reports_rx));
         (engine, events_rx)
     }
 
     /// The current sessions in lf's order.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        read(&self.shared).snapshot.sessions()
+        all_sessions(&read(&self.shared))
     }
 
-    pub fn session(&self, id: &str) -> Option<SessionRecord> {
-        read(&self.shared).snapshot.get(id).cloned()
+    /// The session with this key, on this machine or another.
+    pub fn session(&self, key: &SessionKey) -> Option<SessionRecord> {
+        match &key.machine {
+            None => read(&self.shared).snapshot.get(&key.id).cloned(),
+            Some(dest) => read(&self.shared)
+                .machines
+                .iter()
+                .find(|m| &m.dest == dest)
+                .and_then(|m| m.get(&key.id))
+                .cloned(),
+        }
     }
 
     pub fn lf_bin(&self) -> Option<PathBuf> {
@@ -202,7 +253,45 @@ impl Engine {
 
     /// One line on where the sessions come from, for a status bar.
     pub fn status(&self) -> String {
-        read(&self.shared).status.clone()
+        let shared = read(&self.shared);
+        let mut status = shared.status.clone();
+        for machine in &shared.machines {
+            status.push_str(" · ");
+            status.push_str(&machine.status());
+        }
+        status
+    }
+
+    /// Run an `lf session` action on the session's machine: here as [`Engine::act`], on
+    /// another machine its lf over ssh. A machine followed by list is listed again at once
+    /// so the caller sees the effect soon; one followed live tells it by itself.
+    pub async fn act_on(&self, machine: Option<&str>, action: LfAction) -> Result<String, LfError> {
+        let Some(dest) = machine else {
+            return self.act(action).await;
+        };
+        let found = {
+            let shared = read(&self.shared);
+            shared
+                .machines
+                .iter()
+                .position(|m| m.dest == dest)
+                .map(|i| (i, shared.machines[i].lf.clone()))
+        };
+        let not_reached = |what: &str| LfError::Failed {
+            code: None,
+            message: format!("{dest}: {what}"),
+        };
+        let (index, lf) = found.ok_or_else(|| not_reached("this machine is not followed"))?;
+        let lf = lf.ok_or_else(|| not_reached("no lf was found there yet"))?;
+        let ssh = Ssh::new(dest).map_err(|e| not_reached(&e))?;
+        let result = Lf::over_ssh(ssh, &lf)
+            .with_timeout(machine::REMOTE_LF_TIMEOUT)
+            .act(&action)
+            .await;
+        if let Some(nudge) = self.nudges.get(index) {
+            let _ = nudge.send(());
+        }
+        result
     }
 
     /// Run an `lf session` action, then wait until the list has been taken again so the
@@ -246,7 +335,29 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
             None => None,
         }
     };
-    let (scan, cli) = tokio::join!(scan, cli);
+    // Every machine at once: one that does not answer costs its connect timeout, once.
+    let asked: Vec<_> = config
+        .machines
+        .iter()
+        .map(|dest| {
+            let dest = dest.clone();
+            tokio::spawn(async move {
+                let result = match Ssh::new(&dest) {
+                    Ok(ssh) => machine::list_once(&ssh).await,
+                    Err(refused) => Err(refused),
+                };
+                (dest, result)
+            })
+        })
+        .collect();
+    let machines = async {
+        let mut out = Vec::new();
+        for task in asked {
+            out.extend(task.await.ok());
+        }
+        out
+    };
+    let (scan, cli, machines) = tokio::join!(scan, cli, machines);
     let (file_sessions, mut warnings, files_active) = scan.expect("the file scan panicked");
     let mut listed = Vec::new();
     match cli {
@@ -261,8 +372,22 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
         None => {}
     }
     let snapshot = Snapshot::merge(file_sessions, &listed, files_active, generation);
-    let status = status_line(lf.as_ref(), detected, None, snapshot.len());
-    (snapshot.sessions(), warnings, status)
+    let mut status = status_line(lf.as_ref(), detected, None, snapshot.len());
+    let mut sessions = snapshot.sessions();
+    for (dest, result) in machines {
+        match result {
+            Ok(records) => {
+                status.push_str(&format!(" · {dest}: {} sessions", records.len()));
+                sessions.extend(records);
+            }
+            Err(why) => {
+                status.push_str(&format!(" · {dest}: not reached"));
+                warnings.push(Warning::new(None, format!("{dest}: {why}")));
+            }
+        }
+    }
+    sessions.sort_by(SessionRecord::list_order);
+    (sessions, warnings, status)
 }
 
 /// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a
@@ -463,6 +588,8 @@ struct Core {
     files: bool,
     /// The clocks at the last wake-up, to tell that the machine slept.
     woke: (Instant, SystemTime),
+    /// Machines whose destination was refused, told with the first warnings.
+    refused: Vec<Warning>,
 }
 
 impl Core {
@@ -517,14 +644,20 @@ impl Core {
             full: true,
             files: true,
             woke: (now, SystemTime::now()),
+            refused: Vec::new(),
         }
     }
 
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut machines: mpsc::UnboundedReceiver<(usize, machine::Report)>,
+    ) {
         let mut warnings = match &self.watches.error {
             Some(e) => vec![Warning::new(None, e.clone())],
             None => Vec::new(),
         };
+        warnings.append(&mut self.refused);
         if let Some(lf) = self.lf.lf.clone() {
             self.lf.program = self.watches.program(lf.bin());
             match lf.detect().await {
@@ -554,7 +687,7 @@ impl Core {
         self.update();
         let first = Event::Snapshot {
             at: OffsetDateTime::now_utc(),
-            sessions: read(&self.shared).snapshot.sessions(),
+            sessions: all_sessions(&read(&self.shared)),
         };
         if self.events.send(first).is_err() {
             return;
@@ -595,6 +728,10 @@ impl Core {
                     self.full = true;
                     self.sync_runs(&mut fresh);
                     true
+                }
+                Some((index, report)) = machines.recv() => {
+                    self.machine(index, report, &mut fresh);
+                    false
                 }
                 () = sleep_until(lf_due), if lf_due.is_some() => false,
                 () = sleep_until(readers_due), if readers_due.is_some() => false,
@@ -1155,6 +1292,25 @@ impl Core {
             shared.snapshot.len(),
         );
         events
+    }
+
+    /// A machine's follower reported: its transitions, each once, and its warnings. Its
+    /// first view changes the whole list, which is told as a new snapshot.
+    fn machine(&mut self, index: usize, report: machine::Report, fresh: &mut Vec<Warning>) {
+        let mut shared = write(&self.shared);
+        let Some(machine) = shared.machines.get_mut(index) else {
+            return;
+        };
+        let applied = machine.apply(report, OffsetDateTime::now_utc());
+        fresh.extend(applied.warnings);
+        let snapshot = applied.first_view.then(|| Event::Snapshot {
+            at: OffsetDateTime::now_utc(),
+            sessions: all_sessions(&shared),
+        });
+        drop(shared);
+        for event in applied.events.into_iter().chain(snapshot) {
+            let _ = self.events.send(event);
+        }
     }
 
     fn warn(&self, warnings: Vec<Warning>) {

@@ -23,7 +23,9 @@ pub const RECENT: usize = 50;
 
 /// How a session is named across machines and restarts.
 pub fn key(record: &SessionRecord) -> String {
-    record.id.clone()
+    // The id alone for this machine's sessions, so what older versions wrote still names
+    // them; another machine's carries the machine (see `SessionKey::token`).
+    record.key().token()
 }
 
 /// What a session waits on the person for, as a short fingerprint, or `None` when it does

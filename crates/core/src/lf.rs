@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use crate::machine::Ssh;
 use crate::session::{decode_list, SessionRecord};
 
 /// Variables lf sets inside a Run. A tray started from an agent's terminal inherits
@@ -278,6 +279,8 @@ pub struct Detected {
 #[derive(Debug, Clone)]
 pub struct Lf {
     bin: PathBuf,
+    /// Another machine's lf: `bin` is its path there, run through ssh.
+    ssh: Option<Ssh>,
     timeout: Duration,
     /// Variables to set (`Some`) or remove (`None`) for every call.
     env: Vec<(&'static str, Option<OsString>)>,
@@ -287,8 +290,19 @@ impl Lf {
     pub fn new(bin: PathBuf) -> Lf {
         Lf {
             bin,
+            ssh: None,
             timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
+        }
+    }
+
+    /// The lf at `bin` on another machine, each call one `ssh` there. Its arguments are
+    /// quoted for the remote shell, so ids and text still arrive as one word each, after
+    /// `--`. lf's refusals come back on ssh's stderr and are shown as they are.
+    pub fn over_ssh(ssh: Ssh, bin: &str) -> Lf {
+        Lf {
+            ssh: Some(ssh),
+            ..Lf::new(PathBuf::from(bin))
         }
     }
 
@@ -349,6 +363,10 @@ impl Lf {
             records.append(&mut page.records);
             problems.append(&mut page.problems);
         }
+        // Which machine a record is on is the tray's to say, never lf's.
+        for record in &mut records {
+            record.machine = None;
+        }
         Ok((records, problems))
     }
 
@@ -403,8 +421,21 @@ impl Lf {
     /// lf with these arguments and the tray's environment rules: no Run context, the
     /// home override when there is one. Killed if the handle is dropped.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(&self.bin);
-        command.args(args).kill_on_drop(true);
+        let mut command = match &self.ssh {
+            Some(ssh) => {
+                let bin = self.bin.to_string_lossy();
+                let words: Vec<&str> = std::iter::once(bin.as_ref())
+                    .chain(args.iter().copied())
+                    .collect();
+                ssh.command(&words)
+            }
+            None => {
+                let mut command = Command::new(&self.bin);
+                command.args(args);
+                command
+            }
+        };
+        command.kill_on_drop(true);
         for name in RUN_CONTEXT_VARS {
             command.env_remove(name);
         }

@@ -10,6 +10,7 @@ pub mod history;
 pub mod home;
 pub mod lf;
 pub mod liveness;
+pub mod machine;
 pub mod monitor;
 pub mod records;
 pub mod run;
@@ -21,4 +22,4 @@ mod watch;
 
 pub use event::{Event, Warning};
 pub use home::Home;
-pub use session::{Action, ActionKind, Kind, SessionRecord, State, WorkRef};
+pub use session::{Action, ActionKind, Kind, SessionKey, SessionRecord, State, WorkRef};

@@ -250,6 +250,7 @@ impl Run {
     pub fn session(&self, live: bool, open_argv: Vec<String>) -> SessionRecord {
         SessionRecord {
             id: self.manifest.run_id.clone(),
+            machine: None,
             kind: Some(Kind::Interactive),
             work: self.work(),
             title: self.title.clone(),

@@ -143,6 +143,11 @@ pub struct Action {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: String,
+    /// The machine the session runs on: the ssh destination as the person configured it.
+    /// Absent for this machine's own sessions (and never sent by lf itself). Ids are unique
+    /// per machine only, so a session is identified by its [`SessionKey`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     /// Absent on generation D, which dropped it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
@@ -238,7 +243,76 @@ impl SessionRecord {
 
     /// The order `lf session list` uses: title, then id.
     pub fn list_order(a: &SessionRecord, b: &SessionRecord) -> std::cmp::Ordering {
-        a.title.cmp(&b.title).then_with(|| a.id.cmp(&b.id))
+        a.title
+            .cmp(&b.title)
+            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.machine.cmp(&b.machine))
+    }
+
+    /// What identifies this session among every machine's.
+    pub fn key(&self) -> SessionKey {
+        SessionKey {
+            machine: self.machine.clone(),
+            id: self.id.clone(),
+        }
+    }
+}
+
+/// A session's identity: its machine (`None`: this one) and its id there. The same id on
+/// two machines is two sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SessionKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    pub id: String,
+}
+
+/// This machine's session with that id.
+impl From<&str> for SessionKey {
+    fn from(id: &str) -> SessionKey {
+        SessionKey::local(id)
+    }
+}
+
+impl SessionKey {
+    pub fn local(id: impl Into<String>) -> SessionKey {
+        SessionKey {
+            machine: None,
+            id: id.into(),
+        }
+    }
+
+    /// One string for places that only carry strings (a menu item's id, a DOM attribute):
+    /// a local id as it is, unless it starts with `@`; otherwise `@<n>:` with the byte
+    /// length of the machine (0 for a local `@…` id), the machine, then the id. Every key
+    /// has exactly one token and [`SessionKey::parse`] reads it back, so no id, however
+    /// hostile, can pass for another machine's session.
+    pub fn token(&self) -> String {
+        match &self.machine {
+            None if !self.id.starts_with('@') => self.id.clone(),
+            None => format!("@0:{}", self.id),
+            Some(machine) => format!("@{}:{machine}{}", machine.len(), self.id),
+        }
+    }
+
+    /// Read a [`SessionKey::token`] back; `None` for a string no key gives.
+    pub fn parse(token: &str) -> Option<SessionKey> {
+        let Some(rest) = token.strip_prefix('@') else {
+            return Some(SessionKey::local(token));
+        };
+        let (len, rest) = rest.split_once(':')?;
+        if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let len: usize = len.parse().ok()?;
+        if len == 0 {
+            return Some(SessionKey::local(rest));
+        }
+        let machine = rest.get(..len)?;
+        Some(SessionKey {
+            machine: Some(machine.to_string()),
+            id: rest[len..].to_string(),
+        })
     }
 }
 
@@ -300,6 +374,7 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
 pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
     SessionRecord {
         id: id.into(),
+        machine: None,
         kind,
         work: None,
         title: format!("title {id}"),
@@ -319,6 +394,38 @@ pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> Session
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_keys_round_trip_through_one_token() {
+        let keys = [
+            SessionKey::local("ses_1"),
+            SessionKey::local("@3:boxses_1"),
+            SessionKey::local(""),
+            SessionKey {
+                machine: Some("box".into()),
+                id: "ses_1".into(),
+            },
+            SessionKey {
+                machine: Some("me@host:22".into()),
+                id: "@0:x".into(),
+            },
+            SessionKey {
+                machine: Some("bä".into()),
+                id: "ünï".into(),
+            },
+        ];
+        let tokens: Vec<String> = keys.iter().map(SessionKey::token).collect();
+        for (key, token) in keys.iter().zip(&tokens) {
+            assert_eq!(SessionKey::parse(token).as_ref(), Some(key), "{token}");
+        }
+        // A local id that looks like another machine's token stays local and distinct.
+        assert_eq!(tokens[0], "ses_1");
+        assert_eq!(tokens[1], "@0:@3:boxses_1");
+        assert_ne!(tokens[1], tokens[3]);
+        assert_eq!(tokens[3], "@3:boxses_1");
+        assert_eq!(SessionKey::parse("@x:y"), None);
+        assert_eq!(SessionKey::parse("@9:ab"), None);
+    }
 
     #[test]
     fn generation_a_record_decodes_and_round_trips() {

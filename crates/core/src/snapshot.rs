@@ -16,6 +16,14 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Records already merged and judged (another machine's, as its lf-tray or list gave
+    /// them), by id; a later record with the same id wins.
+    pub fn from_records(records: impl IntoIterator<Item = SessionRecord>) -> Snapshot {
+        Snapshot {
+            sessions: records.into_iter().map(|r| (r.id.clone(), r)).collect(),
+        }
+    }
+
     /// Merge what the files say with what `lf session list` said.
     ///
     /// Records derived from files win for the kinds the files cover (`ask`, `interactive`)

@@ -476,7 +476,7 @@ impl Popups {
                 if !wanted {
                     // The question it answered (if any) is stale now.
                     self.unhold(&history::key(session));
-                    effects.push(Effect::Close(NoticeKey::Session(session.id.clone())));
+                    effects.push(Effect::Close(NoticeKey::Session(history::key(session))));
                 } else if told {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
@@ -553,7 +553,7 @@ impl Popups {
             what: what.into(),
             id: session.id.clone(),
             title: super::one_line(super::title(session), 200),
-            machine: None,
+            machine: session.machine.clone(),
         });
     }
 
@@ -633,7 +633,7 @@ impl Popups {
             // A new summary takes the place of the burst's first popup; the others close.
             let mut replaces = None;
             for (_, record) in self.lately.drain(..) {
-                let key = NoticeKey::Session(record.id.clone());
+                let key = NoticeKey::Session(history::key(&record));
                 if !burst_live && replaces.is_none() {
                     replaces = Some(key);
                 } else {
@@ -760,7 +760,7 @@ impl Popups {
         self.unhold(key);
         self.lately.retain(|(_, r)| history::key(r) != key);
         if let Some(w) = self.waiting.get(key) {
-            effects.push(Effect::Close(NoticeKey::Session(w.record.id.clone())));
+            effects.push(Effect::Close(NoticeKey::Session(history::key(&w.record))));
         }
         self.leave_burst(key, &mut effects);
         effects
@@ -852,14 +852,10 @@ impl Popups {
 
     /// The session no longer needs the person: nothing about it may stay on screen.
     fn settled(&mut self, key: &str, effects: &mut Vec<Effect>) {
-        let id = self
-            .waiting
-            .remove(key)
-            .map(|w| w.record.id)
-            .unwrap_or_else(|| key.to_string());
+        self.waiting.remove(key);
         self.unhold(key);
         self.lately.retain(|(_, r)| history::key(r) != key);
-        effects.push(Effect::Close(NoticeKey::Session(id)));
+        effects.push(Effect::Close(NoticeKey::Session(key.to_string())));
         self.leave_burst(key, effects);
     }
 

@@ -1,0 +1,1057 @@
+//! Other machines: the sessions of every machine the person reaches with `ssh`, followed
+//! with what is installed there and merged into the engine's list, tagged with the machine.
+//!
+//! A machine is an ssh destination as the person's own `ssh` understands it (a `Host`
+//! alias, `user@host`): its keys, ports, jump hosts and known-hosts policy come from their
+//! `~/.ssh/config` alone. The tray adds only options that make a dead link fail fast
+//! ([`SSH_OPTIONS`]), never one that weakens host-key checking.
+//!
+//! Each machine is followed the best way it allows:
+//! - it has `lf-tray`: one `ssh -T DEST lf-tray watch --json`, whose event stream is merged
+//!   as it comes (event-driven on the far side, nothing polled);
+//! - it has only `lf`: `lf session list --json …` over ssh every [`LIST_INTERVAL`].
+//!
+//! A link that fails is tried again after [`Backoff`]; what the machine had is kept, marked
+//! stale, and when it answers again its new list is diffed against the old one, so what
+//! was asked meanwhile is told once and nothing already told is told again.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+use crate::event::{Event, Warning};
+use crate::lf::{Generation, Lf};
+use crate::session::SessionRecord;
+use crate::snapshot::Snapshot;
+use crate::terminal::shell_quote;
+use crate::terminal::Launch;
+
+/// Options for every ssh the tray runs. `BatchMode=yes`: a password or passphrase prompt
+/// would hang a process nobody sees, so ssh fails instead (keys and agents still work).
+/// `ConnectTimeout=10`: a host that does not answer is given up on in 10 s, not the
+/// system's TCP timeout of minutes. `ServerAliveInterval=10` with `ServerAliveCountMax=2`:
+/// on a silent link ssh asks the server every 10 s and gives up after two unanswered asks,
+/// so a dead link (a laptop that changed networks, a server that rebooted) is noticed in
+/// about 30 s, at the cost of one small packet per 10 s on an idle link.
+pub const SSH_OPTIONS: [&str; 8] = [
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=10",
+    "-o",
+    "ServerAliveInterval=10",
+    "-o",
+    "ServerAliveCountMax=2",
+];
+
+/// How often a machine with only `lf` is listed: lf's own floor for the tray's safety
+/// list ([`crate::engine::MIN_SAFETY_INTERVAL`]); each list is an ssh connection and an
+/// lf run there, and a person who wants it instant installs lf-tray on that machine.
+pub const LIST_INTERVAL: Duration = Duration::from_secs(30);
+
+/// How long finding what a machine has may take: ssh's 10 s connect timeout, and a login
+/// shell that reads slow profile scripts.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long one lf call over ssh may take: ssh's 10 s connect timeout plus lf's own
+/// [`crate::lf::DEFAULT_TIMEOUT`], with room for a slow handshake.
+pub const REMOTE_LF_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A line of the remote lf-tray's stream is one event; a snapshot of thousands of sessions
+/// is a few MiB. Anything longer is not lf-tray talking, and ends the connection.
+const LINE_CAP: u64 = 16 << 20;
+
+/// Where a machine's problems are told: ssh's last lines.
+const STDERR_CAP: u64 = 16 << 10;
+
+/// What a remote shell runs to learn what is installed there, found as locally: `PATH`
+/// (a non-interactive ssh shell often has a short one), then `~/.local/bin` and
+/// `~/.cargo/bin`. It prints `lf-tray=PATH` and `lf=PATH` for what it found. A fixed text:
+/// nothing from the person or the machine is put into it.
+const PROBE: &str = r#"for n in lf-tray lf; do for c in "$(command -v "$n" 2>/dev/null)" "$HOME/.local/bin/$n" "$HOME/.cargo/bin/$n"; do if [ -n "$c" ] && [ -f "$c" ] && [ -x "$c" ]; then printf '%s=%s\n' "$n" "$c"; break; fi; done; done"#;
+
+/// A destination the tray can hand to ssh: not empty, no blanks or control characters
+/// (ssh would split or misread them), and not starting with `-`, which ssh would read
+/// as an option (`-oProxyCommand=…` runs a command).
+pub fn check_destination(dest: &str) -> Result<(), String> {
+    if dest.is_empty() {
+        return Err(
+            "A machine needs an ssh destination (a Host from ~/.ssh/config, or user@host).".into(),
+        );
+    }
+    if dest.starts_with('-') {
+        return Err(format!(
+            "“{dest}” is not a machine: an ssh destination cannot start with “-”."
+        ));
+    }
+    if dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "“{}” is not a machine: an ssh destination has no blanks.",
+            dest.escape_default()
+        ));
+    }
+    Ok(())
+}
+
+/// How ssh is run for one machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ssh {
+    /// The `ssh` program; `ssh` on `PATH` unless told otherwise.
+    pub program: PathBuf,
+    pub dest: String,
+}
+
+impl Ssh {
+    pub fn new(dest: &str) -> Result<Ssh, String> {
+        check_destination(dest)?;
+        Ok(Ssh {
+            program: PathBuf::from("ssh"),
+            dest: dest.to_string(),
+        })
+    }
+
+    /// The argv of `ssh` running `words` on the machine. ssh joins what follows the
+    /// destination with blanks and gives it to the remote shell, so each word is quoted
+    /// for that shell here: text from a session arrives as text. `--` ends ssh's options
+    /// before the destination.
+    pub fn argv(&self, tty: bool, remote_line: &str) -> Vec<String> {
+        let mut argv = vec![self.program.display().to_string()];
+        argv.extend(SSH_OPTIONS.iter().map(|o| o.to_string()));
+        argv.push(if tty { "-t" } else { "-T" }.into());
+        argv.push("--".into());
+        argv.push(self.dest.clone());
+        argv.push(remote_line.to_string());
+        argv
+    }
+
+    /// A command that runs `words` on the machine, without a terminal.
+    pub fn command(&self, words: &[&str]) -> Command {
+        self.shell(&quote_words(words))
+    }
+
+    /// A command that gives `line` to the machine's shell as it is.
+    fn shell(&self, line: &str) -> Command {
+        let argv = self.argv(false, line);
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).kill_on_drop(true);
+        command
+    }
+
+    /// What the person's local terminal runs to open a session of this machine: `ssh -t`
+    /// to it, then the session's own `open_argv` in the session's directory there. The
+    /// argv names the remote's paths and is never run here.
+    pub fn open(&self, launch: &Launch) -> Vec<String> {
+        let words: Vec<&str> = launch.argv.iter().map(String::as_str).collect();
+        let mut line = String::new();
+        let cwd = launch.cwd.to_string_lossy();
+        if !cwd.is_empty() {
+            // `cd --`: a directory starting with `-` is a directory, not an option.
+            line.push_str(&format!("cd -- {} && ", shell_quote(&cwd)));
+        }
+        line.push_str("exec ");
+        line.push_str(&quote_words(&words));
+        self.argv(true, &line)
+    }
+}
+
+/// The launch that opens another machine's session from here: `ssh -t` to it running the
+/// session's own launch there ([`Ssh::open`]), started in `local_dir` (the person's home:
+/// the session's directory names a path on the other machine).
+pub fn remote_launch(dest: &str, launch: &Launch, local_dir: PathBuf) -> Result<Launch, String> {
+    Ok(Launch {
+        argv: Ssh::new(dest)?.open(launch),
+        cwd: local_dir,
+    })
+}
+
+/// Words joined for a POSIX shell, each quoted.
+fn quote_words(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a machine has, by its absolute paths there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    pub lf_tray: Option<String>,
+    pub lf: Option<String>,
+}
+
+/// The probe's answer. Only absolute paths count: anything else is not what the probe
+/// prints.
+pub fn parse_probe(out: &str) -> Found {
+    let mut found = Found::default();
+    for line in out.lines() {
+        let Some((name, path)) = line.split_once('=') else {
+            continue;
+        };
+        if !path.starts_with('/') {
+            continue;
+        }
+        match name {
+            "lf-tray" if found.lf_tray.is_none() => found.lf_tray = Some(path.to_string()),
+            "lf" if found.lf.is_none() => found.lf = Some(path.to_string()),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// What a machine's follower tells the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Report {
+    /// It was reached, and is followed this way; `lf` is its lf, for actions.
+    Reached { mode: Mode, lf: Option<String> },
+    /// Every session the machine has now: a remote lf-tray's snapshot, or a list.
+    View(Vec<SessionRecord>),
+    /// One session changed (`Some`) or ended (`None`), as the remote lf-tray said.
+    Changed(String, Option<Box<SessionRecord>>),
+    /// The remote lf-tray's own warning.
+    Warned(String),
+    /// The link failed or the machine's answer was unusable; it is tried again later.
+    Down(String),
+}
+
+/// How a machine is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Watch,
+    List,
+}
+
+/// One line of a remote `lf-tray watch --json`: what it says, `None` for an event kind
+/// this tray does not know (a newer lf-tray's), or why it is not lf-tray's stream.
+pub fn read_line(line: &str) -> Result<Option<Report>, String> {
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let kind = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .ok_or("a line without a type")?;
+    let session = || -> Result<SessionRecord, String> {
+        let session = value.get("session").ok_or("an event without its session")?;
+        serde_json::from_value(session.clone()).map_err(|e| e.to_string())
+    };
+    Ok(Some(match kind {
+        "snapshot" => {
+            let sessions = value
+                .get("sessions")
+                .cloned()
+                .ok_or("a snapshot without sessions")?;
+            Report::View(serde_json::from_value(sessions).map_err(|e| e.to_string())?)
+        }
+        "asked" | "ready" | "state" | "appeared" => {
+            let record = session()?;
+            Report::Changed(record.id.clone(), Some(Box::new(record)))
+        }
+        "resolved" => Report::Changed(session()?.id, None),
+        "warning" => Report::Warned(
+            value
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        _ => return Ok(None),
+    }))
+}
+
+/// The pause before trying a failed machine again: 1 s, doubling to a minute. A machine
+/// that is briefly away (sshd restarting) is back within seconds; one that is off costs
+/// one ssh attempt a minute, not a loop.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+}
+
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            next: BACKOFF_FIRST,
+        }
+    }
+}
+
+impl Backoff {
+    /// The pause after one more failure in a row.
+    pub fn failed(&mut self) -> Duration {
+        let pause = self.next;
+        self.next = (self.next * 2).min(BACKOFF_MAX);
+        pause
+    }
+
+    /// The machine answered: the next failure starts from a second again.
+    pub fn reset(&mut self) {
+        self.next = BACKOFF_FIRST;
+    }
+}
+
+/// What the engine knows of one machine, and the events its reports make. The state
+/// machine of following a machine, without ssh: the engine feeds it [`Report`]s.
+#[derive(Debug, Clone)]
+pub struct MachineView {
+    pub dest: String,
+    sessions: Snapshot,
+    /// Whether a view ever came: the first is a snapshot, not a burst of transitions.
+    seen: bool,
+    /// Why the link is down, while it is; the sessions are then the last good ones.
+    down: Option<String>,
+    mode: Option<Mode>,
+    /// The machine's lf, by its path there.
+    pub lf: Option<String>,
+}
+
+/// What one report changed.
+#[derive(Debug, Default, PartialEq)]
+pub struct Applied {
+    pub events: Vec<Event>,
+    pub warnings: Vec<Warning>,
+    /// The machine's first view: the engine's full list changed, tell it whole.
+    pub first_view: bool,
+}
+
+impl MachineView {
+    pub fn new(dest: &str) -> MachineView {
+        MachineView {
+            dest: dest.to_string(),
+            sessions: Snapshot::default(),
+            seen: false,
+            down: None,
+            mode: None,
+            lf: None,
+        }
+    }
+
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        self.sessions.sessions()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&SessionRecord> {
+        self.sessions.get(id)
+    }
+
+    /// Whether what it shows is the last good view of a machine not reached now.
+    pub fn stale(&self) -> bool {
+        self.down.is_some()
+    }
+
+    /// One part of the status line.
+    pub fn status(&self) -> String {
+        let dest = &self.dest;
+        let count = match self.sessions.len() {
+            1 => "1 session".to_string(),
+            n => format!("{n} sessions"),
+        };
+        match (&self.down, self.mode) {
+            (Some(why), _) if self.seen => {
+                format!("{dest}: not reached ({why}); its {count} are from the last good view")
+            }
+            (Some(why), _) => format!("{dest}: not reached ({why})"),
+            (None, None) => format!("{dest}: connecting"),
+            (None, Some(Mode::Watch)) => format!("{dest}: live through lf-tray · {count}"),
+            (None, Some(Mode::List)) => format!(
+                "{dest}: lf listed every {} s (install lf-tray there to make it instant) · {count}",
+                LIST_INTERVAL.as_secs()
+            ),
+        }
+    }
+
+    /// Take one report: the transitions it makes, each once, and the warnings to give.
+    pub fn apply(&mut self, report: Report, at: OffsetDateTime) -> Applied {
+        let mut applied = Applied::default();
+        match report {
+            Report::Reached { mode, lf } => {
+                self.mode = Some(mode);
+                self.lf = lf;
+            }
+            Report::View(records) => {
+                let next = Snapshot::from_records(records.into_iter().map(|r| self.tag(r)));
+                if self.seen {
+                    // What changed while the link was down, or since the last list.
+                    applied.events = self.sessions.diff(&next, at);
+                } else {
+                    applied.first_view = true;
+                }
+                self.sessions = next;
+                self.seen = true;
+                self.down = None;
+            }
+            Report::Changed(id, record) => {
+                let record = record.map(|r| self.tag(*r));
+                applied.events.extend(self.sessions.update(&id, record, at));
+            }
+            Report::Warned(message) => applied
+                .warnings
+                .push(Warning::new(None, format!("{}: {message}", self.dest))),
+            Report::Down(why) => {
+                // One warning per outage, not one per retry.
+                if self.down.is_none() {
+                    applied
+                        .warnings
+                        .push(Warning::new(None, format!("{}: {why}", self.dest)));
+                }
+                self.down = Some(why);
+            }
+        }
+        applied
+    }
+
+    fn tag(&self, mut record: SessionRecord) -> SessionRecord {
+        record.machine = Some(self.dest.clone());
+        record
+    }
+}
+
+/// Where a follower sends its reports: the engine's channel, with the machine's place in
+/// the engine's list.
+#[derive(Debug, Clone)]
+pub struct Reporter {
+    pub machine: usize,
+    pub tx: mpsc::UnboundedSender<(usize, Report)>,
+}
+
+impl Reporter {
+    /// Whether the engine took it: `false` once the engine is gone.
+    pub fn send(&self, report: Report) -> bool {
+        self.tx.send((self.machine, report)).is_ok()
+    }
+
+    pub async fn closed(&self) {
+        self.tx.closed().await
+    }
+}
+
+/// Follow one machine until `reports` closes: reach it, follow it the best way it
+/// allows, and after a failure try again with [`Backoff`]. `nudge` asks a machine that is
+/// listed for a list now (after an action on it).
+pub async fn follow(ssh: Ssh, reports: Reporter, mut nudge: mpsc::UnboundedReceiver<()>) {
+    let mut backoff = Backoff::default();
+    loop {
+        let why = match reach(&ssh, &reports, &mut nudge, &mut backoff).await {
+            Ok(Ended::EngineGone) => return,
+            // Asked again what it has: lf-tray may have been installed meanwhile.
+            Ok(Ended::Probe) => continue,
+            Err(why) => why,
+        };
+        if !reports.send(Report::Down(why)) {
+            return;
+        }
+        let pause = backoff.failed();
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = reports.closed() => return,
+        }
+    }
+}
+
+/// How a connection's life ended, when nothing failed.
+enum Ended {
+    EngineGone,
+    /// Time to ask the machine again what it has.
+    Probe,
+}
+
+/// How many lists a machine with only lf gets before it is asked again what it has: every
+/// ten minutes, so installing lf-tray there makes it live without restarting the tray, for
+/// one more ssh per ten minutes.
+const LISTS_PER_PROBE: u32 = 20;
+
+/// One connection's life: `Ok` when it ended by itself, else why it failed.
+async fn reach(
+    ssh: &Ssh,
+    reports: &Reporter,
+    nudge: &mut mpsc::UnboundedReceiver<()>,
+    backoff: &mut Backoff,
+) -> Result<Ended, String> {
+    let found = probe(ssh).await?;
+    match (found.lf_tray, found.lf) {
+        (Some(lf_tray), lf) => {
+            let sent = reports.send(Report::Reached {
+                mode: Mode::Watch,
+                lf,
+            });
+            if !sent {
+                return Ok(Ended::EngineGone);
+            }
+            watch(ssh, &lf_tray, reports, backoff).await
+        }
+        (None, Some(lf)) => {
+            let sent = reports.send(Report::Reached {
+                mode: Mode::List,
+                lf: Some(lf.clone()),
+            });
+            if !sent {
+                return Ok(Ended::EngineGone);
+            }
+            list(ssh, &lf, reports, nudge, backoff).await
+        }
+        (None, None) => Err(
+            "neither lf-tray nor lf was found there (PATH, ~/.local/bin, \
+             ~/.cargo/bin)"
+                .into(),
+        ),
+    }
+}
+
+/// Ask the machine what it has, in one ssh.
+async fn probe(ssh: &Ssh) -> Result<Found, String> {
+    // The probe is a fixed shell text of its own, given to the remote shell as it is.
+    let mut command = ssh.shell(PROBE);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let run = tokio::time::timeout(PROBE_TIMEOUT, command.output()).await;
+    let out = match run {
+        Err(_) => {
+            return Err(format!(
+                "ssh did not answer within {} s",
+                PROBE_TIMEOUT.as_secs()
+            ))
+        }
+        Ok(Err(e)) => return Err(format!("ssh could not be started: {e}")),
+        Ok(Ok(out)) => out,
+    };
+    if !out.status.success() {
+        return Err(ssh_failure(&out.stderr, out.status.code()));
+    }
+    Ok(parse_probe(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// ssh's own complaint, on one line: its last line says why.
+fn ssh_failure(stderr: &[u8], code: Option<i32>) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    match text.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+        Some(line) => line.to_string(),
+        None => match code {
+            Some(code) => format!("ssh ended with exit code {code}"),
+            None => "ssh was killed by a signal".into(),
+        },
+    }
+}
+
+/// Follow a machine's `lf-tray watch --json` until it ends.
+async fn watch(
+    ssh: &Ssh,
+    lf_tray: &str,
+    reports: &Reporter,
+    backoff: &mut Backoff,
+) -> Result<Ended, String> {
+    let mut command = ssh.command(&[lf_tray, "watch", "--json"]);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("ssh could not be started: {e}"))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stderr = tokio::spawn(read_tail(stderr));
+    let mut lines = BufReader::new(stdout);
+    let mut line = Vec::new();
+    let ended = loop {
+        line.clear();
+        let mut capped = (&mut lines).take(LINE_CAP);
+        let read = tokio::select! {
+            read = capped.read_until(b'\n', &mut line) => read,
+            () = reports.closed() => return Ok(Ended::EngineGone),
+        };
+        match read {
+            Ok(0) => break None,
+            Ok(_) if !line.ends_with(b"\n") && line.len() as u64 >= LINE_CAP => {
+                break Some(format!(
+                    "lf-tray there sent a line of more than {} MiB",
+                    LINE_CAP >> 20
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => break Some(format!("reading from ssh failed: {e}")),
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        match read_line(text) {
+            Ok(Some(report)) => {
+                if matches!(report, Report::View(_)) {
+                    backoff.reset();
+                }
+                if !reports.send(report) {
+                    return Ok(Ended::EngineGone);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => break Some(format!("lf-tray there sent what is not its stream: {e}")),
+        }
+    };
+    // Killed and reaped here, so no ssh outlives the connection given up on.
+    let _ = child.start_kill();
+    let status = child.wait().await.ok();
+    let stderr = stderr.await.unwrap_or_default();
+    Err(ended.unwrap_or_else(|| {
+        let text = String::from_utf8_lossy(&stderr);
+        match text.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+            Some(line) => line.to_string(),
+            None => match status.and_then(|s| s.code()) {
+                Some(code) => format!("lf-tray watch there ended (exit code {code})"),
+                None => "lf-tray watch there ended".into(),
+            },
+        }
+    }))
+}
+
+/// Follow a machine that has only lf: its list now, then every [`LIST_INTERVAL`] or when
+/// nudged.
+async fn list(
+    ssh: &Ssh,
+    lf: &str,
+    reports: &Reporter,
+    nudge: &mut mpsc::UnboundedReceiver<()>,
+    backoff: &mut Backoff,
+) -> Result<Ended, String> {
+    let lf = Lf::over_ssh(ssh.clone(), lf).with_timeout(REMOTE_LF_TIMEOUT);
+    let generation = lf
+        .detect()
+        .await
+        .map_err(|e| format!("lf session --help: {e}"))?
+        .generation;
+    // Asks for a list from before this connection are answered by its first list.
+    while nudge.try_recv().is_ok() {}
+    for _ in 0..LISTS_PER_PROBE {
+        let (records, problems) = lf
+            .list(generation)
+            .await
+            .map_err(|e| format!("lf session list: {e}"))?;
+        backoff.reset();
+        for problem in problems {
+            if !reports.send(Report::Warned(problem)) {
+                return Ok(Ended::EngineGone);
+            }
+        }
+        if !reports.send(Report::View(finished(records, generation))) {
+            return Ok(Ended::EngineGone);
+        }
+        tokio::select! {
+            () = tokio::time::sleep(LIST_INTERVAL) => {}
+            Some(()) = nudge.recv() => {}
+            () = reports.closed() => return Ok(Ended::EngineGone),
+        }
+    }
+    Ok(Ended::Probe)
+}
+
+/// A machine's sessions once, for `lf-tray list`: its own `lf-tray list --json` where it
+/// has lf-tray, else its lf's list. Tagged with the machine.
+pub async fn list_once(ssh: &Ssh) -> Result<Vec<SessionRecord>, String> {
+    let found = probe(ssh).await?;
+    let records = match (found.lf_tray, found.lf) {
+        (Some(lf_tray), _) => {
+            let mut command = ssh.command(&[&lf_tray, "list", "--json"]);
+            command.stdin(Stdio::null());
+            let out = tokio::time::timeout(REMOTE_LF_TIMEOUT, command.output())
+                .await
+                .map_err(|_| {
+                    format!(
+                        "lf-tray there did not answer within {} s",
+                        REMOTE_LF_TIMEOUT.as_secs()
+                    )
+                })?
+                .map_err(|e| format!("ssh could not be started: {e}"))?;
+            if !out.status.success() {
+                return Err(ssh_failure(&out.stderr, out.status.code()));
+            }
+            serde_json::from_slice(&out.stdout)
+                .map_err(|e| format!("lf-tray list there printed what is not a list: {e}"))?
+        }
+        (None, Some(lf)) => {
+            let lf = Lf::over_ssh(ssh.clone(), &lf).with_timeout(REMOTE_LF_TIMEOUT);
+            let generation = lf
+                .detect()
+                .await
+                .map_err(|e| format!("lf session --help: {e}"))?
+                .generation;
+            let (records, _) = lf
+                .list(generation)
+                .await
+                .map_err(|e| format!("lf session list: {e}"))?;
+            finished(records, generation)
+        }
+        (None, None) => {
+            return Err(
+                "neither lf-tray nor lf was found there (PATH, ~/.local/bin, ~/.cargo/bin)".into(),
+            )
+        }
+    };
+    Ok(records
+        .into_iter()
+        .map(|mut r: SessionRecord| {
+            r.machine = Some(ssh.dest.clone());
+            r
+        })
+        .collect())
+}
+
+/// lf's records as the engine hands them on: `needs_you` judged, actions derived.
+fn finished(records: Vec<SessionRecord>, generation: Generation) -> Vec<SessionRecord> {
+    Snapshot::merge(Vec::new(), &records, false, Some(generation)).sessions()
+}
+
+async fn read_tail(from: impl AsyncRead + Unpin) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut from = from;
+    let _ = (&mut from).take(STDERR_CAP).read_to_end(&mut out).await;
+    let _ = tokio::io::copy(&mut from, &mut tokio::io::sink()).await;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{test_record, Kind, State};
+
+    fn at() -> OffsetDateTime {
+        OffsetDateTime::UNIX_EPOCH
+    }
+
+    fn waiting(id: &str) -> SessionRecord {
+        let mut r = test_record(id, Some(Kind::Ask), State::Waiting);
+        r.needs_you = true;
+        r
+    }
+
+    fn kinds(applied: &Applied) -> Vec<(&'static str, String, Option<String>)> {
+        applied
+            .events
+            .iter()
+            .map(|e| {
+                let name = match e {
+                    Event::Asked { .. } => "asked",
+                    Event::Ready { .. } => "ready",
+                    Event::State { .. } => "state",
+                    Event::Resolved { .. } => "resolved",
+                    Event::Appeared { .. } => "appeared",
+                    _ => "other",
+                };
+                let s = e.session().unwrap();
+                (name, s.id.clone(), s.machine.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn destinations_that_ssh_would_read_as_options_are_refused() {
+        assert!(check_destination("build-box").is_ok());
+        assert!(check_destination("me@host.example").is_ok());
+        let refused = check_destination("-oProxyCommand=touch /tmp/x").unwrap_err();
+        assert!(refused.contains("cannot start with “-”"), "{refused}");
+        assert!(check_destination("").is_err());
+        assert!(check_destination("a b").is_err());
+        assert!(check_destination("a\nb").is_err());
+        assert!(Ssh::new("-x").is_err());
+    }
+
+    #[test]
+    fn ssh_runs_with_batch_mode_keepalives_and_an_end_of_options() {
+        let ssh = Ssh::new("box").unwrap();
+        let argv = ssh.argv(false, "lf-tray watch --json");
+        assert_eq!(argv[0], "ssh");
+        assert!(argv.windows(2).any(|w| w == ["-o", "BatchMode=yes"]));
+        assert!(argv.iter().any(|a| a.starts_with("ServerAliveInterval=")));
+        assert!(!argv.iter().any(|a| a.contains("StrictHostKeyChecking")));
+        assert_eq!(
+            &argv[argv.len() - 4..],
+            ["-T", "--", "box", "lf-tray watch --json"]
+        );
+    }
+
+    #[test]
+    fn opening_quotes_the_remote_argv_and_cwd_for_the_remote_shell() {
+        let ssh = Ssh::new("box").unwrap();
+        let launch = Launch {
+            argv: vec![
+                "/home/me/.local/bin/lf".into(),
+                "session".into(),
+                "open".into(),
+                "--".into(),
+                "-x'; rm -rf ~ $(id)\n".into(),
+            ],
+            cwd: PathBuf::from("/srv/it's; $(reboot)"),
+        };
+        let argv = ssh.open(&launch);
+        assert_eq!(&argv[argv.len() - 4..argv.len() - 1], ["-t", "--", "box"]);
+        let line = argv.last().unwrap();
+        assert_eq!(
+            line,
+            "cd -- '/srv/it'\\''s; $(reboot)' && exec /home/me/.local/bin/lf session open -- \
+             '-x'\\''; rm -rf ~ $(id)\n'"
+        );
+        // The remote shell reads it back as exactly those words.
+        let words = crate::terminal::split_words(line).unwrap();
+        assert_eq!(words[2], "/srv/it's; $(reboot)");
+        assert_eq!(words[words.len() - 1], "-x'; rm -rf ~ $(id)\n");
+    }
+
+    #[test]
+    fn the_probe_answer_names_absolute_paths_only() {
+        let found = parse_probe("lf-tray=/home/u/.local/bin/lf-tray\nlf=/usr/bin/lf\n");
+        assert_eq!(found.lf_tray.as_deref(), Some("/home/u/.local/bin/lf-tray"));
+        assert_eq!(found.lf.as_deref(), Some("/usr/bin/lf"));
+        let found = parse_probe("Welcome to the box!\nlf=lf\nlf=/opt/lf\n");
+        assert_eq!(
+            found,
+            Found {
+                lf_tray: None,
+                lf: Some("/opt/lf".into())
+            }
+        );
+        assert_eq!(parse_probe(""), Found::default());
+    }
+
+    #[test]
+    fn a_remote_stream_reads_as_reports() {
+        let view = read_line(r#"{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[{"id":"a","state":"waiting"}]}"#)
+            .unwrap()
+            .unwrap();
+        assert!(matches!(view, Report::View(ref r) if r.len() == 1 && r[0].id == "a"));
+        let asked = read_line(
+            r#"{"type":"asked","session":{"id":"b","state":"waiting","needs_you":true}}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(matches!(asked, Report::Changed(ref id, Some(_)) if id == "b"));
+        let gone = read_line(r#"{"type":"resolved","session":{"id":"b","state":"waiting"}}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(gone, Report::Changed("b".into(), None));
+        assert_eq!(read_line(r#"{"type":"newer_kind"}"#).unwrap(), None);
+        assert!(read_line("Last login: yesterday").is_err());
+        assert!(read_line(r#"{"no":"type"}"#).is_err());
+        assert!(read_line(r#"{"type":"asked"}"#).is_err());
+    }
+
+    #[test]
+    fn backoff_doubles_from_a_second_to_a_minute() {
+        let mut b = Backoff::default();
+        let pauses: Vec<u64> = (0..9).map(|_| b.failed().as_secs()).collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        b.reset();
+        assert_eq!(b.failed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_first_view_is_a_snapshot_then_changes_are_tagged_transitions() {
+        let mut m = MachineView::new("box");
+        let first = m.apply(Report::View(vec![waiting("a")]), at());
+        assert!(first.first_view);
+        assert!(first.events.is_empty());
+        assert_eq!(m.sessions()[0].machine.as_deref(), Some("box"));
+        let asked = m.apply(
+            Report::Changed("b".into(), Some(Box::new(waiting("b")))),
+            at(),
+        );
+        assert_eq!(kinds(&asked), [("asked", "b".into(), Some("box".into()))]);
+        let gone = m.apply(Report::Changed("a".into(), None), at());
+        assert_eq!(kinds(&gone), [("resolved", "a".into(), Some("box".into()))]);
+        // A record that names another machine is still this machine's.
+        let mut other = waiting("c");
+        other.machine = Some("elsewhere".into());
+        let c = m.apply(Report::Changed("c".into(), Some(Box::new(other))), at());
+        assert_eq!(kinds(&c), [("asked", "c".into(), Some("box".into()))]);
+    }
+
+    #[test]
+    fn an_outage_warns_once_keeps_the_view_and_reconnecting_tells_each_change_once() {
+        let mut m = MachineView::new("box");
+        m.apply(
+            Report::Reached {
+                mode: Mode::Watch,
+                lf: None,
+            },
+            at(),
+        );
+        m.apply(Report::View(vec![waiting("a"), waiting("b")]), at());
+        let down = m.apply(Report::Down("Connection refused".into()), at());
+        assert_eq!(down.warnings.len(), 1);
+        assert_eq!(down.warnings[0].message, "box: Connection refused");
+        assert!(down.events.is_empty());
+        // Retries while it is down: no more warnings, the last good view stays.
+        for _ in 0..3 {
+            let again = m.apply(Report::Down("Connection refused".into()), at());
+            assert!(again.warnings.is_empty() && again.events.is_empty());
+        }
+        assert!(m.stale());
+        assert_eq!(m.sessions().len(), 2);
+        assert!(m.status().contains("last good view"), "{}", m.status());
+        // Back: `a` was answered meanwhile, `c` asked. Each once; `b` not again.
+        m.apply(
+            Report::Reached {
+                mode: Mode::Watch,
+                lf: None,
+            },
+            at(),
+        );
+        let back = m.apply(Report::View(vec![waiting("b"), waiting("c")]), at());
+        assert!(!back.first_view);
+        let mut told = kinds(&back);
+        told.sort();
+        assert_eq!(
+            told,
+            [
+                ("asked", "c".into(), Some("box".into())),
+                ("resolved", "a".into(), Some("box".into()))
+            ]
+        );
+        assert!(!m.stale());
+        // The same view again (a list on the slow timer) tells nothing.
+        let same = m.apply(Report::View(vec![waiting("b"), waiting("c")]), at());
+        assert!(same.events.is_empty());
+        // A second outage warns again, once.
+        assert_eq!(m.apply(Report::Down("x".into()), at()).warnings.len(), 1);
+    }
+
+    /// Written by a child `sh`, not by this process: another test's fork could otherwise
+    /// inherit the open file and make running it fail with "text file busy".
+    fn script(path: &std::path::Path, text: &str) {
+        use std::io::Write;
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+            .arg(path)
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        sh.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        assert!(sh.wait().unwrap().success());
+    }
+
+    /// The follower's loop with a stand-in `ssh`: it answers the probe with an lf-tray,
+    /// streams a snapshot and an ask, then the link drops; the second connection finds a
+    /// machine that prints garbage; the third streams again.
+    #[tokio::test]
+    async fn the_follower_streams_drops_backs_off_and_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ssh = dir.path().join("ssh");
+        let count = dir.path().join("count");
+        script(
+            &ssh,
+            &format!(
+                r#"#!/bin/sh
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
+esac
+n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
+case $n in
+  2) echo 'Welcome! not a stream'; exit 0 ;;
+esac
+echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[{{"id":"a","state":"waiting","needs_you":true}}]}}'
+echo '{{"type":"asked","at":"2026-01-01T00:00:00Z","session":{{"id":"b","state":"waiting","needs_you":true}}}}'
+[ $n -ge 3 ] && exec sleep 30
+echo "Connection to box closed by remote host." >&2
+exit 255
+"#,
+                count = count.display()
+            ),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_nudge, nudged) = mpsc::unbounded_channel();
+        let machine = Ssh {
+            program: ssh,
+            dest: "box".into(),
+        };
+        let follower = tokio::spawn(follow(machine, Reporter { machine: 7, tx }, nudged));
+        let mut seen = Vec::new();
+        let started = std::time::Instant::now();
+        let mut downs = Vec::new();
+        let mut last_view = Duration::ZERO;
+        while seen.iter().filter(|r| matches!(r, Report::View(_))).count() < 2 {
+            let (index, report) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("a report within 10 s")
+                .unwrap();
+            assert_eq!(index, 7);
+            match &report {
+                Report::Down(why) => downs.push((started.elapsed(), why.clone())),
+                Report::View(_) => last_view = started.elapsed(),
+                _ => {}
+            }
+            seen.push(report);
+        }
+        follower.abort();
+        let names: Vec<&str> = seen
+            .iter()
+            .map(|r| match r {
+                Report::Reached {
+                    mode: Mode::Watch, ..
+                } => "reached",
+                Report::Reached { .. } => "reached-list",
+                Report::View(_) => "view",
+                Report::Changed(..) => "changed",
+                Report::Warned(_) => "warned",
+                Report::Down(_) => "down",
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["reached", "view", "changed", "down", "reached", "down", "reached", "view"]
+        );
+        assert_eq!(downs[0].1, "Connection to box closed by remote host.");
+        assert!(downs[1].1.contains("not its stream"), "{}", downs[1].1);
+        // A second before the first retry; two before the next, a failure in a row (the
+        // good view of the first connection had reset the pause to a second).
+        let first = downs[1].0 - downs[0].0;
+        let second = last_view - downs[1].0;
+        assert!(first >= Duration::from_secs(1), "{first:?}");
+        assert!(second >= Duration::from_secs(2), "{second:?}");
+        assert!(
+            matches!(&seen[0], Report::Reached { lf: Some(lf), .. } if lf == "/usr/bin/lf"),
+            "{:?}",
+            seen[0]
+        );
+    }
+
+    #[test]
+    fn the_status_says_how_a_machine_is_followed() {
+        let mut m = MachineView::new("box");
+        assert_eq!(m.status(), "box: connecting");
+        m.apply(
+            Report::Reached {
+                mode: Mode::List,
+                lf: Some("/usr/bin/lf".into()),
+            },
+            at(),
+        );
+        m.apply(Report::View(vec![waiting("a")]), at());
+        assert!(
+            m.status().contains("install lf-tray there"),
+            "{}",
+            m.status()
+        );
+        assert_eq!(m.lf.as_deref(), Some("/usr/bin/lf"));
+        m.apply(
+            Report::Reached {
+                mode: Mode::Watch,
+                lf: None,
+            },
+            at(),
+        );
+        assert_eq!(m.status(), "box: live through lf-tray · 1 session");
+        let mut fresh = MachineView::new("far");
+        fresh.apply(Report::Down("Could not resolve hostname far".into()), at());
+        assert_eq!(
+            fresh.status(),
+            "far: not reached (Could not resolve hostname far)"
+        );
+    }
+}
