@@ -106,29 +106,22 @@ EOF
 mkdir -p /run/sshd && chmod 755 /run/sshd
 
 # The person's ssh config: the machine is a Host alias, its host key pinned in their
-# known_hosts, strict checking on (the tray must work with it, never around it).
-cat >"$base/$client_user/.ssh/config" <<EOF
-Host lfremote
+# known_hosts, strict checking on (the tray must work with it, never around it); and a
+# machine that is off (nothing listens on its port).
+host() {
+  cat <<EOF
+Host $1
   HostName 127.0.0.1
-  Port $port
+  Port $2
   User $remote_user
   IdentityFile ~/.ssh/id_ed25519
   IdentitiesOnly yes
   StrictHostKeyChecking yes
   UserKnownHostsFile ~/.ssh/known_hosts
 EOF
-# A machine that is off: nothing listens on its port.
+}
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >>"$base/$client_user/.ssh/config" <<EOF
-Host lfdown
-  HostName 127.0.0.1
-  Port $closed
-  User $remote_user
-  IdentityFile ~/.ssh/id_ed25519
-  IdentitiesOnly yes
-  StrictHostKeyChecking yes
-  UserKnownHostsFile ~/.ssh/known_hosts
-EOF
+{ host lfremote "$port"; host lfdown "$closed"; } >"$base/$client_user/.ssh/config"
 echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$tmp/sshd/host_key.pub")" >"$base/$client_user/.ssh/known_hosts"
 
 for user in "$remote_user" "$client_user"; do
