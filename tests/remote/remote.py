@@ -443,7 +443,7 @@ def act_remotely():
     before = len(calls.read_text().splitlines()) if calls.exists() else 0
     env = [f"LF_TRAY_TEST_MACHINE={MACHINE}", f"LF_TRAY_TEST_READY={ready}",
            f"LF_TRAY_TEST_WAITING={waiting}"]
-    argv = as_client([str(TMP / "bin" / "machine-test"), "--test-threads=1"])
+    argv = as_client([str(TMP / "bin" / "machine-test"), "--ignored", "--test-threads=1"])
     argv[argv.index("-i") + 1:argv.index("-i") + 1] = env
     run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     (OUT / "machine-test.log").write_text(run.stdout + run.stderr)

@@ -58,7 +58,7 @@ mkdir -p "$tmp/bin" "$tmp/sshd"
 cp "$app" "$tmp/bin/lf-tray"
 cp "$lf" "$tmp/bin/lf"
 # The engine's own test of acting over ssh (crates/core/tests/machine.rs), run below as
-# the person: it needs the real machine, so plain `cargo test` only says it was not given one.
+# the person: it needs the real machine, so plain `cargo test` lists it as ignored.
 machine_test=${MACHINE_TEST:-}
 if [ -z "$machine_test" ]; then
   machine_test=$(cd "$here/../.." && cargo test -q --locked -p lf-tray-core --test machine --no-run \
