@@ -6,7 +6,9 @@ set -euo pipefail
 BUILD_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev)
 TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
-  webkit2gtk-driver python3-dbus python3-gi python3-venv at-spi2-core)
+  webkit2gtk-driver python3-dbus python3-gi python3-venv at-spi2-core
+  # tests/e2e/memory.py: gdbus and gsettings, and GNOME's Do Not Disturb key in real dconf.
+  libglib2.0-bin dconf-service dconf-gsettings-backend gsettings-desktop-schemas)
 # tests/e2e/wayland.sh: sway (headless), waybar (the tray host), mako (notifications; its
 # makoctl 1.7 is a shell script around systemd's busctl), foot, grim (screenshots); setpriv
 # (util-linux) and pgrep (procps) to run it as an unprivileged user, since sway refuses root.
@@ -33,8 +35,9 @@ install_packages() {
 }
 
 # tests/remote/run.sh: a real sshd on 127.0.0.1 and the ssh client the tray runs; setpriv
-# (util-linux) runs each side as its own account; xterm for the desktop check.
-REMOTE_PACKAGES=(openssh-server openssh-client util-linux xterm)
+# (util-linux) runs each side as its own account; xterm for the desktop check; python3 (the
+# standard library only) drives it.
+REMOTE_PACKAGES=(openssh-server openssh-client util-linux xterm python3)
 
 # Packages (scripts/package.sh): python3 writes the bundler's config and draws the extra
 # icon sizes. Checking them (tests/package/check.sh): desktop-file-validate, rpm for
