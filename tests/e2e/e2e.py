@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
 import uuid
 from pathlib import Path
 
@@ -25,56 +24,16 @@ import dbus
 import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (APP_NAME, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT, CheckFailed,  # noqa: E402,F401
+                     Lines, Skipped, expect, run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 
-# Waits are generous for a 2-core CI machine shared with a build (a passing step takes
-# well under 1 s here), and bound what a broken app costs: one timeout per check.
-# Startup covers GTK, WebKit and the first `lf session list`; a step covers the
-# engine's debounce and one stand-in lf call.
-START_TIMEOUT = 20.0
-STEP_TIMEOUT = 8.0
-POLL = 0.05
-
-APP_NAME = "Loopflow Tray"
 HEADERS = ("Ready for review", "Waiting for you", "Active")
 CONTROLS = ("Show window", "Dismiss", "Pause notifications", "Resume notifications", "Quit")
 BURST_WINDOW = 2.0  # the contract's burst: 5 or more Asks within 2 s
-SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
-
-
-class CheckFailed(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def wait_for(condition, what, timeout=STEP_TIMEOUT):
-    """Poll condition() until it returns something truthy; fail with what it last saw."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            value = condition()
-            if value:
-                return value
-            last = value
-        except CheckFailed:
-            raise
-        except Exception as e:  # the surface may not exist yet (item not registered…)
-            last = f"{type(e).__name__}: {e}"
-        if time.monotonic() > deadline:
-            raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
-        time.sleep(POLL)
-
-
-def expect(cond, message):
-    if not cond:
-        raise CheckFailed(message)
 
 
 def escape_markup(text):
@@ -96,36 +55,6 @@ def expect_body(body, title, prompt):
     starts = [squash(prompt)] + ([squash(tail)] if head.strip() == title and tail.strip() else [])
     expect(shown and any(s.startswith(shown) for s in starts),
            f"body continues with {rest!r}; expected the start of the question {prompt!r}")
-
-
-# tracing's line: `2026-12-01T08:30:00.123456Z  INFO READY`.
-LOG_LINE = re.compile(r"^\S+\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(.*)$")
-
-
-class Lines:
-    """A file that grows one line per event (the app log, the terminal log, lf-sim's argv)."""
-
-    def __init__(self, path):
-        self.path = Path(path)
-
-    def all(self):
-        try:
-            return self.path.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return []
-
-    def messages(self):
-        """The app log's messages, without the time and level tracing puts first."""
-        return [m.group(1) if (m := LOG_LINE.match(line)) else line for line in self.all()]
-
-    def json(self):
-        out = []
-        for line in self.all():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass  # a line still being written
-        return out
 
 
 class Ctx:
@@ -311,6 +240,16 @@ CHECKS = []
 def check(fn):
     CHECKS.append(fn)
     return fn
+
+
+def window_check(fn):
+    """A check of the window through WebDriver: skipped when run.sh was given no tauri-driver."""
+    def run(ctx):
+        if not ctx.webdriver_url:
+            raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+        fn(ctx)
+    run.__name__ = fn.__name__
+    return check(run)
 
 
 # --- the desktop parts -------------------------------------------------------------------
@@ -663,10 +602,8 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
 # --- the window, through WebDriver ----------------------------------------------------------
 
 
-@check
+@window_check
 def window_shows_a_flow_session_with_approve_and_iterate(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     ctx.stop_app()  # single instance: tauri-driver's app must be the only one
     ctx.flow_id = ctx.home.write_ready_flow(title="Design the onboarding flow", step="review_design",
                                             cwd=ctx.make_cwd("flow"),
@@ -708,10 +645,8 @@ def submit(ctx, kind, text):
     box.send_keys(Keys.ENTER)
 
 
-@check
+@window_check
 def lf_error_shows_inline(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and ctx.flow_id, "no window session (previous check failed)")
     from selenium.webdriver.common.by import By
 
@@ -731,10 +666,8 @@ def lf_error_shows_inline(ctx):
         (ctx.sim_dir / "fail").unlink(missing_ok=True)
 
 
-@check
+@window_check
 def approve_runs_lf_with_the_text(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and ctx.flow_id, "no window session (previous check failed)")
     from selenium.webdriver.common.by import By
 
@@ -748,10 +681,8 @@ def approve_runs_lf_with_the_text(ctx):
              "the approved session to leave the window")
 
 
-@check
+@window_check
 def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     d = ctx.d_session
     expect(d, "no generation-D session (its check failed)")
     from selenium import webdriver
@@ -848,10 +779,8 @@ def active_row(ctx):
         " ? a.dataset.sessionId : null;")
 
 
-@check
+@window_check
 def window_lists_the_longest_waiting_first(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     from selenium import webdriver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.options import ArgOptions
@@ -889,10 +818,8 @@ def window_lists_the_longest_waiting_first(ctx):
     window_screenshot(ctx, "window-order.png")
 
 
-@check
+@window_check
 def window_filter_narrows_to_title_or_repo(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -923,10 +850,8 @@ def window_filter_narrows_to_title_or_repo(ctx):
     wait_for(lambda: set(window_rows(ctx)) == mine, "the three order-check rows again")
 
 
-@check
+@window_check
 def window_keyboard_moves_and_enter_opens_the_terminal(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -963,10 +888,8 @@ def window_keyboard_moves_and_enter_opens_the_terminal(ctx):
     ctx.expect_launch(launch, second, ctx.order_cwd)
 
 
-@check
+@window_check
 def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver, "no window session (previous check failed)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -998,10 +921,8 @@ def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
     wait_for(lambda: active_row(ctx) == ctx.flow_id, "Esc in the text to go back to the row")
 
 
-@check
+@window_check
 def window_recent_lists_what_happened(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
     from selenium.webdriver.common.by import By
 
@@ -1028,10 +949,8 @@ def window_recent_lists_what_happened(ctx):
     window_screenshot(ctx, "window-recent.png")
 
 
-@check
+@window_check
 def window_dismiss_mutes_the_row(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver and getattr(ctx, "order_ids", None), "no ordered sessions (previous check failed)")
     from selenium.webdriver.common.by import By
 
@@ -1049,10 +968,8 @@ def window_dismiss_mutes_the_row(ctx):
     expect(sid in window_rows(ctx, "waiting"), f"the dismissed session left Waiting for you: {window_rows(ctx)!r}")
 
 
-@check
+@window_check
 def window_esc_hides_it(ctx):
-    if not ctx.webdriver_url:
-        raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
     expect(ctx.driver, "no window session (previous check failed)")
     from selenium.common.exceptions import NoSuchWindowException
     from selenium.webdriver.common.by import By
@@ -1106,41 +1023,18 @@ def click_current(driver, css):
 
 
 def main():
-    if os.environ.get("E2E_ONLY"):  # a regex of check names, for working on a few
-        keep = re.compile(os.environ["E2E_ONLY"])
-        CHECKS[:] = [c for c in CHECKS if keep.search(c.__name__)]
     ctx = Ctx()
-    passed = failed = skipped = 0
-    try:
-        for fn in CHECKS:
-            name = fn.__name__
-            started = time.monotonic()
-            try:
-                fn(ctx)
-            except Skipped as e:
-                skipped += 1
-                print(f"SKIP {name}: {e}", flush=True)
-                continue
-            except CheckFailed as e:
-                failed += 1
-                print(f"FAIL {name}: {e}", flush=True)
-                continue
-            except Exception:
-                failed += 1
-                print(f"FAIL {name}: unexpected error\n{traceback.format_exc()}", flush=True)
-                continue
-            passed += 1
-            print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
-    finally:
-        if ctx.driver is not None:
-            try:
-                ctx.driver.quit()
-            except Exception as e:
-                print(f"note: WebDriver quit failed: {e}", flush=True)
-        ctx.stop_app()
-        dump_notifications(ctx)
-    (ctx.tmp / "result").write_text(f"{passed} {failed} {skipped}\n")
-    return 1 if failed else 0
+    return run_checks(CHECKS, ctx, ctx.tmp / "result", finish)
+
+
+def finish(ctx):
+    if ctx.driver is not None:
+        try:
+            ctx.driver.quit()
+        except Exception as e:
+            print(f"note: WebDriver quit failed: {e}", flush=True)
+    ctx.stop_app()
+    dump_notifications(ctx)
 
 
 def dump_notifications(ctx):

@@ -1,10 +1,12 @@
-"""What the desktop suites beside e2e.py share (wayland.py, terminals.py): waiting on a
-real surface with a timeout, the check runner with its `ok`/`FAIL` lines and summary,
-the stand-in lf's call records, and the processes behind a terminal window.
+"""What the desktop suites share (e2e.py, memory.py, wayland.py, terminals.py): waiting
+on a real surface with a timeout, the check runner with its `ok`/`FAIL`/`SKIP` lines and
+summary, the paths run.sh and the others export, the app's log and the stand-in lf's call
+records, and the processes behind a terminal window.
 """
 
 import json
 import os
+import re
 import signal
 import time
 import traceback
@@ -26,6 +28,10 @@ SCRUBBED = ("LF_RUN_ID", "LF_RUN_DIR", "LF_PARENT_RUN_ID", "LF_HUMAN_SESSION")
 
 
 class CheckFailed(Exception):
+    pass
+
+
+class Skipped(Exception):
     pass
 
 
@@ -55,8 +61,12 @@ def wait_for(condition, what, timeout=STEP_TIMEOUT):
         time.sleep(POLL)
 
 
+# tracing's line: `2026-12-01T08:30:00.123456Z  INFO READY`.
+LOG_LINE = re.compile(r"^\S+\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(.*)$")
+
+
 class Lines:
-    """A file that grows one line per event (lf-sim's argv.jsonl, the app's step log)."""
+    """A file that grows one line per event (the app log, the terminal log, lf-sim's argv)."""
 
     def __init__(self, path):
         self.path = Path(path)
@@ -66,6 +76,10 @@ class Lines:
             return self.path.read_text(errors="replace").splitlines()
         except FileNotFoundError:
             return []
+
+    def messages(self):
+        """The app log's messages, without the time and level tracing puts first."""
+        return [m.group(1) if (m := LOG_LINE.match(line)) else line for line in self.all()]
 
     def json(self):
         out = []
@@ -256,15 +270,23 @@ def become_subreaper():
 
 
 def run_checks(checks, ctx, result_file, finish=None):
-    """Run each check in order, print `ok name (t s)` or `FAIL name: why`, and write
-    `passed failed` to result_file for the shell script's summary line."""
-    passed = failed = 0
+    """Run each check in order (only those matching the regex `E2E_ONLY`, when set, for
+    working on a few), print `ok name (t s)`, `SKIP name: why` or `FAIL name: why`, and
+    write `passed failed skipped` to result_file for the shell script's summary line."""
+    if os.environ.get("E2E_ONLY"):
+        keep = re.compile(os.environ["E2E_ONLY"])
+        checks = [c for c in checks if keep.search(c.__name__)]
+    passed = failed = skipped = 0
     try:
         for fn in checks:
             name = fn.__name__
             started = time.monotonic()
             try:
                 fn(ctx)
+            except Skipped as e:
+                skipped += 1
+                print(f"SKIP {name}: {e}", flush=True)
+                continue
             except CheckFailed as e:
                 failed += 1
                 print(f"FAIL {name}: {e}", flush=True)
@@ -282,5 +304,5 @@ def run_checks(checks, ctx, result_file, finish=None):
             except Exception:
                 failed += 1
                 print(f"FAIL cleanup: unexpected error\n{traceback.format_exc()}", flush=True)
-        Path(result_file).write_text(f"{passed} {failed}\n")
+        Path(result_file).write_text(f"{passed} {failed} {skipped}\n")
     return 1 if failed else 0

@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 
 import e2e
-from e2e import START_TIMEOUT, Ctx, expect, wait_for
-from harness import run_checks
+from e2e import Ctx
+from harness import START_TIMEOUT, expect, run_checks, wait_for
 
 HERE = Path(__file__).resolve().parent
 # How long nothing must happen for "no popup" to mean something: the app shows a lone
@@ -350,15 +350,12 @@ def a_corrupt_memory_warns_and_starts_fresh(ctx):
 
 def main():
     ctx = Memory()
-    code = 0
-    try:
-        code = run_checks(CHECKS, ctx, ctx.tmp / "result.memory")
-    finally:
-        ctx.stop_app()
-        e2e.dump_notifications(ctx)
-        passed, failed = (ctx.tmp / "result.memory").read_text().split()
-        (ctx.tmp / "result").write_text(f"{passed} {failed} 0\n")
-    return code
+    return run_checks(CHECKS, ctx, ctx.tmp / "result", finish)
+
+
+def finish(ctx):
+    ctx.stop_app()
+    e2e.dump_notifications(ctx)
 
 
 if __name__ == "__main__":

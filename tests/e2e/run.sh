@@ -67,22 +67,10 @@ chmod 700 "$tmp"
 # Every helper runs as the leader of its own process group (setsid without a fork, as
 # a background job of a non-interactive shell is no group leader), so cleanup ends it
 # together with whatever it spawned (tauri-driver's WebKitWebDriver and app).
-pids=()
-started() { pids+=("$1"); }
+. "$here/lib.sh"
 summary_line=""
 cleanup() {
-  local pid
-  # Newest first, so the app goes before the bus services it talks to.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    pid=${pids[i]}
-    kill -TERM -- "-$pid" 2>/dev/null
-  done
-  for pid in "${pids[@]}"; do
-    # Each got TERM above; a process still there after 2 s is killed.
-    for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
+  stop_started
   # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
   cp "$tmp/state/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
   if [ -n "${E2E_KEEP:-}" ]; then echo "e2e: kept $tmp"; else rm -rf "$tmp"; fi
@@ -100,10 +88,7 @@ fail_setup() {
 "$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi (python3-dbus, python3-gi; a venv needs --system-site-packages)"
 
 # A home for everything the app and its helpers might write or read.
-export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
-  XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
+private_homes "$tmp"
 
 # lf's side: an empty home, and the app binary itself as the stand-in lf.
 export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim

@@ -41,7 +41,7 @@ if [ -z "${LF_E2E_TERMINALS_INSIDE:-}" ]; then
     >"$E2E_OUT/session-bus.log" 2>&1
   rc=$?
   exec 3>&- 4>&-
-  if ! read -r passed failed <"$E2E_OUT/result" 2>/dev/null; then
+  if ! read -r passed failed _ <"$E2E_OUT/result" 2>/dev/null; then
     echo "$name: the run ended without results (exit $rc):" >&2
     tail -n 20 "$E2E_OUT/session-bus.log" >&2
     echo "$name: 0 passed, 1 failed"
@@ -59,23 +59,12 @@ rm -f "$out/result"
 tmp=$(mktemp -d /tmp/lf-terminals.XXXXXX)
 chmod 700 "$tmp"
 
-pids=()
-started() { pids+=("$1"); }
+. "$here/lib.sh"
 cleanup() {
-  local pid
   [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
   # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
   cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  # Newest first, so the app's helpers go before the bus services.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    kill -TERM -- "-${pids[i]}" 2>/dev/null
-  done
-  for pid in "${pids[@]}"; do
-    # Each got TERM above; one still there after 2 s is killed.
-    for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
+  stop_started
   if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -86,10 +75,7 @@ fail_setup() {
   exit 1
 }
 
-export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
-  XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
+private_homes "$tmp"
 # Nothing must steer the app's choice but settings.json.
 unset TERMINAL TMUX TMUX_PANE XDG_CURRENT_DESKTOP WAYLAND_DISPLAY
 

@@ -37,7 +37,7 @@ if [ "${1:-}" != --inside ]; then
   : >"$tmp/out/e2e.log"
   cp "$app" "$tmp/bin/lf-tray"
   cp "$lf" "$tmp/bin/lf"
-  cp -r "$here"/*.py "$here/wayland.sh" "$here/wayland" "$tmp/harness/"
+  cp -r "$here"/*.py "$here/wayland.sh" "$here/lib.sh" "$here/wayland" "$tmp/harness/"
   as=()
   if [ "$(id -u)" -eq 0 ]; then
     user=${E2E_USER:-lftray-e2e}
@@ -69,7 +69,7 @@ if [ "${1:-}" != --inside ]; then
     for _ in $(seq 50); do pgrep -u "$user" >/dev/null || break; sleep 0.1; done
     pgrep -u "$user" >/dev/null && echo "$name: still running as $user: $(pgrep -u "$user" -l | tr '\n' ' ')" >&2
   fi
-  if read -r passed failed <"$tmp/out/result" 2>/dev/null; then
+  if read -r passed failed _ <"$tmp/out/result" 2>/dev/null; then
     summary="$name: $passed passed, $failed failed"
   else
     echo "$name: the run ended without results (exit $rc); last lines of its log:" >&2
@@ -89,22 +89,11 @@ out=$tmp/out
 harness=$tmp/harness
 exec >>"$out/e2e.log" 2>&1
 
-pids=()
-started() { pids+=("$1"); }
+. "$here/lib.sh"
 cleanup() {
-  local pid
   # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
   cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  # Newest first, so the app goes before the desktop parts it talks to.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    kill -TERM -- "-${pids[i]}" 2>/dev/null
-  done
-  for pid in "${pids[@]}"; do
-    # Each got TERM above; one still there after 2 s is killed.
-    for _ in $(seq 20); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
+  stop_started
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -114,10 +103,8 @@ fail_setup() {
   exit 1
 }
 
-export HOME=$tmp/home XDG_RUNTIME_DIR=$tmp/runtime XDG_CONFIG_HOME=$tmp/config \
-  XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache XDG_STATE_HOME=$tmp/state
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/lf-tray" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
+private_homes "$tmp"
+mkdir -p "$XDG_CONFIG_HOME/lf-tray"
 export XDG_CURRENT_DESKTOP=sway XDG_SESSION_TYPE=wayland
 
 WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman \
