@@ -342,33 +342,16 @@ impl Notifications {
 /// one (D-Bus activation).
 async fn server_present(connection: &Connection) -> bool {
     const BUS: &str = "org.freedesktop.DBus";
-    let ask = |method: &'static str, body: Option<&'static str>| async move {
-        match body {
-            Some(name) => {
-                connection
-                    .call_method(
-                        Some(BUS),
-                        "/org/freedesktop/DBus",
-                        Some(BUS),
-                        method,
-                        &(name,),
-                    )
-                    .await
-            }
-            None => {
-                connection
-                    .call_method(Some(BUS), "/org/freedesktop/DBus", Some(BUS), method, &())
-                    .await
-            }
-        }
-    };
-    let owned = ask("NameHasOwner", Some(SERVER))
+    const BUS_PATH: &str = "/org/freedesktop/DBus";
+    let owned = connection
+        .call_method(Some(BUS), BUS_PATH, Some(BUS), "NameHasOwner", &(SERVER,))
         .await
         .and_then(|m| m.body().deserialize::<bool>());
     if owned.unwrap_or(true) {
         return true;
     }
-    ask("ListActivatableNames", None)
+    connection
+        .call_method(Some(BUS), BUS_PATH, Some(BUS), "ListActivatableNames", &())
         .await
         .and_then(|m| m.body().deserialize::<Vec<String>>())
         .map(|names| names.iter().any(|n| n == SERVER))

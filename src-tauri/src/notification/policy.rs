@@ -192,12 +192,23 @@ pub enum Delivery {
     Failed,
 }
 
+/// A session that waits. Since when is the memory's (it outlives a restart); this keeps
+/// the reminders' clock.
 struct Waiting {
-    since: Instant,
     /// The last reminder (or the start of the wait), and how many reminders were given.
     last: Instant,
     reminded: u32,
     record: SessionRecord,
+}
+
+impl Waiting {
+    fn new(record: &SessionRecord, since: Instant) -> Waiting {
+        Waiting {
+            last: since,
+            reminded: 0,
+            record: record.clone(),
+        }
+    }
 }
 
 struct Held {
@@ -449,12 +460,7 @@ impl Popups {
                     self.waiting
                         .entry(key)
                         .and_modify(|w| w.record = record.clone())
-                        .or_insert_with(|| Waiting {
-                            since,
-                            last: since,
-                            reminded: 0,
-                            record: record.clone(),
-                        });
+                        .or_insert_with(|| Waiting::new(record, since));
                 }
                 // At start, after a rescan (resume from suspend): what waits unseen is told
                 // in one summary.
@@ -511,12 +517,7 @@ impl Popups {
                     self.waiting
                         .entry(key)
                         .and_modify(|w| w.record = session.clone())
-                        .or_insert_with(|| Waiting {
-                            since: now,
-                            last: now,
-                            reminded: 0,
-                            record: session.clone(),
-                        });
+                        .or_insert_with(|| Waiting::new(session, now));
                 } else {
                     if *previous_needs_you {
                         self.remember(event, session, unix);
@@ -593,7 +594,7 @@ impl Popups {
                 let told_off = mark.is_some_and(|m| m.dismissed);
                 // A reminder due while quiet is skipped, not saved up.
                 if may_show && !told_off {
-                    let since = mark.map_or(self.clock.unix(w.since), |m| m.since);
+                    let since = mark.map_or(self.clock.unix(w.last), |m| m.since);
                     let waited = (self.clock.unix(now) - since).max(0) as u64;
                     due.push((
                         reminder(&w.record, Duration::from_secs(waited)),
@@ -693,7 +694,7 @@ impl Popups {
                 } else {
                     asked(&record)
                 };
-                self.queue(notice, &record, now, now);
+                self.queue(notice, &record, now);
             }
             many => {
                 self.burst = Some(Burst {
@@ -780,15 +781,8 @@ impl Popups {
 
     fn wait(&mut self, record: &SessionRecord, now: Instant) {
         // A new reason to wait (asked, then ready) restarts the reminder clock.
-        self.waiting.insert(
-            history::key(record),
-            Waiting {
-                since: now,
-                last: now,
-                reminded: 0,
-                record: record.clone(),
-            },
-        );
+        self.waiting
+            .insert(history::key(record), Waiting::new(record, now));
     }
 
     /// Show at once when nothing else is on its way or just went out; else hold it with
@@ -806,7 +800,7 @@ impl Popups {
         } else {
             now
         };
-        self.queue(notice, record, now, due);
+        self.queue(notice, record, due);
     }
 
     /// Ready to show at the next flush, with whatever else is held then.
@@ -818,11 +812,11 @@ impl Popups {
         prefs: &Preferences,
     ) {
         if self.may_show(now, prefs) {
-            self.queue(notice, record, now, now);
+            self.queue(notice, record, now);
         }
     }
 
-    fn queue(&mut self, notice: Notice, record: &SessionRecord, _now: Instant, due: Instant) {
+    fn queue(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
         // One popup per session: a newer notice replaces one not yet shown.
         self.unhold(&history::key(record));
         self.held.push(Held {
