@@ -495,8 +495,9 @@ async fn follow<R: Runtime>(
             popups.set_clock(Clock::system());
             popups.next_deadline(&prefs)
         };
-        let mut effects = Vec::new();
-        tokio::select! {
+        // Nothing from the engine: a popup's deadline came, or a pause, a setting or the
+        // server changed; either way what may show now goes out.
+        let batch = tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
                 // Take everything already queued, so a burst rebuilds the menu once.
@@ -504,47 +505,53 @@ async fn follow<R: Runtime>(
                 while let Ok(event) = events.try_recv() {
                     batch.push(event);
                 }
-                let now = Instant::now();
-                lock(&shell.popups).set_clock(Clock::system());
-                let program = shell.settings().on_event;
-                for event in &batch {
-                    log_event(event);
-                    if let Some(program) = &program {
-                        shell.hook.send(program, event);
-                    }
-                    if let Event::Warning { path, message, .. } = event {
-                        shell.warn(match path {
-                            Some(path) => format!("{}: {message}", path.display()),
-                            None => message.clone(),
-                        });
-                    }
-                    effects.extend(lock(&shell.popups).on_event(event, now, &prefs));
-                }
-                refresh(&app, &shell);
+                batch
             }
-            () = until(deadline) => {
-                let mut popups = lock(&shell.popups);
-                popups.set_clock(Clock::system());
-                effects = popups.flush(Instant::now(), &prefs);
-            }
-            () = shell.wake.notified() => {
-                // A pause, a setting or the server changed: what may show now goes out.
-                let mut popups = lock(&shell.popups);
-                popups.set_clock(Clock::system());
-                effects = popups.flush(Instant::now(), &prefs);
-            }
-        }
+            () = until(deadline) => Vec::new(),
+            () = shell.wake.notified() => Vec::new(),
+        };
         if shell.quitting.load(Ordering::SeqCst) {
             break;
         }
+        let program = shell.settings().on_event;
+        for event in &batch {
+            log_event(event);
+            if let Some(program) = &program {
+                shell.hook.send(program, event);
+            }
+            if let Event::Warning { path, message, .. } = event {
+                shell.warn(match path {
+                    Some(path) => format!("{}: {message}", path.display()),
+                    None => message.clone(),
+                });
+            }
+        }
+        let effects = {
+            let now = Instant::now();
+            let mut popups = lock(&shell.popups);
+            popups.set_clock(Clock::system());
+            if batch.is_empty() {
+                popups.flush(now, &prefs)
+            } else {
+                let mut effects = Vec::new();
+                for event in &batch {
+                    effects.extend(popups.on_event(event, now, &prefs));
+                }
+                effects
+            }
+        };
+        // Popups first: the tray and the window can wait the few milliseconds they take.
         for effect in effects {
             let _ = deliveries.send(effect);
         }
         shell.save_history();
         let now_held_back = shell.held_back();
-        if now_held_back != held_back {
+        let held_back_changed = now_held_back != held_back;
+        if held_back_changed {
             tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
             held_back = now_held_back;
+        }
+        if !batch.is_empty() || held_back_changed {
             refresh(&app, &shell);
         }
     }
