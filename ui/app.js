@@ -33,13 +33,6 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
-const GROUP_TITLES = {
-  ready: 'Ready for review',
-  waiting: 'Waiting for you',
-  active: 'Active',
-  other: 'Other sessions',
-};
-
 const KIND_NAMES = { ask: 'Ask', flow: 'Flow review', interactive: 'Interactive' };
 
 const RECENT_WORDS = {
@@ -48,9 +41,12 @@ const RECENT_WORDS = {
   waits: 'waits',
   no_longer_waits: 'no longer waits',
   resolved: 'resolved',
+  stopped: 'agent stopped',
 };
 
 const waitsOnPerson = (session) => session.group === 'ready' || session.group === 'waiting';
+// A row the person can dismiss: one that waits, or an agent that stopped (generation E).
+const dismissable = (session) => waitsOnPerson(session) || session.group === 'stopped';
 
 function basename(path) {
   const parts = (path || '').split('/').filter(Boolean);
@@ -140,7 +136,7 @@ function render() {
     if (!current || current.group !== session.group) {
       current = { group: session.group, list: el('div', { class: 'list', role: 'list' }) };
       sections.push(el('section', { class: 'group', 'data-group': session.group },
-        el('h2', { text: GROUP_TITLES[session.group] || session.group }), current.list));
+        el('h2', { text: session.group_title || session.group }), current.list));
     }
     current.list.append(row(session));
   }
@@ -196,6 +192,7 @@ function row(session) {
     // The whole title on hover: the line cuts a long one short.
     el('span', { class: 'title', text: session.title || session.id, title: session.title || session.id }));
   const label = [KIND_NAMES[session.kind] || session.kind || session.provider,
+    session.reason_phrase || '',
     typeof session.machine === 'string' ? session.machine : '', repoOf(session)]
     .filter(Boolean).join(' · ');
   if (label) line.append(el('span', { class: 'label-line', text: label }));
@@ -207,7 +204,7 @@ function row(session) {
       text: waited(session.waiting_since),
     }));
   }
-  if (waitsOnPerson(session)) {
+  if (dismissable(session)) {
     line.append(session.dismissed
       ? el('span', { class: 'dismissed-note', text: 'Dismissed', title: 'No popups or reminders until it changes' })
       : el('button', {
@@ -245,6 +242,16 @@ function details(session) {
     // isolate keeps the path's own characters in order.
     node.append(el('p', { class: 'cwd', title: session.cwd },
       el('bdi', { text: session.cwd })));
+  }
+  // Why the agent waits, in its own words (generation E): untrusted text, set as text.
+  if (session.reason) {
+    const what = [session.reason.title, session.reason.msg].filter(Boolean).join(' — ');
+    node.append(el('div', { class: 'prompt reason-block' },
+      el('span', { class: 'label', text: `Agent ${session.reason_phrase || 'waits for you'}` }),
+      document.createTextNode(what)));
+  }
+  if (session.stopped) {
+    node.append(el('p', { class: 'meta', text: 'Its agent stopped; Open resumes it.' }));
   }
   if (session.question) {
     node.append(el('div', { class: 'prompt' },

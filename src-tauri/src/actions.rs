@@ -57,8 +57,8 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
 mod tests {
     use super::*;
     use crate::board::tests::record;
-    use lf_tray_core::lf::Generation;
     use lf_tray_core::snapshot::finish;
+    use lf_tray_core::{Dialect, Generation};
     use lf_tray_core::{Kind, State};
 
     fn kinds(buttons: &[Button]) -> Vec<(&str, bool)> {
@@ -72,7 +72,7 @@ mod tests {
     fn generation_a_flow_has_text_boxes_for_its_decisions() {
         let flow = finish(
             record("run_f", Kind::Flow, State::Waiting),
-            Some(Generation::A),
+            Some(&Dialect::of(Generation::A)),
         );
         let b = buttons(&flow);
         assert_eq!(
@@ -87,7 +87,7 @@ mod tests {
     fn lf_reasons_disable_buttons_verbatim() {
         let mut ask = finish(
             record("ask_2", Kind::Ask, State::Waiting),
-            Some(Generation::B),
+            Some(&Dialect::of(Generation::B)),
         );
         ask.open_argv.clear();
         let b = buttons(&ask);

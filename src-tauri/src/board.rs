@@ -10,6 +10,9 @@ use serde::Serialize;
 pub enum Group {
     Ready,
     Waiting,
+    /// An agent that stopped with its session still open (generation E): listed until it
+    /// resumes, leaves lf's list, or the person dismisses it.
+    Stopped,
     Active,
     /// Closed interactive sessions and states lf adds later: listed in the window only.
     Other,
@@ -20,6 +23,7 @@ impl Group {
         match (&record.state, &record.kind) {
             (State::Ready, _) => Group::Ready,
             _ if record.needs_you => Group::Waiting,
+            _ if record.stopped => Group::Stopped,
             (State::Active, _) => Group::Active,
             _ => Group::Other,
         }
@@ -30,6 +34,7 @@ impl Group {
         match self {
             Group::Ready => "Ready for review",
             Group::Waiting => "Waiting for you",
+            Group::Stopped => "Stopped",
             Group::Active => "Active",
             Group::Other => "Other sessions",
         }
@@ -76,44 +81,24 @@ pub fn needing_person(sessions: &[SessionRecord]) -> usize {
     sessions.iter().filter(|s| s.needs_you).count()
 }
 
-/// `title — detail`, the way a session is named in one line.
+/// `title — detail`, the way a session is named in one line; where its agent said why it
+/// waits, `title — permission: Run cargo publish --dry-run` instead.
 pub fn one_line(record: &SessionRecord) -> String {
     let title = if record.title.trim().is_empty() {
         record.id.as_str()
     } else {
         record.title.trim()
     };
+    if let Some(reason) = &record.reason {
+        return match reason.title.as_deref().or(reason.msg.as_deref()) {
+            Some(what) => format!("{title} — {}: {what}", reason.label()),
+            None => format!("{title} — {}", reason.label()),
+        };
+    }
     match record.detail.trim() {
         "" => title.to_string(),
         detail => format!("{title} — {detail}"),
     }
-}
-
-/// Where the work is, for a record that says (generation D, and C's lists): lf's
-/// `work_path` (`product / LOO-412`), else the repository it runs in.
-pub fn work(record: &SessionRecord) -> Option<String> {
-    record
-        .extra_str("work_path")
-        .map(str::to_string)
-        .or_else(|| repo(record))
-}
-
-/// The repository's name: the last component of the checkout root lf recorded
-/// (`workspace.worktree`), else of the session's directory.
-pub fn repo(record: &SessionRecord) -> Option<String> {
-    let path = record.worktree().unwrap_or(&record.cwd);
-    std::path::Path::new(path.trim_end_matches('/'))
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .filter(|name| !name.is_empty())
-}
-
-/// Which agent runs it: lf's `provider` (`codex`), else its `detail` (`provider:model`),
-/// which generations before D carry alone.
-pub fn provider(record: &SessionRecord) -> Option<&str> {
-    record
-        .extra_str("provider")
-        .or(Some(record.detail.trim()).filter(|d| !d.is_empty()))
 }
 
 /// What an Ask asks, without the line lf already made its title (lf titles an Ask with the
@@ -160,6 +145,8 @@ pub(crate) mod tests {
             ],
             actions: None,
             needs_you: false,
+            reason: None,
+            stopped: false,
             prompt: None,
             created_at: None,
             extra: Default::default(),
@@ -336,7 +323,59 @@ pub(crate) mod tests {
         } else {
             vec![lf_action("open", "Open here", None)]
         });
-        lf_tray_core::snapshot::finish(record, Some(lf_tray_core::lf::Generation::D))
+        lf_tray_core::snapshot::finish(
+            record,
+            Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::D)),
+        )
+    }
+
+    /// A generation-E record: D's, with the agent's own status and its process.
+    pub fn record_e(
+        id: &str,
+        state: State,
+        waiting: bool,
+        status: serde_json::Value,
+    ) -> SessionRecord {
+        let mut record = record_d(id, state, waiting);
+        record.extra.insert("program_status".into(), status);
+        record
+            .extra
+            .insert("agent_process_id".into(), serde_json::json!(4242));
+        lf_tray_core::snapshot::finish(
+            record,
+            Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
+        )
+    }
+
+    /// `program_status` with one `blocked` report of this kind.
+    pub fn blocked(kind: &str, title: &str, msg: &str) -> serde_json::Value {
+        serde_json::json!({"seen": false, "records": [
+            {"state": "blocked", "id": "1", "kind": kind, "progress": null, "app": "claude",
+             "title": title, "msg": msg}
+        ]})
+    }
+
+    #[test]
+    fn stopped_agents_have_a_group_of_their_own() {
+        let dead = record_e("s", State::Closed, false, serde_json::Value::Null);
+        assert!(dead.stopped);
+        assert_eq!(Group::of(&dead), Group::Stopped);
+        assert!(Group::of(&dead).is_pending());
+        let why = record_e(
+            "s",
+            State::Other("unknown".into()),
+            true,
+            blocked(
+                "permission",
+                "Run cargo publish --dry-run",
+                "Bash wants to run a command",
+            ),
+        );
+        assert_eq!(Group::of(&why), Group::Waiting);
+        assert_eq!(
+            one_line(&why),
+            "Title of s — permission: Run cargo publish --dry-run"
+        );
     }
 
     fn lf_action(kind: &str, label: &str, reason: Option<&str>) -> lf_tray_core::Action {
@@ -369,18 +408,18 @@ pub(crate) mod tests {
     #[test]
     fn work_repo_and_provider_of_a_generation_d_record() {
         let mut r = record_d("s", State::Active, true);
-        assert_eq!(work(&r).as_deref(), Some("product / LOO-412"));
-        assert_eq!(provider(&r), Some("codex"));
+        assert_eq!(r.work().as_deref(), Some("product / LOO-412"));
+        assert_eq!(r.provider(), Some("codex"));
         r.extra.remove("work_path");
-        assert_eq!(work(&r).as_deref(), Some("app.loo-412"));
+        assert_eq!(r.work().as_deref(), Some("app.loo-412"));
         r.extra.remove("workspace");
-        assert_eq!(work(&r).as_deref(), Some("sub"));
+        assert_eq!(r.work().as_deref(), Some("sub"));
         r.extra.insert("provider".into(), serde_json::Value::Null);
-        assert_eq!(provider(&r), Some("codex:gpt-5-codex"));
+        assert_eq!(r.provider(), Some("codex:gpt-5-codex"));
         r.detail = " ".into();
-        assert_eq!(provider(&r), None);
+        assert_eq!(r.provider(), None);
         r.cwd = "/".into();
-        assert_eq!(work(&r), None);
+        assert_eq!(r.work(), None);
     }
 
     #[test]

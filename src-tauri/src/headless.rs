@@ -112,12 +112,15 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// One readable line per session: state, kind, title — detail, and the id to pass to lf.
-/// Generation D has no kind; its column says whether the session waits on you.
+/// A conversation (D and later) has no kind; its column says whether it waits on you (and,
+/// on E, why) or its agent stopped.
 fn line(session: &SessionRecord) -> String {
-    let kind = match &session.kind {
-        Some(kind) => kind.as_str(),
-        None if session.needs_you => "needs you",
-        None => "-",
+    let kind = match (&session.kind, &session.reason) {
+        (Some(kind), _) => kind.as_str(),
+        (None, Some(reason)) if session.needs_you => reason.label(),
+        (None, _) if session.needs_you => "needs you",
+        (None, _) if session.stopped => "stopped",
+        (None, _) => "-",
     };
     let mut text = format!(
         "{:<8} {:<12} {}",
@@ -158,7 +161,26 @@ fn describe(event: &Event) -> String {
             }
             text
         }
-        Event::Asked { at, session } => format!("{} asked    {}", clock(at), label(session)),
+        Event::Asked { at, session } => format!(
+            "{} asked    {}{}",
+            clock(at),
+            label(session),
+            session
+                .reason
+                .as_ref()
+                .map(|r| format!(
+                    " ({}{})",
+                    r.phrase(),
+                    r.title
+                        .as_deref()
+                        .map(|t| format!(": {}", printable(t)))
+                        .unwrap_or_default()
+                ))
+                .unwrap_or_default()
+        ),
+        Event::Stopped { at, session, .. } => {
+            format!("{} stopped  {}", clock(at), label(session))
+        }
         Event::Ready { at, session } => format!(
             "{} ready    {}{}",
             clock(at),

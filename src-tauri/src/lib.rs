@@ -578,6 +578,7 @@ fn log_event(event: &Event) {
         Event::Ready { session: s, .. } => session("ready", s),
         Event::State { session: s, .. } => session("changed", s),
         Event::Resolved { session: s, .. } => session("resolved", s),
+        Event::Stopped { session: s, .. } => session("stopped", s),
         Event::Appeared { session: s, .. } => session("appeared", s),
         Event::Warning { path, message, .. } => match path {
             Some(path) => tracing::warn!("{}: {message}", path.display()),

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_tray_core::{Kind, SessionRecord};
+use lf_tray_core::{Kind, Presents, SessionRecord};
 
 use crate::board;
 
@@ -61,6 +61,8 @@ const BURST_NAMED: usize = 3;
 pub enum NoticeKind {
     Asked,
     Ready,
+    /// An agent stopped with nobody attached: worth knowing, not worth a sound.
+    Stopped,
     Burst,
     Reminder,
     Error,
@@ -81,7 +83,7 @@ impl NoticeKind {
     pub fn urgency(self) -> Urgency {
         match self {
             NoticeKind::Asked | NoticeKind::Ready | NoticeKind::Burst => Urgency::Normal,
-            NoticeKind::Reminder => Urgency::Low,
+            NoticeKind::Reminder | NoticeKind::Stopped => Urgency::Low,
             NoticeKind::Error => Urgency::Critical,
         }
     }
@@ -93,6 +95,8 @@ impl NoticeKind {
             NoticeKind::Asked | NoticeKind::Reminder => "im.received",
             NoticeKind::Burst => "im",
             NoticeKind::Ready => "transfer.complete",
+            // The spec's word for a contact that went offline: the agent left.
+            NoticeKind::Stopped => "presence.offline",
             NoticeKind::Error => "x-lf-tray.launch.error",
         }
     }
@@ -104,7 +108,7 @@ impl NoticeKind {
                 Some("message-new-instant")
             }
             NoticeKind::Ready => Some("complete"),
-            NoticeKind::Error => None,
+            NoticeKind::Stopped | NoticeKind::Error => None,
         }
     }
 
@@ -114,6 +118,7 @@ impl NoticeKind {
             NoticeKind::Ready => "ready",
             NoticeKind::Burst => "burst",
             NoticeKind::Reminder => "reminder",
+            NoticeKind::Stopped => "stopped",
             NoticeKind::Error => "error",
         }
     }
@@ -242,10 +247,10 @@ pub(crate) fn title(record: &SessionRecord) -> &str {
 /// An agent asks: `Agent asks · <detail>` (a Flow step: `Review step · <detail>`); the body is
 /// the title and the start of the prompt (without its first line when that is the title).
 pub fn asked(record: &SessionRecord) -> Notice {
-    let lead = match record.kind {
-        Some(Kind::Flow) => "Review step",
-        Some(_) => "Agent asks",
-        None => return waits(record),
+    let lead = match (record.presents(), &record.kind) {
+        (Presents::Waits, _) => return waits(record),
+        (_, Some(Kind::Flow)) => "Review step",
+        _ => "Agent asks",
     };
     let detail = one_line(&record.detail, MAX_SUMMARY);
     let summary = if detail.is_empty() {
@@ -253,45 +258,72 @@ pub fn asked(record: &SessionRecord) -> Notice {
     } else {
         one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
     };
-    let summary = on_machine(record, summary);
     let mut body = escape(&one_line(title(record), MAX_TITLE));
     if let Some(question) = board::question(record) {
         body.push('\n');
         body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
     }
-    Notice {
-        key: NoticeKey::Session(lf_tray_core::history::key(record)),
-        kind: NoticeKind::Asked,
-        summary,
-        body,
-        actions: session_actions(record, false),
-        replaces: None,
-        covers: Vec::new(),
-    }
+    session_notice(record, NoticeKind::Asked, summary, body, false)
 }
 
-/// Generation D (a record without a kind): lf says only that the agent handed its turn
-/// back, never what it asks, so the popup says that much and no more:
+/// A conversation whose agent handed its turn back (generation D and later). Where the
+/// agent said why (generation E): `claude asks permission · <title>`, the body its own
+/// words, then the title and where the work is. Otherwise lf says only that it waits:
 /// `Agent waits for you · <provider>`, the title, then where the work is.
 fn waits(record: &SessionRecord) -> Notice {
-    let summary = match board::provider(record) {
-        Some(provider) => one_line(&format!("Agent waits for you · {provider}"), MAX_SUMMARY),
-        None => "Agent waits for you".to_string(),
-    };
-    let summary = on_machine(record, summary);
-    let mut body = escape(&one_line(title(record), MAX_TITLE));
-    if let Some(work) = board::work(record).map(|w| one_line(&w, MAX_TITLE)) {
-        if !work.is_empty() {
-            body.push('\n');
-            body.push_str(&escape(&work));
+    let mut lines = Vec::new();
+    let summary = match &record.reason {
+        Some(reason) => {
+            let who = record.provider().unwrap_or("Agent");
+            lines.extend(reason.title.iter().chain(&reason.msg).cloned());
+            format!("{who} {} · {}", reason.phrase(), title(record))
         }
-    }
+        None => match record.provider() {
+            Some(provider) => format!("Agent waits for you · {provider}"),
+            None => "Agent waits for you".to_string(),
+        },
+    };
+    let summary = one_line(&summary, MAX_SUMMARY);
+    lines.push(title(record).to_string());
+    lines.extend(record.work());
+    let body = lines
+        .iter()
+        .map(|line| escape(&one_line(line, MAX_TITLE)))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    session_notice(record, NoticeKind::Asked, summary, body, false)
+}
+
+/// An agent stopped while nobody was attached (generation E): `Agent stopped · <title>`,
+/// where the work is; Open resumes it.
+pub fn stopped(record: &SessionRecord) -> Notice {
+    let summary = one_line(&format!("Agent stopped · {}", title(record)), MAX_SUMMARY);
+    let mut lines = vec!["Its work stands still until you resume it.".to_string()];
+    lines.extend(record.work().map(|w| escape(&one_line(&w, MAX_TITLE))));
+    session_notice(
+        record,
+        NoticeKind::Stopped,
+        summary,
+        lines.join("\n"),
+        false,
+    )
+}
+
+/// A popup about one session, with its buttons; another machine's names it first.
+fn session_notice(
+    record: &SessionRecord,
+    kind: NoticeKind,
+    summary: String,
+    body: String,
+    review: bool,
+) -> Notice {
     Notice {
         key: NoticeKey::Session(lf_tray_core::history::key(record)),
-        kind: NoticeKind::Asked,
-        summary,
+        kind,
+        summary: on_machine(record, summary),
         body,
-        actions: session_actions(record, false),
+        actions: session_actions(record, review),
         replaces: None,
         covers: Vec::new(),
     }
@@ -299,10 +331,7 @@ fn waits(record: &SessionRecord) -> Notice {
 
 /// A session became ready: `Ready for review: <title>`, the body the agent's summary.
 pub fn ready(record: &SessionRecord) -> Notice {
-    let summary = on_machine(
-        record,
-        one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY),
-    );
+    let summary = one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY);
     let body = match record
         .ready_summary
         .as_deref()
@@ -311,15 +340,7 @@ pub fn ready(record: &SessionRecord) -> Notice {
         Some(s) if !s.is_empty() => escape(&s),
         _ => "The agent marked this session ready.".to_string(),
     };
-    Notice {
-        key: NoticeKey::Session(lf_tray_core::history::key(record)),
-        kind: NoticeKind::Ready,
-        summary,
-        body,
-        actions: session_actions(record, true),
-        replaces: None,
-        covers: Vec::new(),
-    }
+    session_notice(record, NoticeKind::Ready, summary, body, true)
 }
 
 /// A session left waiting: once, after the reminder delay.
@@ -330,15 +351,10 @@ pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
         &format!("{} · {waited}", board::one_line(record)),
         MAX_TITLE,
     ));
-    Notice {
-        key: NoticeKey::Session(lf_tray_core::history::key(record)),
-        kind: NoticeKind::Reminder,
-        summary,
-        body,
-        actions: session_actions(record, true),
-        replaces: None,
-        covers: Vec::new(),
-    }
+    let mut notice = session_notice(record, NoticeKind::Reminder, summary.clone(), body, true);
+    // A reminder repeats what the first popup said, which named the machine already.
+    notice.summary = summary;
+    notice
 }
 
 /// Many sessions at once (a burst, or what waited unseen): one summary whose click shows
@@ -403,6 +419,56 @@ mod tests {
     use super::*;
     use crate::board::tests::{record, record_d};
     use lf_tray_core::State;
+
+    #[test]
+    fn a_popup_says_why_the_agent_waits_in_its_own_escaped_words() {
+        use crate::board::tests::{blocked, record_e};
+        let mut r = record_e(
+            "S-1",
+            State::Other("unknown".into()),
+            true,
+            blocked(
+                "permission",
+                "Run <b>rm</b> -rf /tmp/x",
+                "Bash wants\nto run a command",
+            ),
+        );
+        r.title = "Fix & ship".into();
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "codex asks permission · Fix & ship");
+        assert_eq!(
+            n.body,
+            "Run &lt;b&gt;rm&lt;/b&gt; -rf /tmp/x\nBash wants to run a command\nFix &amp; ship\nproduct / LOO-412"
+        );
+        for (kind, phrase) in [
+            ("question", "codex asks a question"),
+            ("auth", "codex needs you to sign in"),
+            ("newer", "codex waits for you"),
+        ] {
+            let r = record_e("S", State::Active, true, blocked(kind, "t", "m"));
+            assert!(asked(&r).summary.starts_with(phrase), "{kind}");
+        }
+        // Without a status report it reads as on generation D.
+        let plain = record_e("S", State::Active, true, serde_json::Value::Null);
+        assert_eq!(asked(&plain).summary, "Agent waits for you · codex");
+    }
+
+    #[test]
+    fn a_stopped_agent_is_a_quiet_popup_that_resumes_it() {
+        let r = crate::board::tests::record_e("S-2", State::Closed, false, serde_json::Value::Null);
+        let n = stopped(&r);
+        assert_eq!(n.kind, NoticeKind::Stopped);
+        assert_eq!(n.kind.urgency(), Urgency::Low);
+        assert_eq!(n.kind.sound(), None);
+        assert_eq!(n.summary, "Agent stopped · Title of S-2");
+        assert!(n.body.ends_with("product / LOO-412"), "{}", n.body);
+        let keys: Vec<&str> = n.actions.iter().map(|(k, _)| *k).collect();
+        assert!(
+            keys.contains(&DEFAULT) && keys.contains(&DISMISS),
+            "{keys:?}"
+        );
+    }
 
     #[test]
     fn another_machines_popups_name_it_and_keep_their_own_key() {

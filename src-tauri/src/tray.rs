@@ -108,7 +108,11 @@ pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
     // The menu's snapshot of the popups carries no waiting times: today's order.
     let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.key().token()).copied())
         .into_iter()
-        .filter(|(group, _)| group.is_pending())
+        .filter(|(group, r)| {
+            // A stopped agent the person dismissed is theirs to resume from the window.
+            group.is_pending()
+                && !(*group == Group::Stopped && popups.dismissed.contains(&r.key().token()))
+        })
         .collect();
     let mut entries = Vec::new();
     let mut heading: Option<Group> = None;

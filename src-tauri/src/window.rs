@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::history;
-use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
+use lf_tray_core::{ActionKind, Presents, SessionKey, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
@@ -31,6 +31,10 @@ pub struct SessionView {
     /// per machine only.
     pub key: String,
     pub group: Group,
+    /// The group's heading, as the tray says it: the page keeps no copy of its own.
+    pub group_title: &'static str,
+    /// Why it waits as a person says it ("asks permission"), where the agent said.
+    pub reason_phrase: Option<&'static str>,
     pub buttons: Vec<Button>,
     /// An Ask's prompt without the line that is already its title.
     pub question: Option<String>,
@@ -70,10 +74,14 @@ fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
             SessionView {
                 buttons: actions::buttons(record),
                 question: board::question(record),
-                repo_name: record.kind.is_none().then(|| board::repo(record)).flatten(),
+                repo_name: (record.presents() == Presents::Waits)
+                    .then(|| record.repo())
+                    .flatten(),
                 waiting_since: popups.waiting_since(&key),
                 dismissed: popups.dismissed(&key),
                 group,
+                group_title: group.title(),
+                reason_phrase: record.reason.as_ref().map(|r| r.phrase()),
                 key: key.clone(),
                 record: record.clone(),
             }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use lf_sim::{AskSpec, FlowSpec, SimHome};
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::lf::{Generation, LfAction, LfError};
+use lf_tray_core::lf::{LfAction, LfError};
+use lf_tray_core::Generation;
 use lf_tray_core::{Event, State};
 
 /// Long enough for a loaded CI machine; a passing run takes milliseconds.

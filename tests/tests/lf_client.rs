@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lf_sim::{AskSpec, FlowSpec, SimHome};
-use lf_tray_core::lf::{resolve, Generation, Lf, LfAction, LfError, RUN_CONTEXT_VARS};
+use lf_tray_core::lf::{resolve, Lf, LfAction, LfError, RUN_CONTEXT_VARS};
+use lf_tray_core::{Dialect, Generation};
 use lf_tray_core::{Kind, State};
 use serde_json::Value;
 
@@ -102,7 +103,7 @@ async fn list_reads_what_lf_lists() {
     flow.work = Some("task:task_1".into());
     h.sim.flows(&[flow]).unwrap();
 
-    let (records, problems) = h.lf().list(Generation::A).await.unwrap();
+    let (records, problems) = h.lf().list(&Dialect::of(Generation::A)).await.unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(records.len(), 2);
     let shipped = &records[0];
@@ -184,7 +185,7 @@ async fn lf_sees_the_chosen_home_and_none_of_the_trays_run_context() {
     }
     std::env::set_var("LF_DB_PATH", "/elsewhere/loopflow.db");
     let h = Harness::new();
-    h.lf().list(Generation::A).await.unwrap();
+    h.lf().list(&Dialect::of(Generation::A)).await.unwrap();
     let env = &h.calls()[0]["env"];
     for name in RUN_CONTEXT_VARS {
         assert!(env.get(name).is_none(), "{name} reached lf: {env}");
@@ -230,7 +231,7 @@ async fn lf_refusals_come_back_as_its_own_sentences() {
     );
 
     h.knob("fail", "database is locked");
-    let err = h.lf().list(Generation::A).await.unwrap_err();
+    let err = h.lf().list(&Dialect::of(Generation::A)).await.unwrap_err();
     assert!(
         matches!(&err, LfError::Failed { code: Some(1), message } if message == "database is locked"),
         "{err:?}"
@@ -246,7 +247,7 @@ async fn an_lf_that_never_answers_is_stopped_at_the_timeout() {
     let err = h
         .lf()
         .with_timeout(timeout)
-        .list(Generation::A)
+        .list(&Dialect::of(Generation::A))
         .await
         .unwrap_err();
     let took = started.elapsed();
@@ -274,7 +275,7 @@ async fn giving_up_on_a_call_kills_its_lf() {
     let h = Harness::new();
     h.knob("hang", "");
     let lf = h.lf().with_timeout(Duration::from_secs(600));
-    let call = tokio::spawn(async move { lf.list(Generation::A).await });
+    let call = tokio::spawn(async move { lf.list(&Dialect::of(Generation::A)).await });
     let deadline = Instant::now() + Duration::from_secs(10);
     let pid = loop {
         if let Some(call) = h.calls().first() {
@@ -297,14 +298,17 @@ async fn giving_up_on_a_call_kills_its_lf() {
 async fn missing_and_misbehaving_programs_are_told_apart() {
     let dir = tempfile::tempdir().unwrap();
     let err = Lf::new(dir.path().join("nope"))
-        .list(Generation::A)
+        .list(&Dialect::of(Generation::A))
         .await
         .unwrap_err();
     assert!(matches!(err, LfError::NotFound), "{err:?}");
 
     let chatty = dir.path().join("chatty");
     script(&chatty, "#!/bin/sh\necho 'lf 0.1 ready'\n");
-    let err = Lf::new(chatty).list(Generation::A).await.unwrap_err();
+    let err = Lf::new(chatty)
+        .list(&Dialect::of(Generation::A))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, LfError::BadOutput(m) if m.starts_with("lf printed invalid JSON")),
         "{err:?}"
@@ -313,7 +317,10 @@ async fn missing_and_misbehaving_programs_are_told_apart() {
     // More than the output cap: refused, and the flood does not block or exhaust anything.
     let flood = dir.path().join("flood");
     script(&flood, "#!/bin/sh\nhead -c 17000000 /dev/zero\n");
-    let err = Lf::new(flood).list(Generation::A).await.unwrap_err();
+    let err = Lf::new(flood)
+        .list(&Dialect::of(Generation::A))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, LfError::BadOutput(m) if m.contains("more than 16 MiB")),
         "{err:?}"
@@ -321,7 +328,10 @@ async fn missing_and_misbehaving_programs_are_told_apart() {
 
     let silent = dir.path().join("silent");
     script(&silent, "#!/bin/sh\nexit 3\n");
-    let err = Lf::new(silent).list(Generation::A).await.unwrap_err();
+    let err = Lf::new(silent)
+        .list(&Dialect::of(Generation::A))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "lf failed with exit code 3 and no message."
@@ -350,7 +360,7 @@ async fn the_resolved_lf_is_the_one_on_path_and_it_answers() {
     sim.ask(&AskSpec::new("q", "/src")).unwrap();
     let (records, _) = Lf::new(found.clone())
         .with_home(sim.home())
-        .list(Generation::A)
+        .list(&Dialect::of(Generation::A))
         .await
         .unwrap();
     assert_eq!(records[0].open_argv[0], found.to_str().unwrap());
@@ -379,7 +389,10 @@ async fn an_lf_that_answers_in_pages_is_followed_to_the_last_one() {
             c = record("S-3"),
         ),
     );
-    let (records, problems) = Lf::new(paged).list(Generation::D).await.unwrap();
+    let (records, problems) = Lf::new(paged)
+        .list(&Dialect::of(Generation::D))
+        .await
+        .unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["S-1", "S-2", "S-3"]);
@@ -404,7 +417,10 @@ async fn an_lf_that_answers_in_pages_is_followed_to_the_last_one() {
             a = record("S-1")
         ),
     );
-    let err = Lf::new(looping).list(Generation::D).await.unwrap_err();
+    let err = Lf::new(looping)
+        .list(&Dialect::of(Generation::D))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, LfError::BadOutput(m) if m.contains("repeat the cursor")),
         "{err:?}"

@@ -7,7 +7,8 @@
 //! generation's `lf` accepts them: generation A decides a Flow step with Approve / Iterate,
 //! B and C with Complete once ready. Generation D always sends its own (Open, Move here).
 
-use crate::lf::{Generation, LfAction};
+use crate::dialect::{Dialect, FlowDecision};
+use crate::lf::LfAction;
 use crate::session::{Action, ActionKind, Kind, SessionRecord, State};
 
 /// lf takes the text as one argument; far beyond any real summary, and far below the
@@ -27,10 +28,10 @@ pub enum Step {
     Lf(LfAction),
 }
 
-/// The actions of a record that has none from lf, in the order they are shown. An lf of
-/// unknown generation, or none, is taken for generation A, the model this app was built
-/// from.
-pub fn derive(record: &SessionRecord, lf: Option<Generation>) -> Vec<Action> {
+/// The actions of a record that has none from lf, in the order they are shown. Without an
+/// lf (or one not recognised) a Flow step is decided as generation A decides it, the model
+/// this app was built from.
+pub fn derive(record: &SessionRecord, lf: Option<&Dialect>) -> Vec<Action> {
     let action = |kind: ActionKind, label: &str, help: &str, reason: Option<&str>| Action {
         kind,
         label: label.into(),
@@ -44,7 +45,7 @@ pub fn derive(record: &SessionRecord, lf: Option<Generation>) -> Vec<Action> {
         None,
     );
     let not_ready = (record.state != State::Ready).then_some(NOT_READY);
-    let decides_with_complete = matches!(lf, Some(Generation::B | Generation::C));
+    let decides_with_complete = lf.is_some_and(|d| d.flow_decision == FlowDecision::Complete);
     match &record.kind {
         Some(Kind::Flow) if decides_with_complete => vec![
             open,
@@ -159,10 +160,11 @@ pub fn plan(record: &SessionRecord, kind: &ActionKind, text: Option<&str>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::Generation;
     use crate::session::test_record as record;
 
     fn with_derived(mut r: SessionRecord, lf: Option<Generation>) -> SessionRecord {
-        r.actions = Some(derive(&r, lf));
+        r.actions = Some(derive(&r, lf.map(Dialect::of).as_ref()));
         r
     }
 

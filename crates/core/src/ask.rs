@@ -123,6 +123,8 @@ impl AskRecord {
             open_argv,
             actions: None,
             needs_you: false,
+            reason: None,
+            stopped: false,
             prompt: Some(self.prompt.clone()),
             created_at: None,
             extra: serde_json::Map::new(),

@@ -17,9 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::dialect::{Dialect, Follow, Generation};
 use crate::event::{Event, Warning};
 use crate::home::Home;
-use crate::lf::{self, Detected, Generation, Lf, LfAction, LfError};
+use crate::lf::{self, Lf, LfAction, LfError};
 use crate::machine::{self, MachineView, Reporter, Ssh};
 use crate::monitor::{Part, Reader, Report};
 use crate::records::Records;
@@ -113,7 +114,7 @@ struct Shared {
     /// This machine's part of the status line.
     status: String,
     can_watch: bool,
-    detected: Option<Detected>,
+    detected: Option<Dialect>,
 }
 
 /// A handle on the running engine. Cheap to clone.
@@ -144,7 +145,10 @@ enum Msg {
     Acting,
     Acted(oneshot::Sender<()>),
     Reader(u64, Report),
-    Detected(Result<Detected, LfError>),
+    Detected(Result<Dialect, LfError>),
+    /// An agent process a listed session names exited: lf writes nothing for that, and
+    /// only a new list says the session stopped.
+    AgentExited(i32),
 }
 
 /// Ends an action's "own lf run" even when the caller stops waiting for it.
@@ -242,7 +246,7 @@ impl Engine {
     }
 
     /// What the engine learned about the lf in use, once it asked.
-    pub fn detected(&self) -> Option<Detected> {
+    pub fn detected(&self) -> Option<Dialect> {
         read(&self.shared).detected
     }
 
@@ -318,8 +322,8 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
         Some(lf) => lf.detect().await.ok(),
         None => None,
     };
-    let generation = detected.map(|d| d.generation);
-    let files = generation.is_none_or(Generation::has_session_files);
+    let files = detected.is_none_or(|d| d.session_files);
+    let dialect = detected.unwrap_or(Dialect::of(Generation::Unknown));
     let home = config.home.clone();
     let scan = tokio::task::spawn_blocking(move || {
         let mut records = Records::new(home.clone(), config.lf_bin.as_deref());
@@ -331,7 +335,7 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
     });
     let cli = async {
         match &lf {
-            Some(lf) => Some(lf.list(generation.unwrap_or(Generation::Unknown)).await),
+            Some(lf) => Some(lf.list(&dialect).await),
             None => None,
         }
     };
@@ -371,7 +375,7 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
         )),
         None => {}
     }
-    let snapshot = Snapshot::merge(file_sessions, &listed, files_active, generation);
+    let snapshot = Snapshot::merge(file_sessions, &listed, files_active, detected.as_ref());
     let mut status = status_line(lf.as_ref(), detected, None, snapshot.len());
     let mut sessions = snapshot.sessions();
     for (dest, result) in machines {
@@ -415,7 +419,7 @@ fn files_present(home: &Home) -> bool {
 
 fn status_line(
     lf: Option<&Lf>,
-    detected: Option<Detected>,
+    detected: Option<Dialect>,
     failure: Option<&str>,
     count: usize,
 ) -> String {
@@ -459,7 +463,7 @@ struct Following {
 /// lf's side: what `lf session list` and the readers said, and when to ask again.
 struct LfSide {
     lf: Option<Lf>,
-    detected: Option<Detected>,
+    detected: Option<Dialect>,
     schedule: Schedule,
     /// The last good list, with the readers' newer frames applied.
     listed: Vec<SessionRecord>,
@@ -511,12 +515,14 @@ fn stamp(db: &Path) -> Stamp {
 }
 
 impl LfSide {
-    fn generation(&self) -> Option<Generation> {
-        self.detected.map(|d| d.generation)
+    /// The dialect in use; an lf not (yet) recognised is read as an unknown one.
+    fn dialect(&self) -> Dialect {
+        self.detected.unwrap_or(Dialect::of(Generation::Unknown))
     }
 
-    fn monitor(&self) -> bool {
-        self.detected.is_some_and(|d| d.monitor)
+    /// Whether lf's own readers follow the store (generation D's read-only one).
+    fn readers(&self) -> bool {
+        self.detected.is_some_and(|d| d.follow == Follow::Readers)
     }
 
     /// A reader whose frames arrive: it covers the store's revisions, so lf's database
@@ -579,6 +585,9 @@ struct Core {
     watches: Watches,
     lf: LfSide,
     exits: HashMap<i32, (String, AbortHandle)>,
+    /// The agent processes listed sessions name (where lf names them), each watched for
+    /// its exit.
+    agents: HashMap<i32, AbortHandle>,
     /// Whether a source directory exists (cached: it changes only on top-level events).
     files_active: bool,
     /// Set when a change may touch any session (a rescan, a new lf list): the next
@@ -640,6 +649,7 @@ impl Core {
             records,
             watches,
             exits: HashMap::new(),
+            agents: HashMap::new(),
             files_active: false,
             full: true,
             files: true,
@@ -677,9 +687,9 @@ impl Core {
         // The first list waits for lf (bounded by its timeout), so the first snapshot
         // already holds lf's sessions.
         if let Some(lf) = self.lf.lf.clone() {
-            let generation = self.lf.generation().unwrap_or(Generation::Unknown);
+            let dialect = self.lf.dialect();
             self.lf.schedule.own_started();
-            let result = lf.list(generation).await;
+            let result = lf.list(&dialect).await;
             self.lf.own_ended(Instant::now());
             warnings.extend(self.take_listed(result));
         }
@@ -693,6 +703,7 @@ impl Core {
             return;
         }
         self.sync_readers(Instant::now(), &mut warnings);
+        self.sync_agents();
         self.warn(warnings);
 
         let mut reconcile = tokio::time::interval(self.config.reconcile_interval);
@@ -757,6 +768,7 @@ impl Core {
                     let _ = self.events.send(event);
                 }
                 self.sync_readers(now, &mut fresh);
+                self.sync_agents();
             }
             self.warn(fresh);
             let finished = self.lf.finished;
@@ -771,11 +783,10 @@ impl Core {
     }
 
     /// What was learned about the lf in use: which sources count and how lf is followed.
-    fn detected(&mut self, detected: Detected) {
+    fn detected(&mut self, detected: Dialect) {
         self.lf.detected = Some(detected);
-        self.files = detected.generation.has_session_files();
-        let quiet = matches!(detected.generation, Generation::D | Generation::D0)
-            .then_some(self.config.quiet_recheck);
+        self.files = detected.session_files;
+        let quiet = detected.quiet.then_some(self.config.quiet_recheck);
         self.lf.schedule.set_quiet(quiet);
     }
 
@@ -823,6 +834,10 @@ impl Core {
                 self.lf.waiters.push((wanted, waiter));
             }
             Msg::Reader(serial, report) => self.reader(serial, report, now, fresh),
+            Msg::AgentExited(pid) => {
+                self.agents.remove(&pid);
+                self.lf.schedule.ask(now);
+            }
             Msg::Detected(result) => {
                 self.lf.own_ended(now);
                 match result {
@@ -954,6 +969,32 @@ impl Core {
         stop_exits(&mut self.exits, |run, _| !followed.contains(run));
     }
 
+    /// Watch the agent process of every listed session that names one, and stop watching
+    /// those no longer listed: an agent's death is written nowhere (lf reads it at query
+    /// time), so its exit is the one sign that the session stopped.
+    fn sync_agents(&mut self) {
+        let dialect = self.lf.dialect();
+        let wanted: HashSet<i32> = self
+            .lf
+            .listed
+            .iter()
+            .filter_map(|r| dialect.agent_pid(r))
+            .collect();
+        self.agents.retain(|pid, handle| {
+            let keep = wanted.contains(pid);
+            if !keep {
+                handle.abort();
+            }
+            keep
+        });
+        for pid in wanted {
+            if !self.agents.contains_key(&pid) {
+                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(pid));
+                self.agents.insert(pid, handle);
+            }
+        }
+    }
+
     /// Watch a followed Run (its directory and `provider-clients/`) and its live client
     /// processes; stop watching one no longer followed.
     fn sync_run(&mut self, run_id: &str) -> bool {
@@ -970,7 +1011,7 @@ impl Core {
         });
         for pid in live {
             if !self.exits.contains_key(&pid) {
-                let handle = watch_exit(pid, run_id.to_string(), self.tx.clone());
+                let handle = watch_exit(pid, self.tx.clone(), Msg::ClientExited(run_id.into()));
                 self.exits.insert(pid, (run_id.to_string(), handle));
             }
         }
@@ -983,9 +1024,9 @@ impl Core {
             return;
         };
         self.lf.started += 1;
-        let generation = self.lf.generation().unwrap_or(Generation::Unknown);
+        let dialect = self.lf.dialect();
         tokio::spawn(async move {
-            let _ = tx.send(Msg::Listed(lf.list(generation).await));
+            let _ = tx.send(Msg::Listed(lf.list(&dialect).await));
         });
     }
 
@@ -1104,7 +1145,7 @@ impl Core {
     /// Start a reader for each repository with open sessions that has none, and stop
     /// those whose repository has none left. Only where lf has `monitor work`.
     fn sync_readers(&mut self, now: Instant, fresh: &mut Vec<Warning>) {
-        let Some(lf) = self.lf.lf.clone().filter(|_| self.lf.monitor()) else {
+        let Some(lf) = self.lf.lf.clone().filter(|_| self.lf.readers()) else {
             return;
         };
         let side = &mut self.lf;
@@ -1253,7 +1294,7 @@ impl Core {
         let at = OffsetDateTime::now_utc();
         let mut touched = self.records.take_touched();
         touched.extend(self.lf.touched.drain());
-        let generation = self.lf.generation();
+        let dialect = self.lf.detected;
         let mut shared = write(&self.shared);
         let events = if std::mem::take(&mut self.full) {
             self.files_active = self.files && files_present(&self.config.home);
@@ -1262,7 +1303,7 @@ impl Core {
             } else {
                 Vec::new()
             };
-            let next = Snapshot::merge(files, &self.lf.listed, self.files_active, generation);
+            let next = Snapshot::merge(files, &self.lf.listed, self.files_active, dialect.as_ref());
             let events = shared.snapshot.diff(&next, at);
             shared.snapshot = next;
             events
@@ -1277,8 +1318,13 @@ impl Core {
                         None
                     };
                     let cli = self.lf.index.get(&id).map(|&i| &self.lf.listed[i]);
-                    let next =
-                        merge_one(file, cli, self.files_active, &self.lf.boundary, generation);
+                    let next = merge_one(
+                        file,
+                        cli,
+                        self.files_active,
+                        &self.lf.boundary,
+                        dialect.as_ref(),
+                    );
                     shared.snapshot.update(&id, next, at)
                 })
                 .collect()
@@ -1338,12 +1384,12 @@ async fn sleep_until(due: Option<Instant>) {
     }
 }
 
-/// Tell the engine when a client process exits.
-fn watch_exit(pid: i32, run_id: String, tx: mpsc::WeakUnboundedSender<Msg>) -> AbortHandle {
+/// Tell the engine when a process exits.
+fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exited: Msg) -> AbortHandle {
     tokio::spawn(async move {
         crate::liveness::exited(pid).await;
         if let Some(tx) = tx.upgrade() {
-            let _ = tx.send(Msg::ClientExited(run_id));
+            let _ = tx.send(exited);
         }
     })
     .abort_handle()

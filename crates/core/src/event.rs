@@ -65,6 +65,14 @@ pub enum Event {
         previous: State,
         previous_needs_you: bool,
     },
+    /// A session's agent stopped (died or exited) while no terminal was attached, and the
+    /// session stays open (generation E): its work stands still until someone resumes it.
+    Stopped {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        session: SessionRecord,
+        previous: State,
+    },
     /// A session is gone: completed, removed or resolved. Carries its last known record.
     Resolved {
         #[serde(with = "time::serde::rfc3339")]
@@ -92,6 +100,7 @@ impl Event {
             Event::Asked { session, .. }
             | Event::Ready { session, .. }
             | Event::State { session, .. }
+            | Event::Stopped { session, .. }
             | Event::Resolved { session, .. }
             | Event::Appeared { session, .. } => Some(session),
             Event::Snapshot { .. } | Event::Warning { .. } => None,

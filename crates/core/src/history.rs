@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::Presents;
 use crate::{Kind, SessionRecord, State};
 
 /// The file's format; a file with a higher one is from a newer lf-tray.
@@ -35,6 +36,9 @@ pub fn key(record: &SessionRecord) -> String {
 /// lf would keep stable (its title is regenerated), so its fingerprint is only "waits";
 /// attention that cleared and came back is a new transition because clearing forgets it.
 pub fn transition(record: &SessionRecord) -> Option<String> {
+    if record.stopped {
+        return Some("stopped".into());
+    }
     if !record.needs_you {
         return None;
     }
@@ -42,8 +46,19 @@ pub fn transition(record: &SessionRecord) -> Option<String> {
         let summary = record.ready_summary.as_deref().unwrap_or("");
         return Some(format!("ready:{:016x}", fnv(&[summary])));
     }
-    if record.kind.is_none() {
-        return Some("waits".into());
+    if record.presents() == Presents::Waits {
+        // Why it waits is the agent's own report, stable while it stands: a new one is news.
+        return Some(match &record.reason {
+            None => "waits".into(),
+            Some(r) => format!(
+                "waits:{:016x}",
+                fnv(&[
+                    r.kind.as_deref().unwrap_or(""),
+                    r.title.as_deref().unwrap_or(""),
+                    r.msg.as_deref().unwrap_or("")
+                ])
+            ),
+        });
     }
     let step = |name: &str| {
         record

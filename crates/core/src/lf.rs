@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use crate::dialect::{Dialect, Help};
 use crate::machine::Ssh;
 use crate::session::{decode_list, SessionRecord};
 
@@ -171,111 +172,6 @@ fn span(d: Duration) -> String {
     }
 }
 
-/// lf's session model changed shape four times; what the tray may read, which command
-/// lists every session, and how changes are followed depend on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Generation {
-    /// Session files plus `approve` / `iterate` for Flow review steps.
-    A,
-    /// Session files plus `actions[]` on each record (`rename`, no `connect`).
-    B,
-    /// Sessions in SQLite (`connect`, `import`, `bind`): the old files are history only.
-    C,
-    /// Today's lf, early builds: SQLite only, `attention`, no `kind`, no `complete`; the
-    /// list's filter is spelt `--needs-me`, and there is no `lf monitor work`.
-    D0,
-    /// Today's lf: as D0, with `--waiting` and `lf monitor work --watch --json`.
-    D,
-    /// A help text this app does not recognise: read the files and trust the CLI.
-    Unknown,
-}
-
-impl Generation {
-    /// The generation from the verbs `lf session --help` lists, and for D-era builds the
-    /// flags `lf session list --help` shows (§9.1 of the model: `resume`/`ensure` without
-    /// `complete` is D; `--needs-me` marks its early builds).
-    pub fn from_help(help: &str, list_help: Option<&str>) -> Generation {
-        let verbs: Vec<&str> = help
-            .lines()
-            .filter_map(|line| line.split_whitespace().next())
-            .collect();
-        let has = |verb: &str| verbs.contains(&verb);
-        if (has("resume") || has("ensure")) && !has("complete") {
-            match list_help {
-                Some(text) if text.contains("--needs-me") && !text.contains("--waiting") => {
-                    Generation::D0
-                }
-                _ => Generation::D,
-            }
-        } else if has("connect") || has("import") || has("bind") {
-            Generation::C
-        } else if has("approve") || has("iterate") {
-            Generation::A
-        } else if has("rename") {
-            Generation::B
-        } else {
-            Generation::Unknown
-        }
-    }
-
-    /// Whether lf still keeps sessions in files the engine can watch.
-    pub fn has_session_files(self) -> bool {
-        matches!(self, Generation::A | Generation::B | Generation::Unknown)
-    }
-
-    /// Whether `lf session list --help` decides between D and D0.
-    fn is_d(self) -> bool {
-        matches!(self, Generation::D | Generation::D0)
-    }
-
-    /// The `lf session list` that returns every session the tray shows, on one page.
-    ///
-    /// C and D list only the current repository, interactive sessions and 100 rows by
-    /// default; `--all`, `--interactive all` and `--limit 0` lift that, since a headless
-    /// Run can wait on a person too (a Codex approval). On D the tray lists every *open*
-    /// session, interactive or headless, rather than only `--waiting` ones: a session
-    /// that stops waiting must be told apart from one that was completed (a `state`
-    /// line versus `resolved`), and the waiting filter cannot tell them apart. Both run
-    /// the same store query; the full list only prints more JSON.
-    pub fn list_args(self) -> &'static [&'static str] {
-        match self {
-            Generation::A | Generation::B | Generation::Unknown => {
-                &["session", "list", "--json", "--all"]
-            }
-            Generation::C | Generation::D0 | Generation::D => &[
-                "session",
-                "list",
-                "--json",
-                "--all",
-                "--interactive",
-                "all",
-                "--limit",
-                "0",
-            ],
-        }
-    }
-
-    /// The generation's letter, for the status line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Generation::A => "A",
-            Generation::B => "B",
-            Generation::C => "C",
-            Generation::D0 => "D0",
-            Generation::D => "D",
-            Generation::Unknown => "unknown",
-        }
-    }
-}
-
-/// What the tray learned about an lf program by asking it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Detected {
-    pub generation: Generation,
-    /// It has `lf monitor work --watch --json`: attention arrives from lf's own reader.
-    pub monitor: bool,
-}
-
 #[derive(Debug, Clone)]
 pub struct Lf {
     bin: PathBuf,
@@ -335,14 +231,14 @@ impl Lf {
         &self.env
     }
 
-    /// Every session, with the generation's list command: the records, and a problem per
+    /// Every session, with the dialect's list command: the records, and a problem per
     /// element that did not decode. An lf that answers with a page that has a `next`
     /// is asked for the following pages until there is none.
     pub async fn list(
         &self,
-        generation: Generation,
+        dialect: &Dialect,
     ) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
-        let args = generation.list_args();
+        let args = dialect.list_args;
         let mut page = decode_list(&self.run(args).await?).map_err(LfError::BadOutput)?;
         let (mut records, mut problems) = (page.records, page.problems);
         let mut seen = std::collections::HashSet::new();
@@ -370,29 +266,34 @@ impl Lf {
         Ok((records, problems))
     }
 
-    /// Which generation of lf this is, from the verbs `lf session --help` lists (and, for
-    /// D-era builds, `lf session list --help` and `lf monitor --help`).
-    pub async fn detect(&self) -> Result<Detected, LfError> {
-        let help = self.run(&["session", "--help"]).await?;
-        let help = String::from_utf8_lossy(&help);
-        let mut generation = Generation::from_help(&help, None);
-        let mut monitor = false;
-        if generation.is_d() {
-            let list_help = self.run(&["session", "list", "--help"]).await.ok();
-            let list_help = list_help.map(|out| String::from_utf8_lossy(&out).into_owned());
-            generation = Generation::from_help(&help, list_help.as_deref());
-            // D0 has no `monitor`; an lf that says `work` under `monitor --help` has it.
-            monitor = match self.run(&["monitor", "--help"]).await {
-                Ok(out) => String::from_utf8_lossy(&out)
-                    .lines()
-                    .any(|line| line.split_whitespace().next() == Some("work")),
-                Err(_) => false,
-            };
+    /// What this lf is, from the verbs `lf session --help` lists and, for the SQLite-only
+    /// builds, `lf session list --help`, `lf monitor --help` and `lf --help`.
+    pub async fn detect(&self) -> Result<Dialect, LfError> {
+        let session = self.run(&["session", "--help"]).await?;
+        let session = String::from_utf8_lossy(&session).into_owned();
+        if !Dialect::needs_more_help(&session) {
+            return Ok(Dialect::from_help(&Help {
+                session: &session,
+                ..Help::default()
+            }));
         }
-        Ok(Detected {
-            generation,
-            monitor,
-        })
+        // Each is optional: an lf that refuses one is told apart by the others.
+        let text = |out: Result<Vec<u8>, LfError>| {
+            out.ok()
+                .map(|out| String::from_utf8_lossy(&out).into_owned())
+        };
+        let (list, monitor, top) = tokio::join!(
+            self.run(&["session", "list", "--help"]),
+            self.run(&["monitor", "--help"]),
+            self.run(&["--help"]),
+        );
+        let (list, monitor, top) = (text(list), text(monitor), text(top));
+        Ok(Dialect::from_help(&Help {
+            session: &session,
+            list: list.as_deref(),
+            monitor: monitor.as_deref(),
+            top: top.as_deref(),
+        }))
     }
 
     /// `lf monitor work --watch --json`, ready to spawn, with pipes for its requests and
@@ -516,36 +417,6 @@ async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result
     (&mut from).take(cap as u64).read_to_end(&mut kept).await?;
     let dropped = tokio::io::copy(&mut from, &mut tokio::io::sink()).await?;
     Ok((kept, dropped > 0))
-}
-
-#[cfg(test)]
-mod generation_tests {
-    use super::Generation;
-
-    #[test]
-    fn generations_from_help() {
-        let a = "Usage: lf session <COMMAND>\n\nCommands:\n  list      List\n  open      Open\n  approve   Approve\n  iterate   Iterate\n";
-        assert_eq!(Generation::from_help(a, None), Generation::A);
-        let b = "Commands:\n  list  L\n  open  O\n  complete  C\n  rename  R\n  ready  R\n";
-        assert_eq!(Generation::from_help(b, None), Generation::B);
-        let c = "Commands:\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  complete  C\n  rename  R\n  import  I\n";
-        assert_eq!(Generation::from_help(c, None), Generation::C);
-        assert_eq!(Generation::from_help("garbage", None), Generation::Unknown);
-        let d = "Commands:\n  resume  R\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  replace  R\n  rename  R\n  bind  B\n";
-        assert_eq!(Generation::from_help(d, None), Generation::D);
-        let d_list = "Options:\n      --json\n      --all\n      --waiting  Only conversations waiting on you\n";
-        assert_eq!(Generation::from_help(d, Some(d_list)), Generation::D);
-        let d0_list = "Options:\n      --json\n      --needs-me  Only conversations waiting for review or a reply\n";
-        assert_eq!(Generation::from_help(d, Some(d0_list)), Generation::D0);
-        for g in [Generation::C, Generation::D0, Generation::D] {
-            assert!(!g.has_session_files(), "{g:?}");
-        }
-        assert!(Generation::A.has_session_files());
-        assert!(Generation::D.list_args().contains(&"--interactive"));
-        assert!(!Generation::D.list_args().contains(&"--waiting"));
-        assert!(Generation::C.list_args().ends_with(&["--limit", "0"]));
-        assert!(Generation::C.list_args().contains(&"--interactive"));
-    }
 }
 
 #[cfg(test)]

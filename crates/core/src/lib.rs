@@ -4,6 +4,7 @@
 
 pub mod actions;
 pub mod ask;
+pub mod dialect;
 pub mod engine;
 pub mod event;
 pub mod history;
@@ -20,6 +21,9 @@ pub mod snapshot;
 pub mod terminal;
 mod watch;
 
+pub use dialect::{Dialect, Generation};
 pub use event::{Event, Warning};
 pub use home::Home;
-pub use session::{Action, ActionKind, Kind, SessionKey, SessionRecord, State, WorkRef};
+pub use session::{
+    Action, ActionKind, Kind, Presents, Reason, SessionKey, SessionRecord, State, WorkRef,
+};

@@ -24,8 +24,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
+use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
-use crate::lf::{Generation, Lf};
+use crate::lf::Lf;
 use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 use crate::terminal::shell_quote;
@@ -247,7 +248,7 @@ pub fn read_line(line: &str) -> Result<Option<Report>, String> {
                 .ok_or("a snapshot without sessions")?;
             Report::View(serde_json::from_value(sessions).map_err(|e| e.to_string())?)
         }
-        "asked" | "ready" | "state" | "appeared" => {
+        "asked" | "ready" | "state" | "appeared" | "stopped" => {
             let record = session()?;
             Report::Changed(record.id.clone(), Some(Box::new(record)))
         }
@@ -622,16 +623,15 @@ async fn list(
     backoff: &mut Backoff,
 ) -> Result<Ended, String> {
     let lf = Lf::over_ssh(ssh.clone(), lf).with_timeout(REMOTE_LF_TIMEOUT);
-    let generation = lf
+    let dialect = lf
         .detect()
         .await
-        .map_err(|e| format!("lf session --help: {e}"))?
-        .generation;
+        .map_err(|e| format!("lf session --help: {e}"))?;
     // Asks for a list from before this connection are answered by its first list.
     while nudge.try_recv().is_ok() {}
     for _ in 0..LISTS_PER_PROBE {
         let (records, problems) = lf
-            .list(generation)
+            .list(&dialect)
             .await
             .map_err(|e| format!("lf session list: {e}"))?;
         backoff.reset();
@@ -640,7 +640,7 @@ async fn list(
                 return Ok(Ended::EngineGone);
             }
         }
-        if !reports.send(Report::View(finished(records, generation))) {
+        if !reports.send(Report::View(finished(records, &dialect))) {
             return Ok(Ended::EngineGone);
         }
         tokio::select! {
@@ -677,16 +677,15 @@ pub async fn list_once(ssh: &Ssh) -> Result<Vec<SessionRecord>, String> {
         }
         (None, Some(lf)) => {
             let lf = Lf::over_ssh(ssh.clone(), &lf).with_timeout(REMOTE_LF_TIMEOUT);
-            let generation = lf
+            let dialect = lf
                 .detect()
                 .await
-                .map_err(|e| format!("lf session --help: {e}"))?
-                .generation;
+                .map_err(|e| format!("lf session --help: {e}"))?;
             let (records, _) = lf
-                .list(generation)
+                .list(&dialect)
                 .await
                 .map_err(|e| format!("lf session list: {e}"))?;
-            finished(records, generation)
+            finished(records, &dialect)
         }
         (None, None) => {
             return Err(
@@ -704,8 +703,8 @@ pub async fn list_once(ssh: &Ssh) -> Result<Vec<SessionRecord>, String> {
 }
 
 /// lf's records as the engine hands them on: `needs_you` judged, actions derived.
-fn finished(records: Vec<SessionRecord>, generation: Generation) -> Vec<SessionRecord> {
-    Snapshot::merge(Vec::new(), &records, false, Some(generation)).sessions()
+fn finished(records: Vec<SessionRecord>, dialect: &Dialect) -> Vec<SessionRecord> {
+    Snapshot::merge(Vec::new(), &records, false, Some(dialect)).sessions()
 }
 
 async fn read_tail(from: impl AsyncRead + Unpin) -> Vec<u8> {

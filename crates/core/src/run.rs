@@ -261,6 +261,8 @@ impl Run {
             open_argv,
             actions: None,
             needs_you: false,
+            reason: None,
+            stopped: false,
             prompt: None,
             created_at: Some(self.manifest.created_at),
             extra: serde_json::Map::new(),

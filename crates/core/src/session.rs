@@ -172,6 +172,15 @@ pub struct SessionRecord {
     /// generation, set by the engine (see [`needs_you`]). lf never sends it.
     #[serde(default)]
     pub needs_you: bool,
+    /// Why it waits, where the agent said so (generation E's `program_status`), while it
+    /// waits; set by the engine ([`reason`]). lf never sends it.
+    #[serde(default)]
+    pub reason: Option<Reason>,
+    /// Its agent stopped (died or exited) while the session stays open (generation E): it
+    /// never needs the person, but its work stands still until someone resumes it. Set by
+    /// the engine for the lf in use; lf never sends it.
+    #[serde(default)]
+    pub stopped: bool,
     /// The Ask's full question. Only the files carry it; lf's list does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -182,6 +191,84 @@ pub struct SessionRecord {
     /// Every other field lf sent, kept as it was.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
+}
+
+/// Why an agent waits, as it reported itself: the newest `blocked` record of its
+/// `program_status` (generation E). `kind` is lf's word (`permission`, `question`, `auth`,
+/// or a newer one, kept as sent); `title` and `msg` are the agent program's own words,
+/// untrusted text for every surface to escape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reason {
+    pub kind: Option<String>,
+    pub title: Option<String>,
+    pub msg: Option<String>,
+}
+
+impl Reason {
+    /// What the agent wants, as a person says it: "asks permission", "asks a question",
+    /// "needs you to sign in"; a kind this app does not know says only that it waits.
+    pub fn phrase(&self) -> &'static str {
+        match self.kind.as_deref() {
+            Some("permission") => "asks permission",
+            Some("question") => "asks a question",
+            Some("auth") => "needs you to sign in",
+            _ => "waits for you",
+        }
+    }
+
+    /// The short name of the kind, for a tray row ("permission: Run cargo publish").
+    pub fn label(&self) -> &str {
+        match self.kind.as_deref() {
+            Some("auth") => "sign-in",
+            Some(kind) if !kind.trim().is_empty() => kind,
+            _ => "blocked",
+        }
+    }
+}
+
+/// The reason a record's agent gives for waiting: its newest status report if that is
+/// `blocked`. Reports are oldest first; one of a state this app does not know is passed
+/// over, any other (working, done, idle, error, clear) means the block is behind it.
+pub fn reason(record: &SessionRecord) -> Option<Reason> {
+    let reports = record
+        .extra
+        .get("program_status")?
+        .get("records")?
+        .as_array()?;
+    let text = |report: &Value, key: &str| {
+        report
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
+    for report in reports.iter().rev() {
+        match report.get("state").and_then(Value::as_str) {
+            Some("blocked") => {
+                return Some(Reason {
+                    kind: text(report, "kind"),
+                    title: text(report, "title"),
+                    msg: text(report, "msg"),
+                })
+            }
+            Some("idle" | "working" | "done" | "error" | "clear") => return None,
+            _ => continue,
+        }
+    }
+    None
+}
+
+/// How a record presents itself to the person, decided here once for every surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presents {
+    /// An Ask or a Flow review step: lf says what is asked (generations A to C).
+    Asks,
+    /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
+    /// that it waits and, on E, why ([`SessionRecord::reason`]).
+    Waits,
+    /// An interactive session, or a kind this app does not know.
+    Session,
 }
 
 /// lf's `attention` values that mean a person is wanted: generation D's `waiting`, and
@@ -208,6 +295,57 @@ pub fn needs_you(record: &SessionRecord) -> bool {
 }
 
 impl SessionRecord {
+    /// How it presents itself: what the popup, the tray row and the window say of it.
+    pub fn presents(&self) -> Presents {
+        match &self.kind {
+            Some(Kind::Ask | Kind::Flow) => Presents::Asks,
+            Some(_) => Presents::Session,
+            None => Presents::Waits,
+        }
+    }
+
+    /// Whether a terminal of the person's is attached to it now: lf lists a live client's
+    /// terminal id, or offers Move here (which moves it from that client), or, where the
+    /// record names no agent process, its state says `active` (before generation E that
+    /// meant a client; on E an agent that lives).
+    pub fn attached(&self) -> bool {
+        let terminals = self
+            .extra
+            .get("terminal_ids")
+            .and_then(Value::as_array)
+            .is_some_and(|ids| !ids.is_empty());
+        let move_here = self
+            .action(&ActionKind::MoveHere)
+            .is_some_and(|a| a.unavailable_reason.is_none());
+        let active = self.state == State::Active && !self.extra.contains_key("agent_process_id");
+        terminals || move_here || active
+    }
+
+    /// Where the work is, for a record that says (generation D, and C's lists): lf's
+    /// `work_path` (`product / LOO-412`), else the repository it runs in.
+    pub fn work(&self) -> Option<String> {
+        self.extra_str("work_path")
+            .map(str::to_string)
+            .or_else(|| self.repo())
+    }
+
+    /// The repository's name: the last component of the checkout root lf recorded
+    /// (`workspace.worktree`), else of the session's directory.
+    pub fn repo(&self) -> Option<String> {
+        let path = self.worktree().unwrap_or(&self.cwd);
+        std::path::Path::new(path.trim_end_matches('/'))
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| !name.is_empty())
+    }
+
+    /// Which agent runs it: lf's `provider` (`codex`), else its `detail`
+    /// (`provider:model`), which generations before D carry alone.
+    pub fn provider(&self) -> Option<&str> {
+        self.extra_str("provider")
+            .or(Some(self.detail.trim()).filter(|d| !d.is_empty()))
+    }
+
     /// Whether it is of this kind (generation D records have none).
     pub fn is(&self, kind: Kind) -> bool {
         self.kind.as_ref() == Some(&kind)
@@ -385,6 +523,8 @@ pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> Session
         open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
         actions: None,
         needs_you: false,
+        reason: None,
+        stopped: false,
         prompt: None,
         created_at: None,
         extra: Default::default(),

@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use time::OffsetDateTime;
 
+use crate::dialect::Dialect;
 use crate::event::Event;
-use crate::lf::Generation;
-use crate::session::{needs_you, Kind, SessionRecord, State};
+use crate::session::{needs_you, reason, Kind, SessionRecord, State};
 
 /// The sessions listed at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,7 +36,7 @@ impl Snapshot {
         files: Vec<SessionRecord>,
         cli: &[SessionRecord],
         files_active: bool,
-        generation: Option<Generation>,
+        lf: Option<&Dialect>,
     ) -> Snapshot {
         let boundary = boundary_runs(cli);
         let cli: BTreeMap<&str, &SessionRecord> = cli.iter().map(|r| (r.id.as_str(), r)).collect();
@@ -54,7 +54,7 @@ impl Snapshot {
                 cli.get(id.as_str()).copied(),
                 files_active,
                 &boundary,
-                generation,
+                lf,
             );
             if let Some(record) = merged {
                 sessions.insert(id, record);
@@ -146,9 +146,9 @@ pub fn merge_one(
     cli: Option<&SessionRecord>,
     files_active: bool,
     boundary: &HashSet<String>,
-    generation: Option<Generation>,
+    lf: Option<&Dialect>,
 ) -> Option<SessionRecord> {
-    merged(file, cli, files_active, boundary).map(|record| finish(record, generation))
+    merged(file, cli, files_active, boundary).map(|record| finish(record, lf))
 }
 
 fn merged(
@@ -181,10 +181,14 @@ fn merged(
 
 /// A merged record as every surface gets it: with the tray's answer to "does this wait
 /// on you", and with actions for the lf in use where lf sent none.
-pub fn finish(mut record: SessionRecord, generation: Option<Generation>) -> SessionRecord {
-    record.needs_you = needs_you(&record);
+pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord {
+    record.stopped = lf.is_some_and(|d| d.closed_means_stopped)
+        && record.kind.is_none()
+        && record.state == State::Closed;
+    record.needs_you = !record.stopped && needs_you(&record);
+    record.reason = record.needs_you.then(|| reason(&record)).flatten();
     if record.actions.is_none() {
-        record.actions = Some(crate::actions::derive(&record, generation));
+        record.actions = Some(crate::actions::derive(&record, lf));
     }
     record
 }
@@ -220,6 +224,27 @@ fn transition(
             at,
             session: new.clone(),
         },
+        // The agent stopped while nobody was attached: its work stands still unseen. One
+        // the person quit in their own terminal is no news to them.
+        (Some(old), Some(new)) if new.stopped && !old.stopped && !old.attached() => {
+            Event::Stopped {
+                at,
+                previous: old.state.clone(),
+                session: new.clone(),
+            }
+        }
+        // Still waiting, for something else now: a new question, another permission.
+        (Some(old), Some(new))
+            if old.needs_you
+                && new.needs_you
+                && new.reason.is_some()
+                && old.reason != new.reason =>
+        {
+            Event::Asked {
+                at,
+                session: new.clone(),
+            }
+        }
         (Some(old), Some(new)) if old.state == new.state && old.needs_you == new.needs_you => {
             return None
         }
@@ -257,7 +282,9 @@ mod tests {
     use crate::session::ActionKind;
     use serde_json::json;
 
-    const A: Option<Generation> = Some(Generation::A);
+    use crate::dialect::Generation;
+
+    const A: Option<&Dialect> = Some(&Dialect::of(Generation::A));
 
     fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         crate::session::test_record(id, Some(kind), state)
@@ -421,7 +448,7 @@ mod tests {
     }
 
     fn one(record: SessionRecord) -> Snapshot {
-        Snapshot::merge(vec![], &[record], false, Some(Generation::D))
+        Snapshot::merge(vec![], &[record], false, Some(&Dialect::of(Generation::D)))
     }
 
     #[test]
@@ -504,5 +531,188 @@ mod tests {
             [Event::State { previous: State::Active, previous_needs_you: false, session, .. }]
                 if session.needs_you
         ));
+    }
+}
+
+/// Generation E: why an agent waits, and an agent that stops.
+#[cfg(test)]
+mod generation_e {
+    use super::*;
+    use crate::dialect::Generation;
+    use serde_json::{json, Value};
+
+    const E: Option<&Dialect> = Some(&Dialect::of(Generation::E));
+
+    /// An E2 record as lf prints it: D's fields, `program_status`, `agent_process_id`.
+    fn e(
+        id: &str,
+        attention: Option<&str>,
+        state: &str,
+        status: Value,
+        attached: bool,
+    ) -> SessionRecord {
+        let mut actions = vec![json!({"kind": "open", "label": "Open here", "help": null,
+            "unavailable_reason": attached.then_some("This Session is active in another terminal; use Move here to transfer it")})];
+        if attached {
+            actions.push(json!({"kind": "move_here", "label": "Move here", "help": null, "unavailable_reason": null}));
+        }
+        serde_json::from_value(json!({
+            "attention": attention, "id": id, "workspace": {"worktree": "/src/app"},
+            "interactive": true, "actions": actions, "title": format!("title {id}"),
+            "title_source": "generated", "flow_membership": {"kind": "independent"},
+            "detail": "claude:opus", "provider": "claude", "cwd": "/src/app/sub", "state": state,
+            "ready_summary": null, "open_argv": ["/usr/bin/env", "/lf", "session", "connect", id],
+            "terminal_ids": [], "program_status": status, "agent_process_id": 4242
+        }))
+        .unwrap()
+    }
+
+    fn blocked(kind: &str, title: &str) -> Value {
+        json!({"seen": false, "records": [
+            {"state": "working", "id": "1", "kind": null, "progress": null, "app": "claude", "title": null, "msg": null},
+            {"state": "blocked", "id": "2", "kind": kind, "progress": null, "app": "claude",
+             "title": title, "msg": "Bash wants to run a command"}
+        ]})
+    }
+
+    fn only(record: SessionRecord) -> Snapshot {
+        Snapshot::merge(vec![], &[record], false, E)
+    }
+
+    fn types(events: &[Event]) -> Vec<&'static str> {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::Asked { .. } => "asked",
+                Event::State { .. } => "state",
+                Event::Stopped { .. } => "stopped",
+                Event::Resolved { .. } => "resolved",
+                Event::Appeared { .. } => "appeared",
+                Event::Ready { .. } => "ready",
+                _ => "other",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_newest_blocked_report_is_why_it_waits() {
+        let s = only(e(
+            "S",
+            Some("waiting"),
+            "active",
+            blocked("permission", "Run cargo publish --dry-run"),
+            false,
+        ));
+        let r = s.get("S").unwrap();
+        assert!(r.needs_you && !r.stopped);
+        let reason = r.reason.as_ref().unwrap();
+        assert_eq!(reason.kind.as_deref(), Some("permission"));
+        assert_eq!(reason.title.as_deref(), Some("Run cargo publish --dry-run"));
+        assert_eq!(reason.msg.as_deref(), Some("Bash wants to run a command"));
+        assert_eq!(reason.phrase(), "asks permission");
+        // A later report puts the block behind it; a state this app does not know does not.
+        let mut status = blocked("question", "Which branch?");
+        status["records"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"state": "thinking-hard"}));
+        let r = only(e("S", Some("waiting"), "active", status.clone(), false));
+        assert_eq!(
+            r.get("S").unwrap().reason.as_ref().unwrap().phrase(),
+            "asks a question"
+        );
+        status["records"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"state": "working"}));
+        assert_eq!(
+            only(e("S", Some("waiting"), "active", status, false))
+                .get("S")
+                .unwrap()
+                .reason,
+            None
+        );
+        // No reason where it does not wait, nor where lf sends no status (D and older).
+        let idle = only(e("S", None, "active", blocked("auth", "Sign in"), false));
+        assert_eq!(idle.get("S").unwrap().reason, None);
+        let plain = only(e("S", Some("waiting"), "active", Value::Null, false));
+        assert_eq!(plain.get("S").unwrap().reason, None);
+        assert!(plain.get("S").unwrap().needs_you);
+    }
+
+    #[test]
+    fn a_new_reason_is_a_new_ask_and_the_same_one_is_not() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let first = only(e(
+            "S",
+            Some("waiting"),
+            "active",
+            blocked("permission", "Run ls"),
+            false,
+        ));
+        let same = only(e(
+            "S",
+            Some("waiting"),
+            "active",
+            blocked("permission", "Run ls"),
+            false,
+        ));
+        let other = only(e(
+            "S",
+            Some("waiting"),
+            "active",
+            blocked("permission", "Run rm"),
+            false,
+        ));
+        assert!(types(&first.diff(&same, now)).is_empty());
+        assert_eq!(types(&first.diff(&other, now)), ["asked"]);
+        // Losing the reason while still waiting tells nothing new.
+        let plain = only(e("S", Some("waiting"), "active", Value::Null, false));
+        assert!(types(&first.diff(&plain, now)).is_empty());
+    }
+
+    #[test]
+    fn an_agent_that_dies_unattended_is_told_and_one_the_person_quit_is_not() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let working = only(e("S", None, "active", Value::Null, false));
+        let waiting = only(e(
+            "S",
+            Some("waiting"),
+            "active",
+            blocked("permission", "Run ls"),
+            false,
+        ));
+        let dead = only(e("S", None, "closed", Value::Null, false));
+        let r = dead.get("S").unwrap();
+        assert!(r.stopped && !r.needs_you && r.reason.is_none());
+        assert_eq!(types(&working.diff(&dead, now)), ["stopped"]);
+        // A waiting one that dies stops waiting, and that is the news.
+        assert_eq!(types(&waiting.diff(&dead, now)), ["stopped"]);
+        let Event::Stopped { previous, .. } = &waiting.diff(&dead, now)[0] else {
+            unreachable!()
+        };
+        assert_eq!(previous, &State::Active);
+        // Attached: the person quit it in their terminal; a state line only.
+        let attached = only(e("S", None, "active", Value::Null, true));
+        assert!(attached.get("S").unwrap().attached());
+        assert_eq!(types(&attached.diff(&dead, now)), ["state"]);
+        // Resumed: a state line; stopping again is told again.
+        assert_eq!(types(&dead.diff(&working, now)), ["state"]);
+        // Even lf's own attention on a dead agent does not make it wait.
+        let odd = only(e("S", Some("waiting"), "closed", Value::Null, false));
+        assert!(!odd.get("S").unwrap().needs_you);
+    }
+
+    #[test]
+    fn closed_means_stopped_only_on_e() {
+        let record = e("S", None, "closed", Value::Null, false);
+        let d = Snapshot::merge(
+            vec![],
+            std::slice::from_ref(&record),
+            false,
+            Some(&Dialect::of(Generation::D)),
+        );
+        assert!(!d.get("S").unwrap().stopped);
+        assert!(only(record).get("S").unwrap().stopped);
     }
 }

@@ -11,9 +11,9 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::history::{self, Entry, History, Pause};
-use lf_tray_core::{Event, SessionRecord, State};
+use lf_tray_core::{Event, Presents, SessionRecord, State};
 
-use super::{asked, burst, ready, reminder, Notice, NoticeKey, Server};
+use super::{asked, burst, ready, reminder, stopped, Notice, NoticeKey, Server};
 
 /// A lone transition pops up at once. Those that follow a popup within the burst window are
 /// held this long, so that a burst (one rescan can report many, an agent fleet can finish
@@ -229,7 +229,7 @@ struct Deferred {
 /// with a live client is one whose agent hands turns back to the terminal the person
 /// works in, many times an hour; each hand-back turns it waiting.
 fn watched(record: &SessionRecord) -> bool {
-    record.kind.is_none() && record.state == State::Active
+    record.presents() == Presents::Waits && record.attached()
 }
 
 /// The summary on screen, and the sessions it stands for.
@@ -526,6 +526,19 @@ impl Popups {
                     self.settled(&key, &mut effects);
                 }
             }
+            Event::Stopped { session, .. } => {
+                // Whatever it asked is stale; that its work stands still is told once.
+                let key = history::key(session);
+                self.remember(event, session, unix);
+                self.settled(&key, &mut effects);
+                let told = self
+                    .history
+                    .waits(session, unix)
+                    .is_some_and(|m| m.shown || m.dismissed);
+                if prefs.on_ask && !told {
+                    self.hold(stopped(session), session, now);
+                }
+            }
             Event::Resolved { session, .. } => {
                 let key = history::key(session);
                 self.remember(event, session, unix);
@@ -545,6 +558,7 @@ impl Popups {
             Event::Asked { .. } => "asked",
             Event::Ready { .. } => "ready",
             Event::Resolved { .. } => "resolved",
+            Event::Stopped { .. } => "stopped",
             Event::State { .. } if session.needs_you => "waits",
             Event::State { .. } => "no_longer_waits",
             _ => return,
@@ -948,6 +962,44 @@ mod tests {
         let loaded = History::load(&path);
         assert!(loaded.warning.is_none());
         Popups::new(loaded.history, Clock::new(t, 1_796_126_400, 0))
+    }
+
+    #[test]
+    fn a_stopped_agent_is_told_once_and_not_after_a_restart() {
+        use crate::board::tests::record_e;
+        let t0 = Instant::now();
+        let mut p = at(t0);
+        let working = record_e("S", State::Active, false, serde_json::Value::Null);
+        p.on_event(&snapshot(std::slice::from_ref(&working)), t0, &PREFS);
+        let dead = record_e("S", State::Closed, false, serde_json::Value::Null);
+        let stopped = Event::Stopped {
+            at: OffsetDateTime::now_utc(),
+            session: dead.clone(),
+            previous: State::Active,
+        };
+        let effects = p.on_event(&stopped, t0, &PREFS);
+        assert_eq!(shown(&effects), [(NoticeKind::Stopped, "S")]);
+        let notice = first_shown(&effects);
+        assert_eq!(notice.covers, [("S".to_string(), "stopped".to_string())]);
+        delivered(&mut p, &effects);
+        assert_eq!(p.history().recent()[0].what, "stopped");
+        // The same news again (a reader's repeat) is not shown twice.
+        assert!(shown(&p.on_event(&stopped, t0, &PREFS)).is_empty());
+        // A restart lists it as it is and says nothing.
+        let mut again = restarted(&mut p, t0);
+        assert!(shown(&again.on_event(&snapshot(&[dead]), t0, &PREFS)).is_empty());
+        // Resumed, then stopped again: news again.
+        let resumed = Event::State {
+            at: OffsetDateTime::now_utc(),
+            session: working.clone(),
+            previous: State::Closed,
+            previous_needs_you: false,
+        };
+        again.on_event(&resumed, t0, &PREFS);
+        assert_eq!(
+            shown(&again.on_event(&stopped, t0, &PREFS)),
+            [(NoticeKind::Stopped, "S")]
+        );
     }
 
     #[test]

@@ -1,0 +1,348 @@
+//! lf's dialect: everything that differs between the lf generations people run, decided
+//! once per detection and read as fields everywhere else.
+//!
+//! lf's contract moves every few weeks. Following a new lf should be a change to this
+//! module alone (plus the stand-in lf and its tests): the engine, the actions, the
+//! snapshot and the machines read what the [`Dialect`] says, never a generation letter.
+//! The letter ([`Generation`]) is kept only as a label for people.
+
+use crate::session::SessionRecord;
+
+/// lf's generations as people name them (loopflow-model.md §0, §9, §10): a label for the
+/// status line and `--version --verbose`, never a branch in the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// Session files plus `approve` / `iterate` for Flow review steps.
+    A,
+    /// Session files plus `actions[]` on each record (`rename`, no `connect`).
+    B,
+    /// Sessions in SQLite (`connect`, `import`, `bind`): the old files are history only.
+    C,
+    /// SQLite only, `attention`, no `kind`, no `complete`; the list's filter is spelt
+    /// `--needs-me`, and there is no `lf monitor work`.
+    D0,
+    /// As D0, with `--waiting` and a read-only `lf monitor work --watch --json`.
+    D,
+    /// Today's lf (October 2026): D's verbs, plus the agent's own status
+    /// (`program_status`), a dead agent read as `closed`, and a `lf monitor work` whose
+    /// repository scope starts a planning sync (it writes, so the tray does not use it).
+    E,
+    /// A help text this app does not recognise: read the files and trust the CLI.
+    Unknown,
+}
+
+impl Generation {
+    /// The generation's letter, for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Generation::A => "A",
+            Generation::B => "B",
+            Generation::C => "C",
+            Generation::D0 => "D0",
+            Generation::D => "D",
+            Generation::E => "E",
+            Generation::Unknown => "unknown",
+        }
+    }
+}
+
+/// How lf's changes reach the tray, besides the safety list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// inotify on lf's session files (and its database for Flow steps).
+    Files,
+    /// inotify on lf's database directory, then `lf session list`: the store's own writes
+    /// say "look now". Used wherever lf's reader is missing or not read-only.
+    Store,
+    /// One read-only `lf monitor work --watch --json` per repository with open sessions
+    /// (generation D): lf's own reader, which wakes on commits and arms the quiet deadline.
+    Readers,
+}
+
+/// How a Flow review step is decided from the tray.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowDecision {
+    /// `lf session approve|iterate <id> <text>` (generation A).
+    ApproveIterate,
+    /// `lf session complete <id>` once the agent marked it ready (B, C).
+    Complete,
+    /// lf lists its own actions and has no review verb (D and later).
+    LfOwn,
+}
+
+/// What one lf can do and how the tray follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The label for people.
+    pub generation: Generation,
+    /// lf keeps sessions in files the engine reads and watches.
+    pub session_files: bool,
+    /// The `lf session list` that returns every session the tray shows.
+    pub list_args: &'static [&'static str],
+    pub follow: Follow,
+    /// lf turns a silent session Waiting after its quiet time, with no write to announce
+    /// it: the tray re-checks after each change ([`crate::schedule::QUIET_RECHECK`]).
+    pub quiet: bool,
+    pub flow_decision: FlowDecision,
+    /// A listed, uncompleted session that reads `closed` has a stopped agent (its death or
+    /// exit), to be told once when nobody was attached; before E, `closed` in a list meant
+    /// an Ask's client left while the caller still waits.
+    pub closed_means_stopped: bool,
+    /// Records name the agent's process (`agent_process_id`): the tray watches it exit,
+    /// since lf writes nothing when an agent dies.
+    pub agent_pids: bool,
+}
+
+/// Generations A and B (and an unknown lf): lf's defaults list every session already.
+const LIST_FILES: &[&str] = &["session", "list", "--json", "--all"];
+/// C and later list only the current repository, interactive sessions and 100 rows by
+/// default; `--all`, `--interactive all` and `--limit 0` lift that, since a headless Run
+/// can wait on a person too (a Codex approval). Every *open* session is listed rather than
+/// only `--waiting` ones: a session that stops waiting must be told apart from one that
+/// was completed, and the waiting filter cannot tell them apart. Both run the same store
+/// query; the full list only prints more JSON.
+const LIST_STORE: &[&str] = &[
+    "session",
+    "list",
+    "--json",
+    "--all",
+    "--interactive",
+    "all",
+    "--limit",
+    "0",
+];
+
+impl Dialect {
+    /// The dialect of a generation.
+    pub const fn of(generation: Generation) -> Dialect {
+        let files = Dialect {
+            generation,
+            session_files: true,
+            list_args: LIST_FILES,
+            follow: Follow::Files,
+            quiet: false,
+            flow_decision: FlowDecision::ApproveIterate,
+            closed_means_stopped: false,
+            agent_pids: false,
+        };
+        let store = Dialect {
+            session_files: false,
+            list_args: LIST_STORE,
+            follow: Follow::Store,
+            ..files
+        };
+        match generation {
+            Generation::A | Generation::Unknown => files,
+            Generation::B => Dialect {
+                flow_decision: FlowDecision::Complete,
+                ..files
+            },
+            Generation::C => Dialect {
+                flow_decision: FlowDecision::Complete,
+                ..store
+            },
+            Generation::D0 => Dialect {
+                quiet: true,
+                flow_decision: FlowDecision::LfOwn,
+                ..store
+            },
+            Generation::D => Dialect {
+                follow: Follow::Readers,
+                quiet: true,
+                flow_decision: FlowDecision::LfOwn,
+                ..store
+            },
+            // E's reader starts a planning sync for every repository it is scoped to
+            // (§10.3), and one scoped to none has no sessions part: the store is watched
+            // instead, with the quiet re-check, and the agents' processes for deaths.
+            Generation::E => Dialect {
+                quiet: true,
+                flow_decision: FlowDecision::LfOwn,
+                closed_means_stopped: true,
+                agent_pids: true,
+                ..store
+            },
+        }
+    }
+
+    /// The dialect from lf's help texts (§9.1, §10.1): `lf session --help`, and for the
+    /// SQLite-only builds `lf session list --help`, `lf monitor --help` and `lf --help`.
+    /// `None` for a text lf did not give.
+    pub fn from_help(help: &Help<'_>) -> Dialect {
+        let verbs = commands(help.session);
+        let has = |verb: &str| verbs.contains(&verb);
+        let generation = if (has("resume") || has("ensure")) && !has("complete") {
+            let top = help.top.map(commands).unwrap_or_default();
+            let agent_flag = help.top.is_some_and(|t| t.contains("--agent"));
+            let monitor_work = help
+                .monitor
+                .is_some_and(|text| commands(text).contains(&"work"));
+            if top.contains(&"desktop") || top.contains(&"history") || agent_flag {
+                Generation::E
+            } else if help
+                .list
+                .is_some_and(|text| text.contains("--needs-me") && !text.contains("--waiting"))
+            {
+                Generation::D0
+            } else if !monitor_work {
+                // A `--waiting` build without lf's reader: followed as D0 is.
+                return Dialect {
+                    follow: Follow::Store,
+                    ..Dialect::of(Generation::D)
+                };
+            } else {
+                Generation::D
+            }
+        } else if has("connect") || has("import") || has("bind") {
+            Generation::C
+        } else if has("approve") || has("iterate") {
+            Generation::A
+        } else if has("rename") {
+            Generation::B
+        } else {
+            Generation::Unknown
+        };
+        Dialect::of(generation)
+    }
+
+    /// Whether the other help texts are worth asking for: only the SQLite-only builds tell
+    /// their variants apart by them.
+    pub fn needs_more_help(session_help: &str) -> bool {
+        let verbs = commands(session_help);
+        (verbs.contains(&"resume") || verbs.contains(&"ensure")) && !verbs.contains(&"complete")
+    }
+
+    /// The agent process a record names, where this lf names one and it is alive enough to
+    /// watch (a positive pid).
+    pub fn agent_pid(&self, record: &SessionRecord) -> Option<i32> {
+        if !self.agent_pids {
+            return None;
+        }
+        record
+            .extra
+            .get("agent_process_id")?
+            .as_i64()
+            .and_then(|pid| i32::try_from(pid).ok())
+            .filter(|pid| *pid > 0)
+    }
+}
+
+/// lf's help texts, as far as they were asked for.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Help<'a> {
+    pub session: &'a str,
+    pub list: Option<&'a str>,
+    pub monitor: Option<&'a str>,
+    pub top: Option<&'a str>,
+}
+
+/// The first word of each line of a clap help text: its commands (and stray words, which
+/// match no verb).
+fn commands(help: &str) -> Vec<&str> {
+    help.lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D_SESSION: &str = "Commands:\n  resume  R\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  replace  R\n  rename  R\n  bind  B\n";
+    const D_LIST: &str =
+        "Options:\n      --json\n      --all\n      --waiting  Only conversations waiting on you\n";
+    const D0_LIST: &str =
+        "Options:\n      --json\n      --needs-me  Only conversations waiting for review or a reply\n";
+    const MONITOR: &str = "Commands:\n  active  A\n  work  W\n";
+    const D_TOP: &str = "Commands:\n  session  S\n  monitor  M\n";
+    const E_TOP: &str = "Commands:\n  session  S\n  monitor  M\n  history  Process pages\n  desktop  Open Loopflow.app\n\nOptions:\n  -a, --agent <PROVIDER[:MODEL]>\n";
+
+    fn generation(
+        session: &str,
+        list: Option<&str>,
+        monitor: Option<&str>,
+        top: Option<&str>,
+    ) -> Generation {
+        Dialect::from_help(&Help {
+            session,
+            list,
+            monitor,
+            top,
+        })
+        .generation
+    }
+
+    #[test]
+    fn generations_from_help() {
+        let a = "Usage: lf session <COMMAND>\n\nCommands:\n  list      List\n  open      Open\n  approve   Approve\n  iterate   Iterate\n";
+        assert_eq!(generation(a, None, None, None), Generation::A);
+        let b = "Commands:\n  list  L\n  open  O\n  complete  C\n  rename  R\n  ready  R\n";
+        assert_eq!(generation(b, None, None, None), Generation::B);
+        let c = "Commands:\n  history  H\n  list  L\n  connect  C\n  ensure  E\n  complete  C\n  rename  R\n  import  I\n";
+        assert_eq!(generation(c, None, None, None), Generation::C);
+        assert!(!Dialect::needs_more_help(c));
+        assert_eq!(generation("garbage", None, None, None), Generation::Unknown);
+        assert!(Dialect::needs_more_help(D_SESSION));
+        let d = generation(D_SESSION, Some(D_LIST), Some(MONITOR), Some(D_TOP));
+        assert_eq!(d, Generation::D);
+        let d0 = generation(D_SESSION, Some(D0_LIST), None, Some(D_TOP));
+        assert_eq!(d0, Generation::D0);
+        // `--waiting` but no `monitor work`: followed as D0 is.
+        let no_monitor = Dialect::from_help(&Help {
+            session: D_SESSION,
+            list: Some(D_LIST),
+            monitor: None,
+            top: Some(D_TOP),
+        });
+        assert_eq!(no_monitor.generation, Generation::D);
+        assert_eq!(no_monitor.follow, Follow::Store);
+        let e = generation(D_SESSION, Some(D_LIST), Some(MONITOR), Some(E_TOP));
+        assert_eq!(e, Generation::E);
+        // Any one of E's marks is enough: `--agent` alone, or `desktop` alone.
+        let agent_only = "Options:\n  -a, --agent <PROVIDER[:MODEL]>\n";
+        let e = generation(D_SESSION, Some(D_LIST), Some(MONITOR), Some(agent_only));
+        assert_eq!(e, Generation::E);
+    }
+
+    #[test]
+    fn each_dialect_says_how_it_is_followed() {
+        let files = Dialect::of(Generation::A);
+        assert!(files.session_files && files.follow == Follow::Files && !files.quiet);
+        assert_eq!(files.list_args, LIST_FILES);
+        assert_eq!(
+            Dialect::of(Generation::Unknown).flow_decision,
+            FlowDecision::ApproveIterate
+        );
+        assert_eq!(
+            Dialect::of(Generation::B).flow_decision,
+            FlowDecision::Complete
+        );
+        for g in [Generation::C, Generation::D0, Generation::D, Generation::E] {
+            let d = Dialect::of(g);
+            assert!(!d.session_files, "{g:?}");
+            assert!(d.list_args.ends_with(&["--limit", "0"]), "{g:?}");
+            assert!(!d.list_args.contains(&"--waiting"), "{g:?}");
+        }
+        assert!(!Dialect::of(Generation::C).quiet);
+        assert_eq!(Dialect::of(Generation::D).follow, Follow::Readers);
+        // E's scoped reader would sync the person's issue tracker: never started.
+        let e = Dialect::of(Generation::E);
+        assert_eq!(e.follow, Follow::Store);
+        assert!(e.quiet && e.closed_means_stopped && e.agent_pids);
+        assert!(!Dialect::of(Generation::D).closed_means_stopped);
+    }
+
+    #[test]
+    fn agent_pids_only_where_lf_names_them() {
+        let mut record = crate::session::test_record("s", None, crate::State::Active);
+        record.extra.insert("agent_process_id".into(), 4242.into());
+        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), Some(4242));
+        assert_eq!(Dialect::of(Generation::D).agent_pid(&record), None);
+        record
+            .extra
+            .insert("agent_process_id".into(), serde_json::Value::Null);
+        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), None);
+        record.extra.insert("agent_process_id".into(), (-1).into());
+        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), None);
+    }
+}
