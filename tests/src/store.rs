@@ -917,3 +917,46 @@ pub(crate) struct Query {
     pub limit: Option<u64>,
     pub offset: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home made by a stand-in from before generation E keeps its Sessions and gains
+    /// E's columns and tables on the next open.
+    #[test]
+    fn a_version_1_store_is_migrated_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("loopflow.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(&format!("PRAGMA journal_mode=WAL; BEGIN;{SCHEMA}COMMIT;"))
+                .unwrap();
+            conn.execute(
+                "INSERT INTO sessions (id, title, title_source, cwd, interactive, created_at)
+                 VALUES ('old', 'Old', 'generated', '/', 1, 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 2);
+        store
+            .report_status("old", &StatusReport::new("blocked"))
+            .unwrap();
+        store.set_agent("old", Some(std::process::id())).unwrap();
+        let rule = WaitingRule {
+            quiet: DEFAULT_QUIET_SECONDS,
+            newest: true,
+        };
+        let row = store.session("old", rule).unwrap().unwrap();
+        assert!(row.waiting);
+        assert_eq!(row.agent_alive(), Some(true));
+        assert_eq!(row.provider_generation, 1);
+        assert_eq!(row.program_status[0].id, "status-1");
+    }
+}
