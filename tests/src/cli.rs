@@ -1,8 +1,8 @@
 //! The stand-in `lf`: generation A's `lf session` verbs (loopflow-model.md §4.1, §4.4,
-//! §4.8) over the records a [`SimHome`] holds, or with `LF_SIM_GENERATION` = `c`, `d0`
-//! or `d` those generations' verbs over the SQLite inventory (§4.3, §9). Errors print
-//! `Error: <message>` on stderr and exit 1; usage errors exit 2, as lf's clap front end
-//! does.
+//! §4.8) over the records a [`SimHome`] holds, or with `LF_SIM_GENERATION` = `c`, `d0`,
+//! `d`, `e1` or `e2` (`e` = `e2`) those generations' verbs over the SQLite inventory
+//! (§4.3, §9, §10). Errors print `Error: <message>` on stderr and exit 1; usage errors
+//! exit 2, as lf's clap front end does.
 //!
 //! For tests it records every call and obeys knobs, both in `$LF_SIM_DIR` so a test can
 //! change them while the program under test runs:
@@ -10,13 +10,17 @@
 //!   `LF_*` variables; `tty` is stdin's terminal or null);
 //! - a file `hang` makes every call sleep until it is killed;
 //! - a file `fail` makes every call fail with the file's contents as the message;
-//! - a file `mute-monitor` silences `lf monitor work` (generation D) while it exists.
+//! - a file `mute-monitor` silences `lf monitor work` (generations D and E) while it
+//!   exists;
+//! - on E, `planning-syncs.jsonl` gets one line `{"pid", "repo", "at"}` for each planning
+//!   sync a scoped `lf monitor work` reader starts (it also commits to the database).
 //!
 //! `LF_SIM_QUIET_SECONDS` (default 120, fractions allowed) is the quiet window after
 //! which a Session with a silent reading becomes Waiting, so tests need not wait 2 min.
-//! In C, D0 and D the hidden `lf sim …` verbs write the database as an agent's lf would
-//! (see `inventory.rs`); every call of those generations, these included, first commits
-//! one Process row, even when `hang` or `fail` then applies.
+//! In C, D0, D and E the hidden `lf sim …` verbs write the database as an agent's lf
+//! would (see `inventory.rs`; E adds `lf sim status` and `lf sim agent`); every call of
+//! those generations, these included, first commits one Process row, even when `hang`
+//! or `fail` then applies.
 
 use std::collections::BTreeMap;
 use std::env;

@@ -1,6 +1,13 @@
-//! The stand-in `lf` of generations C, D0 and D (loopflow-model.md §4.3, §4.4, §9): the
-//! Session inventory in SQLite, `connect`, `rename`, C's `complete`/`ready`, D's
-//! `monitor work`, and the hidden `lf sim …` verbs through which tests play an agent's lf.
+//! The stand-in `lf` of generations C, D0, D and E (loopflow-model.md §4.3, §4.4, §9,
+//! §10): the Session inventory in SQLite, `connect`, `rename`, C's `complete`/`ready`,
+//! D's and E's `monitor work`, and the hidden `lf sim …` verbs through which tests play
+//! an agent's lf.
+//!
+//! E is D plus §10: `history` and `desktop` at the top, `-a/--agent`, `observe-status`
+//! (refused here: only an agent's terminal may call it), `program_status` in records,
+//! and an agent process whose liveness is read at query time. E1 reports
+//! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` and lets
+//! the agent's liveness decide `state` (a dead agent reads `closed`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::env;
@@ -13,7 +20,10 @@ use serde_json::{json, Value};
 
 use crate::home::not_found;
 use crate::records::WorkRef;
-use crate::store::{repo_of, Activity, Query, Row, SessionSpec, Store, TitleSource};
+use crate::store::{
+    repo_of, Activity, Query, Row, SessionSpec, StatusReport, Store, TitleSource, WaitingRule,
+    PROGRAM_KINDS, PROGRAM_STATES,
+};
 
 pub(crate) const VERSION: &str = "lf 0.63.0\n";
 
@@ -25,6 +35,11 @@ pub(crate) enum LfGeneration {
     /// D with `--needs-me`, before `--waiting` and `lf monitor`.
     D0,
     D,
+    /// E's first variant: `provider_generation`, `flow_process_lfid`, `interrupted`.
+    E1,
+    /// E's second variant (also `e`): `agent_process_id`, `flow_lf_process_id`, and a
+    /// `state` the agent's liveness decides.
+    E2,
 }
 
 impl LfGeneration {
@@ -34,12 +49,29 @@ impl LfGeneration {
             Ok("c") => Ok(LfGeneration::C),
             Ok("d0") => Ok(LfGeneration::D0),
             Ok("d") => Ok(LfGeneration::D),
-            Ok(other) => Err(format!("LF_SIM_GENERATION is a, c, d0 or d, not {other:?}")),
+            Ok("e1") => Ok(LfGeneration::E1),
+            Ok("e2") | Ok("e") => Ok(LfGeneration::E2),
+            Ok(other) => Err(format!(
+                "LF_SIM_GENERATION is a, c, d0, d, e1 or e2 (e), not {other:?}"
+            )),
         }
     }
 
+    /// D0, D and their successors: Sessions only in SQLite under `LF_HOME`, D's verbs.
     fn is_d(self) -> bool {
-        matches!(self, LfGeneration::D0 | LfGeneration::D)
+        matches!(
+            self,
+            LfGeneration::D0 | LfGeneration::D | LfGeneration::E1 | LfGeneration::E2
+        )
+    }
+
+    pub(crate) fn is_e(self) -> bool {
+        matches!(self, LfGeneration::E1 | LfGeneration::E2)
+    }
+
+    /// `--waiting` and `lf monitor`: D and E.
+    fn has_monitor(self) -> bool {
+        matches!(self, LfGeneration::D) || self.is_e()
     }
 }
 
@@ -55,6 +87,9 @@ pub(crate) fn db_path(generation: LfGeneration, home: &crate::SimHome) -> PathBu
 // ---- Help ----
 
 fn top_help(generation: LfGeneration) -> String {
+    if generation.is_e() {
+        return TOP_HELP_E.into();
+    }
     let monitor = if generation == LfGeneration::D {
         "  monitor  Stream planning and activity for the selected Work\n"
     } else {
@@ -68,8 +103,63 @@ fn top_help(generation: LfGeneration) -> String {
     )
 }
 
+/// §10.1: `history` and `desktop` join the commands; `-a/--agent` replaces `--model`.
+const TOP_HELP_E: &str = "lf (simulated by lf-sim): Loopflow's command line
+
+Usage: lf [OPTIONS] <COMMAND>
+
+Commands:
+  session  Work with Sessions
+  monitor  Stream planning and activity for the selected Work
+  history  Process pages, show, usage and replay
+  desktop  Open Loopflow.app (macOS only)
+
+Options:
+  -a, --agent <PROVIDER[:MODEL]>  The agent to run, e.g. codex or claude:opus
+  -h, --help                      Print help
+  -V, --version                   Print version
+";
+
+const HISTORY_HELP: &str = "Process pages, show, usage and replay
+
+Usage: lf history <COMMAND>
+
+Commands:
+  pages   List the recorded Processes, a page at a time
+  show    Show one Process
+  usage   Show token and cost usage
+  replay  Replay a Process's stream
+";
+
+const DESKTOP_HELP: &str = "Open Loopflow.app (macOS only)
+
+Usage: lf desktop <COMMAND>
+
+Commands:
+  open  Open Loopflow.app, or a Task's Session in it (--session ID)
+";
+
+const OBSERVE_STATUS_REFUSED: &str = "lf session observe-status is how an agent's terminal \
+    reports its program status; a tray must never call it (the simulated lf refuses it)";
+
 fn session_help(generation: LfGeneration) -> &'static str {
-    if generation.is_d() {
+    if generation.is_e() {
+        "Work with Sessions
+
+Usage: lf session <COMMAND>
+
+Commands:
+  resume          Resume a Session by id, or the last interactive Session in this worktree
+  history         Show a Session's history
+  list            List Sessions
+  connect         Connect this terminal to a Session
+  ensure          Ensure the one ongoing conversation of a scope
+  replace         Replace a scope's ongoing conversation with a new one
+  rename          Name a Session
+  bind            Bind a Session to a Task; permanent
+  observe-status  Report an agent program's status from its terminal
+"
+    } else if generation.is_d() {
         "Work with Sessions
 
 Usage: lf session <COMMAND>
@@ -106,7 +196,9 @@ Commands:
 
 fn list_help(generation: LfGeneration) -> String {
     let filter = match generation {
-        LfGeneration::D => "      --waiting                    Only conversations waiting on you\n",
+        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2 => {
+            "      --waiting                    Only conversations waiting on you\n"
+        }
         LfGeneration::D0 => {
             "      --needs-me                   Only conversations waiting for review or a reply\n"
         }
@@ -141,6 +233,19 @@ Usage: lf monitor <COMMAND>
 Commands:
   work    Stream planning and activity for the selected Work, each part again only when it changes
   active  Stream the live Sessions of this Machine
+";
+
+/// §10.1: `monitor` keeps `active`, `work`, `ps`, `top` and `prune`.
+const MONITOR_HELP_E: &str = "Stream planning and activity for the selected Work
+
+Usage: lf monitor <COMMAND>
+
+Commands:
+  active  Stream the live Sessions of this Machine
+  work    Stream planning and activity for the selected Work, each part again only when it changes
+  ps      List this Machine's lf Processes
+  top     Watch this Machine's lf Processes
+  prune   Remove the records of finished Processes
 ";
 
 const LIST_USAGE: &str = "lf session list [OPTIONS]";
@@ -289,6 +394,8 @@ enum Command {
         summary: String,
     },
     Unsimulated(String),
+    /// A verb that answers an error here, e.g. E's `desktop` off macOS.
+    Refused(String),
     Monitor {
         watch: bool,
         json: bool,
@@ -306,6 +413,8 @@ enum Sim {
     Rename(String, String),
     Ready(String, String),
     Attention(String, Option<String>),
+    Status(String, StatusReport),
+    Agent(String, Option<u32>),
 }
 
 fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
@@ -316,8 +425,25 @@ fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
     match first.as_str() {
         "--version" | "-V" => Ok(Command::Print(VERSION.into())),
         "--help" | "-h" | "help" => Ok(Command::Print(top_help(generation))),
+        // E's global agent flag takes its value and changes nothing the stand-in does.
+        "-a" | "--agent" if generation.is_e() => match rest.split_first() {
+            Some((_, rest)) => parse(generation, rest),
+            None => Err(usage_error(
+                "a value is required for '--agent <PROVIDER[:MODEL]>' but none was supplied",
+                top_usage,
+            )),
+        },
+        agent if generation.is_e() && agent.starts_with("--agent=") => parse(generation, rest),
         "session" => parse_session(generation, rest),
-        "monitor" if generation == LfGeneration::D => parse_monitor(rest),
+        "monitor" if generation.has_monitor() => parse_monitor(generation, rest),
+        "history" if generation.is_e() => parse_history(rest),
+        "desktop" if generation.is_e() => Ok(match rest.first().map(String::as_str) {
+            Some("--help" | "-h" | "help") => Command::Print(DESKTOP_HELP.into()),
+            _ => Command::Refused(format!(
+                "lf desktop needs macOS; this Machine runs {}",
+                env::consts::OS
+            )),
+        }),
         "sim" => parse_sim(generation, rest),
         other => Err(usage_error(
             &format!("unrecognized subcommand '{other}'"),
@@ -440,6 +566,10 @@ fn parse_session(generation: LfGeneration, args: &[String]) -> Result<Command, U
             })
         }
         "history" | "ensure" | "replace" | "bind" => Ok(Command::Unsimulated(verb.clone())),
+        // Recorded in argv.jsonl and as a Process like every call, then refused.
+        "observe-status" if generation.is_e() => {
+            Ok(Command::Refused(OBSERVE_STATUS_REFUSED.into()))
+        }
         "resume" if d => Ok(Command::Unsimulated(verb.clone())),
         "import" if c => Ok(Command::Unsimulated(verb.clone())),
         other => Err(usage_error(
@@ -453,7 +583,7 @@ fn parse_list(generation: LfGeneration, args: &[String]) -> Result<Command, Usag
     let usage = LIST_USAGE;
     let mut flags = vec!["--json", "--all", "--history", "--page", "--orphan"];
     let filter = match generation {
-        LfGeneration::D => Some("--waiting"),
+        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2 => Some("--waiting"),
         LfGeneration::D0 => Some("--needs-me"),
         _ => None,
     };
@@ -524,12 +654,17 @@ fn parse_list(generation: LfGeneration, args: &[String]) -> Result<Command, Usag
     }))
 }
 
-fn parse_monitor(args: &[String]) -> Result<Command, Usage> {
+fn parse_monitor(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
+    let help = if generation.is_e() {
+        MONITOR_HELP_E
+    } else {
+        MONITOR_HELP
+    };
     let Some((verb, rest)) = args.split_first() else {
-        return Err(Usage(MONITOR_HELP.into()));
+        return Err(Usage(help.into()));
     };
     match verb.as_str() {
-        "--help" | "-h" | "help" => Ok(Command::Print(MONITOR_HELP.into())),
+        "--help" | "-h" | "help" => Ok(Command::Print(help.into())),
         "work" => {
             let usage = "lf monitor work [OPTIONS]";
             let words = split(rest, usage, &["--watch", "--json"], &[])?;
@@ -551,9 +686,28 @@ fn parse_monitor(args: &[String]) -> Result<Command, Usage> {
             })
         }
         "active" => Ok(Command::Unsimulated("monitor active".into())),
+        "ps" | "top" | "prune" if generation.is_e() => {
+            Ok(Command::Unsimulated(format!("monitor {verb}")))
+        }
         other => Err(usage_error(
             &format!("unrecognized subcommand '{other}'"),
             "lf monitor <COMMAND>",
+        )),
+    }
+}
+
+fn parse_history(args: &[String]) -> Result<Command, Usage> {
+    let Some((verb, _)) = args.split_first() else {
+        return Err(Usage(HISTORY_HELP.into()));
+    };
+    match verb.as_str() {
+        "--help" | "-h" | "help" => Ok(Command::Print(HISTORY_HELP.into())),
+        "pages" | "show" | "usage" | "replay" => {
+            Ok(Command::Unsimulated(format!("history {verb}")))
+        }
+        other => Err(usage_error(
+            &format!("unrecognized subcommand '{other}'"),
+            "lf history <COMMAND>",
         )),
     }
 }
@@ -564,6 +718,7 @@ fn parse_sim(generation: LfGeneration, args: &[String]) -> Result<Command, Usage
         return Err(usage_error("a sim verb is required", usage));
     };
     let c = generation == LfGeneration::C;
+    let e = generation.is_e();
     let one = |name: &str| -> Result<String, Usage> {
         let usage = format!("lf sim {name} <ID>");
         let [id] = exactly(split(rest, &usage, &[], &[])?, ["<ID>"], &usage)?;
@@ -659,6 +814,59 @@ fn parse_sim(generation: LfGeneration, args: &[String]) -> Result<Command, Usage
         "attention" if c => {
             let (id, attention) = two("attention", "review|reply|none")?;
             Sim::Attention(id, (attention != "none").then_some(attention))
+        }
+        "status" if e => {
+            let usage = "lf sim status <ID> <STATE> [--kind <KIND>] [--title <TITLE>] \
+                         [--msg <MSG>] [--app <APP>] [--progress <PROGRESS>] [--id <REPORT>]";
+            let options = ["--kind", "--title", "--msg", "--app", "--progress", "--id"];
+            let words = split(rest, usage, &[], &options)?;
+            let progress = match words.value("--progress") {
+                None => None,
+                Some(text) => Some(text.parse().map_err(|e| {
+                    usage_error(
+                        &format!("invalid value '{text}' for '--progress <PROGRESS>': {e}"),
+                        usage,
+                    )
+                })?),
+            };
+            let mut report = StatusReport::new("");
+            report.id = words.value("--id").unwrap_or_default();
+            report.kind = words.value("--kind");
+            report.progress = progress;
+            report.app = words.value("--app");
+            report.title = words.value("--title");
+            report.msg = words.value("--msg");
+            let [id, state] = exactly(words, ["<ID>", "<STATE>"], usage)?;
+            for (value, allowed, name) in [
+                (Some(&state), &PROGRAM_STATES[..], "<STATE>"),
+                (report.kind.as_ref(), &PROGRAM_KINDS[..], "--kind <KIND>"),
+            ] {
+                if let Some(value) = value.filter(|v| !allowed.contains(&v.as_str())) {
+                    return Err(usage_error(
+                        &format!(
+                            "invalid value '{value}' for '{name}'\n  [possible values: {}]",
+                            allowed.join(", ")
+                        ),
+                        usage,
+                    ));
+                }
+            }
+            report.state = state;
+            Sim::Status(id, report)
+        }
+        "agent" if e => {
+            let usage = "lf sim agent <ID> <PID|none>";
+            let [id, pid] = exactly(split(rest, usage, &[], &[])?, ["<ID>", "<PID|none>"], usage)?;
+            let pid = match pid.as_str() {
+                "none" => None,
+                _ => Some(pid.parse().map_err(|e| {
+                    usage_error(
+                        &format!("invalid value '{pid}' for '<PID|none>': {e}"),
+                        usage,
+                    )
+                })?),
+            };
+            Sim::Agent(id, pid)
         }
         other => {
             return Err(usage_error(
@@ -772,11 +980,32 @@ pub(crate) struct RecordC {
     attention: Option<String>,
 }
 
+/// §10.2's `program_status`: the program's reports, oldest first.
+#[derive(Serialize, Clone, PartialEq)]
+struct ProgramStatus {
+    seen: bool,
+    records: Vec<StatusReport>,
+}
+
+/// Generation E's record: D's fields in D's order, then E's. `program_status` is always
+/// present; E1 adds `provider_generation`, E2 `agent_process_id` (possibly null).
+#[derive(Serialize, Clone, PartialEq)]
+pub(crate) struct RecordE {
+    #[serde(flatten)]
+    d: RecordD,
+    program_status: Option<ProgramStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_generation: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_process_id: Option<Option<u32>>,
+}
+
 #[derive(Serialize, Clone, PartialEq)]
 #[serde(untagged)]
 pub(crate) enum Record {
     D(RecordD),
     C(RecordC),
+    E(RecordE),
 }
 
 impl Record {
@@ -784,13 +1013,14 @@ impl Record {
         match self {
             Record::D(r) => &mut r.open_argv,
             Record::C(r) => &mut r.open_argv,
+            Record::E(r) => &mut r.d.open_argv,
         }
     }
 
     /// The text-mode line and its action lines.
     fn text(&self) -> String {
         let (id, state, work_path, title, actions) = match self {
-            Record::D(r) => {
+            Record::D(r) | Record::E(RecordE { d: r, .. }) => {
                 let state = if r.attention.is_some() {
                     "waiting"
                 } else {
@@ -829,6 +1059,14 @@ pub(crate) struct Lf {
 impl Lf {
     pub(crate) fn store(&self) -> Result<Store> {
         Store::open(&self.db)
+    }
+
+    /// The Waiting rule of this generation (§9.4): the newest one from E on.
+    pub(crate) fn rule(&self) -> WaitingRule {
+        WaitingRule {
+            quiet: self.quiet,
+            newest: self.generation.is_e(),
+        }
     }
 
     pub(crate) fn record(&self, row: &Row) -> Record {
@@ -905,14 +1143,22 @@ impl Lf {
         }
         let state = if row.completed {
             "closed"
+        } else if self.generation == LfGeneration::E2 && row.agent_pid.is_some() {
+            // E2: the agent's liveness decides, even without a recorded exit.
+            if row.agent_alive() == Some(true) {
+                "active"
+            } else {
+                "closed"
+            }
         } else if active {
             "active"
-        } else if row.interrupted {
+        } else if row.interrupted && self.generation != LfGeneration::E2 {
             "interrupted"
         } else {
             "unknown"
         };
-        Record::D(RecordD {
+        let active = state == "active";
+        let d = RecordD {
             primary_scope: None,
             attention: row.waiting.then_some("waiting"),
             task_primary: false,
@@ -947,11 +1193,24 @@ impl Lf {
                 row.id.clone(),
             ],
             terminal_ids: Vec::new(),
+        };
+        if !self.generation.is_e() {
+            return Record::D(d);
+        }
+        let e2 = self.generation == LfGeneration::E2;
+        Record::E(RecordE {
+            d,
+            program_status: (!row.program_status.is_empty()).then(|| ProgramStatus {
+                seen: false,
+                records: row.program_status.clone(),
+            }),
+            provider_generation: (!e2).then_some(row.provider_generation),
+            agent_process_id: e2.then_some(row.agent_pid),
         })
     }
 
     fn find(&self, store: &Store, id: &str) -> Result<Row> {
-        store.session(id, self.quiet)?.ok_or_else(|| not_found(id))
+        store.session(id, self.rule())?.ok_or_else(|| not_found(id))
     }
 
     fn run(&self, command: Command) -> Result<()> {
@@ -968,6 +1227,7 @@ impl Lf {
             Command::Complete { id } => self.complete(&id)?,
             Command::Ready { summary } => self.ready(&summary)?,
             Command::Unsimulated(verb) => bail!("the simulated lf does not implement `{verb}`"),
+            Command::Refused(message) => bail!(message),
             Command::Monitor { watch, json } => {
                 if !json {
                     bail!("lf monitor work prints NDJSON only; pass --json");
@@ -1010,7 +1270,7 @@ impl Lf {
             offset: if args.page { 0 } else { args.offset },
         };
         let store = self.store()?;
-        let mut rows = store.sessions(&query, self.quiet)?;
+        let mut rows = store.sessions(&query, self.rule())?;
         let mut next = None;
         if args.page && rows.len() as u64 > args.limit {
             rows.truncate(args.limit as usize);
@@ -1146,6 +1406,8 @@ impl Lf {
             Sim::Rename(id, title) => store.rename(&id, &title, TitleSource::Human),
             Sim::Ready(id, summary) => store.ready(&id, &summary),
             Sim::Attention(id, attention) => store.review_attention(&id, attention.as_deref()),
+            Sim::Status(id, report) => store.report_status(&id, &report),
+            Sim::Agent(id, pid) => store.set_agent(&id, pid),
         }
     }
 }

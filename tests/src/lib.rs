@@ -3,10 +3,10 @@
 //! files), and [`cli`] is a stand-in `lf` that answers generation A's `lf session`
 //! verbs from those records.
 //!
-//! Flow positions (generation A) and the Sessions of generations C, D0 and D live in a
-//! real SQLite database in WAL mode ([`Store`]), which the tray never reads: its commits
-//! show in the database's directory, and every C/D0/D call of the stand-in commits a
-//! Process row, so a tray that re-lists on every database write wakes itself.
+//! Flow positions (generation A) and the Sessions of generations C, D0, D and E live in
+//! a real SQLite database in WAL mode ([`Store`]), which the tray never reads: its
+//! commits show in the database's directory, and every C/D0/D/E call of the stand-in
+//! commits a Process row, so a tray that re-lists on every database write wakes itself.
 
 pub mod cli;
 mod home;
@@ -21,5 +21,6 @@ pub use home::{AskSpec, Generation, Outcome, RunSpec, SimHome, Surface};
 pub use process::process_start_time;
 pub use records::{FlowSpec, State, WorkRef};
 pub use store::{
-    repo_of, Activity, Revisions, SessionSpec, Store, TitleSource, DEFAULT_QUIET_SECONDS,
+    repo_of, Activity, Revisions, SessionSpec, StatusReport, Store, TitleSource,
+    DEFAULT_QUIET_SECONDS, PROGRAM_KINDS, PROGRAM_STATES,
 };

@@ -6,10 +6,21 @@
 //!
 //! Knob: while `$LF_SIM_DIR/mute-monitor` exists no frame is written at all, standing
 //! for a hung reader that its client must notice and restart.
+//!
+//! Generation E (§10.3) adds a clock to the `sessions` part: it is re-read every 2 s and
+//! whenever the `processes` revision moves, so an agent's death reaches the stream with
+//! no commit. And the reader is no longer read-only: a `scope` with a `repo` starts that
+//! repository's planning sync, which commits to the store on the reader's behalf; the
+//! stand-in records each start as one line `{"pid", "repo", "at"}` of
+//! `$LF_SIM_DIR/planning-syncs.jsonl` and commits one `planning_syncs` row (moving the
+//! `planning` revision). A scope with `repo: null` starts none, and a new scope for the
+//! repository already syncing keeps that sync.
 
 use std::env;
+use std::fs::OpenOptions;
 use std::io::{self, BufRead, Read, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -22,6 +33,8 @@ use crate::inventory::{canonical, Lf, Record};
 use crate::store::{now, repo_of, Query, Revisions, Store};
 
 const HEARTBEAT: Duration = Duration::from_secs(2);
+/// Generation E re-reads the `sessions` part this often, for liveness no write announces.
+const SESSIONS_CLOCK: Duration = Duration::from_secs(2);
 /// How often `store_revisions` is read to notice other processes' commits.
 const POLL: Duration = Duration::from_millis(100);
 const MAX_REQUEST: usize = 16 * 1024;
@@ -125,15 +138,19 @@ struct Scope {
 }
 
 pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
-    let store = lf.store()?;
+    let mut store = lf.store()?;
+    let sim_dir = env::var_os("LF_SIM_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
     let mut writer = Writer {
         sequence: 0,
         answers: 0,
         home: canonical(&lf.home).display().to_string(),
-        mute: env::var_os("LF_SIM_DIR")
-            .filter(|d| !d.is_empty())
-            .map(|d| PathBuf::from(d).join("mute-monitor")),
+        mute: sim_dir.as_ref().map(|d| d.join("mute-monitor")),
     };
+    let newest = lf.generation.is_e();
+    // The repository whose planning sync this reader runs (generation E).
+    let mut syncing: Option<String> = None;
     let mut revisions = store.revisions()?;
     let planning = || json!({"roadmap": [], "waves": []});
     writer.send(revisions, "planning", Ok(planning()))?;
@@ -150,18 +167,36 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
     let mut quiet_due: Option<Instant> = None;
     let mut next_heartbeat = Instant::now() + HEARTBEAT;
     let mut next_poll = Instant::now() + POLL;
+    let mut sessions_due = newest.then(|| Instant::now() + SESSIONS_CLOCK);
     let mut was_muted = false;
     loop {
-        let wake = [Some(next_heartbeat), Some(next_poll), quiet_due]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("the heartbeat is always due");
+        let wake = [
+            Some(next_heartbeat),
+            Some(next_poll),
+            quiet_due,
+            sessions_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("the heartbeat is always due");
         let mut force = false;
         match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok(Input::Line(line)) => {
                 let request: Request = serde_json::from_str(&line)
                     .map_err(|e| anyhow::anyhow!("invalid reader request: {e}"))?;
+                if let (true, Request::Scope { repo, .. }) = (newest, &request) {
+                    // Before the reading, so that its frame carries the sync's commit.
+                    let root = repo
+                        .as_deref()
+                        .and_then(repo_of)
+                        .map(|r| r.display().to_string());
+                    if root.is_some() && root != syncing {
+                        let root = root.clone().unwrap_or_default();
+                        start_planning_sync(&mut store, sim_dir.as_deref(), &root)?;
+                    }
+                    syncing = root;
+                }
                 revisions = store.revisions()?;
                 match request {
                     Request::Scope {
@@ -198,13 +233,23 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
             if latest.sessions != revisions.sessions {
                 stale = true;
             }
+            // E: every lf call commits a Process row, and liveness may change with it.
+            if newest && latest.processes != revisions.processes {
+                stale = true;
+            }
             revisions = latest;
         }
         if quiet_due.is_some_and(|due| now_instant >= due) {
             stale = true;
         }
+        if sessions_due.is_some_and(|due| now_instant >= due) {
+            stale = true;
+        }
         if stale {
             quiet_due = None;
+            if newest {
+                sessions_due = Some(Instant::now() + SESSIONS_CLOCK);
+            }
             if let Some(scope) = &scope {
                 let body = sessions_body(lf, &store, scope);
                 if (force || sent.as_ref() != Some(&body))
@@ -214,7 +259,7 @@ pub(crate) fn run(lf: &Lf, watch: bool) -> Result<()> {
                 }
                 if let Ok(repo) = &scope.repo {
                     quiet_due = store
-                        .next_quiet_deadline(repo, scope.headless, lf.quiet)?
+                        .next_quiet_deadline(repo, scope.headless, lf.rule())?
                         .map(|due| {
                             // A hair late, so that the deadline has surely passed when
                             // the reading runs at the wake-up.
@@ -246,13 +291,34 @@ fn sessions_body(
         ..Query::default()
     };
     let rows = store
-        .sessions(&query, lf.quiet)
+        .sessions(&query, lf.rule())
         .map_err(|e| format!("{e:#}"))?;
     Ok(SessionsBody {
         repo,
         includes_headless: scope.headless,
         entries: rows.iter().map(|row| lf.record(row)).collect(),
     })
+}
+
+/// Generation E: this reader starts `repo`'s planning sync. The real one talks to the
+/// person's issue tracker and commits what it learns; the stand-in commits one row and
+/// tells the test in `planning-syncs.jsonl`.
+fn start_planning_sync(store: &mut Store, sim_dir: Option<&Path>, repo: &str) -> Result<()> {
+    let (pid, at) = (std::process::id(), now());
+    store.start_planning_sync(repo, pid, at)?;
+    let Some(dir) = sim_dir else {
+        return Ok(());
+    };
+    let mut line = serde_json::to_vec(&json!({"pid": pid, "repo": repo, "at": at}))?;
+    line.push(b'\n');
+    let path = dir.join("planning-syncs.jsonl");
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| file.write_all(&line))
+        .with_context(|| format!("record a planning sync in {}", path.display()))
 }
 
 /// Request lines from stdin, each at most 16 KiB; EOF ends the stream.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{anyhow, ensure, Context, Result};
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::home::not_found;
 use crate::publish;
@@ -66,6 +66,39 @@ CREATE TABLE IF NOT EXISTS session_activity (
 PRAGMA user_version = 1;
 ";
 
+/// Generation E's additions (loopflow-model.md §10): the agent process whose liveness
+/// decides Waiting (and E2's `state`), the provider generation E1 reports, the agent
+/// program's own status reports, and the planning syncs a scoped reader starts. A
+/// version-1 store created by an older stand-in is migrated in place.
+const SCHEMA_2: &str = "
+ALTER TABLE sessions ADD COLUMN agent_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN provider_generation INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE IF NOT EXISTS program_status (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    state TEXT NOT NULL,
+    status_id TEXT NOT NULL,
+    kind TEXT,
+    progress INTEGER,
+    app TEXT,
+    title TEXT,
+    msg TEXT,
+    reported_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS program_status_by_session ON program_status (session_id, seq);
+CREATE TABLE IF NOT EXISTS planning_syncs (
+    id INTEGER PRIMARY KEY,
+    repo TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at REAL NOT NULL
+);
+PRAGMA user_version = 2;
+";
+
+/// The program-status states and kinds of `swift/Loopflow/Models/ProgramStatus.swift`.
+pub const PROGRAM_STATES: [&str; 6] = ["idle", "working", "done", "blocked", "error", "clear"];
+pub const PROGRAM_KINDS: [&str; 3] = ["permission", "question", "auth"];
+
 /// lf's `WAITING_QUIET_SECONDS`.
 pub const DEFAULT_QUIET_SECONDS: f64 = 120.0;
 
@@ -98,6 +131,46 @@ pub enum Activity {
     Working,
     /// Output without a signal: Waiting once the quiet window passes with no write.
     Quiet,
+}
+
+/// One report of an agent program's own status (§10.2's `program_status.records[]`), as
+/// its terminal sends it through `lf session observe-status`. `title` and `msg` are the
+/// program's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusReport {
+    /// idle, working, done, blocked, error or clear.
+    pub state: String,
+    /// The report's id; [`Store::report_status`] numbers an empty one `status-<n>`.
+    pub id: String,
+    /// permission, question or auth.
+    pub kind: Option<String>,
+    pub progress: Option<i64>,
+    pub app: Option<String>,
+    pub title: Option<String>,
+    pub msg: Option<String>,
+}
+
+impl StatusReport {
+    pub fn new(state: impl Into<String>) -> Self {
+        StatusReport {
+            state: state.into(),
+            id: String::new(),
+            kind: None,
+            progress: None,
+            app: None,
+            title: None,
+            msg: None,
+        }
+    }
+}
+
+/// Which of §9.4's rules reads Waiting: D's first one, or the newest (generation E),
+/// where a dead agent never waits and the program's own status overrides inference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WaitingRule {
+    /// The quiet window, in seconds.
+    pub quiet: f64,
+    pub newest: bool,
 }
 
 /// Who named a Session.
@@ -454,18 +527,118 @@ impl Store {
         )
     }
 
+    /// Generation E: the agent program reported `report` (appended; the newest decides
+    /// Waiting). Moves the `sessions` revision, since Waiting or the reported detail may
+    /// change.
+    pub fn report_status(&mut self, id: &str, report: &StatusReport) -> Result<()> {
+        ensure!(
+            PROGRAM_STATES.contains(&report.state.as_str()),
+            "a program status is one of {}, not {:?}",
+            PROGRAM_STATES.join(", "),
+            report.state
+        );
+        if let Some(kind) = &report.kind {
+            ensure!(
+                PROGRAM_KINDS.contains(&kind.as_str()),
+                "a program status kind is one of {}, not {kind:?}",
+                PROGRAM_KINDS.join(", ")
+            );
+        }
+        let r = report.clone();
+        let null = |v: Option<String>| v.map_or(Sql::Null, Sql::Text);
+        self.change_session(
+            id,
+            "INSERT INTO program_status
+                 (session_id, state, status_id, kind, progress, app, title, msg, reported_at)
+             VALUES (?1, ?2, CASE WHEN ?3 = '' THEN 'status-' ||
+                 (1 + (SELECT COUNT(*) FROM program_status WHERE session_id = ?1)) ELSE ?3 END,
+                 ?4, ?5, ?6, ?7, ?8, ?9)",
+            vec![
+                Sql::Text(r.state),
+                Sql::Text(r.id),
+                null(r.kind),
+                r.progress.map_or(Sql::Null, Sql::Integer),
+                null(r.app),
+                null(r.title),
+                null(r.msg),
+                Sql::Real(now()),
+            ],
+        )
+    }
+
+    /// Generation E: the provider's agent process is now `pid` (or none). Each new agent
+    /// after a first one is another provider generation (E1's `provider_generation`).
+    pub fn set_agent(&mut self, id: &str, pid: Option<u32>) -> Result<()> {
+        if let Some(pid) = pid {
+            ensure!(pid > 1, "an agent process pid must be greater than 1");
+        }
+        self.change_session(
+            id,
+            "UPDATE sessions SET provider_generation = provider_generation +
+                 (agent_pid IS NOT NULL AND ?2 IS NOT NULL AND agent_pid IS NOT ?2),
+                 agent_pid = ?2
+             WHERE id = ?1",
+            vec![pid.map_or(Sql::Null, |p| Sql::Integer(p.into()))],
+        )
+    }
+
+    /// Generation E: a scoped `lf monitor work` reader started `repo`'s planning sync,
+    /// which commits to the store on the reader's behalf (§10.3).
+    pub(crate) fn start_planning_sync(&mut self, repo: &str, pid: u32, at: f64) -> Result<()> {
+        self.write(&["planning"], |tx| {
+            tx.execute(
+                "INSERT INTO planning_syncs (repo, pid, started_at) VALUES (?1, ?2, ?3)",
+                params![repo, pid, at],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Every planning sync started, oldest first: `(repo, pid)`.
+    pub fn planning_syncs(&self) -> Result<Vec<(String, u32)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT repo, pid FROM planning_syncs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     // ---- What the CLI projects ----
 
-    pub(crate) fn session(&self, id: &str, quiet: f64) -> Result<Option<Row>> {
-        let sql = format!("SELECT {COLUMNS}, {WAITING} FROM {FROM} WHERE s.id = ?3");
+    /// The agent pids that are alive now, as the JSON array `?3` of the Waiting SQL:
+    /// liveness is read at query time, never written.
+    fn live_agents(&self) -> Result<String> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT agent_pid FROM sessions WHERE agent_pid IS NOT NULL",
+        )?;
+        let pids = stmt.query_map([], |r| r.get::<_, u32>(0))?;
+        let mut live = Vec::new();
+        for pid in pids {
+            let pid = pid?;
+            if alive(pid) {
+                live.push(pid);
+            }
+        }
+        Ok(serde_json::to_string(&live)?)
+    }
+
+    pub(crate) fn session(&self, id: &str, rule: WaitingRule) -> Result<Option<Row>> {
+        let waiting = waiting_sql(rule);
+        let sql = format!("SELECT {COLUMNS}, {waiting} FROM {FROM} WHERE s.id = ?4");
+        let live = self.live_agents()?;
         self.conn
-            .query_row(&sql, params![now(), quiet, id], Row::read)
+            .query_row(&sql, params![now(), rule.quiet, live, id], Row::read)
             .optional()
             .map_err(|e| anyhow!("Session record unavailable: {e}"))
     }
 
-    pub(crate) fn sessions(&self, query: &Query, quiet: f64) -> Result<Vec<Row>> {
-        let mut values = vec![Sql::Real(now()), Sql::Real(quiet)];
+    pub(crate) fn sessions(&self, query: &Query, rule: WaitingRule) -> Result<Vec<Row>> {
+        let waiting = waiting_sql(rule);
+        let mut values = vec![
+            Sql::Real(now()),
+            Sql::Real(rule.quiet),
+            Sql::Text(self.live_agents()?),
+        ];
         let mut bind = |value: Sql| {
             values.push(value);
             format!("?{}", values.len())
@@ -483,7 +656,7 @@ impl Store {
             filters.push("s.completed_at IS NULL".into());
         }
         if query.waiting {
-            filters.push(WAITING.into());
+            filters.push(waiting.into());
         }
         if let Some(task) = &query.task {
             filters.push(format!("s.task_id = {}", bind(Sql::Text(task.clone()))));
@@ -502,7 +675,7 @@ impl Store {
         }
         let order = if query.by_id { "s.id" } else { "s.title, s.id" };
         let limit = query.limit.map_or(-1, |l| l as i64);
-        let mut sql = format!("SELECT {COLUMNS}, {WAITING} FROM {FROM}");
+        let mut sql = format!("SELECT {COLUMNS}, {waiting} FROM {FROM}");
         if !filters.is_empty() {
             sql += &format!(" WHERE {}", filters.join(" AND "));
         }
@@ -522,27 +695,40 @@ impl Store {
 
     /// ACT's `next_quiet_waiting`: when the earliest Session of `repo` that is still
     /// counting its quiet window becomes Waiting without any write.
+    /// Under the newest rule a Session whose agent is dead, or whose program reported a
+    /// status, is not counting: its quiet window decides nothing.
     pub(crate) fn next_quiet_deadline(
         &self,
         repo: &str,
         headless: bool,
-        quiet: f64,
+        rule: WaitingRule,
     ) -> Result<Option<f64>> {
         let interactive = if headless {
             ""
         } else {
             "AND s.interactive = 1"
         };
+        let newest = if rule.newest {
+            "AND (s.agent_pid IS NULL OR s.agent_pid IN (SELECT value FROM json_each(?4)))
+             AND NOT EXISTS (SELECT 1 FROM program_status r WHERE r.session_id = s.id)"
+        } else {
+            ""
+        };
         let sql = format!(
             "SELECT MIN(a.observed_at) FROM sessions s JOIN session_activity a ON a.session_id = s.id
              WHERE s.completed_at IS NULL AND a.pending_input = 0 AND a.open_tools = 0
                AND NOT (s.interactive = 1 AND a.yielded = 1) AND ?1 - a.observed_at < ?2
-               AND s.repo = ?3 {interactive}"
+               AND s.repo = ?3 {interactive} {newest}"
         );
-        let first: Option<f64> = self
-            .conn
-            .query_row(&sql, params![now(), quiet, repo], |r| r.get(0))?;
-        Ok(first.map(|at| at + quiet))
+        let first: Option<f64> = if rule.newest {
+            let live = self.live_agents()?;
+            self.conn
+                .query_row(&sql, params![now(), rule.quiet, repo, live], |r| r.get(0))?
+        } else {
+            self.conn
+                .query_row(&sql, params![now(), rule.quiet, repo], |r| r.get(0))?
+        };
+        Ok(first.map(|at| at + rule.quiet))
     }
 }
 
@@ -560,13 +746,27 @@ fn initialize(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     // Checked first so that opening an existing store writes nothing.
-    if version < 1 {
-        conn.execute_batch(&format!("BEGIN IMMEDIATE;{SCHEMA}COMMIT;"))
-            .inspect_err(|_| {
-                let _ = conn.execute_batch("ROLLBACK");
-            })?;
+    if version < 2 {
+        migrate(conn).inspect_err(|_| {
+            let _ = conn.execute_batch("ROLLBACK");
+        })?;
     }
     Ok(())
+}
+
+/// Brings the schema to the newest version in one transaction. The version is read
+/// again under the write lock: another process may have migrated since the first read,
+/// and `ALTER TABLE … ADD COLUMN` cannot run twice.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version < 1 {
+        conn.execute_batch(SCHEMA)?;
+    }
+    if version < 2 {
+        conn.execute_batch(SCHEMA_2)?;
+    }
+    conn.execute_batch("COMMIT")
 }
 
 fn is_busy(error: &rusqlite::Error) -> bool {
@@ -588,11 +788,35 @@ const WAITING: &str = "(s.completed_at IS NULL AND a.session_id IS NOT NULL AND 
     (a.pending_input > 0 OR (a.open_tools = 0 AND \
     ((s.interactive = 1 AND a.yielded = 1) OR ?1 - a.observed_at >= ?2))))";
 
-const FROM: &str = "sessions s LEFT JOIN session_activity a ON a.session_id = s.id";
+/// §9.4 "Rule, newest" (generation E); `?3` is the JSON array of the agent pids alive
+/// at the query's clock, so a dead agent stops Waiting with no write. The newest
+/// program-status report `p`, when there is one, decides instead of the reading: blocked,
+/// or idle on an interactive Session, waits; anything else (clear included) does not.
+const WAITING_NEWEST: &str = "(s.completed_at IS NULL \
+    AND (s.agent_pid IS NULL OR s.agent_pid IN (SELECT value FROM json_each(?3))) \
+    AND CASE WHEN p.state IS NULL THEN \
+        (a.session_id IS NOT NULL AND (a.pending_input > 0 OR (a.open_tools = 0 AND \
+        ((s.interactive = 1 AND a.yielded = 1) OR ?1 - a.observed_at >= ?2)))) \
+    ELSE p.state = 'blocked' OR (p.state = 'idle' AND s.interactive = 1) END)";
+
+fn waiting_sql(rule: WaitingRule) -> &'static str {
+    if rule.newest {
+        WAITING_NEWEST
+    } else {
+        WAITING
+    }
+}
+
+const FROM: &str = "sessions s LEFT JOIN session_activity a ON a.session_id = s.id \
+    LEFT JOIN program_status p ON p.seq = \
+        (SELECT MAX(seq) FROM program_status WHERE session_id = s.id)";
 
 const COLUMNS: &str = "s.id, s.title, s.title_source, s.cwd, s.repo, s.interactive, s.provider, \
     s.model, s.work_path, s.task_id, s.kind, s.ready_summary, s.review_attention, s.client_pid, \
-    s.interrupted, s.completed_at IS NOT NULL";
+    s.interrupted, s.completed_at IS NOT NULL, s.agent_pid, s.provider_generation, \
+    (SELECT json_group_array(json_object('state', r.state, 'id', r.status_id, 'kind', r.kind, \
+        'progress', r.progress, 'app', r.app, 'title', r.title, 'msg', r.msg) ORDER BY r.seq) \
+     FROM program_status r WHERE r.session_id = s.id)";
 
 /// A Session row with its Waiting reading at the query's clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -613,6 +837,11 @@ pub(crate) struct Row {
     pub client_pid: Option<u32>,
     pub interrupted: bool,
     pub completed: bool,
+    /// Generation E: the provider's current agent process.
+    pub agent_pid: Option<u32>,
+    pub provider_generation: i64,
+    /// Generation E: the program's status reports, oldest first.
+    pub program_status: Vec<StatusReport>,
     pub waiting: bool,
 }
 
@@ -635,13 +864,30 @@ impl Row {
             client_pid: r.get(13)?,
             interrupted: r.get(14)?,
             completed: r.get(15)?,
-            waiting: r.get(16)?,
+            agent_pid: r.get(16)?,
+            provider_generation: r.get(17)?,
+            program_status: {
+                let json: String = r.get(18)?;
+                serde_json::from_str(&json).map_err(|e| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        18,
+                        rusqlite::types::Type::Text,
+                        e.into(),
+                    )
+                })?
+            },
+            waiting: r.get(19)?,
         })
     }
 
     /// A client is attached and its process is alive (not gone, not a zombie).
     pub fn client_alive(&self) -> bool {
         self.client_pid.is_some_and(alive)
+    }
+
+    /// Whether the Session's agent process is alive; `None` when it has none.
+    pub fn agent_alive(&self) -> Option<bool> {
+        self.agent_pid.map(alive)
     }
 }
 
@@ -670,4 +916,47 @@ pub(crate) struct Query {
     pub by_id: bool,
     pub limit: Option<u64>,
     pub offset: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home made by a stand-in from before generation E keeps its Sessions and gains
+    /// E's columns and tables on the next open.
+    #[test]
+    fn a_version_1_store_is_migrated_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("loopflow.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(&format!("PRAGMA journal_mode=WAL; BEGIN;{SCHEMA}COMMIT;"))
+                .unwrap();
+            conn.execute(
+                "INSERT INTO sessions (id, title, title_source, cwd, interactive, created_at)
+                 VALUES ('old', 'Old', 'generated', '/', 1, 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 2);
+        store
+            .report_status("old", &StatusReport::new("blocked"))
+            .unwrap();
+        store.set_agent("old", Some(std::process::id())).unwrap();
+        let rule = WaitingRule {
+            quiet: DEFAULT_QUIET_SECONDS,
+            newest: true,
+        };
+        let row = store.session("old", rule).unwrap().unwrap();
+        assert!(row.waiting);
+        assert_eq!(row.agent_alive(), Some(true));
+        assert_eq!(row.provider_generation, 1);
+        assert_eq!(row.program_status[0].id, "status-1");
+    }
 }
