@@ -966,3 +966,178 @@ fn a_reader_that_goes_silent_is_started_again_and_followed() {
     store.agent(&["ask", "S-1"]);
     watch.expect_event("asked", "S-1");
 }
+
+// ---- Generation E (loopflow-model.md §10) ------------------------------------------------
+
+/// A stand-in agent process: a `sleep` that a session names as its agent (or its client),
+/// killed and reaped when it dies or is dropped.
+struct Process(std::process::Child);
+
+impl Process {
+    fn start() -> Process {
+        Process(Command::new("sleep").arg("1000").spawn().unwrap())
+    }
+
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+
+    /// Killed and reaped: gone from the process table, as an agent whose driver reaped it.
+    fn die(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.die();
+    }
+}
+
+fn planning_syncs(store: &Store) -> usize {
+    std::fs::read_to_string(store.f.root.join("sim/planning-syncs.jsonl"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn generation_e_is_named_and_followed_without_readers_that_sync_planning() {
+    for generation in ["e1", "e2"] {
+        let store = Store::new(generation);
+        std::fs::create_dir_all(store.repo("gamma").join(".git")).unwrap();
+        store.sessions(&[
+            spec(&store, "S-a", "alpha"),
+            spec(&store, "S-b", "beta"),
+            spec(&store, "S-g", "gamma"),
+        ]);
+        let out = store.command(&["--version", "--verbose"]).output().unwrap();
+        let about = String::from_utf8_lossy(&out.stdout);
+        assert!(about.contains("(generation E)"), "{generation}: {about}");
+        let out = store.command(&["list"]).output().unwrap();
+        let status = String::from_utf8_lossy(&out.stderr);
+        assert!(status.contains("(generation E)"), "{generation}: {status}");
+
+        let watch = store.watch();
+        assert_eq!(watch.snapshot()["sessions"].as_array().unwrap().len(), 3);
+        let before = Instant::now();
+        store.agent(&["ask", "S-g"]);
+        let asked = watch.expect_event("asked", "S-g");
+        assert_eq!(asked["session"]["needs_you"], true);
+        assert!(
+            before.elapsed() < Duration::from_millis(1500),
+            "{generation}"
+        );
+        // The quiet rule holds on E too, through the tray's own clock.
+        store.agent(&["quiet", "S-b"]);
+        watch.expect_event("asked", "S-b");
+        let log = std::fs::read_to_string(store.f.root.join("sim/argv.jsonl")).unwrap();
+        assert!(
+            !log.contains(r#""monitor","work""#),
+            "{generation}: a reader was started on E: {log}"
+        );
+        assert_eq!(planning_syncs(&store), 0, "{generation}");
+    }
+}
+
+#[test]
+fn why_the_agent_waits_is_told_and_a_new_reason_is_a_new_ask() {
+    let store = Store::new("e2");
+    store.sessions(&[spec(&store, "S-1", "alpha")]);
+    let watch = store.watch();
+    watch.snapshot();
+    let permission = [
+        "status",
+        "S-1",
+        "blocked",
+        "--kind",
+        "permission",
+        "--title",
+        "Run cargo publish --dry-run",
+        "--msg",
+        "Bash wants to run a command",
+    ];
+    store.agent(&permission);
+    let asked = watch.expect_event("asked", "S-1");
+    assert_eq!(
+        asked["session"]["reason"],
+        serde_json::json!({"kind": "permission", "title": "Run cargo publish --dry-run",
+                           "msg": "Bash wants to run a command"})
+    );
+    // lf's own report comes through as it came.
+    let reports = asked["session"]["program_status"]["records"]
+        .as_array()
+        .unwrap();
+    assert_eq!(reports.last().unwrap()["state"], "blocked");
+    // The same report again is no news; another one is.
+    store.agent(&permission);
+    store.agent(&[
+        "status",
+        "S-1",
+        "blocked",
+        "--kind",
+        "question",
+        "--title",
+        "Which branch?",
+    ]);
+    let again = watch.expect("the next line about S-1", |e| e["session"]["id"] == "S-1");
+    assert_eq!(again["type"], "asked", "{again}");
+    assert_eq!(again["session"]["reason"]["kind"], "question");
+    // Cleared: it no longer waits.
+    store.agent(&["status", "S-1", "clear"]);
+    let state = watch.expect_event("state", "S-1");
+    assert_eq!(state["session"]["needs_you"], false);
+    assert_eq!(state["session"]["reason"], Value::Null);
+}
+
+#[test]
+fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not() {
+    let store = Store::new("e2");
+    store.sessions(&[
+        spec(&store, "S-alone", "alpha"),
+        spec(&store, "S-seen", "beta"),
+    ]);
+    let mut alone = Process::start();
+    let mut seen = Process::start();
+    let mut client = Process::start();
+    store.agent(&["agent", "S-alone", &alone.pid()]);
+    store.agent(&["agent", "S-seen", &seen.pid()]);
+    store.agent(&["attach", "S-seen", &client.pid()]);
+    let watch = store.watch();
+    let snapshot = watch.snapshot();
+    let states: Vec<&str> = snapshot["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["active", "active"]);
+
+    // Nothing is written when an agent dies: the tray sees its exit itself.
+    let before = Instant::now();
+    alone.die();
+    let stopped = watch.expect_event("stopped", "S-alone");
+    let took = before.elapsed();
+    assert_eq!(stopped["previous"], "active");
+    assert_eq!(stopped["session"]["state"], "closed");
+    assert_eq!(stopped["session"]["stopped"], true);
+    assert_eq!(stopped["session"]["needs_you"], false);
+    assert!(took < Duration::from_secs(2), "told after {took:?}");
+
+    // The person quits the agent in their terminal: a state line, no `stopped`.
+    seen.die();
+    client.die();
+    let quit = watch.expect("the next line about S-seen", |e| {
+        e["session"]["id"] == "S-seen"
+    });
+    assert_eq!(quit["type"], "state", "{quit}");
+    assert_eq!(quit["session"]["stopped"], true);
+    // Told once: a quiet second brings nothing more about either.
+    std::thread::sleep(Duration::from_secs(1));
+    let extra: Vec<Value> = watch
+        .lines
+        .try_iter()
+        .filter(|e| e["session"].is_object())
+        .collect();
+    assert!(extra.is_empty(), "repeated events {extra:#?}");
+}

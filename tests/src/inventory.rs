@@ -1157,7 +1157,18 @@ impl Lf {
         } else {
             "unknown"
         };
-        let active = state == "active";
+        // The buttons follow the person's client, as in D: on E2 `active` may mean only that
+        // the agent lives, and connecting is refused only while a client is attached.
+        let active = if self.generation.is_e() {
+            active
+        } else {
+            state == "active"
+        };
+        // E lists the terminal of a live client, as a launcher's `LF_TERMINAL_ID` would.
+        let terminal_ids = match row.client_pid {
+            Some(pid) if active && self.generation.is_e() => vec![format!("sim-terminal-{pid}")],
+            _ => Vec::new(),
+        };
         let d = RecordD {
             primary_scope: None,
             attention: row.waiting.then_some("waiting"),
@@ -1192,7 +1203,7 @@ impl Lf {
                 "connect".into(),
                 row.id.clone(),
             ],
-            terminal_ids: Vec::new(),
+            terminal_ids,
         };
         if !self.generation.is_e() {
             return Record::D(d);

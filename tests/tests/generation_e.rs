@@ -373,7 +373,9 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
         (alive["state"].clone(), alive["attention"].clone()),
         (json!("active"), json!("waiting"))
     );
-    assert_eq!(alive["actions"][1]["kind"], "move_here");
+    // An agent that lives is no attached client: connecting is not refused.
+    assert_eq!(alive["actions"].as_array().unwrap().len(), 1);
+    assert_eq!(alive["terminal_ids"], json!([]));
     assert_eq!(waiting_ids(&lf), ["s"]);
 
     let store = lf.store();
@@ -412,7 +414,13 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
     );
     let mut client = Agent::start();
     lf.ok(&["sim", "attach", "s", &client.pid()]);
-    assert_eq!(record(&lf, "s")["state"], "active");
+    let attached = record(&lf, "s");
+    assert_eq!(attached["state"], "active");
+    assert_eq!(attached["actions"][1]["kind"], "move_here");
+    assert_eq!(
+        attached["terminal_ids"],
+        json!([format!("sim-terminal-{}", client.pid())])
+    );
     client.die();
     assert_eq!(record(&lf, "s")["state"], "unknown");
 }
