@@ -115,24 +115,31 @@ fn main() {
         "\ncost of one Ask change at 10 000 Runs relative to 10: {:.2}",
         per_change[1].as_secs_f64() / per_change[0].as_secs_f64()
     );
-    generation_d(idle);
+    for generation in ["d", "e2"] {
+        store_generation(generation, idle);
+    }
 }
 
-/// lf's real quiet time, and the idle window the goal for generation D is stated for.
+/// lf's real quiet time, and the idle window the goals for D and E are stated for.
 const LF_QUIET: Duration = Duration::from_secs(120);
-const IDLE_D: Duration = Duration::from_secs(600);
+const IDLE_STORE: Duration = Duration::from_secs(600);
+/// Agent deaths timed on E: each costs one list, so a few dozen give a stable p99.
+const DEATHS: usize = 30;
 
-/// Today's lf (generation D): sessions only in a real SQLite store, followed through
-/// `lf monitor work` readers. Attention written to the store → `asked` on stdout; a
-/// session that turns Waiting by lf's quiet time alone; and an idle tray plus its lf
-/// children over ten minutes.
-fn generation_d(idle: bool) {
+/// Today's lfs (generations D and E): sessions only in a real SQLite store, in three
+/// repositories; D followed through its `lf monitor work` readers, E through the store and
+/// its agents' processes. Attention written to the store → `asked` on stdout; on E an
+/// agent's death → `stopped`; a session that turns Waiting by lf's quiet time alone; and an
+/// idle tray plus its lf children over ten minutes, with the planning syncs lf started.
+fn store_generation(generation: &str, idle: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("alpha");
-    fs::create_dir_all(repo.join(".git")).unwrap();
+    let repos = ["alpha", "beta", "gamma"].map(|name| dir.path().join(name));
+    for repo in &repos {
+        fs::create_dir_all(repo.join(".git")).unwrap();
+    }
     let sim = SimHome::new(dir.path().join("home"));
-    let specs: Vec<SessionSpec> = (0..100)
-        .map(|i| SessionSpec::new(format!("S-{i:03}"), format!("Session {i}"), &repo))
+    let specs: Vec<SessionSpec> = (0..99)
+        .map(|i| SessionSpec::new(format!("S-{i:03}"), format!("Session {i}"), &repos[i % 3]))
         .collect();
     let mut store = sim.store().unwrap();
     store.create_sessions(&specs).unwrap();
@@ -143,20 +150,20 @@ fn generation_d(idle: bool) {
     fs::write(
         &lf,
         format!(
-            "#!/bin/sh\nLF_SIM_GENERATION=d LF_SIM_DIR={} exec {} \"$@\"\n",
+            "#!/bin/sh\nLF_SIM_GENERATION={generation} LF_SIM_DIR={} exec {} \"$@\"\n",
             calls.display(),
             stand_in.display()
         ),
     )
     .unwrap();
     fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let lf_runs = || {
-        fs::read_to_string(calls.join("argv.jsonl"))
+    let count = |file: &str| {
+        fs::read_to_string(calls.join(file))
             .map(|log| log.lines().count())
             .unwrap_or(0)
     };
 
-    println!("\n== generation D: 100 sessions in one repository, SQLite store, lf monitor work");
+    println!("\n== generation {generation}: 99 sessions in three repositories, SQLite store");
     let started = Instant::now();
     let watch = Watch::start_with(sim.home(), Some(&lf));
     watch.next(|e| e["type"] == "snapshot");
@@ -164,7 +171,7 @@ fn generation_d(idle: bool) {
         "process start to first snapshot line: {:.1?}",
         started.elapsed()
     );
-    // The reader's first frames.
+    // D's readers send their first frames.
     std::thread::sleep(Duration::from_secs(3));
 
     let mut asked = Vec::new();
@@ -188,32 +195,61 @@ fn generation_d(idle: bool) {
     );
     let (p50, p99) = percentiles(&mut cleared);
     println!("attention cleared → state line: p50 {p50:.1?}, p99 {p99:.1?}");
+    if generation.starts_with('e') {
+        let mut deaths = Vec::with_capacity(DEATHS);
+        for spec in specs.iter().take(DEATHS) {
+            let mut agent = Command::new("sleep").arg("1000").spawn().unwrap();
+            store.set_agent(&spec.id, Some(agent.id())).unwrap();
+            watch.next(|e| {
+                e["type"] == "state"
+                    && e["session"]["state"] == "active"
+                    && e["session"]["id"] == spec.id.as_str()
+            });
+            let t = Instant::now();
+            agent.kill().unwrap();
+            agent.wait().unwrap();
+            watch.next(|e| e["type"] == "stopped" && e["session"]["id"] == spec.id.as_str());
+            deaths.push(t.elapsed());
+        }
+        let (p50, p99) = percentiles(&mut deaths);
+        println!(
+            "agent killed (no write) → stopped line: p50 {p50:.1?}, p99 {p99:.1?} over {DEATHS}"
+        );
+    }
     if !idle {
         return;
     }
 
     // lf's real quiet rule: output without a signal, then nothing at all for 120 s.
     let written = Instant::now();
-    store.activity("S-000", Activity::Quiet).unwrap();
+    store.activity("S-098", Activity::Quiet).unwrap();
     // Nothing at all is written for two minutes: the line may take that long.
     watch.next_within(LF_QUIET * 2, |e| {
-        e["type"] == "asked" && e["session"]["id"] == "S-000"
+        e["type"] == "asked" && e["session"]["id"] == "S-098"
     });
     let late = written.elapsed().saturating_sub(LF_QUIET);
     println!("waiting by quiet alone (no write): asked {late:.1?} after lf's 120 s deadline (goal ≤ 2 s)");
 
     std::thread::sleep(Duration::from_secs(3));
-    let runs_before = lf_runs();
+    let (runs_before, syncs_before) = (count("argv.jsonl"), count("planning-syncs.jsonl"));
+    let planning_before = store.revisions().unwrap().planning;
     let (own_before, all_before) = (watch.cpu(), watch.cpu_with_children());
-    std::thread::sleep(IDLE_D);
-    let minutes = (IDLE_D.as_secs() / 60) as u32;
+    std::thread::sleep(IDLE_STORE);
+    let minutes = (IDLE_STORE.as_secs() / 60) as u32;
     let own = (watch.cpu() - own_before) / minutes;
     let all = (watch.cpu_with_children() - all_before) / minutes;
-    let runs = lf_runs() - runs_before;
+    let runs = count("argv.jsonl") - runs_before;
     println!(
-        "idle for {IDLE_D:?}: {runs} lf runs (safety lists at most {minutes}; goal: 0 self-caused); \
-         CPU per minute: the tray {own:.1?}, with its lf readers {all:.1?} (the stand-in \
+        "idle for {IDLE_STORE:?}: {runs} lf runs (safety lists at most {minutes}; goal: 0 self-caused); \
+         CPU per minute: the tray {own:.1?}, with its lf children {all:.1?} (the stand-in \
          reader checks the store every 100 ms)"
+    );
+    println!(
+        "planning syncs lf started for the tray: {} since start, {} while idle; planning \
+         commits while idle: {} (goal on E: 0)",
+        count("planning-syncs.jsonl"),
+        count("planning-syncs.jsonl") - syncs_before,
+        store.revisions().unwrap().planning - planning_before
     );
     println!("peak RSS: {} KiB", watch.peak_rss_kib());
 }
