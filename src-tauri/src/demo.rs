@@ -24,11 +24,13 @@ const STEP: Duration = Duration::from_secs(7);
 type Agent = Arc<Mutex<Option<Child>>>;
 
 /// Which lf the demo plays: the generation the tray was built from (files, Approve /
-/// Iterate) or today's (generation D: SQLite only, attention, Open and Move here).
+/// Iterate), October's (generation D: SQLite only, attention, Open and Move here) or
+/// today's (generation E: the agent says why it waits, and an agent can die).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Story {
     A,
     D,
+    E,
 }
 
 pub fn run(story_of: Story) -> Result<()> {
@@ -50,9 +52,10 @@ pub fn run(story_of: Story) -> Result<()> {
         std::env::set_var(name, value);
     }
     std::env::set_var("LF_BIN", bin.join("lf"));
-    if story_of == Story::D {
-        // The stand-in plays today's lf; its repository is a checkout lf can see.
-        std::env::set_var("LF_SIM_GENERATION", "d");
+    if story_of != Story::A {
+        // The stand-in plays a newer lf; its repository is a checkout lf can see.
+        let generation = if story_of == Story::D { "d" } else { "e2" };
+        std::env::set_var("LF_SIM_GENERATION", generation);
         std::fs::create_dir_all(project.join(".git"))?;
     }
     for name in lf_tray_core::lf::RUN_CONTEXT_VARS
@@ -64,7 +67,13 @@ pub fn run(story_of: Story) -> Result<()> {
 
     let plot = match story_of {
         Story::A => "a simulated agent will ask, get ready and resolve over about a minute",
-        Story::D => "on today's lf (generation D), simulated agents will wait for you and move on",
+        Story::D => {
+            "on October's lf (generation D), simulated agents will wait for you and move on"
+        }
+        Story::E => {
+            "on today's lf (generation E), simulated agents will ask permission, ask a question \
+             and stop"
+        }
     };
     println!(
         "Loopflow Tray demo: {plot}.\n\
@@ -98,6 +107,7 @@ pub fn run(story_of: Story) -> Result<()> {
                 let told = match story_of {
                     Story::A => story(&sim, &project, &bin, &story_agent),
                     Story::D => story_d(&sim, &project),
+                    Story::E => story_e(&sim, &project, &bin, &story_agent),
                 };
                 if let Err(e) = told {
                     eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
@@ -247,8 +257,96 @@ fn story_d(sim: &SimHome, project: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A stand-in agent process: `sleep` under the name `claude`, which is how lf recognises a
-/// live client of a claude session.
+/// Today's lf: the agents report why they wait (`program_status`), and lf reads an agent
+/// that died as `closed` while its session stays open.
+fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<()> {
+    use lf_sim::{Activity, SessionSpec, StatusReport};
+    let mut store = sim.store()?;
+    let session = |id: &str, title: &str, provider: &str, work: &str| {
+        let mut spec = SessionSpec::new(id, title, project);
+        spec.provider = Some(provider.into());
+        spec.work_path = Some(work.into());
+        spec
+    };
+    let blocked = |kind: &str, title: &str, msg: &str| StatusReport {
+        state: "blocked".into(),
+        kind: Some(kind.into()),
+        app: Some("claude".into()),
+        title: Some(title.into()),
+        msg: Some(msg.into()),
+        ..StatusReport::default()
+    };
+    sleep(STEP / 2);
+    say("three agents work on today's lf (generation E): listed, not waiting");
+    let release = "SESSION-release";
+    let schema = "SESSION-schema";
+    let nightly = "SESSION-nightly";
+    store.create_sessions(&[
+        session(
+            release,
+            "Publish the 0.4 crates",
+            "claude",
+            "product / LOO-501",
+        ),
+        session(
+            schema,
+            "Migrate the settings schema",
+            "codex",
+            "product / LOO-502",
+        ),
+        session(
+            nightly,
+            "Nightly dependency bumps",
+            "claude",
+            "product / LOO-503",
+        ),
+    ])?;
+    for id in [release, schema, nightly] {
+        store.activity(id, Activity::Working)?;
+    }
+    let pid = start_agent(bin, agent)?;
+    store.set_agent(nightly, Some(pid))?;
+
+    sleep(STEP);
+    say("the claude agent asks permission to run a command: the popup says which");
+    store.report_status(
+        release,
+        &blocked(
+            "permission",
+            "Run cargo publish --dry-run",
+            "Bash wants to run a command",
+        ),
+    )?;
+
+    sleep(STEP);
+    say("the codex agent asks a question");
+    store.report_status(
+        schema,
+        &blocked(
+            "question",
+            "Keep the old keys for one release?",
+            "Two clients still read them",
+        ),
+    )?;
+
+    sleep(STEP);
+    say("the nightly agent dies with nobody attached: the tray tells you it stopped");
+    stop(agent);
+
+    sleep(STEP);
+    say("someone answers the codex agent elsewhere: its notification goes away by itself");
+    store.report_status(
+        schema,
+        &StatusReport {
+            state: "working".into(),
+            ..StatusReport::default()
+        },
+    )?;
+
+    say("your turn: Open a waiting session, or Open the stopped one to resume it. Quit from the tray to end the demo.");
+    Ok(())
+}
+
 /// The demo's `lf`: a script that hands its arguments to `lf-tray demo-lf`. A script rather
 /// than a link, so nothing in the product depends on the name it was started under.
 fn write_lf(path: &Path, exe: &Path) -> Result<()> {

@@ -86,12 +86,12 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
 #[cfg(feature = "demo")]
-pub fn run_demo(generation_d: bool) -> anyhow::Result<()> {
+pub fn run_demo(generation: lf_tray_core::Generation) -> anyhow::Result<()> {
     logfile::init();
-    demo::run(if generation_d {
-        demo::Story::D
-    } else {
-        demo::Story::A
+    demo::run(match generation {
+        lf_tray_core::Generation::D | lf_tray_core::Generation::D0 => demo::Story::D,
+        lf_tray_core::Generation::E => demo::Story::E,
+        _ => demo::Story::A,
     })
 }
 

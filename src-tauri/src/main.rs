@@ -13,6 +13,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use lf_tray_core::Generation;
+
 const USAGE: &str = "\
 Loopflow Tray: notifications and a tray menu for the lf sessions waiting on you.
 
@@ -23,8 +25,8 @@ Usage:
                                                 print the current sessions, sorted by title then id
   lf-tray watch [--json] [--home DIR] [--lf PATH]
                                                 print a snapshot, then one line per change
-  lf-tray demo [--generation d]                 the tray app on a simulated Loopflow, for a first look
-                                                (--generation d: today's lf)
+  lf-tray demo [--generation a|d|e]             the tray app on a simulated Loopflow, for a first look
+                                                (d: lf's October builds; e: today's lf)
   lf-tray --help | --version [--verbose]         (--verbose: also the lf found and its generation)
 
 Options:
@@ -56,9 +58,9 @@ enum Command {
     Watch {
         json: bool,
     },
-    /// `--generation d`: the demo plays today's lf.
+    /// `--generation a|d|e`: which lf the demo plays.
     Demo {
-        generation_d: bool,
+        generation: Generation,
     },
     Help,
     /// `--verbose`: also the lf it finds, and that lf's generation.
@@ -78,7 +80,8 @@ struct Invocation {
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let mut command = None;
-    let (mut json, mut hidden, mut generation_d, mut verbose) = (false, false, false, false);
+    let (mut json, mut hidden, mut verbose) = (false, false, false);
+    let mut generation = None;
     let (mut home, mut lf) = (None, None);
     let mut timing = headless::Timing::default();
     while let Some(arg) = args.next() {
@@ -97,15 +100,17 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
             "--lf-quiet" => timing.quiet = Some(seconds(value("--lf-quiet")?)?),
             "--remote" => timing.machines.push(destination(value("--remote")?)?),
-            "--generation" => match value("--generation")?.to_str() {
-                Some("d" | "D") => generation_d = true,
-                Some("a" | "A") => generation_d = false,
-                _ => {
-                    return Err(
-                        "--generation takes a (files, Approve/Iterate) or d (today's lf)".into(),
-                    )
-                }
-            },
+            "--generation" => {
+                generation = Some(match value("--generation")?.to_str() {
+                    Some("a" | "A") => Generation::A,
+                    Some("d" | "D") => Generation::D,
+                    Some("e" | "E") => Generation::E,
+                    _ => return Err(
+                        "--generation takes a (files, Approve/Iterate), d (October's lf) or e (today's lf)"
+                            .into(),
+                    ),
+                })
+            }
             "--json" => json = true,
             "--hidden" => hidden = true,
             "-h" | "--help" | "help" => command = Some(Command::Help),
@@ -116,7 +121,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
                     "list" => Command::List { json: false },
                     "watch" => Command::Watch { json: false },
                     _ => Command::Demo {
-                        generation_d: false,
+                        generation: Generation::A,
                     },
                 })
             }
@@ -137,9 +142,11 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         Command::List { .. } => Command::List { json },
         Command::Watch { .. } => Command::Watch { json },
         Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
-        Command::Demo { .. } => Command::Demo { generation_d },
+        Command::Demo { .. } => Command::Demo {
+            generation: generation.unwrap_or(Generation::A),
+        },
         Command::Version { .. } => Command::Version { verbose },
-        _ if generation_d => return Err("--generation goes with demo only".into()),
+        _ if generation.is_some() => return Err("--generation goes with demo only".into()),
         other => other,
     };
     if verbose && !matches!(command, Command::Version { .. }) {
@@ -215,7 +222,7 @@ fn main() -> ExitCode {
             invocation.timing.machines,
             hidden,
         ),
-        Command::Demo { generation_d } => demo(generation_d),
+        Command::Demo { generation } => demo(generation),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -242,12 +249,12 @@ fn desktop(
 }
 
 #[cfg(feature = "demo")]
-fn demo(generation_d: bool) -> anyhow::Result<()> {
-    lf_tray::run_demo(generation_d)
+fn demo(generation: Generation) -> anyhow::Result<()> {
+    lf_tray::run_demo(generation)
 }
 
 #[cfg(all(feature = "desktop", not(feature = "demo")))]
-fn demo(_: bool) -> anyhow::Result<()> {
+fn demo(_: Generation) -> anyhow::Result<()> {
     anyhow::bail!("this lf-tray was built without the demo (feature `demo`); run scripts/demo.sh from a checkout")
 }
 
@@ -257,7 +264,7 @@ fn desktop(_: Option<PathBuf>, _: Option<PathBuf>, _: Vec<String>, _: bool) -> a
 }
 
 #[cfg(not(feature = "desktop"))]
-fn demo(_: bool) -> anyhow::Result<()> {
+fn demo(_: Generation) -> anyhow::Result<()> {
     desktop(None, None, Vec::new(), false)
 }
 
@@ -285,12 +292,20 @@ mod tests {
         assert_eq!(
             args("demo").unwrap().command,
             Command::Demo {
-                generation_d: false
+                generation: Generation::A
             }
         );
         assert_eq!(
             args("demo --generation d").unwrap().command,
-            Command::Demo { generation_d: true }
+            Command::Demo {
+                generation: Generation::D
+            }
+        );
+        assert_eq!(
+            args("demo --generation e").unwrap().command,
+            Command::Demo {
+                generation: Generation::E
+            }
         );
         assert!(args("demo --generation z").is_err());
         assert_eq!(args("list --help").unwrap().command, Command::Help);

@@ -136,7 +136,7 @@ pub enum Activity {
 /// One report of an agent program's own status (§10.2's `program_status.records[]`), as
 /// its terminal sends it through `lf session observe-status`. `title` and `msg` are the
 /// program's words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusReport {
     /// idle, working, done, blocked, error or clear.
     pub state: String,
