@@ -307,7 +307,7 @@ fn watch_reports_ask_ready_resolved_and_warnings() {
 }
 
 #[test]
-fn watch_reports_flow_sessions_through_lf_and_actions() {
+fn watch_reports_a_flow_step_and_its_approval_by_another_lf() {
     let f = Fixture::new();
     let watch = f.watch(true);
     watch.snapshot();
@@ -850,19 +850,29 @@ fn a_session_that_turns_waiting_by_quiet_alone_is_asked_without_any_write() {
 
 #[test]
 fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
-    for generation in ["d", "d0", "c"] {
+    for generation in ["d", "d0", "e2", "c"] {
         let store = Store::new(generation);
         store.sessions(&[spec(&store, "S-1", "alpha")]);
         let watch = store.watch();
         watch.snapshot();
-        // Start-up: the generation probes, the first list and (D) one reader.
-        std::thread::sleep(Duration::from_secs(2));
-        let settled = store.lf_runs();
-        assert!(
-            (2..=6).contains(&settled),
-            "{generation}: {settled} lf runs to start"
-        );
-        // On D the tray follows lf's reader; before D there is none to follow.
+        // Start-up: `lf session --help` (and on D-era builds three more help texts), the
+        // first list and, on D, one reader, which starts after the first snapshot.
+        let settled = match generation {
+            "d" => 6,
+            "d0" | "e2" => 5,
+            _ => 2,
+        };
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        while store.lf_runs() < settled {
+            assert!(
+                Instant::now() < deadline,
+                "{generation}: {} lf runs to start, not {settled}",
+                store.lf_runs()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // On D the tray follows lf's reader; before D there is none to follow, and on E
+        // its reader would sync the person's planning.
         let log = std::fs::read_to_string(store.f.root.join("sim/argv.jsonl")).unwrap();
         assert_eq!(
             log.contains(r#""monitor","work""#),
@@ -934,8 +944,19 @@ fn a_reader_that_goes_silent_is_started_again_and_followed() {
     let watch = store.watch();
     watch.snapshot();
     let mute = store.f.root.join("sim/mute-monitor");
-    // Wait for the reader to be followed, then let it hang (it sends nothing at all).
-    std::thread::sleep(Duration::from_secs(2));
+    let readers = || {
+        std::fs::read_to_string(store.f.root.join("sim/argv.jsonl"))
+            .unwrap()
+            .matches(r#""monitor","work""#)
+            .count()
+    };
+    // Once the reader runs, let it hang (it sends nothing at all, maybe not even its
+    // first frame: silence is silence).
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while readers() < 1 {
+        assert!(Instant::now() < deadline, "no reader was started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     std::fs::write(&mute, "").unwrap();
     let warning = watch.expect("a warning about the silent reader", |e| {
         e["type"] == "warning"
@@ -951,12 +972,6 @@ fn a_reader_that_goes_silent_is_started_again_and_followed() {
         "{warning}"
     );
     std::fs::remove_file(&mute).unwrap();
-    let readers = || {
-        std::fs::read_to_string(store.f.root.join("sim/argv.jsonl"))
-            .unwrap()
-            .matches(r#""monitor","work""#)
-            .count()
-    };
     let deadline = Instant::now() + EVENT_TIMEOUT;
     while readers() < 2 {
         assert!(Instant::now() < deadline, "no second reader was started");

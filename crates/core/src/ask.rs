@@ -440,21 +440,45 @@ mod tests {
     #[test]
     fn unreadable_records_warn() {
         use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            // Root reads every file, so the warning is checked where it matters, in an
+            // account without rights: this very test, run again as `nobody`.
+            return unprivileged("ask::tests::unreadable_records_warn");
+        }
         let dir = Dir::new();
         let path = dir.record(&generation_a());
         fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
-        // Root (as in CI containers) reads it anyway; anyone else gets told why not.
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            assert!(read_ask(&path).unwrap().is_some());
-        } else {
-            let warning = read_ask(&path).unwrap_err();
-            assert!(
-                warning
-                    .message
-                    .starts_with("Ask record cannot be read: Permission denied"),
-                "{warning}"
-            );
-        }
+        let warning = read_ask(&path).unwrap_err();
+        assert!(
+            warning
+                .message
+                .starts_with("Ask record cannot be read: Permission denied"),
+            "{warning}"
+        );
+    }
+
+    /// Run one test of this binary as `nobody`, from a copy that account can execute, and
+    /// fail with its output if it fails.
+    fn unprivileged(test: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let place = tempfile::tempdir().unwrap();
+        fs::set_permissions(place.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = place.path().join("tests");
+        fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
+        fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&copy)
+            .args(["--exact", test, "--test-threads=1"])
+            .env("TMPDIR", "/tmp")
+            .output()
+            .expect("setpriv (util-linux) runs the test as nobody");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "as nobody: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
