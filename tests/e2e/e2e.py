@@ -31,7 +31,7 @@ from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 
-HEADERS = ("Ready for review", "Waiting for you", "Active")
+HEADERS = ("Ready for review", "Waiting for you", "Stopped", "Active")
 CONTROLS = ("Show window", "Dismiss", "Pause notifications", "Resume notifications", "Quit")
 BURST_WINDOW = 2.0  # the contract's burst: 5 or more Asks within 2 s
 
@@ -597,6 +597,82 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
     wait_for(lambda: "Waiting for you" not in ctx.menu_labels(), "the row to leave Waiting for you")
     ctx.stop_app()
     wait_for(lambda: ctx.tray.items() == [], "the D app's tray item to leave the watcher")
+
+
+@check
+def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
+    # Today's lf: the agent reports why it waits; an agent that dies reads `closed`.
+    ctx.stop_app()
+    home = ctx.tmp / "lf-home-e"
+    repo = ctx.tmp / "work" / "repo-e"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
+
+    def lf(*args):
+        out = subprocess.run([ctx.lf_bin, *args], env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout
+
+    asking, stopping = ("SESSION-" + uuid.uuid4().hex[:8] for _ in range(2))
+    lf("sim", "new", asking, "--title", "Publish the 0.4 crates", "--cwd", str(repo),
+       "--provider", "claude", "--work-path", "product / LOO-501")
+    lf("sim", "new", stopping, "--title", "Nightly dependency bumps", "--cwd", str(repo),
+       "--provider", "claude", "--work-path", "product / LOO-503")
+    agent = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        lf("sim", "agent", stopping, str(agent.pid))
+        log = open(ctx.out / "app-e.log", "ab")
+        ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the E app's tray item",
+                            START_TIMEOUT)
+        wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(),
+                 "the first snapshot in the menu", START_TIMEOUT)
+        lf("sim", "status", asking, "blocked", "--kind", "permission", "--title",
+           "Run cargo publish --dry-run", "--msg", "Bash wants to run <b>a command</b>")
+        n = ctx.notified(lambda n: "Run cargo publish" in n.body, "the permission popup")
+        expect(n.summary == "claude asks permission · Publish the 0.4 crates",
+               f"summary {n.summary!r}")
+        want = ["Run cargo publish --dry-run", "Bash wants to run &lt;b&gt;a command&lt;/b&gt;",
+                "Publish the 0.4 crates", "product / LOO-501"]
+        expect(n.body.split("\n") == want, f"body {n.body!r}; expected the lines {want!r}")
+        row = "Publish the 0.4 crates — permission: Run cargo publish --dry-run"
+        wait_for(lambda: [label for label, _ in ctx.section("Waiting for you") if label == row],
+                 f"the tray row {row!r}")
+        # Answered elsewhere: the popup goes, so the next one is the only one on screen.
+        lf("sim", "status", asking, "clear")
+        wait_for(lambda: n.id in ctx.notes.refresh().closes, "the permission popup to close")
+
+        # The agent dies with nobody attached; lf writes nothing, the tray sees the exit.
+        agent.kill()
+        agent.wait()
+        s = ctx.notified(lambda n: n.summary == "Agent stopped · Nightly dependency bumps",
+                         "the stopped popup")
+        expect(s.hints.get("urgency") == 0, f"a stopped agent is low urgency: {s.hints}")
+        wait_for(lambda: [label for label, _ in ctx.section("Stopped")
+                          if label.startswith("Nightly dependency bumps")],
+                 "the session under Stopped in the tray")
+        listed = [r for r in json.loads(lf("session", "list", "--json", "--all", "--interactive",
+                                           "all", "--limit", "0")) if r["id"] == stopping]
+        expect(listed and listed[0]["state"] == "closed", f"lf lists {listed}")
+        # Open resumes it: lf's own argv, in the session's directory.
+        wait_for(lambda: ctx.displayed() == 1, "dunst to display the stopped popup alone")
+        ctx.await_listener(s)
+        before = len(ctx.terminal.json())
+        subprocess.run(["dunstctl", "action", "0"], check=True)
+        launch = wait_for(lambda: ctx.launches_after(before), "the terminal for the stopped agent")[0]
+        expect(launch["argv"] == ["-e", *listed[0]["open_argv"]], f"terminal runs {launch['argv']!r}")
+        expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}")
+        sims = [c for c in ctx.sim_argv.json() if c.get("argv", [])[:2] == ["monitor", "work"]
+                and (c.get("env") or {}).get("LF_HOME") == str(home)]
+        expect(not sims, f"a reader was started on E: {sims}")
+    finally:
+        agent.kill()
+        agent.wait()
+        ctx.stop_app()
+    wait_for(lambda: ctx.tray.items() == [], "the E app's tray item to leave the watcher")
 
 
 # --- the window, through WebDriver ----------------------------------------------------------
