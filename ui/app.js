@@ -696,16 +696,25 @@ $('notice-copy').addEventListener('click', copyCommand);
 $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true; });
 $('filter').addEventListener('input', () => { filter = $('filter').value; render(); });
 
-listen('board', (event) => {
-  board = event.payload;
-  forgetGone();
-  render();
+// The app tells the window one kind of thing at a time (`ToWindow` in window.rs).
+listen('app', ({ payload: message }) => {
+  switch (message.kind) {
+    case 'board':
+      board = message.payload;
+      forgetGone();
+      render();
+      break;
+    case 'focus':
+      focusId = message.payload;
+      if (settingsShown) showSettings(false);
+      render();
+      break;
+    case 'launch_failed':
+      showNotice(message.payload);
+      break;
+    default:
+      break;
+  }
 });
-listen('focus', (event) => {
-  focusId = event.payload;
-  if (settingsShown) showSettings(false);
-  render();
-});
-listen('launch-failed', (event) => showNotice(event.payload));
 
 refresh();

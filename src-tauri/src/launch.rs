@@ -7,18 +7,10 @@ use std::sync::Arc;
 
 use lf_tray_core::terminal::{self, Env, Launch};
 use lf_tray_core::SessionRecord;
-use serde::Serialize;
-use tauri::{AppHandle, Emitter, Runtime};
+use tauri::{AppHandle, Runtime};
 
 use crate::notification;
-use crate::{window, Shell};
-
-/// The window's notice when a terminal could not be opened.
-#[derive(Debug, Clone, Serialize)]
-struct Failed {
-    text: String,
-    command: String,
-}
+use crate::{page, Shell};
 
 /// Open `record` in a new terminal window (`replace`: Move here). Returns the terminal's
 /// name, or the message the person was shown.
@@ -78,10 +70,9 @@ pub fn open<R: Runtime>(
                 ),
             };
             tracing::warn!("{e}");
-            let _ = app.emit_to(
-                window::LABEL,
-                "launch-failed",
-                Failed {
+            page::tell(
+                app,
+                page::ToWindow::LaunchFailed {
                     text: text.clone(),
                     command: command.clone(),
                 },

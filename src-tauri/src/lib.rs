@@ -19,6 +19,7 @@ mod hook;
 mod launch;
 mod logfile;
 mod notification;
+mod page;
 mod quiet;
 mod settings;
 mod tray;

@@ -12,58 +12,15 @@ use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::history;
 use lf_tray_core::{ActionKind, Presents, SessionKey, SessionRecord};
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State};
 
-use crate::actions::{self, Button};
-use crate::board::{self, Group};
+use crate::actions;
+use crate::board;
 use crate::notification::Popups;
 use crate::settings::{self, Settings};
 use crate::{autostart, launch, Shell};
 
-pub const LABEL: &str = "main";
-
-/// One session as the window draws it: lf's record, its group and its buttons.
-#[derive(Debug, Clone, Serialize)]
-pub struct SessionView {
-    #[serde(flatten)]
-    pub record: SessionRecord,
-    /// What the window names the session by (its [`SessionKey::token`]): ids are unique
-    /// per machine only.
-    pub key: String,
-    pub group: Group,
-    /// The group's heading, as the tray says it: the page keeps no copy of its own.
-    pub group_title: &'static str,
-    /// Why it waits as a person says it ("asks permission"), where the agent said.
-    pub reason_phrase: Option<&'static str>,
-    pub buttons: Vec<Button>,
-    /// An Ask's prompt without the line that is already its title.
-    pub question: Option<String>,
-    /// The repository's name, for a generation D record: lf's `cwd` may be deep inside
-    /// it, and older records show only their directory.
-    pub repo_name: Option<String>,
-    /// Since when it waits on the person (unix seconds), as the tray's memory knows it
-    /// across restarts; for sessions that wait or are ready.
-    pub waiting_since: Option<i64>,
-    /// The person dismissed its popups until its next transition.
-    pub dismissed: bool,
-}
-
-/// Everything the window shows, sent whole on every change.
-#[derive(Debug, Clone, Serialize)]
-pub struct Board {
-    pub sessions: Vec<SessionView>,
-    /// The engine's status line.
-    pub status: String,
-    /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
-    pub quiet: Option<String>,
-    /// The latest transitions, newest first.
-    pub recent: Vec<lf_tray_core::history::Entry>,
-    /// The latest problems reading lf's records or running lf, oldest first.
-    pub warnings: Vec<String>,
-    /// The session to scroll to, for a window just built to show it (it was not there
-    /// yet to hear a `focus` event).
-    pub focus: Option<String>,
-}
+pub use crate::page::{tell, Board, SessionView, ToWindow, LABEL};
 
 /// The sessions as the window draws them, in the board's order.
 fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
@@ -111,9 +68,7 @@ pub fn publish<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     if app.get_webview_window(LABEL).is_none() {
         return;
     }
-    if let Err(e) = app.emit_to(LABEL, "board", board(shell)) {
-        tracing::warn!("could not update the window: {e}");
-    }
+    tell(app, ToWindow::Board(board(shell)));
 }
 
 /// Show the window, optionally scrolled to one session. The window and its web engine
@@ -126,7 +81,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&SessionKey>) {
     let window = match app.get_webview_window(LABEL) {
         Some(window) => {
             if let Some(id) = focus {
-                let _ = app.emit_to(LABEL, "focus", id);
+                tell(app, ToWindow::Focus(id.to_string()));
             }
             window
         }

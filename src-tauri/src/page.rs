@@ -1,0 +1,83 @@
+//! What the app tells the window's page: one event, one typed message. Apart from
+//! `window` so that what opens terminals (`launch`) can tell the page about a failure
+//! without depending on the window's commands, which depend on it.
+
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+use lf_tray_core::SessionRecord;
+
+use crate::actions::Button;
+use crate::board::Group;
+
+/// The window's label: there is one.
+pub const LABEL: &str = "main";
+
+/// One session as the window draws it: lf's record, its group and its buttons.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionView {
+    #[serde(flatten)]
+    pub record: SessionRecord,
+    /// What the window names the session by (its [`SessionKey::token`]): ids are unique
+    /// per machine only.
+    pub key: String,
+    pub group: Group,
+    /// The group's heading, as the tray says it: the page keeps no copy of its own.
+    pub group_title: &'static str,
+    /// Why it waits as a person says it ("asks permission"), where the agent said.
+    pub reason_phrase: Option<&'static str>,
+    pub buttons: Vec<Button>,
+    /// An Ask's prompt without the line that is already its title.
+    pub question: Option<String>,
+    /// The repository's name, for a generation D record: lf's `cwd` may be deep inside
+    /// it, and older records show only their directory.
+    pub repo_name: Option<String>,
+    /// Since when it waits on the person (unix seconds), as the tray's memory knows it
+    /// across restarts; for sessions that wait or are ready.
+    pub waiting_since: Option<i64>,
+    /// The person dismissed its popups until its next transition.
+    pub dismissed: bool,
+}
+
+/// Everything the window shows, sent whole on every change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Board {
+    pub sessions: Vec<SessionView>,
+    /// The engine's status line.
+    pub status: String,
+    /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
+    pub quiet: Option<String>,
+    /// The latest transitions, newest first.
+    pub recent: Vec<lf_tray_core::history::Entry>,
+    /// The latest problems reading lf's records or running lf, oldest first.
+    pub warnings: Vec<String>,
+    /// The session to scroll to, for a window just built to show it (it was not there
+    /// yet to hear a `focus` event).
+    pub focus: Option<String>,
+}
+
+/// The one event the page listens to ([`TO_WINDOW`]); what it carries says what it is, so
+/// the page keeps no event names of its own.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
+pub enum ToWindow {
+    /// Everything the window shows, whole.
+    Board(Board),
+    /// Scroll to this session (its key token) and select it.
+    Focus(String),
+    /// A terminal could not be opened: what to say, and the command to run by hand.
+    LaunchFailed { text: String, command: String },
+}
+
+/// The event name of [`ToWindow`].
+pub const TO_WINDOW: &str = "app";
+
+/// Tell the window, if there is one.
+pub fn tell<R: Runtime>(app: &AppHandle<R>, message: ToWindow) {
+    if app.get_webview_window(LABEL).is_none() {
+        return;
+    }
+    if let Err(e) = app.emit_to(LABEL, TO_WINDOW, message) {
+        tracing::warn!("could not update the window: {e}");
+    }
+}
