@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::event::Warning;
-use crate::run::{decode_record, read_record_file};
+use crate::record_file::{decode_record, read_record_file};
 use crate::session::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's records are a few KiB even with a long question; a bigger file is not one lf

@@ -13,6 +13,7 @@ pub mod lf;
 pub mod liveness;
 pub mod machine;
 pub mod monitor;
+mod record_file;
 pub mod records;
 pub mod run;
 pub mod schedule;

@@ -9,7 +9,10 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use crate::event::Warning;
-use crate::run::{decode_record, is_absent, read_record_file, CLIENTS_DIR};
+use crate::record_file::{decode_record, is_absent, read_record_file};
+
+/// The directory in a Run where lf files one receipt per live provider client.
+pub(crate) const CLIENTS_DIR: &str = "provider-clients";
 
 /// lf's ±5 s between a client's recorded start and its process's real start: wide enough
 /// for the time lf takes to write the file after the provider starts, narrow enough that

@@ -7,17 +7,16 @@
 //! matter for a listed session (its title) are read only for listed sessions.
 
 use std::ffi::OsStr;
-use std::fs::{File, Metadata};
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::event::Warning;
-use crate::liveness::{self, ProviderClient};
+use crate::liveness::{self, ProviderClient, CLIENTS_DIR};
+use crate::record_file::{decode_record, open_record_file, read_record_file};
 use crate::session::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's manifests are a few KiB; anything near this is not a manifest lf wrote, and
@@ -31,8 +30,6 @@ const SMALL_RECORD_CAP: u64 = 64 << 10;
 const CONTEXT_CAP: u64 = 4 << 20;
 /// lf cuts titles at 80 characters (`concise_title`).
 const TITLE_CHARS: usize = 80;
-
-pub(crate) const CLIENTS_DIR: &str = "provider-clients";
 
 /// The parts of `manifest.json` (`RunManifest`) a session list needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -508,139 +505,6 @@ fn uuid_digits(text: &str) -> Option<String> {
     };
     (digits.len() == 32 && digits.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| digits.to_ascii_lowercase())
-}
-
-/// Whether an I/O error means the file (or a directory on its path) is not there: a
-/// record being renamed into place or removed, which is not a problem to report.
-pub(crate) fn is_absent(error: &io::Error) -> bool {
-    #[cfg(unix)]
-    if error.raw_os_error() == Some(libc::ENOTDIR) {
-        return true;
-    }
-    error.kind() == io::ErrorKind::NotFound
-}
-
-/// Open a record lf wrote, for reading, if it is a regular file. `what` names the record
-/// in messages ("Ask record").
-///
-/// On Unix the file is opened non-blocking: a FIFO planted where a record belongs would
-/// otherwise block the engine until someone writes to it. Non-blocking has no effect on
-/// reading regular files, and anything else is refused before it is read.
-fn open_record_file(path: &Path, what: &str) -> Result<Option<(File, Metadata)>, Warning> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(error) if is_absent(&error) => return Ok(None),
-        Err(error) => {
-            return Err(Warning::new(
-                Some(path.to_path_buf()),
-                format!("{what} cannot be read: {error}"),
-            ))
-        }
-    };
-    let metadata = file.metadata().map_err(|error| {
-        Warning::new(
-            Some(path.to_path_buf()),
-            format!("{what} cannot be read: {error}"),
-        )
-    })?;
-    if !metadata.is_file() {
-        return Err(Warning::new(
-            Some(path.to_path_buf()),
-            format!(
-                "{what} is not a regular file (it is {})",
-                file_type_name(&metadata)
-            ),
-        ));
-    }
-    Ok(Some((file, metadata)))
-}
-
-fn file_type_name(metadata: &Metadata) -> &'static str {
-    let kind = metadata.file_type();
-    if kind.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a named pipe";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
-    }
-    "not a plain file"
-}
-
-/// The bytes of a record lf wrote, or `None` when it does not exist (any more). Reads at
-/// most `cap + 1` bytes, so a huge file costs nothing but the warning.
-pub(crate) fn read_record_file(
-    path: &Path,
-    what: &str,
-    cap: u64,
-) -> Result<Option<Vec<u8>>, Warning> {
-    let Some((file, metadata)) = open_record_file(path, what)? else {
-        return Ok(None);
-    };
-    let too_large = || {
-        Warning::new(
-            Some(path.to_path_buf()),
-            format!("{what} is larger than {}", size_text(cap)),
-        )
-    };
-    if metadata.len() > cap {
-        return Err(too_large());
-    }
-    // The length can change under us (a writer appending): `take` bounds the read anyway.
-    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
-    match file.take(cap + 1).read_to_end(&mut bytes) {
-        Ok(_) if bytes.len() as u64 > cap => Err(too_large()),
-        Ok(_) => Ok(Some(bytes)),
-        Err(error) => Err(Warning::new(
-            Some(path.to_path_buf()),
-            format!("{what} cannot be read: {error}"),
-        )),
-    }
-}
-
-fn size_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} bytes"),
-    }
-}
-
-/// Decode a record lf wrote, with a message that tells an empty file, broken JSON and
-/// JSON of the wrong shape apart.
-pub(crate) fn decode_record<T: DeserializeOwned>(
-    path: &Path,
-    what: &str,
-    bytes: &[u8],
-) -> Result<T, Warning> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Warning::new(
-            Some(path.to_path_buf()),
-            format!("{what} is empty"),
-        ));
-    }
-    serde_json::from_slice(bytes).map_err(|error| {
-        let message = match error.classify() {
-            serde_json::error::Category::Data => {
-                format!("{what} does not have the fields lf writes: {error}")
-            }
-            _ => format!("{what} is not valid JSON: {error}"),
-        };
-        Warning::new(Some(path.to_path_buf()), message)
-    })
 }
 
 #[cfg(test)]
