@@ -168,15 +168,20 @@ class Ctx:
                  f"the app to listen for actions on notification {n.id} (AddMatch ActionInvoked)")
 
     def invoke_action(self, n, key):
-        """A click on a notification's button as the server reports it: the ActionInvoked
-        signal. notify-rust matches it on interface, member and id, not on the sender."""
+        """A click on one of a notification's buttons, made through dunst: its context menu
+        (`dunstctl context`), where the stand-in dmenu picks `key` of n. dunst then sends
+        ActionInvoked from the connection that owns the name, as for a person's click: the
+        same signal from any other connection is no click."""
         self.await_listener(n)
-        nid = n.id
-        msg = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFY_IFACE,
-                                          "ActionInvoked")
-        msg.append(dbus.UInt32(nid), dbus.String(key))
-        self.bus.send_message(msg)
-        self.bus.flush()
+        server = self.bus.get_name_owner(NOTIFY_IFACE)
+        sent = n.invoked_by.count((key, server))
+        choice = Path(os.environ["E2E_DMENU_CHOICE"])
+        choice.write_text(f"{n.id},{key}")
+        subprocess.run(["dunstctl", "context"], check=True)
+        wait_for(lambda: self.notes.refresh() and n.invoked_by.count((key, server)) > sent,
+                 lambda: f"dunst ({server}) to send ActionInvoked {key} for notification {n.id} "
+                 f"from its menu (choice {'not ' if choice.exists() else ''}taken; sent so far "
+                 f"{n.invoked_by})")
 
     def displayed(self):
         out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True)
@@ -415,7 +420,8 @@ def markup_arrives_escaped(ctx):
 
 
 def open_through_notification(ctx, sid, title, cwd):
-    """Write an Ask, click `open` on its notification, return the terminal launch."""
+    """Write an Ask, click `open` on its notification (through dunst's menu), return the
+    terminal launch."""
     ctx.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
     n = ctx.notified(lambda n: title in n.body, f"a Notify for {title!r}")
     before = len(ctx.terminal.json())
