@@ -18,12 +18,9 @@ from pathlib import Path
 
 import e2e
 from e2e import Ctx
-from harness import START_TIMEOUT, expect, run_checks, wait_for
+from harness import QUIET_SPELL, START_TIMEOUT, expect, run_checks, wait_for
 
 HERE = Path(__file__).resolve().parent
-# How long nothing must happen for "no popup" to mean something: the app shows a lone
-# popup within milliseconds of the record (p99 5 ms measured), and holds a burst 300 ms.
-QUIET_SPELL = 1.5
 
 CHECKS = []
 
