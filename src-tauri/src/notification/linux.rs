@@ -26,7 +26,9 @@ use futures_util::StreamExt;
 use tokio::sync::Mutex as AsyncMutex;
 use zbus::{Connection, MatchRule, Message, MessageStream, Variant};
 
-use super::{Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DESKTOP_ENTRY};
+use super::{
+    Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DEFAULT, DESKTOP_ENTRY, OPEN,
+};
 
 const SERVER: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
@@ -49,14 +51,29 @@ const DO_NOT_DISTURB: [(&str, &str); 2] = [
 /// common case, buttons and markup.
 const USUAL_CAPABILITIES: [&str; 2] = ["actions", "body-markup"];
 
+/// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
+/// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
+/// 1.2; the others take `default` as the click on the popup and draw no button for it.
+const DEFAULT_AS_A_BUTTON: [&str; 2] = ["xfce4-notifyd", "lxqt-notificationd"];
+
+/// What the server is and can do, asked once per server.
+#[derive(Clone)]
+struct About {
+    /// `GetServerInformation`'s name (`dunst`, `gnome-shell`, `xfce4-notifyd`, …); empty
+    /// when it did not say.
+    name: String,
+    /// `GetCapabilities`.
+    capabilities: Vec<String>,
+}
+
 /// Which popups are on screen, by what they stand for and by the server's id.
 #[derive(Default)]
 struct Live {
     ids: HashMap<NoticeKey, u32>,
     /// Activation tokens the server sent for a popup, until its action arrives.
     tokens: HashMap<u32, String>,
-    /// What the current server says it can do (`GetCapabilities`), asked once per server.
-    capabilities: Option<Vec<String>>,
+    /// What the current server is and says it can do, asked once per server.
+    about: Option<About>,
     /// The unique name of the connection that owns the server's name now; `None` while no
     /// one does (or before it is known), when no signal is believed.
     owner: Option<String>,
@@ -88,7 +105,7 @@ impl Live {
         self.ids.clear();
         self.tokens.clear();
         self.acted.clear();
-        self.capabilities = None;
+        self.about = None;
         self.owner = owner;
     }
 
@@ -221,9 +238,9 @@ impl Notifications {
     /// one for `notice.replaces` (a burst summary over the first popup of the burst): the
     /// server updates that popup instead of flashing a new one.
     pub async fn show(&self, notice: &Notice, sound: bool) -> Delivery {
-        let capabilities = self.capabilities().await;
+        let about = self.about().await;
         self.learn_owner().await;
-        let can = |what: &str| capabilities.iter().any(|c| c == what);
+        let can = |what: &str| about.capabilities.iter().any(|c| c == what);
         let replaces = {
             let mut live = lock(&self.live);
             live.ids.remove(&notice.key).or_else(|| {
@@ -244,10 +261,9 @@ impl Notifications {
         // A server without buttons (notify-osd) would drop them silently: the body says
         // where to act instead. One without markup would show the escapes as typed.
         let actions: Vec<&str> = if can("actions") {
-            notice
-                .actions
-                .iter()
-                .flat_map(|(key, label)| [*key, *label])
+            buttons(&about.name, &notice.actions)
+                .into_iter()
+                .flat_map(|(key, label)| [key, label])
                 .collect()
         } else {
             Vec::new()
@@ -296,9 +312,9 @@ impl Notifications {
         Delivery::Shown
     }
 
-    /// The server's capabilities, asked on first need after it (re)started.
-    async fn capabilities(&self) -> Vec<String> {
-        if let Some(known) = lock(&self.live).capabilities.clone() {
+    /// The server's name and capabilities, asked on first need after it (re)started.
+    async fn about(&self) -> About {
+        if let Some(known) = lock(&self.live).about.clone() {
             return known;
         }
         let answer = self
@@ -308,11 +324,24 @@ impl Notifications {
         let capabilities = match answer {
             Ok(capabilities) => capabilities,
             // No server yet: ask again next time rather than remember a guess.
-            Err(_) => return USUAL_CAPABILITIES.map(String::from).to_vec(),
+            Err(_) => {
+                return About {
+                    name: String::new(),
+                    capabilities: USUAL_CAPABILITIES.map(String::from).to_vec(),
+                }
+            }
         };
-        tracing::info!("SERVER capabilities={}", capabilities.join(","));
-        lock(&self.live).capabilities = Some(capabilities.clone());
-        capabilities
+        // Name, vendor, version, spec version; a server that cannot say is no known one.
+        let name = self
+            .call("GetServerInformation", &())
+            .await
+            .and_then(|m| m.body().deserialize::<(String, String, String, String)>())
+            .map(|(name, ..)| name)
+            .unwrap_or_default();
+        tracing::info!("SERVER name={name} capabilities={}", capabilities.join(","));
+        let about = About { name, capabilities };
+        lock(&self.live).about = Some(about.clone());
+        about
     }
 
     /// Ask the bus who owns the server's name, when that is not known: a server the bus
@@ -489,6 +518,21 @@ impl Notifications {
         tauri::async_runtime::spawn(listen(signals, owner, properties, self.handle()));
         Ok(connection)
     }
+}
+
+/// The `(key, label)` pairs to send to the server named `server`. A session's popup offers
+/// `open` beside `default` (both "Open", both open the session) so that servers which draw
+/// no button for `default` still show an Open button. Where `default` is a button already,
+/// that would read "Open" twice: `default` stays, since it is also what a click on the
+/// popup sends where the server has such a click, and `open` goes.
+fn buttons<'a>(server: &str, actions: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let doubled =
+        DEFAULT_AS_A_BUTTON.contains(&server) && actions.iter().any(|(key, _)| *key == DEFAULT);
+    actions
+        .iter()
+        .copied()
+        .filter(|(key, _)| !(doubled && *key == OPEN))
+        .collect()
 }
 
 /// The unique name of the connection that owns the server's name, if one does.
@@ -687,6 +731,30 @@ mod tests {
 
     fn click(id: u32) -> Signal {
         Signal::ActionInvoked(id, "default".into())
+    }
+
+    #[test]
+    fn one_open_button_where_the_server_draws_default_as_one() {
+        use crate::notification::DISMISS;
+        let session = [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")];
+        for server in DEFAULT_AS_A_BUTTON {
+            assert_eq!(
+                buttons(server, &session),
+                [(DEFAULT, "Open"), (DISMISS, "Dismiss")]
+            );
+        }
+        for server in ["dunst", "gnome-shell", "Plasma", "mako", "notify-osd", ""] {
+            assert_eq!(buttons(server, &session), session);
+        }
+        // A summary's one Show, and a popup without a `default`, keep what they have.
+        assert_eq!(
+            buttons("xfce4-notifyd", &[(DEFAULT, "Show")]),
+            [(DEFAULT, "Show")]
+        );
+        assert_eq!(
+            buttons("xfce4-notifyd", &[(OPEN, "Open")]),
+            [(OPEN, "Open")]
+        );
     }
 
     #[test]
