@@ -21,11 +21,12 @@ import uuid
 from pathlib import Path
 
 import dbus
+import dbus.bus
 import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT, CheckFailed,  # noqa: E402,F401
-                     Lines, Skipped, expect, run_checks, wait_for)
+                     Lines, Skipped, expect, never, run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -168,15 +169,20 @@ class Ctx:
                  f"the app to listen for actions on notification {n.id} (AddMatch ActionInvoked)")
 
     def invoke_action(self, n, key):
-        """A click on a notification's button as the server reports it: the ActionInvoked
-        signal. notify-rust matches it on interface, member and id, not on the sender."""
+        """A click on one of a notification's buttons, made through dunst: its context menu
+        (`dunstctl context`), where the stand-in dmenu picks `key` of n. dunst then sends
+        ActionInvoked from the connection that owns the name, as for a person's click: the
+        same signal from any other connection is no click."""
         self.await_listener(n)
-        nid = n.id
-        msg = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFY_IFACE,
-                                          "ActionInvoked")
-        msg.append(dbus.UInt32(nid), dbus.String(key))
-        self.bus.send_message(msg)
-        self.bus.flush()
+        server = self.bus.get_name_owner(NOTIFY_IFACE)
+        sent = n.invoked_by.count((key, server))
+        choice = Path(os.environ["E2E_DMENU_CHOICE"])
+        choice.write_text(f"{n.id},{key}")
+        subprocess.run(["dunstctl", "context"], check=True)
+        wait_for(lambda: self.notes.refresh() and n.invoked_by.count((key, server)) > sent,
+                 lambda: f"dunst ({server}) to send ActionInvoked {key} for notification {n.id} "
+                 f"from its menu (choice {'not ' if choice.exists() else ''}taken; sent so far "
+                 f"{n.invoked_by})")
 
     def displayed(self):
         out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True)
@@ -415,7 +421,8 @@ def markup_arrives_escaped(ctx):
 
 
 def open_through_notification(ctx, sid, title, cwd):
-    """Write an Ask, click `open` on its notification, return the terminal launch."""
+    """Write an Ask, click `open` on its notification (through dunst's menu), return the
+    terminal launch."""
     ctx.write_ask(sid, title=title, prompt="argv?", cwd=cwd, detail="argv")
     n = ctx.notified(lambda n: title in n.body, f"a Notify for {title!r}")
     before = len(ctx.terminal.json())
@@ -447,6 +454,123 @@ def id_with_a_leading_dash_is_not_an_option(ctx):
         ctx.expect_launch(launch, sid, ctx.work / "dash")
     finally:
         ctx.home.remove_ask(sid)
+
+
+# --- one click, one action: a desktop that repeats the server's signals --------------------
+
+
+class Impostor:
+    """What gnome-shell does beside GNOME's notification server (the gjs process
+    `org.gnome.Shell.Notifications`, which owns org.freedesktop.Notifications): for a click,
+    it broadcasts its own ActivationToken and ActionInvoked, and NotificationClosed, on the
+    Notifications path and interface, from a connection of its own."""
+
+    TOKEN = "impostor-token"
+
+    def __init__(self):
+        self.bus = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+
+    def emit(self, member, *args):
+        msg = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFY_IFACE, member)
+        msg.append(*args)
+        self.bus.send_message(msg)
+        self.bus.flush()
+
+    def click(self, nid):
+        self.emit("ActivationToken", dbus.UInt32(nid), dbus.String(self.TOKEN))
+        self.emit("ActionInvoked", dbus.UInt32(nid), dbus.String("default"))
+
+    def closed(self, nid):
+        self.emit("NotificationClosed", dbus.UInt32(nid), dbus.UInt32(2))  # 2: dismissed by the user
+
+    def close(self):
+        self.bus.close()
+
+
+def resolve(ctx, sid):
+    """The Ask answered, as lf leaves it (completed, then deleted), if it is still there."""
+    if ctx.home.ask_path(sid).exists():
+        ctx.home.complete(sid)
+        ctx.home.remove_ask(sid)
+
+
+def launches_of(ctx, sid, before):
+    return [launch for launch in ctx.launches_after(before) if sid in launch["argv"]]
+
+
+def actions_logged(ctx, nid, seen):
+    """The app's `ACTION <key> id=<nid> …` lines after the first `seen` messages."""
+    return [m for m in ctx.app_log.messages()[seen:] if m.startswith("ACTION ") and f" id={nid} " in m]
+
+
+@check
+def one_click_opens_one_terminal_though_the_shell_repeats_it(ctx):
+    """GNOME Shell 43: each click on a popup reaches the app twice, from the server and from
+    gnome-shell; the person must get one terminal, with the server's token if any."""
+    ctx.require_app()
+    sid = "ask_" + uuid.uuid4().hex
+    cwd = ctx.make_cwd("one click")
+    title = "Does one click open one terminal?"
+    ctx.write_ask(sid, title=title, prompt=title + "\nThe shell repeats every click.", cwd=cwd, detail="click")
+    impostor = Impostor()
+    try:
+        n = ctx.notified(lambda n: title in n.body, f"a Notify for {title!r}")
+        ctx.await_listener(n)
+        before = len(ctx.terminal.json())
+        seen = len(ctx.app_log.messages())
+        # The shell's broadcast and the server's signal come within milliseconds of each
+        # other, in either order; here the shell's comes first.
+        impostor.click(n.id)
+        ctx.invoke_action(n, "default")
+        launch = wait_for(lambda: launches_of(ctx, sid, before), "the terminal for the click")[0]
+        ctx.expect_launch(launch, sid, cwd)
+        never(lambda: len(launches_of(ctx, sid, before)) > 1,
+              lambda _: f"a second terminal opened for one click: {len(launches_of(ctx, sid, before))} "
+              "launches of the session")
+        actions = actions_logged(ctx, n.id, seen)
+        expect(len(actions) == 1, f"the app acted {len(actions)} times on the one click: {actions}")
+        token = launch["env"].get("XDG_ACTIVATION_TOKEN")
+        expect(token != Impostor.TOKEN, "the terminal got the other connection's activation token")
+    finally:
+        impostor.close()
+        resolve(ctx, sid)
+
+
+@check
+def another_connections_signals_neither_open_nor_close_a_popup(ctx):
+    """The same broadcast with no click of the server's: nothing opens, and the popup is
+    still the app's, so it takes it down when the agent stops waiting."""
+    ctx.require_app()
+    sid = "ask_" + uuid.uuid4().hex
+    title = "Does a stranger's signal open anything?"
+    ctx.write_ask(sid, title=title, prompt=title, cwd=ctx.make_cwd("stranger"), detail="stranger")
+    impostor = Impostor()
+    try:
+        n = ctx.notified(lambda n: title in n.body, f"a Notify for {title!r}")
+        ctx.await_listener(n)
+        wait_for(lambda: ctx.notes.refresh() and n.id is not None, "the notification's id")
+        on_screen = wait_for(ctx.displayed, "dunst to display the popup")
+        before = len(ctx.terminal.json())
+        seen = len(ctx.app_log.messages())
+        impostor.click(n.id)
+        impostor.closed(n.id)
+
+        def read():
+            # The close comes last: the app has read all three once it either ignored it or
+            # forgot the popup for it.
+            return [m for m in ctx.app_log.messages()[seen:] if f" id={n.id} " in m
+                    and (m.startswith("IGNORED NotificationClosed") or m.startswith("NOTIFY_CLOSED"))]
+        wait_for(read, "the app to read the other connection's NotificationClosed")
+        never(lambda: launches_of(ctx, sid, before) or actions_logged(ctx, n.id, seen),
+              lambda got: f"another connection's ActionInvoked made the app act: {got}")
+        resolve(ctx, sid)
+        wait_for(lambda: n.id in ctx.notes.refresh().closes,
+                 f"CloseNotification({n.id}) once the agent stopped waiting (the app forgot its popup "
+                 f"for another connection's NotificationClosed?); closes seen {ctx.notes.closes}")
+        wait_for(lambda: ctx.displayed() == on_screen - 1, "dunst to take the popup down")
+    finally:
+        impostor.close()
+        resolve(ctx, sid)
 
 
 # --- a second instance, many at once, quitting ---------------------------------------------

@@ -20,6 +20,11 @@ START_TIMEOUT = 20.0
 STEP_TIMEOUT = 8.0
 TERMINAL_TIMEOUT = 20.0
 POLL = 0.05
+# How long nothing must happen for "it did not happen" to mean something: the app shows a
+# lone popup within milliseconds of its record (p99 5 ms measured) and holds a burst
+# 300 ms, and it acts on a click within milliseconds, so a popup or a second terminal that
+# was coming would have come well inside it.
+QUIET_SPELL = 1.5
 
 APP_NAME = "Loopflow Tray"
 # lf's Run context (loopflow-model §2.9): the harness starts the app inside one, and
@@ -58,6 +63,20 @@ def wait_for(condition, what, timeout=STEP_TIMEOUT):
         if time.monotonic() > deadline:
             what = what() if callable(what) else what
             raise CheckFailed(f"timed out after {timeout:.0f} s waiting for {what}; last saw: {last!r}")
+        time.sleep(POLL)
+
+
+def never(condition, what, spell=QUIET_SPELL):
+    """Watch condition() for spell seconds: fail as soon as it is truthy (what happened
+    is `what`, or what it returns), pass once the spell is over without it."""
+    deadline = time.monotonic() + spell
+    while True:
+        value = condition()
+        if value:
+            what = what(value) if callable(what) else what
+            raise CheckFailed(f"{what} (seen within {spell:.1f} s)")
+        if time.monotonic() > deadline:
+            return
         time.sleep(POLL)
 
 

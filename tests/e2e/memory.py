@@ -18,12 +18,9 @@ from pathlib import Path
 
 import e2e
 from e2e import Ctx
-from harness import START_TIMEOUT, expect, run_checks, wait_for
+from harness import QUIET_SPELL, START_TIMEOUT, expect, run_checks, wait_for
 
 HERE = Path(__file__).resolve().parent
-# How long nothing must happen for "no popup" to mean something: the app shows a lone
-# popup within milliseconds of the record (p99 5 ms measured), and holds a burst 300 ms.
-QUIET_SPELL = 1.5
 
 CHECKS = []
 
@@ -246,7 +243,7 @@ def dismiss_from_the_tray_takes_the_popup_down_for_good(ctx):
     # The memory is written on a thread of its own, a moment after the popup went: wait
     # for what it says rather than read it once.
     wait_for(lambda: (mark(ctx, sid) or {}).get("dismissed") is True,
-             "the memory to mark the session dismissed")
+             lambda: f"the memory to mark the session dismissed: {mark(ctx, sid)}")
     ctx.restart_and_expect_nothing("the dismissed session and all others were told before")
 
 

@@ -39,6 +39,7 @@ class Notification:
     closed_by_app: bool = False  # CloseNotification was called for its id
     closed_reason: int | None = None  # NotificationClosed signal
     invoked: list = field(default_factory=list)  # ActionInvoked keys
+    invoked_by: list = field(default_factory=list)  # (key, sender) of each ActionInvoked
 
     def action_keys(self):
         return [key for key, _ in self.actions]
@@ -120,6 +121,7 @@ class NotificationLog:
             elif member == "ActionInvoked" and len(args) == 2:
                 for n in self._all(args[0]):
                     n.invoked.append(args[1])
+                    n.invoked_by.append((args[1], msg.get_sender()))
 
     def listening(self, n):
         """Whether the client that sent n has asked the bus for ActionInvoked since then.

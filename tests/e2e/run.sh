@@ -103,6 +103,8 @@ export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run
   LF_HUMAN_SESSION='{"kind":"ask","id":"ask_e2e_parent"}'
 
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
+# dunst's context menu (dunstrc): the buttons e2e.py clicks through dunst.
+export E2E_DMENU=$here/stand-in-dmenu E2E_DMENU_CHOICE=$tmp/dmenu-choice
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
 

@@ -9,18 +9,26 @@
 //! went away. When the server itself restarts (its name changes owner), the popups it
 //! showed are gone with it and are forgotten.
 //!
+//! Only the server speaks for its popups. GNOME Shell broadcasts its own `ActionInvoked`
+//! (and `ActivationToken`, `NotificationClosed`) for every click beside the one its
+//! notification service, which owns the name, sends to the app: heard from both, each click
+//! opened two terminals. So the server's signals count only from the connection that owns
+//! `org.freedesktop.Notifications` now, and each action of a popup at most once.
+//!
 //! A click carries the server's activation token (spec 1.2, `ActivationToken` just before
 //! `ActionInvoked`), which the app hands to the terminal it opens as
 //! `XDG_ACTIVATION_TOKEN`, so a Wayland compositor raises and focuses that window.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use tokio::sync::Mutex as AsyncMutex;
 use zbus::{Connection, MatchRule, Message, MessageStream, Variant};
 
-use super::{Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DESKTOP_ENTRY};
+use super::{
+    Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DEFAULT, DESKTOP_ENTRY, OPEN,
+};
 
 const SERVER: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
@@ -43,14 +51,37 @@ const DO_NOT_DISTURB: [(&str, &str); 2] = [
 /// common case, buttons and markup.
 const USUAL_CAPABILITIES: [&str; 2] = ["actions", "body-markup"];
 
+/// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
+/// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
+/// 1.2; the others take `default` as the click on the popup and draw no button for it.
+const DEFAULT_AS_A_BUTTON: [&str; 2] = ["xfce4-notifyd", "lxqt-notificationd"];
+
+/// What the server is and can do, asked once per server.
+#[derive(Clone)]
+struct About {
+    /// `GetServerInformation`'s name (`dunst`, `gnome-shell`, `xfce4-notifyd`, …); empty
+    /// when it did not say.
+    name: String,
+    /// `GetCapabilities`.
+    capabilities: Vec<String>,
+}
+
 /// Which popups are on screen, by what they stand for and by the server's id.
 #[derive(Default)]
 struct Live {
     ids: HashMap<NoticeKey, u32>,
     /// Activation tokens the server sent for a popup, until its action arrives.
     tokens: HashMap<u32, String>,
-    /// What the current server says it can do (`GetCapabilities`), asked once per server.
-    capabilities: Option<Vec<String>>,
+    /// What the current server is and says it can do, asked once per server.
+    about: Option<About>,
+    /// The unique name of the connection that owns the server's name now; `None` while no
+    /// one does (or before it is known), when no signal is believed.
+    owner: Option<String>,
+    /// The actions already handed on, by popup id. A popup without the `resident` hint
+    /// (the app never sets it) is closed by the server once an action is invoked, so the
+    /// same action of the same id again is the server repeating itself, not a second
+    /// click. A popup shown anew under the id (`replaces_id`) starts over.
+    acted: HashSet<(u32, String)>,
 }
 
 impl Live {
@@ -59,6 +90,119 @@ impl Live {
             .iter()
             .find(|(_, &live)| live == id)
             .map(|(key, _)| key.clone())
+    }
+
+    /// What is kept about popup `id` besides its key: gone with the popup, or stale once
+    /// another is shown under its id.
+    fn forget(&mut self, id: u32) {
+        self.tokens.remove(&id);
+        self.acted.retain(|(acted, _)| *acted != id);
+    }
+
+    /// Another server owns the name (or none does): the old one's popups went with it, and
+    /// what it could do may differ.
+    fn server_changed(&mut self, owner: Option<String>) {
+        self.ids.clear();
+        self.tokens.clear();
+        self.acted.clear();
+        self.about = None;
+        self.owner = owner;
+    }
+
+    /// Take in a signal `from` a connection: the action to run, when it is a click on one
+    /// of the app's popups, said by the server, for the first time.
+    fn hear(
+        &mut self,
+        from: Option<&str>,
+        signal: Signal,
+    ) -> Option<(NoticeKey, String, Option<String>)> {
+        let id = signal.id();
+        // Another app's popup, or one already replaced.
+        let key = self.key_of(id)?;
+        // With no owner known, nothing is believed: the owner is asked for before the
+        // connection is handed out and before a popup is shown while it is unknown, so the
+        // server of every popup is known before its first click can come.
+        if from.is_none() || from != self.owner.as_deref() {
+            tracing::info!(
+                "IGNORED {} id={id} from {}: the server is {}",
+                signal.name(),
+                from.unwrap_or("?"),
+                self.owner.as_deref().unwrap_or("unknown")
+            );
+            return None;
+        }
+        match signal {
+            Signal::ActivationToken(_, token) => {
+                self.tokens.insert(id, token);
+                None
+            }
+            Signal::ActionInvoked(_, action) => {
+                let token = self.tokens.remove(&id);
+                if !self.acted.insert((id, action.clone())) {
+                    tracing::info!("IGNORED ActionInvoked id={id} {action}: acted on already");
+                    return None;
+                }
+                tracing::info!(
+                    "ACTION {action} id={id} session={} token={}",
+                    key.session(),
+                    if token.is_some() { "yes" } else { "no" }
+                );
+                Some((key, action, token))
+            }
+            Signal::NotificationClosed(_, reason) => {
+                self.ids.remove(&key);
+                self.forget(id);
+                tracing::info!(
+                    "NOTIFY_CLOSED id={id} session={} reason={reason}",
+                    key.session()
+                );
+                None
+            }
+        }
+    }
+}
+
+/// What the server says about a popup, by its id.
+enum Signal {
+    ActivationToken(u32, String),
+    ActionInvoked(u32, String),
+    NotificationClosed(u32, u32),
+}
+
+impl Signal {
+    fn read(message: &Message) -> Option<Signal> {
+        let body = message.body();
+        match message.header().member()?.as_str() {
+            "ActivationToken" => body
+                .deserialize()
+                .ok()
+                .map(|(id, token)| Signal::ActivationToken(id, token)),
+            "ActionInvoked" => body
+                .deserialize()
+                .ok()
+                .map(|(id, action)| Signal::ActionInvoked(id, action)),
+            "NotificationClosed" => body
+                .deserialize()
+                .ok()
+                .map(|(id, reason)| Signal::NotificationClosed(id, reason)),
+            _ => None,
+        }
+    }
+
+    fn id(&self) -> u32 {
+        match self {
+            Signal::ActivationToken(id, _)
+            | Signal::ActionInvoked(id, _)
+            | Signal::NotificationClosed(id, _) => *id,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Signal::ActivationToken(..) => "ActivationToken",
+            Signal::ActionInvoked(..) => "ActionInvoked",
+            Signal::NotificationClosed(..) => "NotificationClosed",
+        }
     }
 }
 
@@ -94,8 +238,9 @@ impl Notifications {
     /// one for `notice.replaces` (a burst summary over the first popup of the burst): the
     /// server updates that popup instead of flashing a new one.
     pub async fn show(&self, notice: &Notice, sound: bool) -> Delivery {
-        let capabilities = self.capabilities().await;
-        let can = |what: &str| capabilities.iter().any(|c| c == what);
+        let about = self.about().await;
+        self.learn_owner().await;
+        let can = |what: &str| about.capabilities.iter().any(|c| c == what);
         let replaces = {
             let mut live = lock(&self.live);
             live.ids.remove(&notice.key).or_else(|| {
@@ -116,10 +261,9 @@ impl Notifications {
         // A server without buttons (notify-osd) would drop them silently: the body says
         // where to act instead. One without markup would show the escapes as typed.
         let actions: Vec<&str> = if can("actions") {
-            notice
-                .actions
-                .iter()
-                .flat_map(|(key, label)| [*key, *label])
+            buttons(&about.name, &notice.actions)
+                .into_iter()
+                .flat_map(|(key, label)| [key, label])
                 .collect()
         } else {
             Vec::new()
@@ -154,7 +298,11 @@ impl Notifications {
                 };
             }
         };
-        lock(&self.live).ids.insert(notice.key.clone(), id);
+        {
+            let mut live = lock(&self.live);
+            live.forget(id);
+            live.ids.insert(notice.key.clone(), id);
+        }
         tracing::info!(
             "NOTIFY id={id} replaces={} kind={} session={}",
             replaces.unwrap_or(0),
@@ -164,9 +312,9 @@ impl Notifications {
         Delivery::Shown
     }
 
-    /// The server's capabilities, asked on first need after it (re)started.
-    async fn capabilities(&self) -> Vec<String> {
-        if let Some(known) = lock(&self.live).capabilities.clone() {
+    /// The server's name and capabilities, asked on first need after it (re)started.
+    async fn about(&self) -> About {
+        if let Some(known) = lock(&self.live).about.clone() {
             return known;
         }
         let answer = self
@@ -176,11 +324,40 @@ impl Notifications {
         let capabilities = match answer {
             Ok(capabilities) => capabilities,
             // No server yet: ask again next time rather than remember a guess.
-            Err(_) => return USUAL_CAPABILITIES.map(String::from).to_vec(),
+            Err(_) => {
+                return About {
+                    name: String::new(),
+                    capabilities: USUAL_CAPABILITIES.map(String::from).to_vec(),
+                }
+            }
         };
-        tracing::info!("SERVER capabilities={}", capabilities.join(","));
-        lock(&self.live).capabilities = Some(capabilities.clone());
-        capabilities
+        // Name, vendor, version, spec version; a server that cannot say is no known one.
+        let name = self
+            .call("GetServerInformation", &())
+            .await
+            .and_then(|m| m.body().deserialize::<(String, String, String, String)>())
+            .map(|(name, ..)| name)
+            .unwrap_or_default();
+        tracing::info!("SERVER name={name} capabilities={}", capabilities.join(","));
+        let about = About { name, capabilities };
+        lock(&self.live).about = Some(about.clone());
+        about
+    }
+
+    /// Ask the bus who owns the server's name, when that is not known: a server the bus
+    /// started on demand (for the `GetCapabilities` just before) was not there when the
+    /// connection opened, and its popup's clicks must count.
+    async fn learn_owner(&self) {
+        if lock(&self.live).owner.is_some() {
+            return;
+        }
+        let Some(connection) = self.connection.lock().await.clone() else {
+            return;
+        };
+        if let Some(owner) = name_owner(&connection).await {
+            // A `NameOwnerChanged` read meanwhile is newer than this answer.
+            lock(&self.live).owner.get_or_insert(owner);
+        }
     }
 
     /// Take the popup for `key` off the screen, if one is there.
@@ -188,7 +365,7 @@ impl Notifications {
         let Some(id) = lock(&self.live).ids.remove(key) else {
             return;
         };
-        lock(&self.live).tokens.remove(&id);
+        lock(&self.live).forget(id);
         if let Err(e) = self.call("CloseNotification", &(id,)).await {
             tracing::warn!("could not close notification {id}: {e}");
         }
@@ -320,12 +497,17 @@ impl Notifications {
             .path(PATH)
             .build()?;
         let properties = MessageStream::for_match_rule(properties, &connection, None).await?;
+        // Asked once its changes are followed, so none is missed in between, and before the
+        // connection is handed out, so the first popup on it (and any click) comes after.
+        let serving = name_owner(&connection).await;
         tracing::info!(
-            "DBUS connected as {}",
+            "DBUS connected as {}; the server is {}",
             connection
                 .unique_name()
-                .map_or_else(|| "?".to_string(), |n| n.to_string())
+                .map_or_else(|| "?".to_string(), |n| n.to_string()),
+            serving.as_deref().unwrap_or("not there")
         );
+        lock(&self.live).owner = serving;
         let present = server_present(&connection).await;
         (self.on_server)(if present {
             Server::Present
@@ -336,6 +518,36 @@ impl Notifications {
         tauri::async_runtime::spawn(listen(signals, owner, properties, self.handle()));
         Ok(connection)
     }
+}
+
+/// The `(key, label)` pairs to send to the server named `server`. A session's popup offers
+/// `open` beside `default` (both "Open", both open the session) so that servers which draw
+/// no button for `default` still show an Open button. Where `default` is a button already,
+/// that would read "Open" twice: `default` stays, since it is also what a click on the
+/// popup sends where the server has such a click, and `open` goes.
+fn buttons<'a>(server: &str, actions: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let doubled =
+        DEFAULT_AS_A_BUTTON.contains(&server) && actions.iter().any(|(key, _)| *key == DEFAULT);
+    actions
+        .iter()
+        .copied()
+        .filter(|(key, _)| !(doubled && *key == OPEN))
+        .collect()
+}
+
+/// The unique name of the connection that owns the server's name, if one does.
+async fn name_owner(connection: &Connection) -> Option<String> {
+    connection
+        .call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus"),
+            "GetNameOwner",
+            &(SERVER,),
+        )
+        .await
+        .and_then(|m| m.body().deserialize::<String>())
+        .ok()
 }
 
 /// Whether a `Notify` would reach a server now: one owns the name, or the bus can start
@@ -431,29 +643,16 @@ async fn listen(
     let on_action = &this.on_action;
     loop {
         tokio::select! {
-            message = signals.next() => match message {
-                Some(Ok(message)) => on_signal(&message, live, on_action),
-                Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
-                None => break,
-            },
-            message = properties.next() => match message {
-                Some(Ok(message)) => do_not_disturb_changed(&message, &this.on_server),
-                Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
-                None => break,
-            },
+            // A change of owner first: the bus sends it before anything the new owner says,
+            // and a signal is judged by who owned the name when it was sent.
+            biased;
             message = owner.next() => match message {
                 Some(Ok(message)) => {
                     let (_, _, new) = message
                         .body()
                         .deserialize::<(String, String, String)>()
                         .unwrap_or_default();
-                    {
-                        let mut live = lock(live);
-                        // Its popups went with the old server, and what it can do may differ.
-                        live.ids.clear();
-                        live.tokens.clear();
-                        live.capabilities = None;
-                    }
+                    lock(live).server_changed(Some(new.clone()).filter(|new| !new.is_empty()));
                     tracing::info!("SERVER {}", if new.is_empty() { "gone" } else { "appeared" });
                     // A server that went away may still be started on demand by the bus.
                     let present = if new.is_empty() {
@@ -478,69 +677,145 @@ async fn listen(
                 Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
                 None => break,
             },
+            message = signals.next() => match message {
+                Some(Ok(message)) => on_signal(&message, live, on_action),
+                Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
+                None => break,
+            },
+            message = properties.next() => match message {
+                Some(Ok(message)) => do_not_disturb_changed(&message, &this.on_server),
+                Some(Err(e)) => tracing::debug!("unreadable signal: {e}"),
+                None => break,
+            },
         }
     }
     tracing::warn!("the D-Bus session bus went away; reconnecting");
     *this.connection.lock().await = None;
-    {
-        let mut live = lock(live);
-        live.ids.clear();
-        live.tokens.clear();
-        live.capabilities = None;
-    }
+    lock(live).server_changed(None);
     (this.on_server)(Server::NoBus);
     this.reconnect();
 }
 
 fn on_signal(message: &Message, live: &Mutex<Live>, on_action: &OnAction) {
-    let header = message.header();
-    let Some(member) = header.member() else {
+    let Some(signal) = Signal::read(message) else {
         return;
     };
-    match member.as_str() {
-        "ActivationToken" => {
-            if let Ok((id, token)) = message.body().deserialize::<(u32, String)>() {
-                let mut live = lock(live);
-                if live.key_of(id).is_some() {
-                    live.tokens.insert(id, token);
-                }
-            }
-        }
-        "ActionInvoked" => {
-            let Ok((id, action)) = message.body().deserialize::<(u32, String)>() else {
-                return;
-            };
-            let (key, token) = {
-                let mut live = lock(live);
-                let token = live.tokens.remove(&id);
-                (live.key_of(id), token)
-            };
-            // Another app's popup, or one already replaced.
-            let Some(key) = key else { return };
-            tracing::info!(
-                "ACTION {action} id={id} session={} token={}",
-                key.session(),
-                if token.is_some() { "yes" } else { "no" }
-            );
-            on_action(key, action, token);
-        }
-        "NotificationClosed" => {
-            if let Ok((id, reason)) = message.body().deserialize::<(u32, u32)>() {
-                let mut live = lock(live);
-                live.tokens.remove(&id);
-                if let Some(key) = live.key_of(id) {
-                    live.ids.remove(&key);
-                    tracing::info!(
-                        "NOTIFY_CLOSED id={id} session={} reason={reason}",
-                        key.session()
-                    );
-                }
-            }
-        }
-        _ => {}
+    let header = message.header();
+    let from = header.sender().map(|sender| sender.as_str());
+    let heard = lock(live).hear(from, signal);
+    if let Some((key, action, token)) = heard {
+        on_action(key, action, token);
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SERVER_NAME: &str = ":1.5";
+    /// gnome-shell, beside GNOME's notification service.
+    const SHELL: &str = ":1.9";
+
+    fn showing(id: u32) -> Live {
+        let mut live = Live {
+            owner: Some(SERVER_NAME.into()),
+            ..Live::default()
+        };
+        live.ids.insert(NoticeKey::Session("S-1".into()), id);
+        live
+    }
+
+    fn click(id: u32) -> Signal {
+        Signal::ActionInvoked(id, "default".into())
+    }
+
+    #[test]
+    fn one_open_button_where_the_server_draws_default_as_one() {
+        use crate::notification::DISMISS;
+        let session = [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")];
+        for server in DEFAULT_AS_A_BUTTON {
+            assert_eq!(
+                buttons(server, &session),
+                [(DEFAULT, "Open"), (DISMISS, "Dismiss")]
+            );
+        }
+        for server in ["dunst", "gnome-shell", "Plasma", "mako", "notify-osd", ""] {
+            assert_eq!(buttons(server, &session), session);
+        }
+        // A summary's one Show, and a popup without a `default`, keep what they have.
+        assert_eq!(
+            buttons("xfce4-notifyd", &[(DEFAULT, "Show")]),
+            [(DEFAULT, "Show")]
+        );
+        assert_eq!(
+            buttons("xfce4-notifyd", &[(OPEN, "Open")]),
+            [(OPEN, "Open")]
+        );
+    }
+
+    #[test]
+    fn a_click_counts_once_and_only_from_the_server() {
+        let mut live = showing(7);
+        // GNOME: the shell's broadcast beside the server's own signals, in either order.
+        assert!(live
+            .hear(Some(SHELL), Signal::ActivationToken(7, "shell".into()))
+            .is_none());
+        assert!(live.hear(Some(SHELL), click(7)).is_none());
+        assert!(live
+            .hear(Some(SERVER_NAME), Signal::ActivationToken(7, "t".into()))
+            .is_none());
+        let (key, action, token) = live.hear(Some(SERVER_NAME), click(7)).unwrap();
+        assert_eq!(key, NoticeKey::Session("S-1".into()));
+        assert_eq!(action, "default");
+        assert_eq!(token.as_deref(), Some("t"));
+        assert!(live.hear(Some(SHELL), click(7)).is_none());
+        // A server that sends the one click twice.
+        assert!(live.hear(Some(SERVER_NAME), click(7)).is_none());
+        // Another button of the same popup is another choice.
+        assert!(live
+            .hear(
+                Some(SERVER_NAME),
+                Signal::ActionInvoked(7, "dismiss".into())
+            )
+            .is_some());
+        // Another app's popup.
+        assert!(live.hear(Some(SERVER_NAME), click(8)).is_none());
+    }
+
+    #[test]
+    fn nothing_counts_while_the_owner_is_unknown_or_from_a_former_one() {
+        let mut live = showing(7);
+        live.owner = None;
+        assert!(live.hear(Some(SERVER_NAME), click(7)).is_none());
+        assert!(live.hear(None, click(7)).is_none());
+        live.owner = Some(SERVER_NAME.into());
+        assert!(live.hear(None, click(7)).is_none());
+        live.server_changed(Some(":1.12".into()));
+        live.ids.insert(NoticeKey::Burst, 1);
+        assert!(live.hear(Some(SERVER_NAME), click(1)).is_none());
+        assert!(live.hear(Some(":1.12"), click(1)).is_some());
+    }
+
+    #[test]
+    fn only_the_server_closes_a_popup_and_a_new_one_under_its_id_starts_over() {
+        let mut live = showing(7);
+        assert!(live
+            .hear(Some(SHELL), Signal::NotificationClosed(7, 2))
+            .is_none());
+        assert!(
+            live.key_of(7).is_some(),
+            "the shell's close made the app forget it"
+        );
+        assert!(live.hear(Some(SERVER_NAME), click(7)).is_some());
+        // Shown again under its id (`replaces_id`): a click on it is a new one.
+        live.forget(7);
+        assert!(live.hear(Some(SERVER_NAME), click(7)).is_some());
+        live.hear(Some(SERVER_NAME), Signal::NotificationClosed(7, 2));
+        assert!(live.key_of(7).is_none());
+        assert!(live.acted.is_empty() && live.tokens.is_empty());
+    }
 }

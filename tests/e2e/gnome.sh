@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The app under a real GNOME Shell 43 (X11, under Xvfb): GNOME's notification server
+# (the gjs process org.gnome.Shell.Notifications) shows the popup, a real click with
+# xdotool opens the session, and it must open once, although gnome-shell repeats every
+# click's ActionInvoked from a connection of its own.
+#
+#   tests/e2e/gnome.sh APP_BINARY
+#
+# Needs gnome-shell (apt, without recommends: 71 packages, 56 MB, ~20 s) beside the
+# e2e suite's xvfb, dbus, xdotool and imagemagick. Environment (all optional):
+#   E2E_OUT      where screenshots and logs go (default: ci-out/gnome under the cwd)
+#   LF_STAND_IN  the stand-in lf (default: `lf` beside APP_BINARY)
+#   PY           python3 with dbus and gi (default /usr/bin/python3)
+#   E2E_KEEP=1   keep the temporary directory (its path is printed)
+#
+# Ends with `e2e-gnome: N passed, M failed` and exits non-zero if any check failed.
+set -uo pipefail
+
+name=e2e-gnome
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
+app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
+
+. "$here/lib.sh"
+
+if [ -z "${LF_E2E_GNOME_INSIDE:-}" ]; then
+  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus gnome-shell xdotool import setsid; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
+  done
+  out=${E2E_OUT:-ci-out/gnome}
+  mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
+  rm -f "$E2E_OUT/result"
+  tmp=$(mktemp -d /tmp/lf-gnome.XXXXXX)
+  chmod 700 "$tmp"
+  export E2E_TMP=$tmp
+  # Before the bus starts: what it activates (dconf, the shell's helpers) writes there.
+  private_homes "$tmp"
+  # The session bus's services are the system's, less every org.freedesktop.Notifications
+  # one (dunst's, mako's): GNOME's own server must be the one that takes the name.
+  mkdir "$tmp/services"
+  for service in /usr/share/dbus-1/services/*.service; do
+    grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || ln -s "$service" "$tmp/services/"
+  done
+  sed "s|@SERVICES@|$tmp/services|" "$here/gnome/session-bus.conf" >"$tmp/session-bus.conf"
+  sed "s|@SOCKET@|$tmp/system_bus_socket|" "$here/gnome/system-bus.conf" >"$tmp/system-bus.conf"
+  export LF_E2E_GNOME_INSIDE=1 LANG=C.UTF-8 XDG_CURRENT_DESKTOP=GNOME XDG_SESSION_TYPE=x11
+  unset LC_ALL WAYLAND_DISPLAY
+  exec 3>&1 4>&2
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
+    -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
+  if ! read -r passed failed _ <"$E2E_OUT/result" 2>/dev/null; then
+    echo "$name: the run ended without results (exit $rc):" >&2
+    tail -n 20 "$E2E_OUT/session-bus.log" >&2
+    echo "$name: 0 passed, 1 failed"
+    exit 1
+  fi
+  rm -f "$E2E_OUT/result"
+  echo "$name: $passed passed, $failed failed"
+  [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+  exit
+fi
+exec 1>&3 2>&4 3>&- 4>&-
+
+out=$E2E_OUT
+tmp=$E2E_TMP
+cleanup() {
+  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  stop_started
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1 0" >"$out/result"
+  exit 1
+}
+
+PY=${PY:-/usr/bin/python3}
+"$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi"
+
+# gnome-shell ends at once without a system bus (it asks logind); a private one will do.
+setsid dbus-daemon --config-file "$tmp/system-bus.conf" --nofork >"$out/system-bus.log" 2>&1 &
+started $!
+for _ in $(seq 50); do [ -S "$tmp/system_bus_socket" ] && break; sleep 0.1; done
+[ -S "$tmp/system_bus_socket" ] || fail_setup "the private system bus did not start (see $out/system-bus.log)"
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$tmp/system_bus_socket
+
+# lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
+  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
+export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
+
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
+started $!
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+
+# A shell without GDM warns once that it cannot lock the screen, in a banner that would
+# stand before the app's; a person's desktop has shown it long ago. (The warning for a
+# session as root comes every time: gnome.py clicks it away.)
+mkdir -p "$XDG_DATA_HOME/gnome-shell"
+: >"$XDG_DATA_HOME/gnome-shell/lock-warning-shown"
+# A plain background, so that gnome.py tells a desktop with no banner on it at a glance.
+gsettings set org.gnome.desktop.background picture-options none ||
+  fail_setup "gsettings could not set the background (dconf on the private bus)"
+setsid gnome-shell --x11 --replace --sm-disable >"$out/gnome-shell.log" 2>&1 &
+started $!
+export E2E_SHELL_PID=$!
+
+"$PY" "$here/gnome.py" 2>&1 | tee "$out/e2e.log"
