@@ -16,6 +16,10 @@ WAYLAND_PACKAGES=(sway waybar mako-notifier foot grim systemd util-linux procps)
 # tests/e2e/terminals.sh: the real terminals the app opens, and openbox as the window manager.
 TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty tilix tmux openbox)
 
+# tests/e2e/gnome.sh: a real GNOME Shell 43 (X11) and the gjs that runs its notification
+# service (only a Recommends of gnome-shell, which is installed without them).
+GNOME_PACKAGES=(gnome-shell gjs)
+
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {
   local missing=()
