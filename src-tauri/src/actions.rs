@@ -56,10 +56,10 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::tests::record;
     use lf_tray_core::snapshot::finish;
     use lf_tray_core::{Dialect, Generation};
     use lf_tray_core::{Kind, State};
+    use lf_tray_surface::fixtures::record;
 
     fn kinds(buttons: &[Button]) -> Vec<(&str, bool)> {
         buttons

@@ -114,7 +114,7 @@ mod tests {
     use lf_tray_core::terminal::{plan, Choice, Env, Launch};
     use lf_tray_core::State;
 
-    use crate::board::tests::record_d;
+    use lf_tray_surface::fixtures::record_d;
 
     #[test]
     fn the_terminal_gets_this_clicks_activation_token_and_never_an_inherited_one() {

@@ -11,7 +11,6 @@
 
 mod actions;
 mod autostart;
-mod board;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
@@ -31,10 +30,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::{self, History};
-use lf_tray_core::{ActionKind, Event, SessionKey, SessionRecord};
+use lf_tray_core::{Event, SessionKey, SessionRecord};
+/// The grouping both the tray and the window show.
+use lf_tray_surface::board;
+use lf_tray_surface::route::{destination, Click, Destination};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
 
@@ -628,21 +629,40 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
 fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match item {
-        tray::Item::Session(key) => match shell.engine.session(&key) {
-            Some(record) if board::reviews_in_window(&record) => window::show(app, Some(&key)),
-            Some(record) => open_or_show(app, &shell, &record, None),
-            None => window::show(app, None),
-        },
+        tray::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
         tray::Item::Dismiss(key) => {
-            if let Some(record) = shell.engine.session(&key) {
-                shell.dismiss(&record);
-                refresh(app, &shell);
-            }
+            go(app, &shell, &key, Click::Popup(notification::DISMISS), None)
         }
         tray::Item::More | tray::Item::Show => window::show(app, None),
         tray::Item::Pause(pause) => shell.pause(Some(pause)),
         tray::Item::Resume => shell.pause(None),
         tray::Item::Quit => quit(app, shell),
+    }
+}
+
+/// Take the person where their click on the session `key` goes ([`destination`]).
+fn go<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: &Arc<Shell>,
+    key: &SessionKey,
+    click: Click<'_>,
+    token: Option<String>,
+) {
+    let record = shell.engine.session(key);
+    match destination(key, record.as_ref(), click) {
+        Destination::Terminal { replace } => {
+            if let Some(record) = &record {
+                let _ = launch::open(app, shell, record, replace, token.as_deref());
+            }
+        }
+        Destination::Window(focus) => window::show(app, focus.as_ref()),
+        Destination::Dismiss => {
+            if let Some(record) = &record {
+                shell.dismiss(record);
+                refresh(app, shell);
+            }
+        }
+        Destination::Nothing => {}
     }
 }
 
@@ -683,20 +703,6 @@ async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
 /// nothing; the window shows lf's reason and its Move here button.
 ///
 /// `token`: the notification server's activation token for the click, if any.
-fn open_or_show<R: Runtime>(
-    app: &AppHandle<R>,
-    shell: &Arc<Shell>,
-    record: &SessionRecord,
-    token: Option<String>,
-) {
-    match plan(record, &ActionKind::Open, None) {
-        Ok(Step::Open { replace }) => {
-            let _ = launch::open(app, shell, record, replace, token.as_deref());
-        }
-        _ => window::show(app, Some(&record.key())),
-    }
-}
-
 fn on_notification<R: Runtime>(
     app: &AppHandle<R>,
     key: NoticeKey,
@@ -704,25 +710,12 @@ fn on_notification<R: Runtime>(
     token: Option<String>,
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
-    match (key, action) {
-        (NoticeKey::Session(named), action) => {
+    match key {
+        NoticeKey::Session(named) => {
             // The popup names the session by its key token (ids are unique per machine).
             let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
-            match action {
-                notification::REVIEW => window::show(app, Some(&key)),
-                notification::DISMISS => {
-                    if let Some(record) = shell.engine.session(&key) {
-                        shell.dismiss(&record);
-                        refresh(app, &shell);
-                    }
-                }
-                _ => match shell.engine.session(&key) {
-                    Some(record) => open_or_show(app, &shell, &record, token),
-                    // Resolved meanwhile: the window shows what is left.
-                    None => window::show(app, None),
-                },
-            }
+            go(app, &shell, &key, Click::Popup(action), token);
         }
-        (NoticeKey::Burst | NoticeKey::Error, _) => window::show(app, None),
+        NoticeKey::Burst | NoticeKey::Error => window::show(app, None),
     }
 }

@@ -385,8 +385,8 @@ fn items<R: Runtime>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::tests::record;
     use lf_tray_core::{Kind, State};
+    use lf_tray_surface::fixtures::record;
 
     fn labels(entries: &[Entry]) -> Vec<String> {
         entries
@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn a_generation_d_session_leaves_waiting_when_its_attention_clears() {
-        use crate::board::tests::record_d;
+        use lf_tray_surface::fixtures::record_d;
         let waiting = |id, state: State| {
             let mut r = record_d(id, state, true);
             r.title = id.to_string();

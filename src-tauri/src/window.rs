@@ -475,8 +475,8 @@ mod tests {
 
     #[test]
     fn generation_d_records_reach_the_window_with_lf_buttons_and_their_context() {
-        use crate::board::tests::record_d;
         use lf_tray_core::State;
+        use lf_tray_surface::fixtures::record_d;
         let attached = record_d("S-1", State::Active, true);
         let idle = record_d("S-2", State::Other("unknown".into()), false);
         let views = serde_json::to_value(views(&Popups::default(), &[idle, attached])).unwrap();
@@ -517,8 +517,8 @@ mod tests {
 
     #[test]
     fn generation_d_requests_pass_the_core_guard_as_the_buttons_say() {
-        use crate::board::tests::record_d;
         use lf_tray_core::State;
+        use lf_tray_surface::fixtures::record_d;
         let attached = record_d("S-1", State::Active, true);
         assert_eq!(
             plan(&attached, &ActionKind::Open, None),

@@ -121,39 +121,9 @@ pub fn reviews_in_window(record: &SessionRecord) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// A record as the engine hands it on (with `needs_you` judged); tests adjust the
-    /// fields they care about.
-    pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-        let mut record = SessionRecord {
-            id: id.into(),
-            machine: None,
-            kind: Some(kind),
-            work: None,
-            title: format!("Title of {id}"),
-            detail: "detail".into(),
-            cwd: "/src/app".into(),
-            state,
-            ready_summary: None,
-            open_argv: vec![
-                "/usr/bin/lf".into(),
-                "session".into(),
-                "open".into(),
-                id.into(),
-            ],
-            actions: None,
-            needs_you: false,
-            reason: None,
-            stopped: false,
-            prompt: None,
-            created_at: None,
-            extra: Default::default(),
-        };
-        record.needs_you = lf_tray_core::session::needs_you(&record);
-        record
-    }
+    use crate::fixtures::{blocked, record, record_d, record_e};
 
     #[test]
     fn groups_follow_what_the_person_must_do() {
@@ -286,75 +256,6 @@ pub(crate) mod tests {
         assert_eq!(question(&r), None);
     }
 
-    /// A generation D record as lf lists it: no kind, lf's actions, `attention` the
-    /// only word on whether it waits (`needs_you` judged from it, as the engine does).
-    pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
-        let json = serde_json::json!({
-            "id": id,
-            "attention": if waiting { serde_json::json!("waiting") } else { serde_json::Value::Null },
-            "workspace": {"machine_id": "M", "worktree": "/home/me/src/app.loo-412",
-                          "task_id": null, "unavailable": null},
-            "work": {"kind": "task", "id": "task_1"},
-            "work_path": "product / LOO-412",
-            "title": format!("Title of {id}"),
-            "title_source": "generated",
-            "flow_membership": {"kind": "independent"},
-            "detail": "codex:gpt-5-codex",
-            "provider": "codex",
-            "cwd": "/home/me/src/app.loo-412/sub",
-            "state": state.as_str(),
-            "ready_summary": null,
-            "open_argv": ["/usr/bin/env", "LF_BIN=/usr/bin/lf", "LF_HOME=/home/me/.lf",
-                          "/usr/bin/lf", "session", "connect", id],
-            "terminal_ids": [],
-        });
-        let mut record: SessionRecord = serde_json::from_value(json).unwrap();
-        record.actions = Some(if state == State::Active {
-            vec![
-                lf_action(
-                    "open",
-                    "Open here",
-                    Some(
-                        "This Session is active in another terminal; use Move here to transfer it",
-                    ),
-                ),
-                lf_action("move_here", "Move here", None),
-            ]
-        } else {
-            vec![lf_action("open", "Open here", None)]
-        });
-        lf_tray_core::snapshot::finish(
-            record,
-            Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::D)),
-        )
-    }
-
-    /// A generation-E record: D's, with the agent's own status and its process.
-    pub fn record_e(
-        id: &str,
-        state: State,
-        waiting: bool,
-        status: serde_json::Value,
-    ) -> SessionRecord {
-        let mut record = record_d(id, state, waiting);
-        record.extra.insert("program_status".into(), status);
-        record
-            .extra
-            .insert("agent_process_id".into(), serde_json::json!(4242));
-        lf_tray_core::snapshot::finish(
-            record,
-            Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
-        )
-    }
-
-    /// `program_status` with one `blocked` report of this kind.
-    pub fn blocked(kind: &str, title: &str, msg: &str) -> serde_json::Value {
-        serde_json::json!({"seen": false, "records": [
-            {"state": "blocked", "id": "1", "kind": kind, "progress": null, "app": "claude",
-             "title": title, "msg": msg}
-        ]})
-    }
-
     #[test]
     fn stopped_agents_have_a_group_of_their_own() {
         let dead = record_e("s", State::Closed, false, serde_json::Value::Null);
@@ -376,13 +277,6 @@ pub(crate) mod tests {
             one_line(&why),
             "Title of s — permission: Run cargo publish --dry-run"
         );
-    }
-
-    fn lf_action(kind: &str, label: &str, reason: Option<&str>) -> lf_tray_core::Action {
-        serde_json::from_value(serde_json::json!({
-            "kind": kind, "label": label, "help": null, "unavailable_reason": reason,
-        }))
-        .unwrap()
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use lf_tray_core::history::{self, Entry, History, Pause};
 use lf_tray_core::{Event, Presents, SessionRecord, State};
 
-use super::{asked, burst, ready, reminder, stopped, Notice, NoticeKey, Server};
+use crate::notice::{asked, burst, ready, reminder, stopped, Notice, NoticeKey, Server};
 
 /// A lone transition pops up at once. Those that follow a popup within the burst window are
 /// held this long, so that a burst (one rescan can report many, an agent fleet can finish
@@ -567,7 +567,7 @@ impl Popups {
             at: unix,
             what: what.into(),
             id: session.id.clone(),
-            title: super::one_line(super::title(session), 200),
+            title: crate::notice::one_line(crate::notice::title(session), 200),
             machine: session.machine.clone(),
         });
     }
@@ -887,8 +887,8 @@ fn gap(first: Duration, given: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::tests::{record, record_d};
-    use crate::notification::{NoticeKind, DEFAULT};
+    use crate::fixtures::{record, record_d};
+    use crate::notice::{NoticeKind, DEFAULT};
     use lf_tray_core::Kind;
     use time::OffsetDateTime;
 
@@ -966,7 +966,7 @@ mod tests {
 
     #[test]
     fn a_stopped_agent_is_told_once_and_not_after_a_restart() {
-        use crate::board::tests::record_e;
+        use crate::fixtures::record_e;
         let t0 = Instant::now();
         let mut p = at(t0);
         let working = record_e("S", State::Active, false, serde_json::Value::Null);

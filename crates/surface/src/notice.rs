@@ -1,0 +1,609 @@
+//! What the person is told: the words of every popup, escaped for the notification
+//! spec's body markup, capped, one line each where they came from untrusted text. Plain
+//! code, tested without a display; the shell only delivers it.
+
+use std::time::Duration;
+
+use lf_tray_core::{Kind, Presents, SessionRecord};
+
+use crate::board;
+
+/// What the app hears about the notification server: whether popups can be shown (a server
+/// is on the bus or the bus can start one, none is, or there is no session bus at all), and
+/// the desktop's do-not-disturb as one of its sources says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Present,
+    Absent,
+    NoBus,
+    DoNotDisturb { source: &'static str, on: bool },
+}
+
+/// The name servers show and group notifications under.
+pub const APP_NAME: &str = "Loopflow Tray";
+/// The freedesktop `desktop-entry` hint: the basename of the app's .desktop file.
+pub const DESKTOP_ENTRY: &str = "lf-tray";
+
+/// Popup servers show two to four lines; text past these lengths would be cut off anyway,
+/// and untrusted text must not be able to make a popup fill the screen.
+const MAX_SUMMARY: usize = 90;
+const MAX_TITLE: usize = 120;
+const MAX_PROMPT: usize = 240;
+const MAX_READY: usize = 320;
+/// How many sessions a burst summary names before "and N more".
+const BURST_NAMED: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Asked,
+    Ready,
+    /// An agent stopped with nobody attached: worth knowing, not worth a sound.
+    Stopped,
+    Burst,
+    Reminder,
+    Error,
+}
+
+/// The freedesktop urgency levels (the `urgency` hint's byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    Low = 0,
+    Normal = 1,
+    Critical = 2,
+}
+
+impl NoticeKind {
+    /// Asks and ready sessions are news the person acts on; a reminder repeats what they
+    /// were told, so servers may show it less loudly; a terminal that failed to open after
+    /// a click must stay until read, since the command to run by hand is in it.
+    pub fn urgency(self) -> Urgency {
+        match self {
+            NoticeKind::Asked | NoticeKind::Ready | NoticeKind::Burst => Urgency::Normal,
+            NoticeKind::Reminder | NoticeKind::Stopped => Urgency::Low,
+            NoticeKind::Error => Urgency::Critical,
+        }
+    }
+
+    /// The spec's `category` hint: an agent's question reads like a message received, a
+    /// finished session like a finished transfer.
+    pub fn category(self) -> &'static str {
+        match self {
+            NoticeKind::Asked | NoticeKind::Reminder => "im.received",
+            NoticeKind::Burst => "im",
+            NoticeKind::Ready => "transfer.complete",
+            // The spec's word for a contact that went offline: the agent left.
+            NoticeKind::Stopped => "presence.offline",
+            NoticeKind::Error => "x-lf-tray.launch.error",
+        }
+    }
+
+    /// A name from the freedesktop sound theme, when sounds are on.
+    pub fn sound(self) -> Option<&'static str> {
+        match self {
+            NoticeKind::Asked | NoticeKind::Reminder | NoticeKind::Burst => {
+                Some("message-new-instant")
+            }
+            NoticeKind::Ready => Some("complete"),
+            NoticeKind::Stopped | NoticeKind::Error => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::Asked => "asked",
+            NoticeKind::Ready => "ready",
+            NoticeKind::Burst => "burst",
+            NoticeKind::Reminder => "reminder",
+            NoticeKind::Stopped => "stopped",
+            NoticeKind::Error => "error",
+        }
+    }
+}
+
+/// What a shown notification stands for. At most one popup per key is on screen: showing a
+/// key again replaces its popup.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NoticeKey {
+    /// A session, by its key token (`SessionKey::token`, as `history::key` gives it): ids
+    /// are unique per machine only.
+    Session(String),
+    Burst,
+    Error,
+}
+
+impl NoticeKey {
+    /// The session's key token for the log (its id, for this machine's), `-` when there
+    /// is none.
+    pub fn session(&self) -> &str {
+        match self {
+            NoticeKey::Session(id) => id,
+            NoticeKey::Burst | NoticeKey::Error => "-",
+        }
+    }
+}
+
+/// The action keys a notification offers. `default` is the click on the body.
+pub const DEFAULT: &str = "default";
+pub const OPEN: &str = "open";
+pub const REVIEW: &str = "review";
+pub const DISMISS: &str = "dismiss";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub key: NoticeKey,
+    pub kind: NoticeKind,
+    /// Plain text: servers do not interpret markup in the summary.
+    pub summary: String,
+    /// Body markup, already escaped.
+    pub body: String,
+    /// `(key, label)` pairs.
+    pub actions: Vec<(&'static str, &'static str)>,
+    /// The popup this one takes the place of, when it has a key of its own: a burst
+    /// summary replaces the first popup of its burst (`replaces_id`), so the burst shows as
+    /// one popup that grows.
+    pub replaces: Option<NoticeKey>,
+    /// The sessions it tells about, with the transition of each: once the server has it,
+    /// they were shown (the policy fills this in).
+    pub covers: Vec<(String, String)>,
+}
+
+/// Escape the three characters the body markup of the notification spec gives meaning to.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Undo [`escape`], for a server (or platform) that shows the body as plain text. `&amp;`
+/// goes last, so an escaped `&lt;` typed by someone comes back as typed.
+pub fn unescape(body: &str) -> String {
+    body.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// One line of untrusted text: control characters and runs of whitespace become one space,
+/// and it is cut to `max` characters (on a character boundary, with an ellipsis).
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut line = String::new();
+    for word in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    cap(&line, max)
+}
+
+fn cap(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((end, _)) if text[end..].chars().nth(1).is_some() => {
+            format!("{}…", text[..end].trim_end())
+        }
+        _ => text.to_string(),
+    }
+}
+
+fn session_actions(record: &SessionRecord, review: bool) -> Vec<(&'static str, &'static str)> {
+    let mut actions = vec![(DEFAULT, "Open"), (OPEN, "Open")];
+    if review && record.is(Kind::Flow) {
+        actions.push((REVIEW, "Review…"));
+    }
+    actions.push((DISMISS, "Dismiss"));
+    actions
+}
+
+/// A popup's summary (plain text, which servers do not interpret) names another machine
+/// first, so the person knows where to answer.
+fn on_machine(record: &SessionRecord, summary: String) -> String {
+    match &record.machine {
+        Some(machine) => one_line(&format!("{machine} · {summary}"), MAX_SUMMARY),
+        None => summary,
+    }
+}
+
+pub fn title(record: &SessionRecord) -> &str {
+    if record.title.trim().is_empty() {
+        &record.id
+    } else {
+        &record.title
+    }
+}
+
+/// An agent asks: `Agent asks · <detail>` (a Flow step: `Review step · <detail>`); the body is
+/// the title and the start of the prompt (without its first line when that is the title).
+pub fn asked(record: &SessionRecord) -> Notice {
+    let lead = match (record.presents(), &record.kind) {
+        (Presents::Waits, _) => return waits(record),
+        (_, Some(Kind::Flow)) => "Review step",
+        _ => "Agent asks",
+    };
+    let detail = one_line(&record.detail, MAX_SUMMARY);
+    let summary = if detail.is_empty() {
+        lead.to_string()
+    } else {
+        one_line(&format!("{lead} · {detail}"), MAX_SUMMARY)
+    };
+    let mut body = escape(&one_line(title(record), MAX_TITLE));
+    if let Some(question) = board::question(record) {
+        body.push('\n');
+        body.push_str(&escape(&one_line(&question, MAX_PROMPT)));
+    }
+    session_notice(record, NoticeKind::Asked, summary, body, false)
+}
+
+/// A conversation whose agent handed its turn back (generation D and later). Where the
+/// agent said why (generation E): `claude asks permission · <title>`, the body its own
+/// words, then the title and where the work is. Otherwise lf says only that it waits:
+/// `Agent waits for you · <provider>`, the title, then where the work is.
+fn waits(record: &SessionRecord) -> Notice {
+    let mut lines = Vec::new();
+    let summary = match &record.reason {
+        Some(reason) => {
+            let who = record.provider().unwrap_or("Agent");
+            lines.extend(reason.title.iter().chain(&reason.msg).cloned());
+            format!("{who} {} · {}", reason.phrase(), title(record))
+        }
+        None => match record.provider() {
+            Some(provider) => format!("Agent waits for you · {provider}"),
+            None => "Agent waits for you".to_string(),
+        },
+    };
+    let summary = one_line(&summary, MAX_SUMMARY);
+    lines.push(title(record).to_string());
+    lines.extend(record.work());
+    let body = lines
+        .iter()
+        .map(|line| escape(&one_line(line, MAX_TITLE)))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    session_notice(record, NoticeKind::Asked, summary, body, false)
+}
+
+/// An agent stopped while nobody was attached (generation E): `Agent stopped · <title>`,
+/// where the work is; Open resumes it.
+pub fn stopped(record: &SessionRecord) -> Notice {
+    let summary = one_line(&format!("Agent stopped · {}", title(record)), MAX_SUMMARY);
+    let mut lines = vec!["Its work stands still until you resume it.".to_string()];
+    lines.extend(record.work().map(|w| escape(&one_line(&w, MAX_TITLE))));
+    session_notice(
+        record,
+        NoticeKind::Stopped,
+        summary,
+        lines.join("\n"),
+        false,
+    )
+}
+
+/// A popup about one session, with its buttons; another machine's names it first.
+fn session_notice(
+    record: &SessionRecord,
+    kind: NoticeKind,
+    summary: String,
+    body: String,
+    review: bool,
+) -> Notice {
+    Notice {
+        key: NoticeKey::Session(lf_tray_core::history::key(record)),
+        kind,
+        summary: on_machine(record, summary),
+        body,
+        actions: session_actions(record, review),
+        replaces: None,
+        covers: Vec::new(),
+    }
+}
+
+/// A session became ready: `Ready for review: <title>`, the body the agent's summary.
+pub fn ready(record: &SessionRecord) -> Notice {
+    let summary = one_line(&format!("Ready for review: {}", title(record)), MAX_SUMMARY);
+    let body = match record
+        .ready_summary
+        .as_deref()
+        .map(|s| one_line(s, MAX_READY))
+    {
+        Some(s) if !s.is_empty() => escape(&s),
+        _ => "The agent marked this session ready.".to_string(),
+    };
+    session_notice(record, NoticeKind::Ready, summary, body, true)
+}
+
+/// A session left waiting: once, after the reminder delay.
+pub fn reminder(record: &SessionRecord, waited: Duration) -> Notice {
+    let waited = waiting_for(waited.as_secs() as i64).unwrap_or_else(|| "waiting 1 min".into());
+    let summary = one_line(&format!("Still waiting: {}", title(record)), MAX_SUMMARY);
+    let body = escape(&one_line(
+        &format!("{} · {waited}", board::one_line(record)),
+        MAX_TITLE,
+    ));
+    let mut notice = session_notice(record, NoticeKind::Reminder, summary.clone(), body, true);
+    // A reminder repeats what the first popup said, which named the machine already.
+    notice.summary = summary;
+    notice
+}
+
+/// Many sessions at once (a burst, or what waited unseen): one summary whose click shows
+/// the window, naming the ones that waited longest first, with how long. `members` come
+/// with the seconds each has waited, longest first.
+pub fn burst(members: &[(&SessionRecord, i64)]) -> Notice {
+    let mut lines: Vec<String> = members
+        .iter()
+        .take(BURST_NAMED)
+        .map(|(r, waited)| {
+            let line = one_line(&board::one_line(r), MAX_TITLE);
+            match waiting_for(*waited) {
+                Some(waited) => format!("• {} · {waited}", escape(&line)),
+                None => format!("• {}", escape(&line)),
+            }
+        })
+        .collect();
+    if members.len() > BURST_NAMED {
+        lines.push(format!("and {} more", members.len() - BURST_NAMED));
+    }
+    Notice {
+        key: NoticeKey::Burst,
+        kind: NoticeKind::Burst,
+        summary: format!("{} sessions wait for you", members.len()),
+        body: lines.join("\n"),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+    }
+}
+
+/// `waiting 12 min`, `waiting 3 h`, `waiting 2 d`; nothing under a minute.
+fn waiting_for(seconds: i64) -> Option<String> {
+    let minutes = seconds / 60;
+    match minutes {
+        m if m < 1 => None,
+        m if m < 120 => Some(format!("waiting {m} min")),
+        m if m < 48 * 60 => Some(format!("waiting {} h", m / 60)),
+        m => Some(format!("waiting {} d", m / (24 * 60))),
+    }
+}
+
+/// A terminal could not be started (`summary` says why): the command to run by hand.
+pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> Notice {
+    Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: one_line(summary, MAX_SUMMARY),
+        body: format!(
+            "Run this in a terminal to open “{}”:\n{}",
+            escape(&one_line(title(record), MAX_TITLE)),
+            escape(&cap(command, MAX_READY))
+        ),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{record, record_d};
+    use lf_tray_core::State;
+
+    #[test]
+    fn a_popup_says_why_the_agent_waits_in_its_own_escaped_words() {
+        use crate::fixtures::{blocked, record_e};
+        let mut r = record_e(
+            "S-1",
+            State::Other("unknown".into()),
+            true,
+            blocked(
+                "permission",
+                "Run <b>rm</b> -rf /tmp/x",
+                "Bash wants\nto run a command",
+            ),
+        );
+        r.title = "Fix & ship".into();
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "codex asks permission · Fix & ship");
+        assert_eq!(
+            n.body,
+            "Run &lt;b&gt;rm&lt;/b&gt; -rf /tmp/x\nBash wants to run a command\nFix &amp; ship\nproduct / LOO-412"
+        );
+        for (kind, phrase) in [
+            ("question", "codex asks a question"),
+            ("auth", "codex needs you to sign in"),
+            ("newer", "codex waits for you"),
+        ] {
+            let r = record_e("S", State::Active, true, blocked(kind, "t", "m"));
+            assert!(asked(&r).summary.starts_with(phrase), "{kind}");
+        }
+        // Without a status report it reads as on generation D.
+        let plain = record_e("S", State::Active, true, serde_json::Value::Null);
+        assert_eq!(asked(&plain).summary, "Agent waits for you · codex");
+    }
+
+    #[test]
+    fn a_stopped_agent_is_a_quiet_popup_that_resumes_it() {
+        let r = crate::fixtures::record_e("S-2", State::Closed, false, serde_json::Value::Null);
+        let n = stopped(&r);
+        assert_eq!(n.kind, NoticeKind::Stopped);
+        assert_eq!(n.kind.urgency(), Urgency::Low);
+        assert_eq!(n.kind.sound(), None);
+        assert_eq!(n.summary, "Agent stopped · Title of S-2");
+        assert!(n.body.ends_with("product / LOO-412"), "{}", n.body);
+        let keys: Vec<&str> = n.actions.iter().map(|(k, _)| *k).collect();
+        assert!(
+            keys.contains(&DEFAULT) && keys.contains(&DISMISS),
+            "{keys:?}"
+        );
+    }
+
+    #[test]
+    fn another_machines_popups_name_it_and_keep_their_own_key() {
+        let mut r = record_d("S-1", State::Other("unknown".into()), true);
+        r.title = "<b>Hi</b> $(id)".into();
+        r.machine = Some("build-box".into());
+        let n = asked(&r);
+        assert!(
+            n.summary.starts_with("build-box · Agent waits for you"),
+            "{}",
+            n.summary
+        );
+        assert!(
+            n.body.starts_with("&lt;b&gt;Hi&lt;/b&gt; $(id)"),
+            "{}",
+            n.body
+        );
+        assert_eq!(n.key, NoticeKey::Session("@9:build-boxS-1".into()));
+        let local = record_d("S-1", State::Other("unknown".into()), true);
+        assert_eq!(asked(&local).key, NoticeKey::Session("S-1".into()));
+        let mut done = record("ask_1", Kind::Ask, State::Ready);
+        done.machine = Some("far".into());
+        assert!(ready(&done).summary.starts_with("far · Ready for review: "));
+    }
+
+    #[test]
+    fn escaping_and_capping_untrusted_text() {
+        assert_eq!(
+            escape("<b>Tom & Jerry</b>"),
+            "&lt;b&gt;Tom &amp; Jerry&lt;/b&gt;"
+        );
+        assert_eq!(one_line("  a\n\tb\u{7}c  ", 50), "a b c");
+        assert_eq!(one_line("abcdef", 6), "abcdef");
+        assert_eq!(one_line("abcdefg", 6), "abcde…");
+        // Multi-byte characters are never split.
+        assert_eq!(one_line("ééééééé", 4), "ééé…");
+        assert_eq!(one_line("", 4), "");
+    }
+
+    #[test]
+    fn asked_text_names_the_work_and_starts_the_prompt() {
+        let mut r = record("ask_1", Kind::Ask, State::Waiting);
+        r.title = "Pick <one> & go".into();
+        r.detail = "loop-decide".into();
+        r.prompt = Some(format!("Which target?\n\n{}", "x".repeat(1000)));
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "Agent asks · loop-decide");
+        let (first, second) = n.body.split_once('\n').unwrap();
+        assert_eq!(first, "Pick &lt;one&gt; &amp; go");
+        assert!(second.starts_with("Which target? xxx"));
+        assert!(second.chars().count() <= MAX_PROMPT);
+        assert!(second.ends_with('…'));
+        // lf titles an Ask with the prompt's first line: it is not said twice.
+        r.title = "Which target?".into();
+        let n = asked(&r);
+        assert!(n.body.starts_with("Which target?\nxxx"), "{}", n.body);
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")]
+        );
+
+        let mut flow = record("run_f", Kind::Flow, State::Waiting);
+        flow.detail = "review-plan".into();
+        assert_eq!(asked(&flow).summary, "Review step · review-plan");
+        // No body line for a missing prompt, and nothing but the lead for a missing detail.
+        flow.detail.clear();
+        assert_eq!(asked(&flow).summary, "Review step");
+        assert!(!asked(&flow).body.contains('\n'));
+    }
+
+    #[test]
+    fn ready_text_and_the_review_button_for_flows_only() {
+        let mut r = record("ask_1", Kind::Ask, State::Ready);
+        r.title = "Release plan".into();
+        r.ready_summary = Some("Ship <macOS> first".into());
+        let n = ready(&r);
+        assert_eq!(n.summary, "Ready for review: Release plan");
+        assert_eq!(n.body, "Ship &lt;macOS&gt; first");
+        assert!(!n.actions.iter().any(|(k, _)| *k == REVIEW));
+
+        let mut flow = record("run_f", Kind::Flow, State::Ready);
+        flow.title = "x".repeat(500);
+        let n = ready(&flow);
+        assert!(n.summary.chars().count() <= MAX_SUMMARY);
+        assert_eq!(n.body, "The agent marked this session ready.");
+        assert_eq!(
+            n.actions,
+            [
+                (DEFAULT, "Open"),
+                (OPEN, "Open"),
+                (REVIEW, "Review…"),
+                (DISMISS, "Dismiss")
+            ]
+        );
+    }
+
+    fn idle() -> State {
+        State::Other("unknown".into())
+    }
+
+    #[test]
+    fn generation_d_says_the_agent_waits_with_title_work_and_provider() {
+        let mut r = record_d("S-1", idle(), true);
+        r.title = "Decide <the> cache & eviction".into();
+        let n = asked(&r);
+        assert_eq!(n.kind, NoticeKind::Asked);
+        assert_eq!(n.summary, "Agent waits for you · codex");
+        assert_eq!(
+            n.body,
+            "Decide &lt;the&gt; cache &amp; eviction\nproduct / LOO-412"
+        );
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")]
+        );
+
+        // Without a work path, the repository; without a provider, lf's detail.
+        r.extra.remove("work_path");
+        r.extra.insert("provider".into(), serde_json::Value::Null);
+        let n = asked(&r);
+        assert_eq!(n.summary, "Agent waits for you · codex:gpt-5-codex");
+        assert!(n.body.ends_with("\napp.loo-412"), "{}", n.body);
+
+        // Untrusted text stays one capped, escaped line each.
+        r.extra.insert(
+            "work_path".into(),
+            format!("<i>{}</i>\n", "w".repeat(500)).into(),
+        );
+        r.detail = format!("{}\n<b>", "p".repeat(500));
+        let n = asked(&r);
+        assert!(n.summary.chars().count() <= MAX_SUMMARY);
+        let (_, work) = n.body.split_once('\n').unwrap();
+        assert!(
+            work.starts_with("&lt;i&gt;www") && work.ends_with('…'),
+            "{work}"
+        );
+        assert!(!work.contains('\n'));
+
+        // Nothing is made up where lf says nothing.
+        r.detail.clear();
+        r.extra.remove("work_path");
+        r.extra.remove("workspace");
+        r.cwd = "/".into();
+        let n = asked(&r);
+        assert_eq!(n.summary, "Agent waits for you");
+        assert_eq!(n.body, "Decide &lt;the&gt; cache &amp; eviction");
+    }
+
+    #[test]
+    fn a_failed_launch_names_the_command() {
+        let r = record("ask_1", Kind::Ask, State::Waiting);
+        let n = launch_failed(
+            &r,
+            "No terminal found",
+            "/usr/bin/lf session open -- ask_1 && echo <ok>",
+        );
+        assert_eq!(n.kind, NoticeKind::Error);
+        assert_eq!(n.summary, "No terminal found");
+        assert!(n.body.ends_with("ask_1 &amp;&amp; echo &lt;ok&gt;"));
+    }
+}
