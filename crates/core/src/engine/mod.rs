@@ -11,6 +11,8 @@
 
 mod core;
 mod files;
+#[cfg(test)]
+mod replay;
 mod task;
 
 use std::path::{Path, PathBuf};
