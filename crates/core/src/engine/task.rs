@@ -207,14 +207,15 @@ impl Task {
 
     /// Publish the events and carry out the commands; false once nobody listens.
     fn carry_out(&mut self, out: Out) -> bool {
-        let mut listening = true;
         for event in out.events {
-            listening &= self.events.send(event).is_ok();
+            if self.events.send(event).is_err() {
+                return false;
+            }
         }
         for command in out.commands {
             self.command(command);
         }
-        listening
+        true
     }
 
     fn command(&mut self, command: Command) {
