@@ -15,6 +15,7 @@ use super::{Shared, SAFETY_INTERVAL};
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
+use crate::machine::{self, MachineView};
 use crate::monitor::{Frame, Part, Report};
 use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
@@ -972,4 +973,42 @@ fn an_action_ends_the_trays_own_run_so_a_late_write_is_its_own() {
     r.at(1500).listed(Vec::new());
     r.at(1510).late_write();
     assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_report_from_a_reader_let_go_of_is_ignored() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")]);
+    let both = vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")];
+    r.at(100).frame(0, 5, "/r", both.clone());
+    r.at(120).frame(1, 5, "/r", both);
+    r.take();
+    r.told();
+    r.at(200).frame(1, 9, "/r", Vec::new());
+    r.at(300).ended(1, "gone");
+    assert_eq!(r.at(2000).take(), [], "no list, no restart");
+    assert!(r.told().is_empty() && r.warnings().is_empty());
+}
+
+// Other machines: each follower's reports come to the core, which tells their changes.
+
+#[test]
+fn a_machines_first_view_is_a_snapshot_and_later_ones_transitions() {
+    let mut r = Replay::new(C);
+    r.told();
+    super::write(&r.shared)
+        .machines
+        .push(MachineView::new("box"));
+    let view = |ids: &[&str]| {
+        let records = ids.iter().map(|id| test_record(id, None, State::Active));
+        machine::Report::View(records.collect())
+    };
+    r.at(1000).feed(Input::Machine(0, view(&["m1", "m2"])));
+    assert_eq!(r.told(), ["snapshot"]);
+    r.at(2000).feed(Input::Machine(0, view(&["m1"])));
+    assert_eq!(r.told(), ["resolved m2"]);
+    r.at(3000).feed(Input::Machine(
+        0,
+        machine::Report::Down("ssh: timeout".into()),
+    ));
+    assert_eq!(r.lists(), 0, "another machine never lists this one");
 }
