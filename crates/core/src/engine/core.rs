@@ -29,20 +29,20 @@ use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 
 /// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
 /// started again.
-pub(crate) const READER_SILENCE: Duration = Duration::from_secs(6);
+const READER_SILENCE: Duration = Duration::from_secs(6);
 /// A reader that fails is started again after 1 s, then 2, 4 … up to a minute, so a
 /// broken lf costs one attempt a minute, not a loop.
-pub(crate) const READER_BACKOFF: Duration = Duration::from_secs(1);
-pub(crate) const READER_BACKOFF_MAX: Duration = Duration::from_secs(60);
+const READER_BACKOFF: Duration = Duration::from_secs(1);
+const READER_BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// At most this many readers run at once; each samples the process table every 2 s.
 /// Repositories beyond them are followed through the store's revisions and lists.
-pub(crate) const MAX_READERS: usize = 8;
+const MAX_READERS: usize = 8;
 /// A package manager replaces the lf program in several steps; it is asked what it is
 /// once they have settled.
-pub(crate) const PROGRAM_SETTLE: Duration = Duration::from_millis(500);
+const PROGRAM_SETTLE: Duration = Duration::from_millis(500);
 /// The wall clock moving this much further than the monotonic clock between two
 /// wake-ups means the machine slept: lf's readers are asked for everything again.
-pub(crate) const RESUME_JUMP: Duration = Duration::from_secs(10);
+const RESUME_JUMP: Duration = Duration::from_secs(10);
 
 /// Both clocks, read once by the task for each thing it hands the core: the monotonic one
 /// for every deadline, the wall one for the events' times and to tell that the machine
