@@ -95,6 +95,13 @@ impl Replay {
         listed: Vec<SessionRecord>,
         safety: Duration,
     ) -> Replay {
+        let lf = generation.map(|g| (Ok(Dialect::of(g)), Ok((listed, Vec::new()))));
+        Replay::starting(lf, safety)
+    }
+
+    /// An engine whose start-up went this way: what lf said it is, and its first list
+    /// (`None` without an lf).
+    fn starting(lf: Option<(Result<Dialect, LfError>, Listed)>, safety: Duration) -> Replay {
         let t0 = Instant::now();
         let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let shared = Arc::new(RwLock::new(Shared::default()));
@@ -102,8 +109,8 @@ impl Replay {
             mono: t0,
             wall: wall0,
         };
-        let lf = generation.map(|_| "/bin/lf".into());
-        let core = Core::new(now, shared.clone(), lf, safety, QUIET_RECHECK);
+        let bin = lf.as_ref().map(|_| "/bin/lf".into());
+        let core = Core::new(now, shared.clone(), bin, safety, QUIET_RECHECK);
         let mut replay = Replay {
             core,
             disk: Disk::default(),
@@ -116,11 +123,10 @@ impl Replay {
             events: Vec::new(),
             auto: None,
         };
-        if let Some(generation) = generation {
-            replay.core.begin(Ok(Dialect::of(generation)));
+        if let Some((detected, listed)) = lf {
+            replay.core.begin(detected);
             replay.core.first_list();
-            let result = Ok((listed, Vec::new()));
-            replay.core.first_listed(now, result, &mut replay.disk);
+            replay.core.first_listed(now, listed, &mut replay.disk);
         }
         let out = replay.core.open(now, &mut replay.disk);
         replay.commands.extend(out.commands);
@@ -309,6 +315,8 @@ impl Replay {
         ids
     }
 }
+
+type Listed = Result<(Vec<SessionRecord>, Vec<String>), LfError>;
 
 fn failure(message: &str) -> LfError {
     LfError::Failed {
@@ -1011,4 +1019,42 @@ fn a_machines_first_view_is_a_snapshot_and_later_ones_transitions() {
         machine::Report::Down("ssh: timeout".into()),
     ));
     assert_eq!(r.lists(), 0, "another machine never lists this one");
+}
+
+// Start-up: the engine waits for lf's answers before its first snapshot.
+
+#[test]
+fn the_first_snapshot_comes_before_the_start_ups_warnings() {
+    let lf = (
+        Err(failure("killed")),
+        Ok((vec![open_in("s1", "/r/a")], Vec::new())),
+    );
+    let mut r = Replay::starting(Some(lf), SAFETY_INTERVAL);
+    assert!(
+        matches!(&r.events[..], [Event::Snapshot { sessions, .. }, Event::Warning { .. }] if sessions.len() == 1)
+    );
+    assert_eq!(r.warnings(), ["lf session --help: killed"]);
+    assert!(!r.status().contains("generation"), "{}", r.status());
+}
+
+#[test]
+fn a_first_list_that_fails_starts_with_lfs_failure() {
+    let lf = (Ok(Dialect::of(C)), Err(failure("database is locked")));
+    let mut r = Replay::starting(Some(lf), SAFETY_INTERVAL);
+    assert_eq!(r.warnings(), ["lf session list: database is locked"]);
+    assert!(r.status().starts_with("lf failed"), "{}", r.status());
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200).failed("database is locked");
+    assert!(r.warnings().is_empty(), "the same failure, told already");
+}
+
+#[test]
+fn an_lf_that_moved_from_files_to_the_store_stops_reading_files() {
+    let mut r = Replay::new(Generation::A);
+    assert!(r.core.files());
+    r.at(1000).feed(Input::Detected(Ok(Dialect::of(C))));
+    assert!(!r.core.files(), "the file half is told on its next batch");
+    assert_eq!(r.disk.renewed, 1);
+    assert_eq!(r.take(), [list(C)]);
 }
