@@ -133,6 +133,12 @@ impl Schedule {
         self.own += 1;
     }
 
+    /// One that was to start never did (lf could not be spawned): it writes nothing, so
+    /// no grace follows it.
+    pub fn own_abandoned(&mut self) {
+        self.own = self.own.saturating_sub(1);
+    }
+
     pub fn own_ended(&mut self, now: Instant) {
         self.own = self.own.saturating_sub(1);
         self.own_until = Some(now + SELF_GRACE);

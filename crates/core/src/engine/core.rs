@@ -1,0 +1,837 @@
+//! The engine's decisions, as a state machine with no I/O of its own: it is told what
+//! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish and the
+//! [`Command`]s for the engine's task to carry out (run a list, start or stop a reader,
+//! watch an agent's exit …), whose results come back as inputs. What it reads of the
+//! machine while it decides (the session files, how lf's database files look) comes
+//! through a [`FileView`] it is handed, so tests give it one made of data.
+//!
+//! lf's side is scheduled by [`Schedule`] (when to list, and never because of the tray's
+//! own lf runs); the readers, one per repository with open sessions, bring generation D's
+//! attention as it changes, including the quiet deadline no write announces.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use time::OffsetDateTime;
+use tokio::time::Instant;
+
+use super::{all_sessions, one_line, status_line, write, Shared};
+use crate::dialect::{Dialect, Follow, Generation};
+use crate::event::{Event, Warning};
+use crate::lf::LfError;
+use crate::machine;
+use crate::monitor::{Part, Report};
+use crate::schedule::Schedule;
+use crate::session::SessionRecord;
+use crate::snapshot::{boundary_runs, merge_one, Snapshot};
+
+/// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
+/// started again.
+const READER_SILENCE: Duration = Duration::from_secs(6);
+/// A reader that fails is started again after 1 s, then 2, 4 … up to a minute, so a
+/// broken lf costs one attempt a minute, not a loop.
+const READER_BACKOFF: Duration = Duration::from_secs(1);
+const READER_BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// At most this many readers run at once; each samples the process table every 2 s.
+/// Repositories beyond them are followed through the store's revisions and lists.
+const MAX_READERS: usize = 8;
+/// A package manager replaces the lf program in several steps; it is asked what it is
+/// once they have settled.
+const PROGRAM_SETTLE: Duration = Duration::from_millis(500);
+/// The wall clock moving this much further than the monotonic clock between two
+/// wake-ups means the machine slept: lf's readers are asked for everything again.
+const RESUME_JUMP: Duration = Duration::from_secs(10);
+
+/// Both clocks, read once by the task for each thing it hands the core: the monotonic one
+/// for every deadline, the wall one for the events' times and to tell that the machine
+/// slept (the monotonic clock stands still in suspend, the wall clock does not).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Now {
+    pub mono: Instant,
+    pub wall: SystemTime,
+}
+
+impl Now {
+    fn at(self) -> OffsetDateTime {
+        self.wall.into()
+    }
+}
+
+/// Size and modification time of lf's database and its WAL: what tells a write made
+/// after the tray's own lf ended from that lf's own late-delivered write.
+pub(crate) type Stamp = Vec<Option<(u64, SystemTime)>>;
+
+/// What the core reads of the machine while it decides: the file half of the sessions
+/// (kept by the task, which reads and watches the files) and lf's database files.
+pub(crate) trait FileView {
+    /// How lf's database files look now.
+    fn stamp(&self) -> Stamp;
+    /// Whether a source directory of the files exists at all.
+    fn present(&self) -> bool;
+    /// The sessions the files show, and one of them by id.
+    fn sessions(&self) -> Vec<SessionRecord>;
+    fn session(&self, id: &str) -> Option<SessionRecord>;
+    /// The ids the file changes since the last call may have altered.
+    fn take_touched(&mut self) -> HashSet<String>;
+    /// A new lf was detected: watch its sources and, if it keeps `files`, read them anew.
+    fn renew(&mut self, files: bool) -> Vec<Warning>;
+    fn can_watch(&self) -> bool;
+}
+
+/// What happened, as the core is told.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// lf's database (or its WAL or journal) was written.
+    Written,
+    /// lf's database directory became watchable: it may have been written unseen.
+    DatabaseAppeared,
+    /// The lf program, or what it links to, changed.
+    ProgramChanged,
+    /// The file half changed something (a record, a client's exit, a rescan); `full` when
+    /// it may have touched any session.
+    FilesChanged { full: bool },
+    /// Warnings from the file half, given with this wake-up's.
+    Warned(Vec<Warning>),
+    /// A [`Command::List`] ended.
+    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    /// An action (an lf run of the tray's own) started.
+    Acting,
+    /// That action ended: the waiter with this token wants the list after it.
+    Acted(u64),
+    /// A reader's frame or end.
+    Reader(u64, Report),
+    /// A [`Command::StartReader`] could not start lf.
+    ReaderFailed(u64, LfError),
+    /// A [`Command::Detect`] answered.
+    Detected(Result<Dialect, LfError>),
+    /// An agent process a [`Command::WatchAgent`] named exited.
+    AgentExited(i32),
+    /// A machine's follower reported.
+    Machine(usize, machine::Report),
+}
+
+/// What the task is to do.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Command {
+    /// Run `lf session list` in this dialect; its result comes back as [`Input::Listed`].
+    List(Dialect),
+    /// Ask lf what it is; the answer comes back as [`Input::Detected`].
+    Detect,
+    /// Start lf's reader scoped to `key` (a worktree): its reports come back as
+    /// [`Input::Reader`] with this serial, a failure to start as [`Input::ReaderFailed`].
+    StartReader {
+        serial: u64,
+        key: String,
+    },
+    /// Let that reader go.
+    StopReader(u64),
+    /// Ask that reader for every part again.
+    Refresh(u64),
+    /// Watch this agent process for its exit ([`Input::AgentExited`]), or stop.
+    WatchAgent(i32),
+    UnwatchAgent(i32),
+    /// The list after the action with this token was taken: let its caller go on.
+    Answer(u64),
+}
+
+/// What one wake-up of the core asks for: events to publish in this order, and commands.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub events: Vec<Event>,
+    pub commands: Vec<Command>,
+}
+
+/// One of lf's readers, as the core follows it.
+#[derive(Debug)]
+struct Following {
+    /// The path the reader was scoped with (a session's worktree).
+    key: String,
+    last_frame: Instant,
+    /// lf's canonical repository, from its first sessions frame.
+    repo: Option<String>,
+    /// Its first frame came: its start-up write to the store is behind it.
+    started: bool,
+}
+
+/// The engine's state, lf's side and the merge of both sides.
+pub(crate) struct Core {
+    shared: Arc<RwLock<Shared>>,
+    /// The `lf` in use, for the status line; without one, lf's side stays idle.
+    lf_bin: Option<PathBuf>,
+    quiet_recheck: Duration,
+    detected: Option<Dialect>,
+    schedule: Schedule,
+    /// The last good list, with the readers' newer frames applied.
+    listed: Vec<SessionRecord>,
+    failure: Option<String>,
+    /// Lists started and finished; `Engine::act` callers wait for a list started after
+    /// their action.
+    started: u64,
+    finished: u64,
+    waiters: Vec<(u64, u64)>,
+    /// Where in `listed` each id is, and the Runs lf names as Ask or Flow boundaries:
+    /// what merging one changed session needs.
+    index: HashMap<String, usize>,
+    boundary: HashSet<String>,
+    /// Ids a reader's frame changed since the last update.
+    touched: HashSet<String>,
+    readers: HashMap<u64, Following>,
+    next_reader: u64,
+    /// Which canonical repository a worktree belongs to, as lf's readers said.
+    repo_of: HashMap<String, String>,
+    /// Worktrees whose reader failed: when it may start again (`None` once it may), and
+    /// the last pause, which doubles with each failure in a row.
+    backoff: HashMap<String, (Option<Instant>, Duration)>,
+    /// The store's `sessions` revision, as the readers last reported it.
+    revision: Option<u64>,
+    /// Warnings already given, so a failing reader or lf is reported once, not per try.
+    told: HashSet<String>,
+    program_due: Option<Instant>,
+    /// How lf's database files looked when the tray's last own lf ended.
+    stamp: Stamp,
+    /// The agent processes listed sessions name, each watched for its exit.
+    agents: HashSet<i32>,
+    /// Whether a source directory exists (cached: it changes only on top-level events).
+    files_active: bool,
+    /// Set when a change may touch any session (a rescan, a new lf list): the next
+    /// update merges everything; otherwise only the touched sessions are merged.
+    full: bool,
+    /// Something changed since the last wake-up: the list is brought up to date.
+    changed: bool,
+    /// Whether lf keeps sessions in files (every generation before C).
+    files: bool,
+    /// The clocks at the last wake-up, to tell that the machine slept.
+    woke: (Instant, SystemTime),
+    warnings: Vec<Warning>,
+    out: Out,
+}
+
+impl Core {
+    pub(crate) fn new(
+        now: Now,
+        shared: Arc<RwLock<Shared>>,
+        lf_bin: Option<PathBuf>,
+        safety: Duration,
+        quiet_recheck: Duration,
+    ) -> Core {
+        Core {
+            shared,
+            lf_bin,
+            quiet_recheck,
+            detected: None,
+            schedule: Schedule::new(now.mono, safety, None),
+            listed: Vec::new(),
+            failure: None,
+            started: 0,
+            finished: 0,
+            waiters: Vec::new(),
+            index: HashMap::new(),
+            boundary: HashSet::new(),
+            touched: HashSet::new(),
+            readers: HashMap::new(),
+            next_reader: 0,
+            repo_of: HashMap::new(),
+            backoff: HashMap::new(),
+            revision: None,
+            told: HashSet::new(),
+            program_due: None,
+            stamp: Vec::new(),
+            agents: HashSet::new(),
+            files_active: false,
+            full: true,
+            changed: false,
+            files: true,
+            woke: (now.mono, now.wall),
+            warnings: Vec::new(),
+            out: Out::default(),
+        }
+    }
+
+    /// Whether lf keeps sessions in files, which the file half then reads and watches.
+    pub(crate) fn files(&self) -> bool {
+        self.files
+    }
+
+    /// The dialect in use; an lf not (yet) recognised is read as an unknown one.
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.detected.unwrap_or(Dialect::of(Generation::Unknown))
+    }
+
+    /// What lf said it is when the engine started.
+    pub(crate) fn begin(&mut self, detected: Result<Dialect, LfError>) {
+        match detected {
+            Ok(detected) => self.detected(detected),
+            Err(e) => self.warn_once(format!("lf session --help: {}", one_line(&e.to_string()))),
+        }
+    }
+
+    /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
+    /// so that the first snapshot already holds lf's sessions.
+    pub(crate) fn first_list(&mut self) {
+        self.schedule.own_started();
+    }
+
+    pub(crate) fn first_listed(
+        &mut self,
+        now: Now,
+        result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
+        files: &mut impl FileView,
+    ) {
+        self.own_ended(now.mono, files);
+        self.take_listed(result);
+    }
+
+    /// The first snapshot, which says what is there (no transition is reported for it),
+    /// then the readers and agent watches it calls for, and the start-up's warnings.
+    pub(crate) fn open(&mut self, now: Now, files: &mut impl FileView) -> Out {
+        // The snapshot says what is there; no transition is reported for it.
+        let _ = self.update(now, files);
+        let first = Event::Snapshot {
+            at: now.at(),
+            sessions: all_sessions(&super::read(&self.shared)),
+        };
+        self.out.events.push(first);
+        self.sync_readers(now.mono);
+        self.sync_agents();
+        self.flush(now)
+    }
+
+    /// When [`Core::wake`] has something to do.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let lf = self.lf_bin.as_ref().and_then(|_| self.schedule.deadline());
+        let silent = self
+            .readers
+            .values()
+            .map(|r| r.last_frame + READER_SILENCE)
+            .min();
+        let retry = self.backoff.values().filter_map(|(until, _)| *until).min();
+        [lf, silent, retry, self.program_due]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Take one input. Nothing is decided until [`Core::wake`]: everything the task found
+    /// queued is taken first and handled together, so a burst costs one update.
+    pub(crate) fn absorb(&mut self, now: Now, input: Input, files: &mut impl FileView) {
+        let mono = now.mono;
+        match input {
+            Input::Written => {
+                // While a reader is followed, the store's revisions say what moved;
+                // otherwise the write itself is the sign, unless it is the tray's own lf
+                // at work.
+                if !self.reader_live() {
+                    let moved = files.stamp() != self.stamp;
+                    self.schedule.written(mono, moved);
+                }
+            }
+            Input::DatabaseAppeared => self.schedule.changed(mono),
+            Input::ProgramChanged => self.program_due = Some(mono + PROGRAM_SETTLE),
+            Input::FilesChanged { full } => {
+                self.changed = true;
+                self.full |= full;
+            }
+            Input::Warned(warnings) => self.warnings.extend(warnings),
+            Input::Listed(result) => {
+                self.changed = true;
+                self.finished += 1;
+                self.take_listed(result);
+                let again = self.schedule.finished(mono);
+                self.stamp = files.stamp();
+                if again {
+                    self.start_list();
+                }
+            }
+            Input::Acting => self.schedule.own_started(),
+            Input::Acted(token) => {
+                // An action just ran: list now, without the debounce; the caller waits
+                // for that list.
+                self.own_ended(mono, files);
+                self.schedule.ask(mono);
+                self.waiters.push((self.started + 1, token));
+            }
+            Input::Reader(serial, report) => self.reader(serial, report, mono, files),
+            Input::ReaderFailed(serial, e) => {
+                if let Some(r) = self.readers.remove(&serial) {
+                    // No lf ran, so none of its writes are to come.
+                    self.schedule.own_abandoned();
+                    self.warn_once(format!("lf monitor work: {}", one_line(&e.to_string())));
+                    self.back_off(&r.key, mono);
+                }
+            }
+            Input::AgentExited(pid) => {
+                self.agents.remove(&pid);
+                self.schedule.ask(mono);
+            }
+            Input::Detected(result) => {
+                self.own_ended(mono, files);
+                match result {
+                    Ok(detected) if Some(detected) != self.detected => {
+                        // A new lf: its sources, readers and list replace the old ones.
+                        self.detected(detected);
+                        let mut gone: Vec<u64> = self.readers.drain().map(|(s, _)| s).collect();
+                        gone.sort_unstable();
+                        self.out
+                            .commands
+                            .extend(gone.into_iter().map(Command::StopReader));
+                        self.repo_of.clear();
+                        self.backoff.clear();
+                        self.revision = None;
+                        self.warnings.extend(files.renew(self.files));
+                        self.schedule.ask(mono);
+                        self.changed = true;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.warn_once(format!("lf session --help: {}", one_line(&e.to_string())))
+                    }
+                }
+            }
+            Input::Machine(index, report) => self.machine(index, report, now),
+        }
+    }
+
+    /// Decide: after the inputs taken since the last wake-up, or at a deadline.
+    pub(crate) fn wake(&mut self, now: Now, files: &mut impl FileView) -> Out {
+        if self.program_due.is_some_and(|due| now.mono >= due) {
+            self.program_due = None;
+            self.redetect();
+        }
+        self.resumed(now);
+        if self.lf_bin.is_some() && self.schedule.poll(now.mono).is_some() {
+            self.start_list();
+        }
+        self.check_readers(now.mono, files);
+        // Most file events are our own reads or lf's temporaries: they change nothing
+        // and cost no rebuild.
+        if std::mem::take(&mut self.changed) || !self.touched.is_empty() {
+            let events = self.update(now, files);
+            self.out.events.extend(events);
+            self.sync_readers(now.mono);
+            self.sync_agents();
+        }
+        let finished = self.finished;
+        let (answered, waiting) = std::mem::take(&mut self.waiters)
+            .into_iter()
+            .partition(|(wanted, _)| *wanted <= finished);
+        self.waiters = waiting;
+        let answers = answered
+            .into_iter()
+            .map(|(_, token)| Command::Answer(token));
+        self.out.commands.extend(answers);
+        self.flush(now)
+    }
+
+    /// This wake-up's output: the transitions first, then the warnings.
+    fn flush(&mut self, now: Now) -> Out {
+        let at = now.at();
+        let warnings = std::mem::take(&mut self.warnings).into_iter();
+        self.out.events.extend(warnings.map(|w| Event::Warning {
+            at,
+            path: w.path,
+            message: w.message,
+        }));
+        std::mem::take(&mut self.out)
+    }
+
+    /// What was learned about the lf in use: which sources count and how lf is followed.
+    fn detected(&mut self, detected: Dialect) {
+        self.detected = Some(detected);
+        self.files = detected.session_files;
+        let quiet = detected.quiet.then_some(self.quiet_recheck);
+        self.schedule.set_quiet(quiet);
+    }
+
+    /// The lf program changed: ask it again what it is.
+    fn redetect(&mut self) {
+        if self.lf_bin.is_none() {
+            return;
+        }
+        self.schedule.own_started();
+        self.out.commands.push(Command::Detect);
+    }
+
+    /// Run `lf session list` (the schedule said so).
+    fn start_list(&mut self) {
+        if self.lf_bin.is_none() {
+            return;
+        }
+        self.started += 1;
+        self.out.commands.push(Command::List(self.dialect()));
+    }
+
+    fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
+        self.full = true;
+        match result {
+            Ok((records, problems)) => {
+                self.listed = records;
+                self.reindex();
+                self.failure = None;
+                let problems = problems.into_iter().map(|p| Warning::new(None, p));
+                self.warnings.extend(problems);
+            }
+            Err(e) => {
+                // The status line says lf failed.
+                let message = format!("lf session list: {}", one_line(&e.to_string()));
+                // One warning per distinct failure, not one per safety tick.
+                if self.failure.as_deref() != Some(message.as_str()) {
+                    self.failure = Some(message.clone());
+                    self.warnings.push(Warning::new(None, message));
+                }
+            }
+        }
+    }
+
+    /// Whether lf's own readers follow the store (generation D's read-only one).
+    fn readers_follow(&self) -> bool {
+        self.detected.is_some_and(|d| d.follow == Follow::Readers)
+    }
+
+    /// A reader whose frames arrive: it covers the store's revisions, so lf's database
+    /// writes need not be watched for it.
+    fn reader_live(&self) -> bool {
+        self.readers.values().any(|r| r.started)
+    }
+
+    /// One of the tray's own lf processes ended (or a reader got past its start-up).
+    fn own_ended(&mut self, now: Instant, files: &impl FileView) {
+        self.schedule.own_ended(now);
+        self.stamp = files.stamp();
+    }
+
+    fn reindex(&mut self) {
+        self.index = self
+            .listed
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
+        self.boundary = boundary_runs(&self.listed);
+    }
+
+    /// A reader of `key` failed: it may start again after a pause that doubles each time.
+    fn back_off(&mut self, key: &str, now: Instant) {
+        let next = self
+            .backoff
+            .get(key)
+            .map_or(READER_BACKOFF, |(_, d)| (*d * 2).min(READER_BACKOFF_MAX));
+        self.backoff
+            .insert(key.to_string(), (Some(now + next), next));
+    }
+
+    fn warn_once(&mut self, message: String) {
+        if self.told.insert(message.clone()) {
+            self.warnings.push(Warning::new(None, message));
+        }
+    }
+
+    /// A reader's frame or end.
+    fn reader(&mut self, serial: u64, report: Report, now: Instant, files: &impl FileView) {
+        let Some(following) = self.readers.get_mut(&serial) else {
+            // One the engine already let go of.
+            return;
+        };
+        let frame = match report {
+            Report::Frame(frame) => frame,
+            Report::Ended(message) => {
+                let key = following.key.clone();
+                let started = following.started;
+                self.readers.remove(&serial);
+                self.out.commands.push(Command::StopReader(serial));
+                if !started {
+                    self.own_ended(now, files);
+                }
+                self.back_off(&key, now);
+                self.warn_once(message);
+                return;
+            }
+        };
+        following.last_frame = now;
+        let first = !std::mem::replace(&mut following.started, true);
+        let key = following.key.clone();
+        if first {
+            // Its one write to the store (a Process row) is behind it.
+            self.own_ended(now, files);
+        }
+        self.backoff.remove(&key);
+        if let Some(revision) = frame.sessions_revision {
+            // The first revision seen is where things stand; a higher one means some
+            // session in the store moved, maybe outside every followed repository.
+            if self.revision.is_some_and(|seen| revision > seen) {
+                self.schedule.changed(now);
+            }
+            self.revision = Some(self.revision.map_or(revision, |r| r.max(revision)));
+        }
+        match frame.part {
+            Part::Sessions {
+                repo,
+                entries,
+                problems,
+            } => {
+                let problems = problems.into_iter().map(|p| Warning::new(None, p));
+                self.warnings.extend(problems);
+                self.repo_of.insert(key, repo.clone());
+                // Two worktrees of one repository: one reader is enough.
+                let twin = self
+                    .readers
+                    .iter()
+                    .any(|(s, r)| *s != serial && r.repo.as_deref() == Some(&repo));
+                if twin {
+                    self.readers.remove(&serial);
+                    self.out.commands.push(Command::StopReader(serial));
+                } else if let Some(following) = self.readers.get_mut(&serial) {
+                    following.repo = Some(repo.clone());
+                }
+                self.apply_frame(&repo, entries);
+            }
+            Part::Unavailable(reason) => self.warn_once(reason),
+            Part::Other => {}
+        }
+    }
+
+    /// A reader's list of every open session in `repo` replaces what the engine had for
+    /// that repository: sessions it no longer lists were completed.
+    fn apply_frame(&mut self, repo: &str, entries: Vec<SessionRecord>) {
+        let fresh: HashSet<&str> = entries.iter().map(|r| r.id.as_str()).collect();
+        let mut kept = Vec::with_capacity(self.listed.len());
+        for record in std::mem::take(&mut self.listed) {
+            let in_repo = record
+                .worktree()
+                .and_then(|w| self.repo_of.get(w))
+                .is_some_and(|r| r == repo);
+            if in_repo || fresh.contains(record.id.as_str()) {
+                self.touched.insert(record.id);
+            } else {
+                kept.push(record);
+            }
+        }
+        for record in &entries {
+            self.touched.insert(record.id.clone());
+        }
+        kept.extend(entries);
+        self.listed = kept;
+        self.reindex();
+    }
+
+    /// Start a reader for each repository with open sessions that has none, and stop
+    /// those whose repository has none left. Only where lf has `monitor work`.
+    fn sync_readers(&mut self, now: Instant) {
+        if self.lf_bin.is_none() || !self.readers_follow() {
+            return;
+        }
+        // The worktrees of open sessions, one per repository where the repository is
+        // known; in list order, so the same ones win each time.
+        let mut wanted: Vec<String> = Vec::new();
+        let mut repos: HashSet<String> = HashSet::new();
+        for record in &self.listed {
+            let Some(worktree) = record.worktree() else {
+                continue;
+            };
+            let new = match self.repo_of.get(worktree) {
+                Some(repo) => repos.insert(repo.clone()),
+                None => !wanted.iter().any(|w| w == worktree),
+            };
+            if new {
+                wanted.push(worktree.to_string());
+            }
+        }
+        // Readers no longer wanted go: their repository has no open session left.
+        let mut gone: Vec<u64> = self
+            .readers
+            .iter()
+            .filter(|(_, r)| {
+                let repo = r.repo.as_ref();
+                !(repo.is_some_and(|repo| repos.contains(repo)) || wanted.contains(&r.key))
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        gone.sort_unstable();
+        for serial in gone {
+            self.readers.remove(&serial);
+            self.out.commands.push(Command::StopReader(serial));
+        }
+        for key in wanted {
+            if self.readers.len() >= MAX_READERS {
+                break;
+            }
+            let covered = self.readers.values().any(|r| {
+                r.key == key || (r.repo.is_some() && r.repo.as_ref() == self.repo_of.get(&key))
+            });
+            let waiting = self
+                .backoff
+                .get(&key)
+                .is_some_and(|(until, _)| until.is_some_and(|u| now < u));
+            if covered || waiting {
+                continue;
+            }
+            let serial = self.next_reader;
+            self.next_reader += 1;
+            self.schedule.own_started();
+            self.out.commands.push(Command::StartReader {
+                serial,
+                key: key.clone(),
+            });
+            self.readers.insert(
+                serial,
+                Following {
+                    key,
+                    last_frame: now,
+                    repo: None,
+                    started: false,
+                },
+            );
+        }
+    }
+
+    /// Restart readers that went silent; start those whose back-off is over.
+    fn check_readers(&mut self, now: Instant, files: &impl FileView) {
+        let mut silent: Vec<u64> = self
+            .readers
+            .iter()
+            .filter(|(_, r)| now >= r.last_frame + READER_SILENCE)
+            .map(|(s, _)| *s)
+            .collect();
+        silent.sort_unstable();
+        for serial in silent {
+            if let Some(r) = self.readers.remove(&serial) {
+                self.out.commands.push(Command::StopReader(serial));
+                if !r.started {
+                    self.own_ended(now, files);
+                }
+                let message = format!(
+                    "lf monitor work for {} sent nothing for {} s; it is started again",
+                    r.repo.as_deref().unwrap_or(&r.key),
+                    READER_SILENCE.as_secs()
+                );
+                self.warnings.push(Warning::new(None, message));
+                self.back_off(&r.key, now);
+                // Its repository is covered by lists until the new one answers.
+                self.schedule.changed(now);
+            }
+        }
+        let mut due = false;
+        for (until, _) in self.backoff.values_mut() {
+            if until.is_some_and(|u| now >= u) {
+                // May start again now; the pause is kept, so a next failure doubles it.
+                *until = None;
+                due = true;
+            }
+        }
+        if due {
+            self.sync_readers(now);
+        }
+    }
+
+    /// The machine slept: everything lf's readers hold may be stale, and the quiet
+    /// deadlines passed unseen.
+    fn resumed(&mut self, now: Now) {
+        let (then, then_wall) = std::mem::replace(&mut self.woke, (now.mono, now.wall));
+        let slept = now
+            .wall
+            .duration_since(then_wall)
+            .unwrap_or_default()
+            .saturating_sub(now.mono - then);
+        if slept > RESUME_JUMP {
+            let mut serials: Vec<u64> = self.readers.keys().copied().collect();
+            serials.sort_unstable();
+            self.out
+                .commands
+                .extend(serials.into_iter().map(Command::Refresh));
+            self.schedule.ask(now.mono);
+        }
+    }
+
+    /// Watch the agent process of every listed session that names one, and stop watching
+    /// those no longer listed: an agent's death is written nowhere (lf reads it at query
+    /// time), so its exit is the one sign that the session stopped.
+    fn sync_agents(&mut self) {
+        let dialect = self.dialect();
+        let wanted: HashSet<i32> = self
+            .listed
+            .iter()
+            .filter_map(|r| dialect.agent_pid(r))
+            .collect();
+        let mut gone: Vec<i32> = self.agents.difference(&wanted).copied().collect();
+        let mut new: Vec<i32> = wanted.difference(&self.agents).copied().collect();
+        gone.sort_unstable();
+        new.sort_unstable();
+        self.agents = wanted;
+        let commands = &mut self.out.commands;
+        commands.extend(gone.into_iter().map(Command::UnwatchAgent));
+        commands.extend(new.into_iter().map(Command::WatchAgent));
+    }
+
+    /// Bring the published list up to date, with its transitions. A change that touched
+    /// a few records re-derives and merges only those, so its cost does not grow with the
+    /// number of sessions or Runs.
+    fn update(&mut self, now: Now, files: &mut impl FileView) -> Vec<Event> {
+        let at = now.at();
+        let mut touched = files.take_touched();
+        touched.extend(self.touched.drain());
+        let dialect = self.detected;
+        let mut shared = write(&self.shared);
+        let events = if std::mem::take(&mut self.full) {
+            self.files_active = self.files && files.present();
+            let file_sessions = if self.files {
+                files.sessions()
+            } else {
+                Vec::new()
+            };
+            let next = Snapshot::merge(
+                file_sessions,
+                &self.listed,
+                self.files_active,
+                dialect.as_ref(),
+            );
+            let events = shared.snapshot.diff(&next, at);
+            shared.snapshot = next;
+            events
+        } else {
+            touched
+                .into_iter()
+                .filter_map(|id| {
+                    let file = if self.files { files.session(&id) } else { None };
+                    let cli = self.index.get(&id).map(|&i| &self.listed[i]);
+                    let next = merge_one(
+                        file,
+                        cli,
+                        self.files_active,
+                        &self.boundary,
+                        dialect.as_ref(),
+                    );
+                    shared.snapshot.update(&id, next, at)
+                })
+                .collect()
+        };
+        shared.can_watch = files.can_watch();
+        shared.detected = self.detected;
+        shared.status = status_line(
+            self.lf_bin.as_deref(),
+            self.detected,
+            self.failure.as_deref(),
+            shared.snapshot.len(),
+        );
+        events
+    }
+
+    /// A machine's follower reported: its transitions, each once, and its warnings. Its
+    /// first view changes the whole list, which is told as a new snapshot.
+    fn machine(&mut self, index: usize, report: machine::Report, now: Now) {
+        let mut shared = write(&self.shared);
+        let Some(machine) = shared.machines.get_mut(index) else {
+            return;
+        };
+        let applied = machine.apply(report, now.at());
+        self.warnings.extend(applied.warnings);
+        let snapshot = applied.first_view.then(|| Event::Snapshot {
+            at: now.at(),
+            sessions: all_sessions(&shared),
+        });
+        drop(shared);
+        self.out
+            .events
+            .extend(applied.events.into_iter().chain(snapshot));
+    }
+}

@@ -1,0 +1,283 @@
+//! The file half of the engine: lf's session files as [`Records`] reads them, the
+//! directories under inotify ([`Watches`]), and the client processes of followed Runs,
+//! each watched for its exit. The task hands it each file-watch batch; the core reads it
+//! through [`FileView`].
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::core::{FileView, Stamp};
+use super::files_present;
+use super::task::{watch_exit, Msg};
+use crate::event::Warning;
+use crate::home::Home;
+use crate::records::Records;
+use crate::session::SessionRecord;
+use crate::watch::{route, run_names, Batch, Watches};
+
+/// What one batch changed, for the core.
+pub(super) struct Applied {
+    /// Anything that may change a session.
+    pub changed: bool,
+    /// It may have changed any session.
+    pub full: bool,
+    /// lf's database directory became watchable.
+    pub database_appeared: bool,
+}
+
+pub(super) struct FileSide {
+    home: Home,
+    records: Records,
+    watches: Watches,
+    /// The `lf` program and what it links to, whose changes may be a new lf.
+    program: Vec<PathBuf>,
+    /// The client processes of followed Runs, by pid, with their Run.
+    exits: HashMap<i32, (String, AbortHandle)>,
+    tx: mpsc::WeakUnboundedSender<Msg>,
+}
+
+impl FileSide {
+    pub(super) fn new(
+        home: Home,
+        lf_bin: Option<&Path>,
+        tx: mpsc::WeakUnboundedSender<Msg>,
+    ) -> FileSide {
+        let records = Records::new(home.clone(), lf_bin);
+        let fs = tx.clone();
+        let watches = Watches::new(move |event: notify::Result<notify::Event>| {
+            if let Some(tx) = fs.upgrade() {
+                let _ = tx.send(Msg::Fs(event));
+            }
+        });
+        FileSide {
+            home,
+            records,
+            watches,
+            program: Vec::new(),
+            exits: HashMap::new(),
+            tx,
+        }
+    }
+
+    /// Why files cannot be watched, if they cannot.
+    pub(super) fn watch_error(&self) -> Option<String> {
+        self.watches.error.clone()
+    }
+
+    /// Watch the lf program, so that an lf upgraded while the tray runs is noticed.
+    pub(super) fn watch_program(&mut self, lf: &Path) {
+        self.program = self.watches.program(lf);
+    }
+
+    /// Sort one file event into the batch.
+    pub(super) fn route(&self, event: notify::Event, batch: &mut Batch) {
+        route(&self.home, &self.program, event, batch);
+    }
+
+    /// Watch first, then read: a record written in between is seen by the read.
+    pub(super) fn start(&mut self, files: bool) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        self.watches.ensure_tops(&self.home, files);
+        if files {
+            fresh.extend(self.records.rescan());
+            self.sync_runs(&mut fresh);
+        }
+        fresh
+    }
+
+    /// The slow safety net over the files (see [`Records::reconcile`]).
+    pub(super) fn reconcile(&mut self, files: bool) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        self.watches.ensure_tops(&self.home, files);
+        fresh.extend(self.records.reconcile());
+        self.sync_runs(&mut fresh);
+        fresh
+    }
+
+    /// A client process of a followed Run exited.
+    pub(super) fn client_exited(&mut self, run_id: &str) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        self.records.client_exited(run_id);
+        self.settle(run_id, &mut fresh);
+        fresh
+    }
+
+    /// Read again what a batch of file events made dirty, and watch what appeared.
+    pub(super) fn apply(
+        &mut self,
+        batch: &Batch,
+        files: bool,
+        fresh: &mut Vec<Warning>,
+    ) -> Applied {
+        let mut applied = Applied {
+            changed: batch.changed(),
+            full: false,
+            database_appeared: false,
+        };
+        for dir in &batch.gone {
+            self.watches.forget(dir);
+        }
+        if batch.rescan && files {
+            applied.full = true;
+            // Events were lost: any watched directory may have been replaced.
+            self.watches.forget(Path::new("/"));
+            self.watches.ensure_tops(&self.home, files);
+            fresh.extend(self.records.rescan());
+            self.sync_runs(fresh);
+            return applied;
+        }
+        if batch.tops {
+            // A source directory came or went: whether the files count at all may change.
+            applied.full = true;
+            let appeared = self.watches.ensure_tops(&self.home, files);
+            // The database may have been written before its directory was watched.
+            applied.database_appeared = appeared.database;
+            // A new source is read whole; the Runs only when `runs/` itself is new, since
+            // reading 10 000 of them for a new `human-sessions/` would be wasted.
+            if appeared.runs {
+                fresh.extend(self.records.rescan());
+                self.sync_runs(fresh);
+                return applied;
+            }
+            if appeared.asks {
+                fresh.extend(self.records.rescan_asks());
+                self.sync_runs(fresh);
+            }
+            if !self.home.asks_dir().is_dir() {
+                self.records.forget_asks();
+            }
+        }
+        if !files {
+            return applied;
+        }
+        for shard in &batch.shards {
+            // A new shard holds new Run dirs; a vanished one takes its Runs along.
+            self.watches.shard(shard);
+            let mut runs = run_names(shard);
+            runs.extend(self.tracked_in(shard));
+            for run in runs {
+                fresh.extend(self.records.run_changed(&run));
+                self.settle(&run, fresh);
+            }
+        }
+        for id in &batch.asks {
+            fresh.extend(self.records.ask_changed(id));
+        }
+        for run in &batch.runs {
+            fresh.extend(self.records.run_changed(run));
+            self.settle(run, fresh);
+        }
+        // An Ask may have named a new session Run, which is followed from now on.
+        for id in &batch.asks {
+            if let Some(run) = self.records.session_run_of(id) {
+                self.settle(&run, fresh);
+            }
+        }
+        applied
+    }
+
+    fn tracked_in(&self, shard: &Path) -> Vec<String> {
+        self.records
+            .tracked()
+            .filter(|(_, t)| t.run.dir.parent() == Some(shard))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// A Run was just read: follow it. If that put a new watch in place (on the Run, or
+    /// on a `provider-clients/` that just appeared), read it once more, so that nothing
+    /// written between the read and the watch is missed.
+    fn settle(&mut self, run_id: &str, fresh: &mut Vec<Warning>) {
+        if self.sync_run(run_id) {
+            fresh.extend(self.records.run_changed(run_id));
+            self.sync_run(run_id);
+        }
+    }
+
+    /// Bring watches and exit watchers in line with every followed Run (after a rescan).
+    fn sync_runs(&mut self, fresh: &mut Vec<Warning>) {
+        let followed: HashSet<String> = self.records.tracked().map(|(id, _)| id.clone()).collect();
+        self.watches.retain_runs(|run| followed.contains(run));
+        for run in &followed {
+            self.settle(run, fresh);
+        }
+        self.watches.shards(&self.home.runs_dir());
+        stop_exits(&mut self.exits, |run, _| !followed.contains(run));
+    }
+
+    /// Watch a followed Run (its directory and `provider-clients/`) and its live client
+    /// processes; stop watching one no longer followed.
+    fn sync_run(&mut self, run_id: &str) -> bool {
+        let Some(tracked) = self.records.tracked_run(run_id) else {
+            self.watches.unwatch_run(&self.home, run_id);
+            stop_exits(&mut self.exits, |run, _| run == run_id);
+            return false;
+        };
+        let added = self.watches.watch_run(&tracked.run.dir);
+        let live: Vec<i32> = tracked.live_pids.clone();
+        stop_exits(&mut self.exits, |run, pid| {
+            run == run_id && !live.contains(&pid)
+        });
+        for pid in live {
+            if !self.exits.contains_key(&pid) {
+                let handle = watch_exit(pid, self.tx.clone(), Msg::ClientExited(run_id.into()));
+                self.exits.insert(pid, (run_id.to_string(), handle));
+            }
+        }
+        added
+    }
+}
+
+impl FileView for FileSide {
+    fn stamp(&self) -> Stamp {
+        let db = &self.home.db_path;
+        let mut wal = db.as_os_str().to_owned();
+        wal.push("-wal");
+        [db.to_path_buf(), PathBuf::from(wal)]
+            .iter()
+            .map(|p| {
+                std::fs::metadata(p)
+                    .ok()
+                    .map(|m| (m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+            })
+            .collect()
+    }
+
+    fn present(&self) -> bool {
+        files_present(&self.home)
+    }
+
+    fn sessions(&self) -> Vec<SessionRecord> {
+        self.records.sessions()
+    }
+
+    fn session(&self, id: &str) -> Option<SessionRecord> {
+        self.records.session(id)
+    }
+
+    fn take_touched(&mut self) -> HashSet<String> {
+        self.records.take_touched()
+    }
+
+    fn renew(&mut self, files: bool) -> Vec<Warning> {
+        self.start(files)
+    }
+
+    fn can_watch(&self) -> bool {
+        self.watches.watcher.is_some()
+    }
+}
+
+/// Stop the exit watchers `stop` picks (by Run id and pid).
+fn stop_exits(exits: &mut HashMap<i32, (String, AbortHandle)>, stop: impl Fn(&str, i32) -> bool) {
+    exits.retain(|pid, (run, handle)| {
+        let gone = stop(run, *pid);
+        if gone {
+            handle.abort();
+        }
+        !gone
+    });
+}

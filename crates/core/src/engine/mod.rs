@@ -1,0 +1,463 @@
+//! The engine: one task that owns the session list, fed by inotify (through `notify`),
+//! by client-process exits (pidfd), by `lf session list`, and on generation D by lf's own
+//! readers (`lf monitor work`). It turns every change into exactly-once events and never
+//! polls the home.
+//!
+//! Three parts, each knowing only the ones below it: the task (`task.rs`) waits for
+//! anything to happen, reads the clocks and carries out commands; the file half
+//! (`files.rs`) reads and watches lf's session files; the core (`core.rs`) decides, with
+//! no I/O and no clock of its own, what to publish and what to do next, so that it can be
+//! replayed as data (`replay.rs`).
+
+mod core;
+mod files;
+#[cfg(test)]
+mod replay;
+mod task;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use self::core::{Core, Now};
+use self::files::FileSide;
+use self::task::{Msg, Task};
+use crate::dialect::{Dialect, Generation};
+use crate::event::{Event, Warning};
+use crate::home::Home;
+use crate::lf::{self, Lf, LfAction, LfError};
+use crate::machine::{self, MachineView, Reporter, Ssh};
+use crate::records::Records;
+use crate::schedule::QUIET_RECHECK;
+use crate::session::{SessionKey, SessionRecord};
+use crate::snapshot::Snapshot;
+
+/// How often `lf session list` runs with nothing else asking for it. lf's database is
+/// watched (or its reader followed), so this only catches what neither can see (a database
+/// on another file system, a session whose agent died silently). A minute keeps an idle
+/// tray from costing anything noticeable while bounding how stale a missed change can be.
+pub const SAFETY_INTERVAL: Duration = Duration::from_secs(60);
+/// The floor for the safety timer: lf itself takes up to a second or two on a large
+/// store, and running it more often would be the busy polling this app exists to avoid.
+pub const MIN_SAFETY_INTERVAL: Duration = Duration::from_secs(30);
+/// How often the files are read from scratch, to repair anything the watches missed
+/// (a headless Run opened interactively later, which is not watched). Ten minutes keeps
+/// the cost of a 10 000-Run home far below a millisecond per idle minute on average.
+pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(600);
+
+/// How the engine is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub home: Home,
+    /// The `lf` to run; `None` when none was found, and the file sources work alone.
+    pub lf_bin: Option<PathBuf>,
+    pub lf_timeout: Duration,
+    pub safety_interval: Duration,
+    pub reconcile_interval: Duration,
+    /// When, after a change on generation D, to ask again for sessions that lf's quiet
+    /// rule may have turned Waiting without a write ([`QUIET_RECHECK`]; shorter only for
+    /// an lf built with a shorter quiet time, as the tests' stand-in is).
+    pub quiet_recheck: Duration,
+    /// `--home DIR` was given: `lf` must look at the same directory.
+    pub home_override: bool,
+    /// Other machines to follow, as ssh destinations ([`crate::machine`]).
+    pub machines: Vec<String>,
+}
+
+impl Config {
+    /// The homes and `lf` from the environment, as lf resolves them, with optional
+    /// overrides from the command line or settings.
+    pub fn from_env(home: Option<PathBuf>, lf_bin: Option<PathBuf>) -> Config {
+        let home_override = home.is_some();
+        Config {
+            home: home.map(Home::at).unwrap_or_else(Home::from_env),
+            lf_bin: lf_bin.or_else(|| lf::resolve(|name| std::env::var_os(name))),
+            lf_timeout: lf::DEFAULT_TIMEOUT,
+            safety_interval: SAFETY_INTERVAL,
+            reconcile_interval: RECONCILE_INTERVAL,
+            quiet_recheck: QUIET_RECHECK,
+            home_override,
+            machines: Vec::new(),
+        }
+    }
+
+    fn lf(&self) -> Option<Lf> {
+        let bin = self.lf_bin.clone()?;
+        let lf = Lf::new(bin).with_timeout(self.lf_timeout);
+        Some(if self.home_override {
+            lf.with_home(&self.home.lf_home)
+        } else {
+            lf
+        })
+    }
+}
+
+/// What the surfaces read between events.
+#[derive(Debug, Default)]
+struct Shared {
+    snapshot: Snapshot,
+    /// Every other machine, in the configured order.
+    machines: Vec<MachineView>,
+    /// This machine's part of the status line.
+    status: String,
+    can_watch: bool,
+    detected: Option<Dialect>,
+}
+
+/// A handle on the running engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Arc<RwLock<Shared>>,
+    lf: Option<Lf>,
+    tx: mpsc::UnboundedSender<Msg>,
+    /// Per machine: ask its follower for a list now (after an action there).
+    nudges: Arc<Vec<mpsc::UnboundedSender<()>>>,
+}
+
+/// Every machine's sessions, in lf's list order.
+fn all_sessions(shared: &Shared) -> Vec<SessionRecord> {
+    let mut list = shared.snapshot.sessions();
+    for machine in &shared.machines {
+        list.extend(machine.sessions());
+    }
+    list.sort_by(SessionRecord::list_order);
+    list
+}
+
+/// Ends an action's "own lf run" even when the caller stops waiting for it.
+struct Acting {
+    tx: mpsc::UnboundedSender<Msg>,
+    done: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        let (done, _) = oneshot::channel();
+        let _ = self.tx.send(Msg::Acted(self.done.take().unwrap_or(done)));
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // A panic elsewhere must not take the list away from the surfaces.
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Engine {
+    /// Start watching on the current tokio runtime. The receiver gets a `Snapshot` first,
+    /// then every transition, and warnings as they come. The engine stops when every
+    /// `Engine` handle and the receiver are dropped.
+    pub fn start(config: Config) -> (Engine, mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (events, events_rx) = mpsc::unbounded_channel();
+        let lf = config.lf();
+        let shared = Arc::new(RwLock::new(Shared::default()));
+        // Each machine is followed by a task of its own; its reports come to the core,
+        // which holds the receiver: once the core ends, the followers (and their ssh) do.
+        let (reports, reports_rx) = mpsc::unbounded_channel();
+        let mut nudges = Vec::new();
+        let mut refused = Vec::new();
+        for (index, dest) in config.machines.iter().enumerate() {
+            write(&shared).machines.push(MachineView::new(dest));
+            let (nudge, nudged) = mpsc::unbounded_channel();
+            nudges.push(nudge);
+            match Ssh::new(dest) {
+                Ok(ssh) => {
+                    let reporter = Reporter {
+                        machine: index,
+                        tx: reports.clone(),
+                    };
+                    tokio::spawn(machine::follow(ssh, reporter, nudged));
+                }
+                Err(message) => refused.push(Warning::new(None, message)),
+            }
+        }
+        drop(reports);
+        let engine = Engine {
+            shared: shared.clone(),
+            lf: lf.clone(),
+            tx: tx.clone(),
+            nudges: Arc::new(nudges),
+        };
+        let start = Now {
+            mono: Instant::now(),
+            wall: SystemTime::now(),
+        };
+        let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
+        let core = Core::new(
+            start,
+            shared,
+            lf.as_ref().map(|lf| lf.bin().to_path_buf()),
+            safety,
+            config.quiet_recheck,
+        );
+        let files = FileSide::new(
+            config.home.clone(),
+            config.lf_bin.as_deref(),
+            tx.downgrade(),
+        );
+        let mut task = Task::new(
+            core,
+            files,
+            lf,
+            tx.downgrade(),
+            events,
+            config.reconcile_interval,
+        );
+        task.refused = refused;
+        tokio::spawn(task.run(rx, reports_rx));
+        (engine, events_rx)
+    }
+
+    /// The current sessions in lf's order.
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        all_sessions(&read(&self.shared))
+    }
+
+    /// The session with this key, on this machine or another.
+    pub fn session(&self, key: &SessionKey) -> Option<SessionRecord> {
+        match &key.machine {
+            None => read(&self.shared).snapshot.get(&key.id).cloned(),
+            Some(dest) => read(&self.shared)
+                .machines
+                .iter()
+                .find(|m| &m.dest == dest)
+                .and_then(|m| m.get(&key.id))
+                .cloned(),
+        }
+    }
+
+    pub fn lf_bin(&self) -> Option<PathBuf> {
+        self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
+    }
+
+    /// The variables the engine's lf runs with (see [`Lf::env`]); none without an lf.
+    pub fn lf_env(&self) -> Vec<(&'static str, Option<std::ffi::OsString>)> {
+        self.lf
+            .as_ref()
+            .map(|lf| lf.env().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// What the engine learned about the lf in use, once it asked.
+    pub fn detected(&self) -> Option<Dialect> {
+        read(&self.shared).detected
+    }
+
+    /// Whether file watching works. Without it only the timers refresh the list.
+    pub fn can_watch(&self) -> bool {
+        read(&self.shared).can_watch
+    }
+
+    /// One line on where the sessions come from, for a status bar.
+    pub fn status(&self) -> String {
+        let shared = read(&self.shared);
+        let mut status = shared.status.clone();
+        for machine in &shared.machines {
+            status.push_str(" · ");
+            status.push_str(&machine.status());
+        }
+        status
+    }
+
+    /// Run an `lf session` action on the session's machine: here as [`Engine::act`], on
+    /// another machine its lf over ssh. A machine followed by list is listed again at once
+    /// so the caller sees the effect soon; one followed live tells it by itself.
+    pub async fn act_on(&self, machine: Option<&str>, action: LfAction) -> Result<String, LfError> {
+        let Some(dest) = machine else {
+            return self.act(action).await;
+        };
+        let found = {
+            let shared = read(&self.shared);
+            shared
+                .machines
+                .iter()
+                .position(|m| m.dest == dest)
+                .map(|i| (i, shared.machines[i].lf.clone()))
+        };
+        let not_reached = |what: &str| LfError::Failed {
+            code: None,
+            message: format!("{dest}: {what}"),
+        };
+        let (index, lf) = found.ok_or_else(|| not_reached("this machine is not followed"))?;
+        let lf = lf.ok_or_else(|| not_reached("no lf was found there yet"))?;
+        let ssh = Ssh::new(dest).map_err(|e| not_reached(&e))?;
+        let result = Lf::over_ssh(ssh, &lf)
+            .with_timeout(machine::REMOTE_LF_TIMEOUT)
+            .act(&action)
+            .await;
+        if let Some(nudge) = self.nudges.get(index) {
+            let _ = nudge.send(());
+        }
+        result
+    }
+
+    /// Run an `lf session` action, then wait until the list has been taken again so the
+    /// caller sees its effect. Its own writes to lf's database wake nothing.
+    pub async fn act(&self, action: LfAction) -> Result<String, LfError> {
+        let lf = self.lf.as_ref().ok_or(LfError::NotFound)?;
+        let _ = self.tx.send(Msg::Acting);
+        let (done, wait) = oneshot::channel();
+        let acting = Acting {
+            tx: self.tx.clone(),
+            done: Some(done),
+        };
+        let result = lf.act(&action).await;
+        drop(acting);
+        let _ = wait.await;
+        result
+    }
+}
+
+/// Read both sources once, without watching: `lf-tray list`.
+pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, String) {
+    let lf = config.lf();
+    let detected = match &lf {
+        Some(lf) => lf.detect().await.ok(),
+        None => None,
+    };
+    let files = detected.is_none_or(|d| d.session_files);
+    let dialect = detected.unwrap_or(Dialect::of(Generation::Unknown));
+    let home = config.home.clone();
+    let scan = tokio::task::spawn_blocking(move || {
+        let mut records = Records::new(home.clone(), config.lf_bin.as_deref());
+        if !files {
+            return (Vec::new(), Vec::new(), false);
+        }
+        let warnings = records.rescan();
+        (records.sessions(), warnings, files_present(&home))
+    });
+    let cli = async {
+        match &lf {
+            Some(lf) => Some(lf.list(&dialect).await),
+            None => None,
+        }
+    };
+    // Every machine at once: one that does not answer costs its connect timeout, once.
+    let asked: Vec<_> = config
+        .machines
+        .iter()
+        .map(|dest| {
+            let dest = dest.clone();
+            tokio::spawn(async move {
+                let result = match Ssh::new(&dest) {
+                    Ok(ssh) => machine::list_once(&ssh).await,
+                    Err(refused) => Err(refused),
+                };
+                (dest, result)
+            })
+        })
+        .collect();
+    let machines = async {
+        let mut out = Vec::new();
+        for task in asked {
+            out.extend(task.await.ok());
+        }
+        out
+    };
+    let (scan, cli, machines) = tokio::join!(scan, cli, machines);
+    let (file_sessions, mut warnings, files_active) = scan.expect("the file scan panicked");
+    let mut listed = Vec::new();
+    match cli {
+        Some(Ok((records, problems))) => {
+            listed = records;
+            warnings.extend(problems.into_iter().map(|p| Warning::new(None, p)));
+        }
+        Some(Err(e)) => warnings.push(Warning::new(
+            None,
+            format!("lf session list: {}", one_line(&e.to_string())),
+        )),
+        None => {}
+    }
+    let snapshot = Snapshot::merge(file_sessions, &listed, files_active, detected.as_ref());
+    let mut status = status_line(lf.as_ref().map(Lf::bin), detected, None, snapshot.len());
+    let mut sessions = snapshot.sessions();
+    for (dest, result) in machines {
+        match result {
+            Ok(records) => {
+                status.push_str(&format!(" · {dest}: {} sessions", records.len()));
+                sessions.extend(records);
+            }
+            Err(why) => {
+                status.push_str(&format!(" · {dest}: not reached"));
+                warnings.push(Warning::new(None, format!("{dest}: {why}")));
+            }
+        }
+    }
+    sessions.sort_by(SessionRecord::list_order);
+    (sessions, warnings, status)
+}
+
+/// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a
+/// backtrace (lf run with `RUST_BACKTRACE`) is left out.
+fn one_line(message: &str) -> String {
+    let message = message
+        .split("\nStack backtrace:")
+        .next()
+        .unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && *line != "Caused by:")
+        .map(|line| {
+            line.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
+                .trim()
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+fn files_present(home: &Home) -> bool {
+    home.asks_dir().is_dir() || home.runs_dir().is_dir()
+}
+
+fn status_line(
+    lf: Option<&Path>,
+    detected: Option<Dialect>,
+    failure: Option<&str>,
+    count: usize,
+) -> String {
+    let sessions = match count {
+        1 => "1 session".to_string(),
+        n => format!("{n} sessions"),
+    };
+    match (lf, failure) {
+        (None, _) => format!(
+            "No lf found ($LF_BIN, PATH, ~/.local/bin/lf): showing Ask and interactive \
+             sessions from files; Flow sessions need lf · {sessions}"
+        ),
+        (Some(lf), None) => match detected {
+            Some(d) if d.generation != Generation::Unknown => format!(
+                "lf: {} (generation {}) · {sessions}",
+                lf.display(),
+                d.generation.name()
+            ),
+            _ => format!("lf: {} · {sessions}", lf.display()),
+        },
+        (Some(_), Some(failure)) => {
+            format!(
+                "lf failed ({failure}); sessions from lf are from the last good list · {sessions}"
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn lf_errors_fold_onto_one_line() {
+        assert_eq!(
+            one_line("parse human session record\n\nCaused by:\n    EOF while parsing\n\nStack backtrace:\n   0: x"),
+            "parse human session record: EOF while parsing"
+        );
+        assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
+    }
+}

@@ -1,0 +1,1060 @@
+//! Replay cases for the engine's [`Core`]: each case is a short sequence of inputs at
+//! given times, and what the core then did — the commands it gave and the events it
+//! published. Time is data here: the core is woken at each deadline it asks for, as the
+//! task would, and never sleeps.
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
+
+use super::core::{Command, Core, FileView, Input, Now, Stamp};
+use super::{Shared, SAFETY_INTERVAL};
+use crate::dialect::{Dialect, Generation};
+use crate::event::{Event, Warning};
+use crate::lf::LfError;
+use crate::machine::{self, MachineView};
+use crate::monitor::{Frame, Part, Report};
+use crate::schedule::QUIET_RECHECK;
+use crate::session::{test_record, SessionRecord, State};
+
+/// The file half and lf's database, as data. `db` stands for the database files' size
+/// and time: a write by someone else moves it.
+#[derive(Default)]
+struct Disk {
+    db: u64,
+    sessions: HashMap<String, SessionRecord>,
+    touched: HashSet<String>,
+    /// How often the core merged everything (it asks whether the files exist only then).
+    full_merges: Cell<usize>,
+    renewed: usize,
+}
+
+impl FileView for Disk {
+    fn stamp(&self) -> Stamp {
+        vec![Some((self.db, SystemTime::UNIX_EPOCH))]
+    }
+    fn present(&self) -> bool {
+        // Only a full merge asks; counting here counts those.
+        self.full_merges.set(self.full_merges.get() + 1);
+        !self.sessions.is_empty()
+    }
+    fn sessions(&self) -> Vec<SessionRecord> {
+        self.sessions.values().cloned().collect()
+    }
+    fn session(&self, id: &str) -> Option<SessionRecord> {
+        self.sessions.get(id).cloned()
+    }
+    fn take_touched(&mut self) -> HashSet<String> {
+        std::mem::take(&mut self.touched)
+    }
+    fn renew(&mut self, _files: bool) -> Vec<Warning> {
+        self.renewed += 1;
+        Vec::new()
+    }
+    fn can_watch(&self) -> bool {
+        true
+    }
+}
+
+/// One engine core, its clock and what it did since the last look.
+struct Replay {
+    core: Core,
+    disk: Disk,
+    shared: Arc<RwLock<Shared>>,
+    t0: Instant,
+    wall0: SystemTime,
+    elapsed: Duration,
+    /// How long the machine slept: the wall clock moved on, the monotonic one did not.
+    slept: Duration,
+    commands: Vec<Command>,
+    events: Vec<Event>,
+    /// Lists answer at once with these records, for cases about many lists.
+    auto: Option<Vec<SessionRecord>>,
+}
+
+impl Replay {
+    fn new(generation: Generation) -> Replay {
+        Replay::with(generation, Vec::new())
+    }
+
+    /// An engine that detected `generation` and took its first list (`listed`) at 0.
+    fn with(generation: Generation, listed: Vec<SessionRecord>) -> Replay {
+        Replay::started(Some(generation), listed, SAFETY_INTERVAL)
+    }
+
+    /// One whose safety list is an hour away, for cases about the other lists.
+    fn hourly(generation: Generation) -> Replay {
+        Replay::started(Some(generation), Vec::new(), Duration::from_secs(3600))
+    }
+
+    fn started(
+        generation: Option<Generation>,
+        listed: Vec<SessionRecord>,
+        safety: Duration,
+    ) -> Replay {
+        let lf = generation.map(|g| (Ok(Dialect::of(g)), Ok((listed, Vec::new()))));
+        Replay::starting(lf, safety)
+    }
+
+    /// An engine whose start-up went this way: what lf said it is, and its first list
+    /// (`None` without an lf).
+    fn starting(lf: Option<(Result<Dialect, LfError>, Listed)>, safety: Duration) -> Replay {
+        let t0 = Instant::now();
+        let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let shared = Arc::new(RwLock::new(Shared::default()));
+        let now = Now {
+            mono: t0,
+            wall: wall0,
+        };
+        let bin = lf.as_ref().map(|_| "/bin/lf".into());
+        let core = Core::new(now, shared.clone(), bin, safety, QUIET_RECHECK);
+        let mut replay = Replay {
+            core,
+            disk: Disk::default(),
+            shared,
+            t0,
+            wall0,
+            elapsed: Duration::ZERO,
+            slept: Duration::ZERO,
+            commands: Vec::new(),
+            events: Vec::new(),
+            auto: None,
+        };
+        if let Some((detected, listed)) = lf {
+            replay.core.begin(detected);
+            replay.core.first_list();
+            replay.core.first_listed(now, listed, &mut replay.disk);
+        }
+        let out = replay.core.open(now, &mut replay.disk);
+        replay.commands.extend(out.commands);
+        replay.events.extend(out.events);
+        replay
+    }
+
+    fn now(&self) -> Now {
+        Now {
+            mono: self.t0 + self.elapsed,
+            wall: self.wall0 + self.elapsed + self.slept,
+        }
+    }
+
+    /// Let time run to `ms` after the start, waking the core at each of its deadlines.
+    fn at(&mut self, ms: u64) -> &mut Replay {
+        let until = Duration::from_millis(ms);
+        assert!(until >= self.elapsed, "time runs forward");
+        for _ in 0..10_000 {
+            let Some(due) = self.core.deadline() else {
+                break;
+            };
+            let due = due - self.t0;
+            if due > until {
+                break;
+            }
+            self.elapsed = self.elapsed.max(due);
+            self.wake();
+        }
+        self.elapsed = until;
+        self
+    }
+
+    fn wake(&mut self) {
+        let out = self.core.wake(self.now(), &mut self.disk);
+        let listed = out.commands.iter().any(|c| matches!(c, Command::List(_)));
+        self.commands.extend(out.commands);
+        self.events.extend(out.events);
+        if let Some(records) = self.auto.clone().filter(|_| listed) {
+            self.absorb(Input::Listed(Ok((records, Vec::new()))));
+            self.wake();
+        }
+    }
+
+    fn absorb(&mut self, input: Input) {
+        self.core.absorb(self.now(), input, &mut self.disk);
+    }
+
+    /// One input, then the wake-up after it.
+    fn feed(&mut self, input: Input) -> &mut Replay {
+        self.absorb(input);
+        self.wake();
+        self
+    }
+
+    /// Several inputs found queued together, then one wake-up.
+    fn burst(&mut self, inputs: Vec<Input>) -> &mut Replay {
+        for input in inputs {
+            self.absorb(input);
+        }
+        self.wake();
+        self
+    }
+
+    /// Someone else wrote lf's database: its files moved.
+    fn write(&mut self) -> &mut Replay {
+        self.disk.db += 1;
+        self.feed(Input::Written)
+    }
+
+    /// A write event that leaves the files as the tray's last own lf left them.
+    fn late_write(&mut self) -> &mut Replay {
+        self.feed(Input::Written)
+    }
+
+    fn listed(&mut self, records: Vec<SessionRecord>) -> &mut Replay {
+        self.feed(Input::Listed(Ok((records, Vec::new()))))
+    }
+
+    fn failed(&mut self, message: &str) -> &mut Replay {
+        self.feed(Input::Listed(Err(failure(message))))
+    }
+
+    /// A reader's frame with its repository's sessions.
+    fn frame(
+        &mut self,
+        serial: u64,
+        revision: u64,
+        repo: &str,
+        entries: Vec<SessionRecord>,
+    ) -> &mut Replay {
+        let part = Part::Sessions {
+            repo: repo.into(),
+            entries,
+            problems: Vec::new(),
+        };
+        self.report(serial, Some(revision), part)
+    }
+
+    /// A reader's heartbeat.
+    fn beat(&mut self, serial: u64, revision: u64) -> &mut Replay {
+        self.report(serial, Some(revision), Part::Other)
+    }
+
+    fn report(&mut self, serial: u64, revision: Option<u64>, part: Part) -> &mut Replay {
+        let frame = Frame {
+            sessions_revision: revision,
+            part,
+        };
+        self.feed(Input::Reader(serial, Report::Frame(frame)))
+    }
+
+    fn ended(&mut self, serial: u64, message: &str) -> &mut Replay {
+        self.feed(Input::Reader(serial, Report::Ended(message.into())))
+    }
+
+    /// The machine is suspended for `secs`.
+    fn sleep(&mut self, secs: u64) -> &mut Replay {
+        self.slept += Duration::from_secs(secs);
+        self
+    }
+
+    /// The commands given since the last look.
+    fn take(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.commands)
+    }
+
+    /// How many lists were started since the last look (other commands are dropped).
+    fn lists(&mut self) -> usize {
+        self.take()
+            .iter()
+            .filter(|c| matches!(c, Command::List(_)))
+            .count()
+    }
+
+    /// The warnings published since the last look.
+    fn warnings(&mut self) -> Vec<String> {
+        let (warnings, rest) = std::mem::take(&mut self.events)
+            .into_iter()
+            .partition(|e| matches!(e, Event::Warning { .. }));
+        self.events = rest;
+        warnings
+            .into_iter()
+            .map(|e| match e {
+                Event::Warning { message, .. } => message,
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    /// The other events since the last look, as `kind id`.
+    fn told(&mut self) -> Vec<String> {
+        let mut told: Vec<String> = std::mem::take(&mut self.events)
+            .into_iter()
+            .filter_map(|e| {
+                let kind = match &e {
+                    Event::Snapshot { .. } => return Some("snapshot".to_string()),
+                    Event::Warning { .. } => return None,
+                    Event::Asked { .. } => "asked",
+                    Event::Ready { .. } => "ready",
+                    Event::State { .. } => "state",
+                    Event::Stopped { .. } => "stopped",
+                    Event::Resolved { .. } => "resolved",
+                    Event::Appeared { .. } => "appeared",
+                };
+                Some(format!("{kind} {}", e.session()?.id))
+            })
+            .collect();
+        told.sort();
+        told
+    }
+
+    fn status(&self) -> String {
+        super::read(&self.shared).status.clone()
+    }
+
+    fn shown(&self) -> Vec<String> {
+        let shared = super::read(&self.shared);
+        let mut ids: Vec<String> = shared
+            .snapshot
+            .sessions()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        ids.sort();
+        ids
+    }
+}
+
+type Listed = Result<(Vec<SessionRecord>, Vec<String>), LfError>;
+
+fn failure(message: &str) -> LfError {
+    LfError::Failed {
+        code: Some(1),
+        message: message.into(),
+    }
+}
+
+/// An open session lf lists, in a worktree.
+fn open_in(id: &str, worktree: &str) -> SessionRecord {
+    let mut record = test_record(id, None, State::Active);
+    let workspace = serde_json::json!({ "worktree": worktree });
+    record.extra.insert("workspace".into(), workspace);
+    record
+}
+
+fn waiting_in(id: &str, worktree: &str) -> SessionRecord {
+    SessionRecord {
+        state: State::Waiting,
+        ..open_in(id, worktree)
+    }
+}
+
+fn with_agent(id: &str, pid: i32) -> SessionRecord {
+    let mut record = test_record(id, None, State::Active);
+    record.extra.insert("agent_process_id".into(), pid.into());
+    record
+}
+
+fn start(serial: u64, key: &str) -> Command {
+    Command::StartReader {
+        serial,
+        key: key.into(),
+    }
+}
+
+fn list(generation: Generation) -> Command {
+    Command::List(Dialect::of(generation))
+}
+
+use Generation::{C, D, D0, E};
+
+// Self-write suppression: the tray's own lf runs write the database too (a Process row);
+// those writes must never cause a list, or the tray would wake itself forever.
+
+#[test]
+fn someone_elses_write_lists_after_the_debounce() {
+    let mut r = Replay::new(C);
+    r.at(1000).write();
+    assert_eq!(r.at(1099).lists(), 0);
+    assert_eq!(r.at(1100).take(), [list(C)]);
+}
+
+#[test]
+fn a_write_while_an_action_runs_is_the_trays_own() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::Acting);
+    r.at(1010).write();
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_late_write_that_left_the_files_as_they_were_is_the_trays_own() {
+    // The first list ended at 0; its last write is delivered 100 ms later.
+    let mut r = Replay::new(C);
+    r.at(100).late_write();
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_write_just_after_the_trays_lf_that_moved_the_files_is_someone_elses() {
+    let mut r = Replay::new(C);
+    r.at(100).write();
+    assert_eq!(r.at(200).lists(), 1);
+}
+
+#[test]
+fn after_the_grace_an_unchanged_write_is_someone_elses() {
+    let mut r = Replay::new(C);
+    r.at(300).late_write();
+    assert_eq!(r.at(400).lists(), 1);
+}
+
+#[test]
+fn a_lists_own_writes_never_cause_another() {
+    let mut r = Replay::new(C);
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    // It writes its Process row while it runs, and the last write lands after it ended.
+    r.at(1150).write();
+    r.at(1300).listed(Vec::new());
+    r.at(1310).late_write();
+    assert_eq!(r.at(10_000).lists(), 0);
+}
+
+#[test]
+fn a_readers_start_up_write_is_the_trays_own() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.take(), [start(0, "/r/a")]);
+    r.at(50).write();
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(120).late_write();
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn while_a_reader_is_live_its_revisions_not_the_writes_say_what_moved() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.take();
+    r.at(1000).write();
+    r.at(1000).beat(0, 5);
+    assert_eq!(r.at(1500).lists(), 0);
+}
+
+// The debounce: one SQLite transaction is a burst of writes; 100 ms of quiet makes it one
+// list, and a stream of writes cannot postpone the list past 250 ms.
+
+#[test]
+fn a_burst_of_writes_lists_once_after_its_last() {
+    let mut r = Replay::new(C);
+    for ms in [1000, 1030, 1060, 1090] {
+        r.at(ms).write();
+    }
+    assert_eq!(r.at(1189).lists(), 0);
+    assert_eq!(r.at(1190).lists(), 1);
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_stream_of_writes_lists_250_ms_after_its_first() {
+    let mut r = Replay::new(C);
+    for ms in (1000..=1200).step_by(50) {
+        r.at(ms).write();
+    }
+    assert_eq!(r.lists(), 0);
+    r.at(1250);
+    assert_eq!(r.lists(), 1, "the cap, though writes go on");
+}
+
+#[test]
+fn writes_taken_together_cost_one_list() {
+    let mut r = Replay::new(C);
+    r.disk.db += 3;
+    r.at(1000)
+        .burst(vec![Input::Written, Input::Written, Input::Written]);
+    assert_eq!(r.at(2000).lists(), 1);
+}
+
+#[test]
+fn a_change_while_a_list_runs_is_one_more_list_after_it() {
+    let mut r = Replay::new(C);
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1150).feed(Input::DatabaseAppeared);
+    r.at(1160).feed(Input::DatabaseAppeared);
+    assert_eq!(r.at(1300).lists(), 0, "folded while the list runs");
+    assert_eq!(r.at(1400).listed(Vec::new()).lists(), 1, "right after it");
+    r.at(1600).listed(Vec::new());
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_database_directory_that_appears_is_listed() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::DatabaseAppeared);
+    assert_eq!(r.at(1100).lists(), 1);
+}
+
+// lf's readers (generation D): one per repository with open sessions.
+
+#[test]
+fn a_reader_starts_for_each_worktree_of_an_unknown_repository() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    assert_eq!(r.take(), [start(0, "/r/a"), start(1, "/q/b")]);
+}
+
+#[test]
+fn two_worktrees_of_one_repository_keep_one_reader() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")]);
+    assert_eq!(r.take(), [start(0, "/r/a"), start(1, "/r/b")]);
+    let both = vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")];
+    r.at(100).frame(0, 5, "/r", both.clone());
+    r.at(120).frame(1, 5, "/r", both);
+    assert_eq!(r.take(), [Command::StopReader(1)], "the twin goes");
+    r.at(1000).beat(0, 5);
+    assert_eq!(r.take(), [], "and is not started again");
+}
+
+#[test]
+fn a_reader_whose_repository_has_no_open_session_left_stops() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.take();
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(200).frame(0, 6, "/r", Vec::new());
+    assert_eq!(r.take(), [Command::StopReader(0)]);
+}
+
+#[test]
+fn no_readers_where_lf_has_none_to_give() {
+    for generation in [C, D0, E] {
+        let mut r = Replay::with(generation, vec![open_in("s1", "/r/a")]);
+        assert!(
+            !r.take()
+                .iter()
+                .any(|c| matches!(c, Command::StartReader { .. })),
+            "{generation:?}"
+        );
+    }
+}
+
+#[test]
+fn at_most_eight_readers_run() {
+    let listed = (0..10)
+        .map(|i| open_in(&format!("s{i}"), &format!("/r{i}/w")))
+        .collect();
+    let mut r = Replay::with(D, listed);
+    let started = r
+        .take()
+        .into_iter()
+        .filter(|c| matches!(c, Command::StartReader { .. }))
+        .count();
+    assert_eq!(started, 8);
+}
+
+#[test]
+fn a_silent_reader_is_started_again_with_a_warning() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.take();
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.at(6099).take(), []);
+    assert_eq!(r.at(6100).take(), [Command::StopReader(0)]);
+    assert_eq!(
+        r.warnings(),
+        ["lf monitor work for /r sent nothing for 6 s; it is started again"]
+    );
+    // Its repository is covered by a list until the new reader answers.
+    assert_eq!(r.at(6200).take(), [list(D)]);
+    r.at(6400).listed(vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.at(7099).take(), []);
+    assert_eq!(r.at(7100).take(), [start(1, "/r/a")], "after its back-off");
+}
+
+#[test]
+fn a_reader_that_never_answered_is_named_by_its_worktree() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(6000);
+    assert_eq!(
+        r.warnings(),
+        ["lf monitor work for /r/a sent nothing for 6 s; it is started again"]
+    );
+}
+
+#[test]
+fn a_failing_reader_backs_off_1_2_4_up_to_60_s_and_warns_once() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.take();
+    let mut now = 0;
+    let mut pauses = Vec::new();
+    for serial in 0..9 {
+        r.at(now).ended(serial, "lf monitor ended (exit status: 1)");
+        assert_eq!(r.take(), [Command::StopReader(serial)]);
+        let before = now;
+        while !r.at(now).take().contains(&start(serial + 1, "/r/a")) {
+            now += 1000;
+        }
+        pauses.push((now - before) / 1000);
+    }
+    assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    assert_eq!(r.warnings(), ["lf monitor ended (exit status: 1)"]);
+}
+
+#[test]
+fn a_frame_ends_the_back_off() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).ended(0, "gone");
+    r.at(1100).ended(1, "gone");
+    assert!(r.at(3100).take().contains(&start(2, "/r/a")), "2 s");
+    r.at(3200).frame(2, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(4000).ended(2, "gone");
+    assert!(r.at(5000).take().contains(&start(3, "/r/a")), "1 s again");
+}
+
+#[test]
+fn a_reader_lf_could_not_start_backs_off_too() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.take();
+    r.at(0)
+        .feed(Input::ReaderFailed(0, failure("Permission denied")));
+    assert_eq!(r.warnings(), ["lf monitor work: Permission denied"]);
+    assert_eq!(r.at(999).take(), []);
+    assert_eq!(r.at(1000).take(), [start(1, "/r/a")]);
+    // Nothing ran, so a write right after it is someone else's.
+    r.at(1000)
+        .feed(Input::ReaderFailed(1, failure("Permission denied")));
+    r.at(1050).write();
+    assert_eq!(r.at(1150).lists(), 1);
+}
+
+#[test]
+fn a_part_lf_could_not_read_is_told_once() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    for ms in [100, 2100, 4100] {
+        let part = Part::Unavailable("lf monitor: sessions: locked".into());
+        r.at(ms).report(0, Some(5), part);
+    }
+    assert_eq!(r.warnings(), ["lf monitor: sessions: locked"]);
+}
+
+#[test]
+fn a_bad_record_in_a_frame_is_a_warning() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    let part = Part::Sessions {
+        repo: "/r".into(),
+        entries: vec![open_in("s1", "/r/a")],
+        problems: vec!["lf session record 3: missing field `state`".into()],
+    };
+    r.at(100).report(0, Some(5), part);
+    assert_eq!(r.warnings(), ["lf session record 3: missing field `state`"]);
+}
+
+// The store's `sessions` revision, which every frame carries.
+
+#[test]
+fn the_first_revision_is_where_things_stand() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.at(2000).lists(), 0);
+}
+
+#[test]
+fn a_higher_revision_is_a_list_after_the_debounce() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(1000).beat(0, 6);
+    assert_eq!(r.at(1099).lists(), 0);
+    assert_eq!(r.at(1100).lists(), 1);
+}
+
+#[test]
+fn the_same_or_a_lower_revision_is_nothing() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(1000).beat(0, 5);
+    r.at(2000).beat(0, 4);
+    assert_eq!(r.at(3000).lists(), 0);
+}
+
+// Resume from suspend: the monotonic clock stood still while the wall clock moved on.
+
+#[test]
+fn after_a_suspend_the_readers_are_asked_again_and_lf_listed() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.at(200).frame(1, 5, "/q", vec![open_in("s2", "/q/b")]);
+    r.take();
+    r.sleep(3600).at(300).beat(0, 5);
+    assert_eq!(
+        r.take(),
+        [Command::Refresh(0), Command::Refresh(1), list(D)]
+    );
+}
+
+#[test]
+fn a_wall_clock_step_of_ten_seconds_or_less_is_no_suspend() {
+    let mut r = Replay::new(C);
+    r.sleep(10).at(1000).feed(Input::Warned(Vec::new()));
+    assert_eq!(r.lists(), 0);
+}
+
+#[test]
+fn without_readers_a_suspend_is_a_list() {
+    let mut r = Replay::new(C);
+    r.sleep(11).at(1000).feed(Input::Warned(Vec::new()));
+    assert_eq!(r.take(), [list(C)]);
+}
+
+// A new lf while the tray runs: its program changed, it settles, it is asked what it is.
+
+#[test]
+fn a_changed_program_is_asked_once_it_settled() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::ProgramChanged);
+    r.at(1300).feed(Input::ProgramChanged);
+    assert_eq!(r.at(1799).take(), []);
+    assert_eq!(r.at(1800).take(), [Command::Detect]);
+}
+
+#[test]
+fn a_new_generation_replaces_readers_sources_and_list() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a")]);
+    r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
+    r.take();
+    r.at(1000).feed(Input::Detected(Ok(Dialect::of(E))));
+    assert_eq!(r.take(), [Command::StopReader(0), list(E)]);
+    assert_eq!(r.disk.renewed, 1, "its sources are read anew");
+    r.at(1200).listed(vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.take(), [], "and E has no readers");
+    assert!(r.status().contains("generation E"), "{}", r.status());
+}
+
+#[test]
+fn the_same_lf_again_changes_nothing() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::ProgramChanged);
+    r.at(1500).take();
+    r.at(1600).feed(Input::Detected(Ok(Dialect::of(C))));
+    assert_eq!(r.at(5000).take(), []);
+    assert_eq!(r.disk.renewed, 0);
+}
+
+#[test]
+fn an_lf_that_cannot_say_what_it_is_is_told_once() {
+    let mut r = Replay::new(C);
+    for ms in [1000, 2000] {
+        r.at(ms).feed(Input::Detected(Err(failure("killed"))));
+    }
+    assert_eq!(r.warnings(), ["lf session --help: killed"]);
+}
+
+// The quiet deadline: lf turns a silent session Waiting 120 s after its last word, with no
+// write to say so; the tray asks again 121 s after each change.
+
+#[test]
+fn a_change_is_checked_again_121_s_later() {
+    let mut r = Replay::hourly(D0);
+    r.auto = Some(Vec::new());
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    assert_eq!(r.at(121_999).lists(), 0);
+    assert_eq!(r.at(122_000).lists(), 1);
+}
+
+#[test]
+fn the_earliest_quiet_deadline_is_kept_and_never_postponed() {
+    let mut r = Replay::hourly(D0);
+    r.auto = Some(Vec::new());
+    r.at(1000).write();
+    r.at(50_000).write();
+    assert_eq!(r.at(121_999).lists(), 2, "both changes");
+    assert_eq!(r.at(122_000).lists(), 1, "the first change's deadline");
+    assert_eq!(r.at(170_999).lists(), 0);
+    assert_eq!(r.at(171_000).lists(), 1, "then the second's");
+}
+
+#[test]
+fn before_the_quiet_rule_there_is_no_recheck() {
+    let mut r = Replay::hourly(C);
+    r.auto = Some(Vec::new());
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    assert_eq!(r.at(200_000).lists(), 0);
+}
+
+// Merging: a full list replaces everything; a reader's frame replaces its repository,
+// and only the sessions it touched are merged again.
+
+#[test]
+fn a_full_list_replaces_every_session() {
+    let mut r = Replay::with(C, vec![open_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    assert_eq!(r.told(), ["snapshot"]);
+    r.at(1000).write();
+    r.at(1100).listed(vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["resolved s2"]);
+    assert_eq!(r.shown(), ["s1"]);
+}
+
+#[test]
+fn a_frame_replaces_only_its_repository() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    r.told();
+    r.at(100).frame(0, 5, "/r", vec![waiting_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["state s1"], "s2 is not merged again");
+    r.at(200).frame(0, 6, "/r", Vec::new());
+    assert_eq!(r.told(), ["resolved s1"]);
+    assert_eq!(r.shown(), ["s2"], "the other repository's session stays");
+}
+
+#[test]
+fn a_list_merges_everything_again() {
+    let mut r = Replay::new(Generation::A);
+    let full = r.disk.full_merges.get();
+    r.at(1000).write();
+    r.at(1100).listed(Vec::new());
+    assert_eq!(r.disk.full_merges.get(), full + 1);
+}
+
+#[test]
+fn a_file_change_merges_only_the_sessions_it_touched() {
+    let mut r = Replay::new(Generation::A);
+    r.told();
+    let full = r.disk.full_merges.get();
+    let ask = test_record("ask_1", Some(crate::Kind::Ask), State::Waiting);
+    r.disk.sessions.insert("ask_1".into(), ask);
+    r.disk.touched.insert("ask_1".into());
+    r.at(1000).feed(Input::FilesChanged { full: false });
+    assert_eq!(r.told(), ["asked ask_1"]);
+    assert_eq!(r.disk.full_merges.get(), full);
+}
+
+#[test]
+fn nothing_that_changed_nothing_costs_an_update() {
+    let mut r = Replay::new(C);
+    let full = r.disk.full_merges.get();
+    r.disk.touched.insert("s9".into());
+    r.at(1000).feed(Input::Warned(Vec::new()));
+    assert_eq!(r.disk.touched.len(), 1, "the file half was not even asked");
+    assert_eq!(r.disk.full_merges.get(), full);
+}
+
+// Bad records and failing lists.
+
+#[test]
+fn a_bad_record_in_a_list_is_a_warning() {
+    let mut r = Replay::new(C);
+    r.at(1000).write();
+    let problems = vec!["lf session record 2: bad state".to_string()];
+    r.at(1100)
+        .feed(Input::Listed(Ok((vec![open_in("s1", "/r/a")], problems))));
+    assert_eq!(r.warnings(), ["lf session record 2: bad state"]);
+    assert_eq!(r.shown(), ["s1"], "the good records are shown");
+}
+
+#[test]
+fn a_failing_list_warns_once_not_per_retry() {
+    let mut r = Replay::with(C, vec![open_in("s1", "/r/a")]);
+    for ms in [1000, 2000, 3000] {
+        r.at(ms).write();
+        assert_eq!(r.at(ms + 100).lists(), 1);
+        r.at(ms + 200).failed("database is locked");
+    }
+    assert_eq!(r.warnings(), ["lf session list: database is locked"]);
+    assert!(r.status().starts_with("lf failed"), "{}", r.status());
+    assert_eq!(r.shown(), ["s1"], "the last good list stays");
+}
+
+#[test]
+fn a_failure_after_a_good_list_or_another_failure_warns_again() {
+    let mut r = Replay::new(C);
+    let steps: [Option<&str>; 4] = [Some("locked"), Some("timeout"), None, Some("timeout")];
+    for (i, step) in steps.into_iter().enumerate() {
+        let ms = 1000 * (i as u64 + 1);
+        r.at(ms).write();
+        assert_eq!(r.at(ms + 100).lists(), 1);
+        match step {
+            Some(why) => r.at(ms + 200).failed(why),
+            None => r.at(ms + 200).listed(Vec::new()),
+        };
+    }
+    assert_eq!(
+        r.warnings(),
+        [
+            "lf session list: locked",
+            "lf session list: timeout",
+            "lf session list: timeout"
+        ]
+    );
+}
+
+// The safety list: once a minute of nothing else.
+
+#[test]
+fn the_safety_list_comes_after_a_minute_of_nothing() {
+    let mut r = Replay::new(C);
+    r.auto = Some(Vec::new());
+    assert_eq!(r.at(59_999).lists(), 0);
+    assert_eq!(r.at(60_000).lists(), 1);
+    assert_eq!(r.at(119_999).lists(), 0);
+    assert_eq!(r.at(120_000).lists(), 1);
+}
+
+#[test]
+fn any_list_puts_the_safety_list_a_minute_after_it() {
+    let mut r = Replay::new(C);
+    r.auto = Some(Vec::new());
+    r.at(30_000).write();
+    assert_eq!(r.at(30_100).lists(), 1);
+    assert_eq!(r.at(90_099).lists(), 0);
+    assert_eq!(r.at(90_100).lists(), 1);
+}
+
+#[test]
+fn without_an_lf_nothing_is_ever_listed() {
+    let mut r = Replay::started(None, Vec::new(), SAFETY_INTERVAL);
+    r.at(1000).feed(Input::Written);
+    assert_eq!(r.at(600_000).take(), []);
+    assert!(r.status().starts_with("No lf found"), "{}", r.status());
+}
+
+// Agents (generation E): lf writes nothing when an agent dies, so its exit is watched.
+
+#[test]
+fn a_listed_agent_is_watched() {
+    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+    assert_eq!(r.take(), [Command::WatchAgent(4242)]);
+}
+
+#[test]
+fn an_agents_exit_is_a_list_now() {
+    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+    r.take();
+    r.at(1000).feed(Input::AgentExited(4242));
+    assert_eq!(r.take(), [list(E)]);
+    r.at(1200)
+        .listed(vec![test_record("s1", None, State::Closed)]);
+    assert_eq!(r.take(), [], "the exited one is not watched again");
+}
+
+#[test]
+fn an_agent_no_longer_listed_is_no_longer_watched() {
+    let mut r = Replay::with(E, vec![with_agent("s1", 4242), with_agent("s2", 4343)]);
+    r.take();
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200)
+        .listed(vec![with_agent("s2", 4343), with_agent("s3", 4444)]);
+    assert_eq!(
+        r.take(),
+        [Command::UnwatchAgent(4242), Command::WatchAgent(4444)]
+    );
+}
+
+#[test]
+fn before_e_agents_are_not_watched() {
+    let mut r = Replay::with(D0, vec![with_agent("s1", 4242)]);
+    assert_eq!(r.take(), []);
+}
+
+// An action: the tray's own lf run, then a list whose end lets the caller go on.
+
+#[test]
+fn an_action_is_followed_by_a_list_and_answered_after_it() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::Acting);
+    r.at(1010).write();
+    r.at(1300).feed(Input::Acted(7));
+    assert_eq!(r.take(), [list(C)], "at once, without the debounce");
+    r.at(1500).listed(Vec::new());
+    assert_eq!(r.take(), [Command::Answer(7)]);
+}
+
+#[test]
+fn an_action_ending_while_a_list_runs_waits_for_the_next_list() {
+    let mut r = Replay::new(C);
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1110).feed(Input::Acting);
+    r.at(1150).feed(Input::Acted(1));
+    r.at(1200).listed(Vec::new());
+    assert_eq!(r.take(), [list(C)], "the running list saw no effect of it");
+    r.at(1400).listed(Vec::new());
+    assert_eq!(r.take(), [Command::Answer(1)]);
+}
+
+#[test]
+fn an_action_ends_the_trays_own_run_so_a_late_write_is_its_own() {
+    let mut r = Replay::new(C);
+    r.at(1000).feed(Input::Acting);
+    r.at(1300).feed(Input::Acted(1));
+    r.at(1310).take();
+    r.at(1320).late_write();
+    r.at(1500).listed(Vec::new());
+    r.at(1510).late_write();
+    assert_eq!(r.at(5000).lists(), 0);
+}
+
+#[test]
+fn a_report_from_a_reader_let_go_of_is_ignored() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")]);
+    let both = vec![open_in("s1", "/r/a"), open_in("s2", "/r/b")];
+    r.at(100).frame(0, 5, "/r", both.clone());
+    r.at(120).frame(1, 5, "/r", both);
+    r.take();
+    r.told();
+    r.at(200).frame(1, 9, "/r", Vec::new());
+    r.at(300).ended(1, "gone");
+    assert_eq!(r.at(2000).take(), [], "no list, no restart");
+    assert!(r.told().is_empty() && r.warnings().is_empty());
+}
+
+// Other machines: each follower's reports come to the core, which tells their changes.
+
+#[test]
+fn a_machines_first_view_is_a_snapshot_and_later_ones_transitions() {
+    let mut r = Replay::new(C);
+    r.told();
+    super::write(&r.shared)
+        .machines
+        .push(MachineView::new("box"));
+    let view = |ids: &[&str]| {
+        let records = ids.iter().map(|id| test_record(id, None, State::Active));
+        machine::Report::View(records.collect())
+    };
+    r.at(1000).feed(Input::Machine(0, view(&["m1", "m2"])));
+    assert_eq!(r.told(), ["snapshot"]);
+    r.at(2000).feed(Input::Machine(0, view(&["m1"])));
+    assert_eq!(r.told(), ["resolved m2"]);
+    r.at(3000).feed(Input::Machine(
+        0,
+        machine::Report::Down("ssh: timeout".into()),
+    ));
+    assert_eq!(r.lists(), 0, "another machine never lists this one");
+}
+
+// Start-up: the engine waits for lf's answers before its first snapshot.
+
+#[test]
+fn the_first_snapshot_comes_before_the_start_ups_warnings() {
+    let lf = (
+        Err(failure("killed")),
+        Ok((vec![open_in("s1", "/r/a")], Vec::new())),
+    );
+    let mut r = Replay::starting(Some(lf), SAFETY_INTERVAL);
+    assert!(
+        matches!(&r.events[..], [Event::Snapshot { sessions, .. }, Event::Warning { .. }] if sessions.len() == 1)
+    );
+    assert_eq!(r.warnings(), ["lf session --help: killed"]);
+    assert!(!r.status().contains("generation"), "{}", r.status());
+}
+
+#[test]
+fn a_first_list_that_fails_starts_with_lfs_failure() {
+    let lf = (Ok(Dialect::of(C)), Err(failure("database is locked")));
+    let mut r = Replay::starting(Some(lf), SAFETY_INTERVAL);
+    assert_eq!(r.warnings(), ["lf session list: database is locked"]);
+    assert!(r.status().starts_with("lf failed"), "{}", r.status());
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200).failed("database is locked");
+    assert!(r.warnings().is_empty(), "the same failure, told already");
+}
+
+#[test]
+fn an_lf_that_moved_from_files_to_the_store_stops_reading_files() {
+    let mut r = Replay::new(Generation::A);
+    assert!(r.core.files());
+    r.at(1000).feed(Input::Detected(Ok(Dialect::of(C))));
+    assert!(!r.core.files(), "the file half is told on its next batch");
+    assert_eq!(r.disk.renewed, 1);
+    assert_eq!(r.take(), [list(C)]);
+}

@@ -1,0 +1,299 @@
+//! The engine task: the one place that waits. It reads the clocks, hands what arrived to
+//! the file half and the [`Core`], and carries out the core's commands (lf runs, lf's
+//! readers, exit watchers), whose results come back to it as messages.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use super::core::{Command, Core, Input, Now, Out};
+use super::files::FileSide;
+use crate::dialect::Dialect;
+use crate::event::{Event, Warning};
+use crate::lf::{Lf, LfError};
+use crate::machine;
+use crate::monitor::{Reader, Report};
+use crate::session::SessionRecord;
+use crate::watch::Batch;
+
+pub(super) enum Msg {
+    Fs(notify::Result<notify::Event>),
+    ClientExited(String),
+    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    /// An action (an lf run of the tray's own) started, or ended and wants a list.
+    Acting,
+    Acted(oneshot::Sender<()>),
+    Reader(u64, Report),
+    ReaderFailed(u64, LfError),
+    Detected(Result<Dialect, LfError>),
+    /// An agent process a listed session names exited: lf writes nothing for that, and
+    /// only a new list says the session stopped.
+    AgentExited(i32),
+}
+
+fn now() -> Now {
+    Now {
+        mono: Instant::now(),
+        wall: SystemTime::now(),
+    }
+}
+
+/// What the task holds for the core's commands.
+pub(super) struct Task {
+    pub core: Core,
+    pub files: FileSide,
+    pub lf: Option<Lf>,
+    pub tx: mpsc::WeakUnboundedSender<Msg>,
+    pub events: mpsc::UnboundedSender<Event>,
+    pub reconcile_interval: std::time::Duration,
+    /// Machines whose destination was refused, told with the first warnings.
+    pub refused: Vec<Warning>,
+    readers: HashMap<u64, Reader>,
+    agents: HashMap<i32, AbortHandle>,
+    /// The callers of `Engine::act` waiting for the list after their action.
+    waiters: HashMap<u64, oneshot::Sender<()>>,
+    next_waiter: u64,
+}
+
+impl Task {
+    pub(super) fn new(
+        core: Core,
+        files: FileSide,
+        lf: Option<Lf>,
+        tx: mpsc::WeakUnboundedSender<Msg>,
+        events: mpsc::UnboundedSender<Event>,
+        reconcile_interval: std::time::Duration,
+    ) -> Task {
+        Task {
+            core,
+            files,
+            lf,
+            tx,
+            events,
+            reconcile_interval,
+            refused: Vec::new(),
+            readers: HashMap::new(),
+            agents: HashMap::new(),
+            waiters: HashMap::new(),
+            next_waiter: 0,
+        }
+    }
+
+    pub(super) async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut machines: mpsc::UnboundedReceiver<(usize, machine::Report)>,
+    ) {
+        let mut warnings: Vec<Warning> = self
+            .files
+            .watch_error()
+            .map(|e| Warning::new(None, e))
+            .into_iter()
+            .collect();
+        warnings.append(&mut self.refused);
+        self.core
+            .absorb(now(), Input::Warned(warnings), &mut self.files);
+        if let Some(lf) = self.lf.clone() {
+            self.files.watch_program(lf.bin());
+            self.core.begin(lf.detect().await);
+        }
+        let fresh = self.files.start(self.core.files());
+        self.core
+            .absorb(now(), Input::Warned(fresh), &mut self.files);
+        if let Some(lf) = self.lf.clone() {
+            self.core.first_list();
+            let result = lf.list(&self.core.dialect()).await;
+            self.core.first_listed(now(), result, &mut self.files);
+        }
+        let out = self.core.open(now(), &mut self.files);
+        if !self.carry_out(out) {
+            return;
+        }
+
+        let mut reconcile = tokio::time::interval(self.reconcile_interval);
+        reconcile.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        reconcile.tick().await;
+
+        loop {
+            let due = self.core.deadline();
+            tokio::select! {
+                msg = rx.recv() => {
+                    let Some(msg) = msg else { return };
+                    let mut batch = Batch::default();
+                    self.take(msg, &mut batch);
+                    // Everything already queued is handled together: a burst of events
+                    // for one file re-reads it once.
+                    while let Ok(msg) = rx.try_recv() {
+                        self.take(msg, &mut batch);
+                    }
+                    self.apply(batch);
+                }
+                _ = reconcile.tick(), if self.core.files() => {
+                    let fresh = self.files.reconcile(self.core.files());
+                    self.feed(Input::Warned(fresh));
+                    self.feed(Input::FilesChanged { full: true });
+                }
+                Some((index, report)) = machines.recv() => {
+                    self.feed(Input::Machine(index, report));
+                }
+                () = sleep_until(due), if due.is_some() => {}
+            };
+            if self.events.is_closed() {
+                return;
+            }
+            let out = self.core.wake(now(), &mut self.files);
+            self.carry_out(out);
+        }
+    }
+
+    fn feed(&mut self, input: Input) {
+        self.core.absorb(now(), input, &mut self.files);
+    }
+
+    /// One message: file events gather in the batch, the rest go to the core.
+    fn take(&mut self, msg: Msg, batch: &mut Batch) {
+        let input = match msg {
+            Msg::Fs(Ok(event)) => return self.files.route(event, batch),
+            Msg::Fs(Err(e)) => Input::Warned(vec![Warning::new(
+                e.paths.first().cloned(),
+                format!("file watch failed: {e}"),
+            )]),
+            Msg::ClientExited(run_id) => {
+                let fresh = self.files.client_exited(&run_id);
+                self.feed(Input::Warned(fresh));
+                Input::FilesChanged { full: false }
+            }
+            Msg::Listed(result) => Input::Listed(result),
+            Msg::Acting => Input::Acting,
+            Msg::Acted(waiter) => {
+                let token = self.next_waiter;
+                self.next_waiter += 1;
+                self.waiters.insert(token, waiter);
+                Input::Acted(token)
+            }
+            Msg::Reader(serial, report) => Input::Reader(serial, report),
+            Msg::ReaderFailed(serial, e) => Input::ReaderFailed(serial, e),
+            Msg::Detected(result) => Input::Detected(result),
+            Msg::AgentExited(pid) => {
+                self.agents.remove(&pid);
+                Input::AgentExited(pid)
+            }
+        };
+        self.feed(input);
+    }
+
+    /// The batch, once every queued message was taken: what it says of lf to the core,
+    /// the rest to the file half, and what that changed to the core.
+    fn apply(&mut self, batch: Batch) {
+        if batch.program {
+            self.feed(Input::ProgramChanged);
+        }
+        if batch.database {
+            self.feed(Input::Written);
+        }
+        let mut fresh = Vec::new();
+        let applied = self.files.apply(&batch, self.core.files(), &mut fresh);
+        if applied.database_appeared {
+            self.feed(Input::DatabaseAppeared);
+        }
+        self.feed(Input::Warned(fresh));
+        if applied.changed {
+            self.feed(Input::FilesChanged { full: applied.full });
+        }
+    }
+
+    /// Publish the events and carry out the commands; false once nobody listens.
+    fn carry_out(&mut self, out: Out) -> bool {
+        for event in out.events {
+            if self.events.send(event).is_err() {
+                return false;
+            }
+        }
+        for command in out.commands {
+            self.command(command);
+        }
+        true
+    }
+
+    fn command(&mut self, command: Command) {
+        let Some(tx) = self.tx.upgrade() else {
+            return;
+        };
+        match command {
+            Command::List(dialect) => {
+                let Some(lf) = self.lf.clone() else { return };
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Listed(lf.list(&dialect).await));
+                });
+            }
+            Command::Detect => {
+                let Some(lf) = self.lf.clone() else { return };
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Detected(lf.detect().await));
+                });
+            }
+            Command::StartReader { serial, key } => {
+                let Some(lf) = self.lf.as_ref() else { return };
+                let weak = self.tx.clone();
+                let started = Reader::start(lf, &key, move |report| {
+                    if let Some(tx) = weak.upgrade() {
+                        let _ = tx.send(Msg::Reader(serial, report));
+                    }
+                });
+                match started {
+                    Ok(reader) => {
+                        self.readers.insert(serial, reader);
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Msg::ReaderFailed(serial, e));
+                    }
+                }
+            }
+            Command::StopReader(serial) => {
+                self.readers.remove(&serial);
+            }
+            Command::Refresh(serial) => {
+                if let Some(reader) = self.readers.get(&serial) {
+                    reader.refresh();
+                }
+            }
+            Command::WatchAgent(pid) => {
+                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(pid));
+                if let Some(old) = self.agents.insert(pid, handle) {
+                    old.abort();
+                }
+            }
+            Command::UnwatchAgent(pid) => {
+                if let Some(handle) = self.agents.remove(&pid) {
+                    handle.abort();
+                }
+            }
+            Command::Answer(token) => {
+                if let Some(waiter) = self.waiters.remove(&token) {
+                    let _ = waiter.send(());
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Tell the engine when a process exits.
+pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exited: Msg) -> AbortHandle {
+    tokio::spawn(async move {
+        crate::liveness::exited(pid).await;
+        if let Some(tx) = tx.upgrade() {
+            let _ = tx.send(exited);
+        }
+    })
+    .abort_handle()
+}
