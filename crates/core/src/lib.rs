@@ -3,26 +3,26 @@
 //! launcher that opens a session where the user works.
 
 pub mod actions;
-pub mod ask;
-pub mod dialect;
+mod ask;
+mod dialect;
 pub mod engine;
-pub mod event;
+mod event;
 pub mod history;
-pub mod home;
+mod home;
 pub mod lf;
-pub mod liveness;
+mod liveness;
 pub mod machine;
-pub mod monitor;
+mod monitor;
 mod record_file;
 pub mod records;
-pub mod run;
-pub mod schedule;
+mod run;
+mod schedule;
 pub mod session;
 pub mod snapshot;
 pub mod terminal;
 mod watch;
 
-pub use dialect::{Dialect, Generation};
+pub use dialect::{Dialect, FlowDecision, Follow, Generation};
 pub use event::{Event, Warning};
 pub use home::Home;
 pub use session::{

@@ -201,10 +201,6 @@ impl Schedule {
         }
         false
     }
-
-    pub fn running(&self) -> bool {
-        self.running
-    }
 }
 
 #[cfg(test)]
@@ -234,9 +230,9 @@ mod tests {
             if ends.is_some_and(|e| now >= e) {
                 ends = None;
                 // lf's own write lands just after it exited, seen by the watcher.
-                assert!(s.finished(now) || !s.running());
+                assert!(s.finished(now) || !s.running);
                 s.written(now + 5 * MS, false);
-                if s.running() {
+                if s.running {
                     started.push(now);
                     ends = Some(now + Duration::from_millis(list_ms));
                 }
@@ -356,7 +352,7 @@ mod tests {
         assert_eq!(s.poll(at(start, 20)), None, "folded into one more");
         assert!(s.finished(at(start, 300)), "the one more starts at once");
         assert!(!s.finished(at(start, 600)));
-        assert!(!s.running());
+        assert!(!s.running);
     }
 
     #[test]
