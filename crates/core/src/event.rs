@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::session::{SessionRecord, State};
 
 /// Something that could not be read or asked. The engine keeps working around it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// The file at fault, when one is.
     pub path: Option<PathBuf>,
@@ -34,7 +34,9 @@ impl std::fmt::Display for Warning {
 }
 
 /// One line of `lf-tray watch --json`. Every transition of a session is reported once.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The same type reads another machine's stream back ([`crate::machine`]): the format has
+/// one definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The full list, first, and again after the engine rescans from scratch.
@@ -94,6 +96,12 @@ pub enum Event {
 }
 
 impl Event {
+    /// Every event's `type`, as `watch --json` writes it: what a reader of the stream
+    /// knows, and skips any other (a newer lf-tray's).
+    pub const KINDS: [&'static str; 8] = [
+        "snapshot", "asked", "ready", "state", "stopped", "resolved", "appeared", "warning",
+    ];
+
     /// The session an event is about, if any.
     pub fn session(&self) -> Option<&SessionRecord> {
         match self {
@@ -113,5 +121,63 @@ impl Event {
             path: warning.path,
             message: warning.message,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{test_record, Kind};
+
+    /// Every event goes out and comes back the same, under a `type` that [`Event::KINDS`]
+    /// names: the list cannot drift from the enum.
+    #[test]
+    fn every_event_round_trips_under_a_known_kind() {
+        let at = OffsetDateTime::from_unix_timestamp(1_796_126_400).unwrap();
+        let session = test_record("ask_1", Some(Kind::Ask), State::Waiting);
+        let events = [
+            Event::Snapshot {
+                at,
+                sessions: vec![session.clone()],
+            },
+            Event::Asked {
+                at,
+                session: session.clone(),
+            },
+            Event::Ready {
+                at,
+                session: session.clone(),
+            },
+            Event::State {
+                at,
+                session: session.clone(),
+                previous: State::Active,
+                previous_needs_you: true,
+            },
+            Event::Stopped {
+                at,
+                session: session.clone(),
+                previous: State::Active,
+            },
+            Event::Resolved {
+                at,
+                session: session.clone(),
+            },
+            Event::Appeared { at, session },
+            Event::Warning {
+                at,
+                path: Some("/h/x.json".into()),
+                message: "bad".into(),
+            },
+        ];
+        let mut kinds = Vec::new();
+        for event in &events {
+            let line = serde_json::to_string(event).unwrap();
+            let back: Event = serde_json::from_str(&line).unwrap();
+            assert_eq!(&back, event, "{line}");
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            kinds.push(value["type"].as_str().unwrap().to_string());
+        }
+        assert_eq!(kinds, Event::KINDS);
     }
 }

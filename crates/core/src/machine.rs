@@ -229,38 +229,29 @@ pub enum Mode {
 }
 
 /// One line of a remote `lf-tray watch --json`: what it says, `None` for an event kind
-/// this tray does not know (a newer lf-tray's), or why it is not lf-tray's stream.
+/// this tray does not know (a newer lf-tray's), or why it is not lf-tray's stream. Read as
+/// the [`Event`] it was written from.
 pub fn read_line(line: &str) -> Result<Option<Report>, String> {
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let kind = value
         .get("type")
         .and_then(|t| t.as_str())
         .ok_or("a line without a type")?;
-    let session = || -> Result<SessionRecord, String> {
-        let session = value.get("session").ok_or("an event without its session")?;
-        serde_json::from_value(session.clone()).map_err(|e| e.to_string())
-    };
-    Ok(Some(match kind {
-        "snapshot" => {
-            let sessions = value
-                .get("sessions")
-                .cloned()
-                .ok_or("a snapshot without sessions")?;
-            Report::View(serde_json::from_value(sessions).map_err(|e| e.to_string())?)
+    if !Event::KINDS.contains(&kind) {
+        return Ok(None);
+    }
+    let event: Event = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    Ok(Some(match event {
+        Event::Snapshot { sessions, .. } => Report::View(sessions),
+        Event::Resolved { session, .. } => Report::Changed(session.id, None),
+        Event::Warning { message, .. } => Report::Warned(message),
+        Event::Asked { session, .. }
+        | Event::Ready { session, .. }
+        | Event::State { session, .. }
+        | Event::Stopped { session, .. }
+        | Event::Appeared { session, .. } => {
+            Report::Changed(session.id.clone(), Some(Box::new(session)))
         }
-        "asked" | "ready" | "state" | "appeared" | "stopped" => {
-            let record = session()?;
-            Report::Changed(record.id.clone(), Some(Box::new(record)))
-        }
-        "resolved" => Report::Changed(session()?.id, None),
-        "warning" => Report::Warned(
-            value
-                .get("message")
-                .and_then(|m| m.as_str())
-                .unwrap_or_default()
-                .to_string(),
-        ),
-        _ => return Ok(None),
     }))
 }
 
@@ -825,12 +816,14 @@ mod tests {
             .unwrap();
         assert!(matches!(view, Report::View(ref r) if r.len() == 1 && r[0].id == "a"));
         let asked = read_line(
-            r#"{"type":"asked","session":{"id":"b","state":"waiting","needs_you":true}}"#,
+            r#"{"type":"asked","at":"2026-01-01T00:00:01Z","session":{"id":"b","state":"waiting","needs_you":true}}"#,
         )
         .unwrap()
         .unwrap();
         assert!(matches!(asked, Report::Changed(ref id, Some(_)) if id == "b"));
-        let gone = read_line(r#"{"type":"resolved","session":{"id":"b","state":"waiting"}}"#)
+        let gone = read_line(
+            r#"{"type":"resolved","at":"2026-01-01T00:00:02Z","session":{"id":"b","state":"waiting"}}"#,
+        )
             .unwrap()
             .unwrap();
         assert_eq!(gone, Report::Changed("b".into(), None));
