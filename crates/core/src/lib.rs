@@ -4,6 +4,7 @@
 
 pub mod actions;
 pub mod ask;
+pub mod child;
 pub mod dialect;
 pub mod engine;
 pub mod event;

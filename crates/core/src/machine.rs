@@ -135,11 +135,13 @@ impl Ssh {
         self.shell(&quote_words(words))
     }
 
-    /// A command that gives `line` to the machine's shell as it is.
+    /// A command that gives `line` to the machine's shell as it is. The ssh ends with the
+    /// tray, however the tray ends ([`crate::child`]).
     fn shell(&self, line: &str) -> Command {
         let argv = self.argv(false, line);
         let mut command = Command::new(&argv[0]);
         command.args(&argv[1..]).kill_on_drop(true);
+        crate::child::end_with_tray(&mut command);
         command
     }
 
