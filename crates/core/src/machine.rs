@@ -551,8 +551,11 @@ async fn watch(
     backoff: &mut Backoff,
 ) -> Result<Ended, String> {
     let mut command = ssh.command(&[lf_tray, "watch", "--json"]);
+    // A pipe held open and never written, not /dev/null: ssh would send the end of
+    // /dev/null at once, and lf-tray there ends at the end of its stdin. This way it ends
+    // when this connection does, also when this tray is gone without ending its ssh.
     command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command
