@@ -63,7 +63,10 @@ impl Fixture {
             .env_clear()
             .env("HOME", self.root.join("user"))
             .env("PATH", self.root.join("empty"))
-            .env("LF_SIM_DIR", self.root.join("sim"));
+            .env("LF_SIM_DIR", self.root.join("sim"))
+            // Not the runner's stdin: a watch ends at the end of a stdin pipe, and a CI
+            // runner's may be one that is already closed.
+            .stdin(Stdio::null());
         if with_lf {
             cmd.arg("--lf").arg(&self.lf);
         }
