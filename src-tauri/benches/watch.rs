@@ -318,7 +318,9 @@ impl Watch {
         if let Some(lf) = lf {
             command.arg("--lf").arg(lf);
         }
+        // Not the runner's stdin: a watch ends at the end of a stdin pipe.
         let mut child = command
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -75,11 +75,23 @@ pub fn about_lf(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> R
 
 pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: bool) -> Result<()> {
     let config = config(home, lf, timing);
-    runtime()?.block_on(async move {
+    let runtime = runtime()?;
+    let ended = runtime.block_on(async move {
         let (engine, mut events) = Engine::start(config);
         let mut out = io::stdout().lock();
         let mut first = true;
-        while let Some(event) = events.recv().await {
+        let unheard = nobody_listens();
+        let signalled = signalled();
+        tokio::pin!(unheard, signalled);
+        loop {
+            let event = tokio::select! {
+                event = events.recv() => event,
+                () = &mut unheard => return Ok(None),
+                signal = &mut signalled => return Ok(Some(signal)),
+            };
+            let Some(event) = event else {
+                return Ok(None);
+            };
             let written = if json {
                 serde_json::to_writer(&mut out, &event)
                     .map_err(io::Error::from)
@@ -89,7 +101,7 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
             };
             // A reader that went away (`| head`) ends the watch quietly.
             if written.and_then(|()| out.flush()).is_err() {
-                return Ok(());
+                return Ok(None);
             }
             if std::mem::take(&mut first) {
                 if !json {
@@ -100,8 +112,120 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
                 }
             }
         }
-        Ok(())
-    })
+    });
+    // The engine's tasks go with the runtime, and with them every ssh and lf reader they
+    // hold (killed on drop), before the process exits.
+    drop(runtime);
+    match ended? {
+        // The shell's convention for a command ended by a signal.
+        Some(signal) => std::process::exit(128 + signal),
+        None => Ok(()),
+    }
+}
+
+/// Resolves when nobody listens any more: stdin, when it is a pipe or socket, reached its
+/// end (the ssh that ran this watch is gone, or the script closed it), or stdout's reader
+/// is gone. A terminal or /dev/null on stdin is not a listener that leaves: `lf-tray watch
+/// < /dev/null` and a watch started from an interactive shell run until stopped. Waiting
+/// costs nothing: the runtime's poller tells the hang-up, also when no event is due.
+#[cfg(unix)]
+async fn nobody_listens() {
+    use std::os::fd::{AsFd, BorrowedFd};
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::io::unix::AsyncFd;
+    use tokio::io::{Interest, Ready};
+
+    async fn hung_up(fd: BorrowedFd<'_>, interest: Interest, gone: fn(Ready) -> bool) {
+        // A copy of the descriptor, owned by the poller: it stays open as long as it is
+        // watched, and closing it leaves stdin and stdout as they are.
+        let Ok(copy) = fd.try_clone_to_owned() else {
+            return std::future::pending().await;
+        };
+        // SAFETY: `copy` is an open descriptor that the AsyncFd owns until it is dropped.
+        // A file or /dev/null cannot be polled, and never hangs up.
+        let Ok(watched) = (unsafe { AsyncFd::register_with_interest(copy, interest) }) else {
+            return std::future::pending().await;
+        };
+        loop {
+            let Ok(mut guard) = watched.ready(interest).await else {
+                return std::future::pending().await;
+            };
+            if gone(guard.ready()) {
+                return;
+            }
+            // Writable again, or data nobody reads: wait for the next change.
+            guard.clear_ready();
+        }
+    }
+
+    let (stdin_handle, stdout_handle) = (io::stdin(), io::stdout());
+    let stdin_is_a_pipe = stdin_handle
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|stdin| stdin.metadata())
+        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+    let stdin = async {
+        if stdin_is_a_pipe {
+            hung_up(
+                stdin_handle.as_fd(),
+                Interest::READABLE,
+                Ready::is_read_closed,
+            )
+            .await
+        } else {
+            std::future::pending().await
+        }
+    };
+    // A pipe whose reader left reports an error; a socket or terminal a hang-up.
+    let stdout = hung_up(
+        stdout_handle.as_fd(),
+        Interest::WRITABLE | Interest::ERROR,
+        |ready| ready.is_write_closed() || ready.is_error(),
+    );
+    tokio::select! {
+        () = stdin => {}
+        () = stdout => {}
+    }
+}
+
+#[cfg(not(unix))]
+async fn nobody_listens() {
+    std::future::pending().await
+}
+
+/// The number of the first SIGTERM or SIGINT. Handled, not left to kill the process, so
+/// the engine's children are ended on the way out on every platform, not only where the
+/// kernel does it ([`lf_tray_core::child`]). A signal the watch was started with ignored
+/// (SIGINT for a job a script put in the background) stays ignored.
+#[cfg(unix)]
+async fn signalled() -> i32 {
+    use tokio::signal::unix::{signal, SignalKind};
+    async fn one(kind: SignalKind) -> i32 {
+        let number = kind.as_raw_value();
+        if lf_tray_core::child::ignored(number) {
+            return std::future::pending().await;
+        }
+        match signal(kind) {
+            Ok(mut stream) => {
+                stream.recv().await;
+                number
+            }
+            // Left to its default action, which still ends the process.
+            Err(_) => std::future::pending().await,
+        }
+    }
+    tokio::select! {
+        number = one(SignalKind::terminate()) => number,
+        number = one(SignalKind::interrupt()) => number,
+    }
+}
+
+#[cfg(not(unix))]
+async fn signalled() -> i32 {
+    let _ = tokio::signal::ctrl_c().await;
+    // What a console program ended by Ctrl-C reports.
+    2
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -60,7 +60,10 @@ async fn work(mut queue: mpsc::Receiver<(PathBuf, String, String)>) {
 }
 
 async fn run(program: &Path, kind: &str, line: &str) -> Result<(), String> {
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    // A run in progress ends with the tray, however it ends.
+    lf_tray_core::child::end_with_tray(&mut command);
+    let mut child = command
         .env("LF_TRAY_EVENT", kind)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

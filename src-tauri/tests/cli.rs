@@ -63,7 +63,10 @@ impl Fixture {
             .env_clear()
             .env("HOME", self.root.join("user"))
             .env("PATH", self.root.join("empty"))
-            .env("LF_SIM_DIR", self.root.join("sim"));
+            .env("LF_SIM_DIR", self.root.join("sim"))
+            // Not the runner's stdin: a watch ends at the end of a stdin pipe, and a CI
+            // runner's may be one that is already closed.
+            .stdin(Stdio::null());
         if with_lf {
             cmd.arg("--lf").arg(&self.lf);
         }
@@ -1155,4 +1158,276 @@ fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not(
         .filter(|e| e["session"].is_object())
         .collect();
     assert!(extra.is_empty(), "repeated events {extra:#?}");
+}
+
+// --- Nothing left behind: every process the tray starts ends with it ----------------------
+
+/// A stand-in `ssh` first on the tray's PATH: it records its pid, answers the probe with an
+/// lf-tray there, and for the watch prints a snapshot of no sessions and then waits, as
+/// a connection to an idle machine does. `exec` keeps its pid for the waiting part.
+struct StandInSsh {
+    dir: PathBuf,
+    pids: PathBuf,
+}
+
+impl StandInSsh {
+    fn new(root: &Path) -> StandInSsh {
+        let dir = root.join("ssh-bin");
+        std::fs::create_dir(&dir).unwrap();
+        let pids = root.join("ssh-pids");
+        let text = format!(
+            r#"#!/bin/sh
+echo $$ >> '{pids}'
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo lf-tray=/far/bin/lf-tray; exit 0 ;;
+esac
+echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}}'
+exec /bin/sleep 600
+"#,
+            pids = pids.display()
+        );
+        // Written by a child `sh`: a fork of another test's thread could otherwise hold the
+        // file open for writing while it is run ("text file busy").
+        let mut sh = Command::new("/bin/sh")
+            .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+            .arg(dir.join("ssh"))
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        sh.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        assert!(sh.wait().unwrap().success());
+        StandInSsh { dir, pids }
+    }
+
+    /// Every ssh the tray ran that is still running.
+    fn running(&self) -> Vec<u32> {
+        std::fs::read_to_string(&self.pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .filter(|&pid| running(pid))
+            .collect()
+    }
+
+    /// The ssh of a followed machine: one that passed the probe and now waits.
+    fn connected(&self) -> Vec<u32> {
+        self.running()
+            .into_iter()
+            .filter(|pid| cmdline(*pid).starts_with("/bin/sleep"))
+            .collect()
+    }
+}
+
+/// A process that runs: it exists and is not a zombie waiting to be reaped.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Every running process started by this fixture's trays, found by what they all inherit:
+/// the fixture's own `LF_SIM_DIR` (the tray itself has it too).
+fn started_here(root: &Path) -> Vec<(u32, String)> {
+    let mark = format!("LF_SIM_DIR={}", root.join("sim").display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == mark.as_bytes()) && running(pid) {
+            found.push((pid, cmdline(pid)));
+        }
+    }
+    found
+}
+
+/// How long what a tray started may take to go after the tray has: the kernel signals
+/// them as it exits, and a loaded machine schedules the dying processes within this.
+const ALL_GONE: Duration = Duration::from_secs(2);
+
+/// The process audit: nothing this fixture's trays started is still running, waited for
+/// within [`ALL_GONE`] after the last tray ended.
+#[track_caller]
+fn assert_nothing_left(root: &Path) {
+    let deadline = Instant::now() + ALL_GONE;
+    loop {
+        let left = started_here(root);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running {ALL_GONE:?} after the tray ended: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[track_caller]
+fn wait_for<T>(what: &str, within: Duration, mut found: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(it) = found() {
+            return it;
+        }
+        assert!(Instant::now() < deadline, "no {what} within {within:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How the process ended, once it did within `within`, and how long that took.
+#[track_caller]
+fn exit_within(child: &mut Child, within: Duration) -> (std::process::ExitStatus, Duration) {
+    let started = Instant::now();
+    let status = wait_for("exit of lf-tray", within, || child.try_wait().unwrap());
+    (status, started.elapsed())
+}
+
+fn signal(pid: u32, name: &str) {
+    let sent = Command::new("kill")
+        .args(["-s", name, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -s {name} {pid}");
+}
+
+impl Store {
+    /// `lf-tray watch --json --remote box` with the stand-in ssh first on its PATH, over a
+    /// generation-D store with a session in `alpha`, so lf's reader runs too.
+    fn watch_remote(&self, ssh: &StandInSsh, stdin: Stdio) -> Child {
+        self.command(&["watch", "--json", "--remote", "box"])
+            .env("PATH", &ssh.dir)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits until the tray follows the machine through its ssh and reads the store
+    /// through lf's reader; the ssh's pid.
+    #[track_caller]
+    fn until_following(&self, ssh: &StandInSsh) -> u32 {
+        wait_for("ssh to the machine and lf reader", EVENT_TIMEOUT, || {
+            let reader = started_here(&self.f.root)
+                .iter()
+                .any(|(_, argv)| argv.contains("monitor work"));
+            match ssh.connected()[..] {
+                [pid] if reader => Some(pid),
+                _ => None,
+            }
+        })
+    }
+}
+
+#[test]
+fn sigterm_sigint_and_sigkill_of_the_tray_leave_no_ssh_and_no_lf_reader() {
+    for (name, code, killed) in [
+        ("TERM", Some(143), None),
+        ("INT", Some(130), None),
+        ("KILL", None, Some(9)),
+    ] {
+        let store = Store::new("d");
+        store.sessions(&[spec(&store, "S-1", "alpha")]);
+        let ssh = StandInSsh::new(&store.f.root);
+        let mut tray = store.watch_remote(&ssh, Stdio::null());
+        let connection = store.until_following(&ssh);
+        signal(tray.id(), name);
+        let (status, _) = exit_within(&mut tray, EVENT_TIMEOUT);
+        assert_eq!(status.code(), code, "SIG{name}: {status:?}");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            killed,
+            "SIG{name}: {status:?}"
+        );
+        assert_nothing_left(&store.f.root);
+        assert!(
+            !running(connection),
+            "SIG{name}: the ssh {connection} runs on"
+        );
+    }
+}
+
+#[test]
+fn twenty_restarts_never_have_two_ssh_for_one_machine() {
+    let store = Store::new("d");
+    store.sessions(&[spec(&store, "S-1", "alpha")]);
+    let ssh = StandInSsh::new(&store.f.root);
+    let mut most = 0;
+    for round in 0..20 {
+        let mut tray = store.watch_remote(&ssh, Stdio::null());
+        store.until_following(&ssh);
+        let now = ssh.running().len();
+        most = most.max(now);
+        assert_eq!(now, 1, "round {round}: ssh running {:?}", ssh.running());
+        // A restart as the desktop's session manager does it, or a crash.
+        signal(tray.id(), ["TERM", "KILL", "INT"][round % 3]);
+        exit_within(&mut tray, EVENT_TIMEOUT);
+    }
+    assert_eq!(most, 1);
+    assert_nothing_left(&store.f.root);
+}
+
+/// What a script that stops listening sees: the watch ends within a second of its stdin
+/// closing, and nothing it started is left.
+#[test]
+fn watch_ends_within_a_second_when_its_stdin_pipe_closes() {
+    let store = Store::new("d");
+    store.sessions(&[spec(&store, "S-1", "alpha")]);
+    let ssh = StandInSsh::new(&store.f.root);
+    let mut tray = store.watch_remote(&ssh, Stdio::piped());
+    let _stdout = tray.stdout.take();
+    store.until_following(&ssh);
+    drop(tray.stdin.take());
+    let (status, took) = exit_within(&mut tray, Duration::from_secs(1));
+    assert!(status.success(), "{status:?}");
+    eprintln!("stdin closed → lf-tray watch gone: {took:?}");
+    assert_nothing_left(&store.f.root);
+}
+
+/// Its reader gone while nothing changes: no event is due, so no write fails; the watch
+/// still ends within a second, in JSON and as text.
+#[test]
+fn watch_ends_within_a_second_when_its_stdout_reader_goes_with_no_event_due() {
+    for json in [true, false] {
+        let store = Store::new("d");
+        store.sessions(&[spec(&store, "S-1", "alpha")]);
+        let ssh = StandInSsh::new(&store.f.root);
+        let args: &[&str] = if json {
+            &["watch", "--json", "--remote", "box"]
+        } else {
+            &["watch", "--remote", "box"]
+        };
+        let mut tray = store
+            .command(args)
+            .env("PATH", &ssh.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(tray.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "no first line");
+        store.until_following(&ssh);
+        drop(stdout);
+        let (status, took) = exit_within(&mut tray, Duration::from_secs(1));
+        assert!(status.success(), "json {json}: {status:?}");
+        eprintln!("json {json}: stdout's reader gone → lf-tray watch gone: {took:?}");
+        assert_nothing_left(&store.f.root);
+    }
 }

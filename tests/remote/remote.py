@@ -395,6 +395,88 @@ def live_and_faults(sshd):
     remove_ask(CLIENT, "ask_local2")
 
 
+def remote_watchers():
+    """The machine account's running `lf-tray watch` processes."""
+    pids = []
+    for pid in remote_pids("watch"):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and argv[0].endswith(b"lf-tray") and argv[1:2] == [b"watch"]:
+            pids.append(pid)
+    return pids
+
+
+def client_ssh():
+    """The person's running ssh processes."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == CLIENT.pw_uid:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z" and argv[0].endswith(b"ssh"):
+                    pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids
+
+
+def until(found, timeout):
+    """`found()` once it is true, polled until `timeout` s; the time it took, or None."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if found():
+            return time.monotonic() - start
+        time.sleep(0.02)
+    return None
+
+
+def leave_nothing():
+    """No connection outlives what it served: the machine's `lf-tray watch` ends when its
+    ssh is killed, and a tray restarted again and again keeps one watcher there."""
+    watch = Watch()
+    _, snap = watch.wait(snapshot_with(), 20)
+    first = until(lambda: len(remote_watchers()) == 1 and client_ssh(), 20)
+    check("the tray follows the machine through one ssh and one lf-tray watch there",
+          snap is not None and first is not None, (remote_watchers(), client_ssh()))
+    watchers, ssh = remote_watchers(), client_ssh()
+    for pid in ssh:
+        os.kill(pid, signal.SIGKILL)
+    # The tray reconnects a second later: only the watchers of the killed ssh count.
+    gone = until(lambda: not set(watchers) & set(remote_watchers()), 5)
+    check("the client's ssh killed: the machine's lf-tray watch is gone within 5 s",
+          watchers and gone is not None, f"{watchers} still in {remote_watchers()}")
+    if gone is not None:
+        print(f"     ssh killed → remote lf-tray watch gone: {gone * 1000:.0f} ms")
+    back = until(lambda: len(remote_watchers()) == 1, 20)
+    check("and the tray connects again, one watcher there", back is not None, remote_watchers())
+    watch.stop()
+
+    most, leftover, ends = 0, [], []
+    for round in range(10):
+        watch = Watch()
+        until(lambda: remote_watchers() and client_ssh(), 20)
+        most = max(most, len(remote_watchers()), len(client_ssh()))
+        watchers = remote_watchers()
+        # Quit as a session manager does it, or a crash.
+        watch.proc.send_signal(signal.SIGTERM if round % 2 else signal.SIGKILL)
+        watch.proc.wait()
+        took = until(lambda: not client_ssh() and not set(watchers) & set(remote_watchers()), 5)
+        if took is None:
+            leftover.append((round, client_ssh(), remote_watchers()))
+        else:
+            ends.append(took)
+    check("the tray restarted 10 times: never more than one ssh here and one lf-tray watch "
+          "there", most == 1, f"at most {most}")
+    check("each time, its ssh and the machine's watcher end with it (≤ 5 s)", not leftover,
+          leftover)
+    if ends:
+        print(f"     tray ended → its ssh and the remote watcher gone: max {max(ends) * 1000:.0f} ms")
+
+
 def list_mode():
     """The machine has lf but no lf-tray: its lf's list, over ssh."""
     (Path(REMOTE.pw_dir) / ".local" / "bin" / "lf-tray").unlink()
@@ -524,6 +606,7 @@ def main():
         refused()
         act_remotely()
         live_and_faults(sshd)
+        leave_nothing()
         list_mode()
         if os.environ.get("REMOTE_DESKTOP", "1") != "0":
             import desktop

@@ -320,7 +320,8 @@ impl Lf {
     }
 
     /// lf with these arguments and the tray's environment rules: no Run context, the
-    /// home override when there is one. Killed if the handle is dropped.
+    /// home override when there is one. Killed if the handle is dropped, and
+    /// ended with the tray however it ends ([`crate::child`]; over ssh by [`Ssh`]).
     fn command(&self, args: &[&str]) -> Command {
         let mut command = match &self.ssh {
             Some(ssh) => {
@@ -333,6 +334,7 @@ impl Lf {
             None => {
                 let mut command = Command::new(&self.bin);
                 command.args(args);
+                crate::child::end_with_tray(&mut command);
                 command
             }
         };

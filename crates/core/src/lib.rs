@@ -4,6 +4,7 @@
 
 pub mod actions;
 mod ask;
+pub mod child;
 mod dialect;
 pub mod engine;
 mod event;

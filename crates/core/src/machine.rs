@@ -135,11 +135,13 @@ impl Ssh {
         self.shell(&quote_words(words))
     }
 
-    /// A command that gives `line` to the machine's shell as it is.
+    /// A command that gives `line` to the machine's shell as it is. The ssh ends with the
+    /// tray, however the tray ends ([`crate::child`]).
     fn shell(&self, line: &str) -> Command {
         let argv = self.argv(false, line);
         let mut command = Command::new(&argv[0]);
         command.args(&argv[1..]).kill_on_drop(true);
+        crate::child::end_with_tray(&mut command);
         command
     }
 
@@ -540,8 +542,11 @@ async fn watch(
     backoff: &mut Backoff,
 ) -> Result<Ended, String> {
     let mut command = ssh.command(&[lf_tray, "watch", "--json"]);
+    // A pipe held open and never written, not /dev/null: ssh would send the end of
+    // /dev/null at once, and lf-tray there ends at the end of its stdin. This way it ends
+    // when this connection does, also when this tray is gone without ending its ssh.
     command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command
