@@ -5,6 +5,28 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// Variables lf sets inside a Run. A tray started from an agent's terminal inherits
+/// them, and lf would then attach the work the tray triggers to that Run; Loopflow.app
+/// strips them from every process it starts for the same reason.
+pub const RUN_CONTEXT_VARS: [&str; 6] = [
+    "LF_RUN_ID",
+    "LF_RUN_DIR",
+    "LF_PARENT_RUN_ID",
+    "LF_HUMAN_SESSION",
+    "LF_HUMAN_SESSION_RUN",
+    "LF_HUMAN_SESSION_RUN_BIND",
+];
+
+/// Variables that say which lf and which store: a session opened for the person must see
+/// the same ones as the tray, wherever its process is started from.
+pub const STORE_VARS: [&str; 5] = [
+    "LF_HOME",
+    "LF_CONTROL_HOME",
+    "LF_DB_PATH",
+    "LF_CONTROL_DB_PATH",
+    "LF_BIN",
+];
+
 /// The directories the engine reads. It never writes under any of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {

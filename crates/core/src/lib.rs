@@ -20,6 +20,7 @@ mod run;
 mod schedule;
 pub mod session;
 pub mod snapshot;
+mod ssh;
 pub mod terminal;
 mod watch;
 

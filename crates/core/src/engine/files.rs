@@ -11,7 +11,7 @@ use tokio::task::AbortHandle;
 
 use super::core::{FileView, Stamp};
 use super::files_present;
-use super::task::{watch_exit, Msg};
+use super::msg::{watch_exit, Msg};
 use crate::event::Warning;
 use crate::home::Home;
 use crate::records::Records;

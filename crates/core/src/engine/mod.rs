@@ -11,6 +11,7 @@
 
 mod core;
 mod files;
+mod msg;
 #[cfg(test)]
 mod replay;
 mod task;
@@ -24,7 +25,8 @@ use tokio::time::Instant;
 
 use self::core::{Core, Now};
 use self::files::FileSide;
-use self::task::{Msg, Task};
+use self::msg::Msg;
+use self::task::Task;
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
 use crate::home::Home;

@@ -11,28 +11,12 @@ use tokio::time::Instant;
 
 use super::core::{Command, Core, Input, Now, Out};
 use super::files::FileSide;
-use crate::dialect::Dialect;
+use super::msg::{watch_exit, Msg};
 use crate::event::{Event, Warning};
-use crate::lf::{Lf, LfError};
+use crate::lf::Lf;
 use crate::machine;
-use crate::monitor::{Reader, Report};
-use crate::session::SessionRecord;
+use crate::monitor::Reader;
 use crate::watch::Batch;
-
-pub(super) enum Msg {
-    Fs(notify::Result<notify::Event>),
-    ClientExited(String),
-    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
-    /// An action (an lf run of the tray's own) started, or ended and wants a list.
-    Acting,
-    Acted(oneshot::Sender<()>),
-    Reader(u64, Report),
-    ReaderFailed(u64, LfError),
-    Detected(Result<Dialect, LfError>),
-    /// An agent process a listed session names exited: lf writes nothing for that, and
-    /// only a new list says the session stopped.
-    AgentExited(i32),
-}
 
 fn now() -> Now {
     Now {
@@ -285,15 +269,4 @@ async fn sleep_until(due: Option<Instant>) {
         Some(due) => tokio::time::sleep_until(due).await,
         None => std::future::pending().await,
     }
-}
-
-/// Tell the engine when a process exits.
-pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exited: Msg) -> AbortHandle {
-    tokio::spawn(async move {
-        crate::liveness::exited(pid).await;
-        if let Some(tx) = tx.upgrade() {
-            let _ = tx.send(exited);
-        }
-    })
-    .abort_handle()
 }

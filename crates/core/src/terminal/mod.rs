@@ -40,7 +40,7 @@ use adapter::Adapter;
 /// `LF_TERMINAL_ID`/`LF_TERMINAL_TTY` name the terminal pane the tray was started from,
 /// which is not the new window.
 pub const SCRUBBED_VARS: [&str; 8] = {
-    let run = crate::lf::RUN_CONTEXT_VARS;
+    let run = crate::home::RUN_CONTEXT_VARS;
     let mut all = ["LF_TERMINAL_ID"; 8];
     let mut i = 0;
     while i < run.len() {

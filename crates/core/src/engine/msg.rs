@@ -1,0 +1,37 @@
+//! What the engine task hears: one message type for every source (the watcher, lf runs,
+//! readers, process exits), beside the task and the file half that both send it.
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::dialect::Dialect;
+use crate::lf::LfError;
+use crate::monitor::Report;
+use crate::session::SessionRecord;
+
+/// One thing that happened, for the task to hand to the core or the file half.
+pub(super) enum Msg {
+    Fs(notify::Result<notify::Event>),
+    ClientExited(String),
+    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    /// An action (an lf run of the tray's own) started, or ended and wants a list.
+    Acting,
+    Acted(oneshot::Sender<()>),
+    Reader(u64, Report),
+    ReaderFailed(u64, LfError),
+    Detected(Result<Dialect, LfError>),
+    /// An agent process a listed session names exited: lf writes nothing for that, and
+    /// only a new list says the session stopped.
+    AgentExited(i32),
+}
+
+/// Tell the engine when a process exits.
+pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exited: Msg) -> AbortHandle {
+    tokio::spawn(async move {
+        crate::liveness::exited(pid).await;
+        if let Some(tx) = tx.upgrade() {
+            let _ = tx.send(exited);
+        }
+    })
+    .abort_handle()
+}
