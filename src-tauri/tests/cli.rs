@@ -12,6 +12,9 @@ use serde_json::Value;
 
 /// Long enough for a loaded 2-core CI machine; a passing run waits milliseconds.
 const EVENT_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long nothing must happen for "told once" to mean something: the engine turns a
+/// change into its line within milliseconds (its debounce is 100 ms, capped at 250 ms).
+const QUIET_SECOND: Duration = Duration::from_secs(1);
 
 /// lf-sim's stand-in `lf`, which cargo builds beside this package's binaries when the
 /// workspace's tests are built (`cargo test --workspace`, as scripts/test.sh runs them).
@@ -146,6 +149,19 @@ impl Watch {
             "the first line is the snapshot: {first}"
         );
         first
+    }
+
+    /// Nothing more about any session for a quiet second: what was told was told once. A
+    /// bounded absence window, not a wait for a state.
+    #[track_caller]
+    fn no_more_session_lines(&self, what: &str) {
+        std::thread::sleep(QUIET_SECOND);
+        let extra: Vec<Value> = self
+            .lines
+            .try_iter()
+            .filter(|e| e["session"].is_object())
+            .collect();
+        assert!(extra.is_empty(), "{what}: repeated events {extra:#?}");
     }
 
     #[track_caller]
@@ -820,13 +836,7 @@ fn attention_set_cleared_and_completed_by_another_lf_each_arrive_once() {
         let resolved = watch.expect_event("resolved", "S-1");
         assert_eq!(resolved["session"]["id"], "S-1");
         // Exactly once: nothing more about either within a quiet second.
-        std::thread::sleep(Duration::from_secs(1));
-        let extra: Vec<Value> = watch
-            .lines
-            .try_iter()
-            .filter(|e| e["session"].is_object())
-            .collect();
-        assert!(extra.is_empty(), "{generation}: repeated events {extra:#?}");
+        watch.no_more_session_lines(generation);
     }
 }
 
@@ -1151,13 +1161,7 @@ fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not(
     assert_eq!(quit["type"], "state", "{quit}");
     assert_eq!(quit["session"]["stopped"], true);
     // Told once: a quiet second brings nothing more about either.
-    std::thread::sleep(Duration::from_secs(1));
-    let extra: Vec<Value> = watch
-        .lines
-        .try_iter()
-        .filter(|e| e["session"].is_object())
-        .collect();
-    assert!(extra.is_empty(), "repeated events {extra:#?}");
+    watch.no_more_session_lines("e2");
 }
 
 // --- Nothing left behind: every process the tray starts ends with it ----------------------

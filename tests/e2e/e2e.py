@@ -111,6 +111,23 @@ class Ctx:
         self.home.write_ask(sid, **fields)
         self.last_ask = time.monotonic()
 
+    def store_home(self, generation):
+        """A home of one of today's lfs (SQLite only) with a repository to work in: the
+        home, the repository, the environment that makes the stand-in play `generation`,
+        and a function that runs that lf (failing the check with lf's words)."""
+        home = self.tmp / f"lf-home-{generation}"
+        repo = self.tmp / "work" / f"repo-{generation}"
+        (repo / ".git").mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION=generation)
+
+        def lf(*args):
+            out = subprocess.run([self.lf_bin, *args], env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
+            return out.stdout
+
+        return home, repo, env, lf
+
     # --- tray ------------------------------------------------------------------------
     def menu(self):
         self.require_app()
@@ -678,16 +695,7 @@ def sigterm_ends_the_app_like_quit(ctx):
 def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
     # Today's lf: sessions only in its SQLite store; attention turns `waiting` and back.
     ctx.stop_app()
-    home = ctx.tmp / "lf-home-d"
-    repo = ctx.tmp / "work" / "repo-d"
-    (repo / ".git").mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="d")
-
-    def lf(*args):
-        out = subprocess.run([ctx.lf_bin, *args], env=env, capture_output=True, text=True)
-        if out.returncode != 0:
-            raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
-        return out.stdout
+    home, repo, env, lf = ctx.store_home("d")
 
     sid = "SESSION-" + uuid.uuid4().hex[:8]
     ctx.d_session = {"id": sid, "home": home, "repo": repo, "env": env}
@@ -733,16 +741,7 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
 def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
     # Today's lf: the agent reports why it waits; an agent that dies reads `closed`.
     ctx.stop_app()
-    home = ctx.tmp / "lf-home-e"
-    repo = ctx.tmp / "work" / "repo-e"
-    (repo / ".git").mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
-
-    def lf(*args):
-        out = subprocess.run([ctx.lf_bin, *args], env=env, capture_output=True, text=True)
-        if out.returncode != 0:
-            raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
-        return out.stdout
+    home, repo, env, lf = ctx.store_home("e2")
 
     asking, stopping = ("SESSION-" + uuid.uuid4().hex[:8] for _ in range(2))
     lf("sim", "new", asking, "--title", "Publish the 0.4 crates", "--cwd", str(repo),
