@@ -764,6 +764,7 @@ def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
         n = ctx.notified(lambda n: "Run cargo publish" in n.body, "the permission popup")
         expect(n.summary == "claude asks permission · Publish the 0.4 crates",
                f"summary {n.summary!r}")
+        expect(n.timeout == 0, f"the popup asks to stay until acted on: timeout {n.timeout}")
         want = ["Run cargo publish --dry-run", "Bash wants to run &lt;b&gt;a command&lt;/b&gt;",
                 "Publish the 0.4 crates", "product / LOO-501"]
         expect(n.body.split("\n") == want, f"body {n.body!r}; expected the lines {want!r}")

@@ -30,6 +30,9 @@ const MAX_SUMMARY: usize = 90;
 const MAX_TITLE: usize = 120;
 const MAX_PROMPT: usize = 240;
 const MAX_READY: usize = 320;
+/// The notification spec's `expire_timeout` values: the server decides, or never expire.
+const SERVER_DEFAULT: i32 = -1;
+const UNTIL_ACTED_ON: i32 = 0;
 /// How many sessions a burst summary names before "and N more".
 const BURST_NAMED: usize = 3;
 
@@ -74,6 +77,20 @@ impl NoticeKind {
             // The spec's word for a contact that went offline: the agent left.
             NoticeKind::Stopped => "presence.offline",
             NoticeKind::Error => "x-lf-tray.launch.error",
+        }
+    }
+
+    /// The `expire_timeout` to ask for: a popup that brings the person back waits for them
+    /// (0: until acted on, dismissed or resolved, where the server allows it); a reminder
+    /// repeats what was said, so the server's own timing is fine for it.
+    pub fn expire_timeout(self) -> i32 {
+        match self {
+            NoticeKind::Reminder => SERVER_DEFAULT,
+            NoticeKind::Asked
+            | NoticeKind::Ready
+            | NoticeKind::Stopped
+            | NoticeKind::Burst
+            | NoticeKind::Error => UNTIL_ACTED_ON,
         }
     }
 
@@ -428,6 +445,20 @@ mod tests {
         // Without a status report it reads as on generation D.
         let plain = record_e("S", State::Active, true, serde_json::Value::Null);
         assert_eq!(asked(&plain).summary, "Agent waits for you · codex");
+    }
+
+    #[test]
+    fn popups_that_bring_the_person_back_wait_for_them() {
+        for kind in [
+            NoticeKind::Asked,
+            NoticeKind::Ready,
+            NoticeKind::Stopped,
+            NoticeKind::Burst,
+            NoticeKind::Error,
+        ] {
+            assert_eq!(kind.expire_timeout(), 0, "{kind:?}");
+        }
+        assert_eq!(NoticeKind::Reminder.expire_timeout(), -1);
     }
 
     #[test]

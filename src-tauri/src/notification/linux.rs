@@ -32,8 +32,6 @@ use super::{
 
 const SERVER: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
-/// Let the server pick how long a popup stays (most keep one with actions until clicked).
-const SERVER_DEFAULT_TIMEOUT: i32 = -1;
 /// Reconnecting to a session bus that went away: soon at first (a bus restarted by the
 /// session manager is back within a second), then doubling to a try a minute, so a bus
 /// that is gone for good costs nothing.
@@ -283,7 +281,7 @@ impl Notifications {
             body.as_str(),
             actions,
             hints,
-            SERVER_DEFAULT_TIMEOUT,
+            notice.kind.expire_timeout(),
         );
         let reply = self.call("Notify", &body).await;
         let id = match reply.and_then(|m| m.body().deserialize::<u32>()) {
