@@ -1162,6 +1162,10 @@ fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not(
     assert_eq!(quit["session"]["stopped"], true);
     // Told once: a quiet second brings nothing more about either.
     watch.no_more_session_lines("e2");
+    // And the dead agents, which lf still names, wake nothing: no lf runs while idle.
+    let runs = store.lf_runs();
+    std::thread::sleep(QUIET_SECOND);
+    assert_eq!(store.lf_runs(), runs, "lf ran while nothing changed");
 }
 
 // --- Nothing left behind: every process the tray starts ends with it ----------------------

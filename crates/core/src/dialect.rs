@@ -212,10 +212,11 @@ impl Dialect {
         (verbs.contains(&"resume") || verbs.contains(&"ensure")) && !verbs.contains(&"complete")
     }
 
-    /// The agent process a record names, where this lf names one and it is alive enough to
-    /// watch (a positive pid).
+    /// The agent process a record names, where this lf names one and it may still be
+    /// alive: a positive pid, on a session lf does not already read `closed` (its agent
+    /// is gone, and there is no exit left to wait for).
     pub fn agent_pid(&self, record: &SessionRecord) -> Option<i32> {
-        if !self.agent_pids {
+        if !self.agent_pids || record.state == crate::State::Closed {
             return None;
         }
         record
@@ -338,6 +339,13 @@ mod tests {
         record.extra.insert("agent_process_id".into(), 4242.into());
         assert_eq!(Dialect::of(Generation::E).agent_pid(&record), Some(4242));
         assert_eq!(Dialect::of(Generation::D).agent_pid(&record), None);
+        record.state = crate::State::Closed;
+        assert_eq!(
+            Dialect::of(Generation::E).agent_pid(&record),
+            None,
+            "known dead"
+        );
+        record.state = crate::State::Active;
         record
             .extra
             .insert("agent_process_id".into(), serde_json::Value::Null);

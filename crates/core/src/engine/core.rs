@@ -193,6 +193,11 @@ pub(crate) struct Core {
     stamp: Stamp,
     /// The agent processes listed sessions name, each watched for its exit.
     agents: HashSet<i32>,
+    /// Agents seen to exit, never watched again while a listed session still names them:
+    /// lf may list a dead agent's pid for good (reading `closed`), or as alive for a moment
+    /// (a zombie not yet reaped), and watching a pid that is gone ends at once — a list,
+    /// then the same watch again, without end.
+    exited: HashSet<i32>,
     /// Whether a source directory exists (cached: it changes only on top-level events).
     files_active: bool,
     /// Set when a change may touch any session (a rescan, a new lf list): the next
@@ -239,6 +244,7 @@ impl Core {
             program_due: None,
             stamp: Vec::new(),
             agents: HashSet::new(),
+            exited: HashSet::new(),
             files_active: false,
             full: true,
             changed: false,
@@ -363,6 +369,7 @@ impl Core {
             }
             Input::AgentExited(pid) => {
                 self.agents.remove(&pid);
+                self.exited.insert(pid);
                 self.schedule.ask(mono);
             }
             Input::Detected(result) => {
@@ -748,11 +755,14 @@ impl Core {
     /// time), so its exit is the one sign that the session stopped.
     fn sync_agents(&mut self) {
         let dialect = self.dialect();
-        let wanted: HashSet<i32> = self
+        let named: HashSet<i32> = self
             .listed
             .iter()
             .filter_map(|r| dialect.agent_pid(r))
             .collect();
+        // An exited pid no list names any more may come back as another agent.
+        self.exited.retain(|pid| named.contains(pid));
+        let wanted: HashSet<i32> = named.difference(&self.exited).copied().collect();
         let mut gone: Vec<i32> = self.agents.difference(&wanted).copied().collect();
         let mut new: Vec<i32> = wanted.difference(&self.agents).copied().collect();
         gone.sort_unstable();

@@ -926,6 +926,46 @@ fn an_agents_exit_is_a_list_now() {
 }
 
 #[test]
+fn a_dead_agent_lf_still_names_is_not_watched_again_and_lists_once() {
+    // As lf (E2) lists it for good: `closed`, the dead agent's pid still in the record.
+    let mut dead = with_agent("s1", 4242);
+    dead.state = State::Closed;
+    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+    r.take();
+    r.at(1000).feed(Input::AgentExited(4242));
+    assert_eq!(r.take(), [list(E)]);
+    r.at(1200).listed(vec![dead.clone()]);
+    assert_eq!(r.take(), [], "a dead agent's pid is not watched again");
+    assert_eq!(
+        r.at(30_000).take(),
+        [],
+        "and nothing lists again before the safety list"
+    );
+    // Arriving already dead: nothing to watch either.
+    let mut r = Replay::with(E, vec![dead]);
+    assert_eq!(r.take(), []);
+}
+
+#[test]
+fn an_agent_lf_lists_alive_after_its_exit_is_not_watched_again() {
+    // A zombie not yet reaped reads as alive to lf for a moment: its exit was seen, once.
+    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+    r.take();
+    r.at(1000).feed(Input::AgentExited(4242));
+    assert_eq!(r.take(), [list(E)]);
+    r.at(1200).listed(vec![with_agent("s1", 4242)]);
+    assert_eq!(r.take(), [], "no second watch of an exited pid");
+    // Once no list names it, the pid may be another agent's.
+    r.at(2000).write();
+    r.at(2100).take();
+    r.at(2200).listed(vec![]);
+    r.at(3000).write();
+    r.at(3100).take();
+    r.at(3200).listed(vec![with_agent("s9", 4242)]);
+    assert_eq!(r.take(), [Command::WatchAgent(4242)]);
+}
+
+#[test]
 fn an_agent_no_longer_listed_is_no_longer_watched() {
     let mut r = Replay::with(E, vec![with_agent("s1", 4242), with_agent("s2", 4343)]);
     r.take();
