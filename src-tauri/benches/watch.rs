@@ -21,8 +21,28 @@ const EVENTS: usize = 400;
 const IDLE: Duration = Duration::from_secs(60);
 
 fn main() {
-    // `cargo bench` passes `--bench`; any other argument filters nothing here.
-    let idle = !std::env::args().any(|a| a == "--no-idle");
+    // `cargo bench` passes `--bench`; `--no-idle` skips the idle spells, and naming parts
+    // (`files`, `d`, `e2`) runs only those.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let idle = !args.iter().any(|a| a == "--no-idle");
+    let parts: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| ["files", "d", "e2"].contains(a))
+        .collect();
+    let runs_part = |part: &str| parts.is_empty() || parts.contains(&part);
+    if runs_part("files") {
+        files(idle);
+    }
+    for generation in ["d", "e2"] {
+        if runs_part(generation) {
+            store_generation(generation, idle);
+        }
+    }
+}
+
+/// Generations A and B: records in files, at 10 and at 10 000 Runs.
+fn files(idle: bool) {
     let mut per_change = Vec::new();
     for runs in [10, 10_000] {
         let dir = tempfile::tempdir().unwrap();
@@ -115,9 +135,6 @@ fn main() {
         "\ncost of one Ask change at 10 000 Runs relative to 10: {:.2}",
         per_change[1].as_secs_f64() / per_change[0].as_secs_f64()
     );
-    for generation in ["d", "e2"] {
-        store_generation(generation, idle);
-    }
 }
 
 /// lf's real quiet time, and the idle window the goals for D and E are stated for.
