@@ -70,6 +70,18 @@ impl Fixture {
             // Not the runner's stdin: a watch ends at the end of a stdin pipe, and a CI
             // runner's may be one that is already closed.
             .stdin(Stdio::null());
+        // Nor the runner's ignored signals: a job a non-interactive shell put in the
+        // background ignores SIGINT, and the tray rightly keeps a signal it was started
+        // with ignored (as under nohup). The tests speak of a tray started normally.
+        // SAFETY: signal() is async-signal-safe, and only resets dispositions.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
         if with_lf {
             cmd.arg("--lf").arg(&self.lf);
         }
