@@ -129,7 +129,9 @@ fn a_machine_let_go_ends_its_ssh_at_once_and_one_that_stays_keeps_its_own() {
 
         engine.set_machines(vec!["far".into()]);
         let asked = Instant::now();
-        until("box's ssh gone", GONE, || (!running(box_ssh)).then_some(())).await;
+        // Gone and reaped: no zombie is left for the tray's life either.
+        let reaped = || !Path::new(&format!("/proc/{box_ssh}")).exists();
+        until("box's ssh gone", GONE, || reaped().then_some(())).await;
         let took = asked.elapsed();
         until("box's sessions gone", GONE, || {
             (listed(&engine) == ["on-far@far"]).then_some(())
