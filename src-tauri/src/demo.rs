@@ -101,6 +101,7 @@ pub fn run(story_of: Story) -> Result<()> {
             hidden: false,
             single_instance: false,
             history: None,
+            remote: Vec::new(),
         },
         move |_| {
             std::thread::spawn(move || {

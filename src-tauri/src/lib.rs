@@ -67,12 +67,7 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
     let home = options.home.or_else(|| loaded.settings.home.clone());
     let lf = options.lf.or_else(|| loaded.settings.lf_path.clone());
     let mut config = Config::from_env(home, lf);
-    // The settings' machines, then the command line's, each once.
-    for machine in loaded.settings.machines.iter().chain(&options.machines) {
-        if !config.machines.contains(machine) {
-            config.machines.push(machine.clone());
-        }
-    }
+    config.machines = followed(&loaded.settings.machines, &options.machines);
     start(
         config,
         settings_path,
@@ -81,9 +76,22 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
             hidden: options.start_hidden,
             single_instance: true,
             history: History::path(),
+            remote: options.machines,
         },
         |_| {},
     )
+}
+
+/// The machines to follow: the settings' ones, then the command line's (`--remote`), each
+/// once.
+fn followed(settings: &[String], remote: &[String]) -> Vec<String> {
+    let mut machines: Vec<String> = Vec::new();
+    for machine in settings.iter().chain(remote) {
+        if !machines.contains(machine) {
+            machines.push(machine.clone());
+        }
+    }
+    machines
 }
 
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
@@ -130,6 +138,8 @@ pub(crate) struct Shell {
     quitting: AtomicBool,
     /// The session a window being built should scroll to (see `window::show`).
     focus: Mutex<Option<String>>,
+    /// The command line's machines (`--remote`): followed whatever the settings say.
+    remote: Vec<String>,
 }
 
 impl Shell {
@@ -150,6 +160,7 @@ impl Shell {
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
             focus: Mutex::new(None),
+            remote: Vec::new(),
         }
     }
 
@@ -207,8 +218,12 @@ impl Shell {
         lock(&self.settings).clone()
     }
 
+    /// Saved settings apply at once, the machines too: one no longer named is let go (its
+    /// ssh ends now), one added is reached, the others keep their connections.
     fn set_settings(&self, settings: Settings) {
+        let machines = followed(&settings.machines, &self.remote);
         *lock(&self.settings) = settings;
+        self.engine.set_machines(machines);
         self.wake.notify_one();
     }
 
@@ -312,6 +327,8 @@ pub(crate) struct Start {
     pub single_instance: bool,
     /// Where the popups' memory lives (not for the demo, whose sessions are make-believe).
     pub history: Option<PathBuf>,
+    /// The command line's machines, kept when saved settings change the others.
+    pub remote: Vec<String>,
 }
 
 /// Run the app until the user quits. `ready` runs once everything is set up.
@@ -340,6 +357,7 @@ pub(crate) fn start(
     }
     let hidden = start.hidden;
     let history_path = start.history;
+    let remote = start.remote;
     let app = builder(app)
         .setup(move |app| {
             // A tray app: no Dock icon (NOT VERIFIED, macOS is not built here).
@@ -348,8 +366,9 @@ pub(crate) fn start(
             // Started here, after the single-instance check: a second `lf-tray` exits
             // before it reads anything. The window's commands run once setup is done.
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
-            let shell =
-                Arc::new(Shell::new(engine, settings_path, loaded).with_history(history_path));
+            let mut shell = Shell::new(engine, settings_path, loaded).with_history(history_path);
+            shell.remote = remote;
+            let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;
             ready(app.handle().clone());

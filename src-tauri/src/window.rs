@@ -549,6 +549,42 @@ mod tests {
         assert!(plan(&idle, &ActionKind::MoveHere, None).is_err());
     }
 
+    /// What the status line says once it says what `want` wants, within a deadline long
+    /// enough for a loaded CI machine (the engine takes the change in milliseconds).
+    fn status_until(f: &Fixture, want: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let board = invoke(&f.webview, "sessions", json!({})).unwrap();
+            let status = board["status"].as_str().unwrap().to_string();
+            if want(&status) {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the status stayed {status:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn saved_machines_apply_at_once_and_one_taken_off_leaves_the_status() {
+        let f = fixture();
+        let view = invoke(&f.webview, "settings", json!({})).unwrap();
+        let mut settings = view["settings"].clone();
+        let autostart = view["autostart"].clone();
+        settings["machines"] = json!(["box", "far"]);
+        let save = json!({"settings": settings, "autostart": autostart});
+        invoke(&f.webview, "save_settings", save).unwrap();
+        status_until(&f, |s| s.contains(" · box: ") && s.contains(" · far: "));
+
+        settings["machines"] = json!(["far"]);
+        let save = json!({"settings": settings, "autostart": autostart});
+        invoke(&f.webview, "save_settings", save).unwrap();
+        let status = status_until(&f, |s| !s.contains("box"));
+        assert!(status.contains(" · far: "), "{status}");
+    }
+
     #[test]
     fn commands_outside_the_capability_do_not_exist_for_the_window() {
         let f = fixture();

@@ -805,6 +805,146 @@ def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
     wait_for(lambda: ctx.tray.items() == [], "the E app's tray item to leave the watcher")
 
 
+# How long what the app started may take to go once it has: the kernel signals its
+# children as it exits (PR_SET_PDEATHSIG), and a machine loaded by a build schedules them
+# within this.
+ALL_GONE = 2.0
+
+
+def started_by(app, since):
+    """The running processes in the app's session (it is started as a session leader):
+    everything it started and kept (lf, lf's readers, ssh, its on_event program), but not
+    a terminal it opened, which gets a session of its own. A process started before the
+    app is another that took a reused number."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == app.pid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == app.pid and int(fields[19]) >= since:
+            found.append(f"{entry.name}: {argv.strip()}")
+    return found
+
+
+def start_time(pid):
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2:].split()[19])
+
+
+def recording_script(path, log, then):
+    """A program that appends its pid to log, then runs the shell text `then`."""
+    path.write_text(f"#!/bin/sh\necho $$ >> '{log}'\n{then}\n")
+    path.chmod(0o755)
+
+
+@check
+def quit_sigterm_and_sigkill_leave_no_lf_reader_ssh_or_hook_but_the_terminal(ctx):
+    # The app on today's lf (so lf's reader runs), following another machine through a
+    # stand-in ssh, with an on_event program that takes its time, and a terminal opened
+    # from a popup. However it ends, nothing it started is left but that terminal, which
+    # is the person's.
+    ctx.stop_app()
+    wait_for(lambda: ctx.tray.items() == [], "the earlier app's tray item to leave the watcher")
+    base = ctx.tmp / "left-behind"
+    (base / "bin").mkdir(parents=True, exist_ok=True)
+    # The probe learns there is an lf-tray there; the watch prints a snapshot of nothing
+    # and waits, as a connection to an idle machine does.
+    recording_script(base / "bin" / "ssh", base / "ssh.pids", """for last; do :; done
+case "$last" in *'command -v'*) echo lf-tray=/far/bin/lf-tray; exit 0 ;; esac
+echo '{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}'
+exec sleep 600""")
+    recording_script(base / "hook", base / "hook.pids", "exec sleep 600")
+    recording_script(base / "terminal", base / "terminal.pids", "exec sleep 600")
+
+    def pids(name):
+        try:
+            return [int(p) for p in (base / name).read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    for way in ("Quit", "SIGTERM", "SIGKILL"):
+        # A popup a SIGKILLed app left on screen would take the next one's click.
+        subprocess.run(["dunstctl", "close-all"], check=True)
+        home, config = base / f"lf-home-{way}", base / f"config-{way}"
+        repo = ctx.tmp / "work" / f"repo-left-{way}"
+        (repo / ".git").mkdir(parents=True, exist_ok=True)
+        (config / "lf-tray").mkdir(parents=True, exist_ok=True)
+        (config / "lf-tray" / "settings.json").write_text(json.dumps(
+            {"machines": ["box"], "on_event": str(base / "hook")}))
+        env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="d",
+                   XDG_CONFIG_HOME=str(config), TERMINAL=str(base / "terminal"),
+                   PATH=f"{base / 'bin'}:{os.environ['PATH']}")
+
+        def lf(*args):
+            out = subprocess.run([ctx.lf_bin, *args], env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
+
+        sid = "SESSION-" + uuid.uuid4().hex[:8]
+        title = f"Decide before {way}"
+        lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
+        lf("sim", "working", sid)
+        terminals = len(pids("terminal.pids"))
+        log = open(ctx.out / "app-left-behind.log", "ab")
+        ctx.app = app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        since = start_time(app.pid)
+        try:
+            ctx.item = wait_for(lambda: ctx.tray.item_of_pid(app.pid), f"the {way} app's tray item",
+                                START_TIMEOUT)
+            wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(),
+                     "the first snapshot in the menu", START_TIMEOUT)
+            lf("sim", "ask", sid)
+            n = ctx.notified(lambda n: title in n.body, f"the popup for {title!r}")
+            wait_for(lambda: ctx.displayed() == 1, "dunst to display that popup alone")
+            ctx.await_listener(n)
+            subprocess.run(["dunstctl", "action", "0"], check=True)
+            terminal = wait_for(lambda: pids("terminal.pids")[terminals:], "the terminal")[0]
+
+            def all_running():
+                now = started_by(app, since)
+                reader = any("monitor work" in argv for argv in now)
+                ssh, hook = ([p for p in pids(name) if any(a.startswith(f"{p}:") for a in now)]
+                             for name in ("ssh.pids", "hook.pids"))
+                return now if reader and ssh and hook else None
+
+            before = wait_for(all_running, lambda: f"lf's reader, the ssh to box and the on_event "
+                              f"program, all running; the app's now: {started_by(app, since)}")
+            if way == "Quit":
+                ctx.click("Quit")
+            elif way == "SIGTERM":
+                app.send_signal(signal.SIGTERM)
+            else:
+                app.kill()
+            wait_for(lambda: app.poll() is not None, f"the app to exit on {way}")
+            gone = time.monotonic()
+            wait_for(lambda: not started_by(app, since),
+                     lambda: f"nothing the app started to be left {ALL_GONE} s after {way}; "
+                     f"before it: {before}; still running: {started_by(app, since)}",
+                     timeout=ALL_GONE)
+            print(f"  {way}: everything it started gone {time.monotonic() - gone:.2f} s after "
+                  f"the app: {before}", flush=True)
+            expect(Path(f"/proc/{terminal}").exists(),
+                   f"the terminal the app opened ({terminal}) ended with it on {way}")
+        finally:
+            if app.poll() is None:
+                os.killpg(app.pid, signal.SIGKILL)
+                app.wait()
+            for pid in pids("terminal.pids"):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        wait_for(lambda: ctx.tray.items() == [], f"the {way} app's tray item to leave the watcher")
+    subprocess.run(["dunstctl", "close-all"], check=True)
+
+
 # --- the window, through WebDriver ----------------------------------------------------------
 
 
@@ -1239,8 +1379,32 @@ def finish(ctx):
             ctx.driver.quit()
         except Exception as e:
             print(f"note: WebDriver quit failed: {e}", flush=True)
+        end_webdriver_apps(ctx)
     ctx.stop_app()
     dump_notifications(ctx)
+
+
+def end_webdriver_apps(ctx):
+    """The app tauri-driver started outlives its WebDriver session when its window was
+    hidden last (window_esc_hides_it): a tray app runs on without a window, and the
+    session's end closes none. It is this run's to end, by SIGTERM as a logout does, so the
+    run's audit then sees whether what the app started went with it."""
+    binary = os.path.realpath(ctx.app_bin)
+    own = ctx.app.pid if ctx.app is not None else None
+    apps = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int(entry.name) != own and \
+                    os.readlink(entry / "exe") == binary:
+                apps.append(int(entry.name))
+        except OSError:
+            pass
+    for pid in apps:
+        os.kill(pid, signal.SIGTERM)
+    for pid in apps:
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+                 Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"),
+                 f"tauri-driver's app ({pid}) to exit on SIGTERM")
 
 
 def dump_notifications(ctx):

@@ -119,4 +119,12 @@ setsid gnome-shell --x11 --replace --sm-disable >"$out/gnome-shell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!
 
+# What the suite's apps start carries this, and the shell and servers above do not.
+export LF_E2E_AUDIT=$tmp
+
 "$PY" "$here/gnome.py" 2>&1 | tee "$out/e2e.log"
+rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+exit "$rc"

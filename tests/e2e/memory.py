@@ -92,8 +92,9 @@ class Memory(Ctx):
 
     def start_dunst(self):
         log = open(self.out / "dunst-again.log", "ab")
-        subprocess.Popen(["dunst", "-config", str(HERE / "dunstrc")], stdout=log, stderr=log,
-                         start_new_session=True)
+        # Kept to be ended by finish: run.sh ends only the dunst it started itself.
+        self.dunst = subprocess.Popen(["dunst", "-config", str(HERE / "dunstrc")], stdout=log,
+                                      stderr=log, start_new_session=True)
         log.close()
         wait_for(self.dunst_pid, "dunst back on the bus")
 
@@ -364,6 +365,10 @@ def main():
 def finish(ctx):
     ctx.stop_app()
     e2e.dump_notifications(ctx)
+    dunst = getattr(ctx, "dunst", None)
+    if dunst is not None and dunst.poll() is None:
+        dunst.terminate()
+        dunst.wait(5)
 
 
 if __name__ == "__main__":

@@ -139,6 +139,10 @@ for _ in $(seq 50); do
 done
 [ -n "$ready" ] || fail_setup "dbus-monitor did not start"
 
+# What the suite's apps start carries this, and what the suite's servers above do not
+# (tauri-driver below does, for the apps it starts): the audit after the suite finds them.
+export LF_E2E_AUDIT=$tmp
+
 if [ -n "${TAURI_DRIVER:-}" ]; then
   [ -x "$TAURI_DRIVER" ] || fail_setup "TAURI_DRIVER=$TAURI_DRIVER is not executable"
   "$PY" -c 'import selenium' 2>/dev/null || fail_setup "$PY cannot import selenium (see tests/e2e/README.md)"
@@ -182,6 +186,10 @@ fi
 suite=${E2E_SUITE:-e2e.py}
 "$PY" "$here/$suite" 2>&1 | tee "$out/${suite%.py}.log"
 rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$tmp/result" "env:LF_E2E_AUDIT=$tmp" -- tauri-driver WebKitWebDriver |
+  tee -a "$out/${suite%.py}.log"
 if read -r passed failed skipped <"$tmp/result" 2>/dev/null; then
   summary_line="e2e: $passed passed, $failed failed"
   [ "$skipped" -gt 0 ] && summary_line+=", $skipped skipped"

@@ -133,6 +133,12 @@ if command -v tmux >/dev/null; then
 fi
 
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
+# What the suite's apps start carries this, and the servers above (tmux too) do not.
+export LF_E2E_AUDIT=$tmp
 
 /usr/bin/python3 "$here/terminals.py" 2>&1 | tee "$out/e2e.log"
-exit "${PIPESTATUS[0]}"
+rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+exit "$rc"

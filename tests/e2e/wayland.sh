@@ -157,5 +157,12 @@ export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run
 unset TERMINAL
 echo '{"terminal": "foot"}' >"$XDG_CONFIG_HOME/lf-tray/settings.json"
 export APP=$tmp/bin/lf-tray E2E_OUT=$out E2E_TMP=$tmp GDK_BACKEND=wayland
+# What the suite's apps start carries this, and the compositor and servers above do not.
+export LF_E2E_AUDIT=$tmp
 
 /usr/bin/python3 "$harness/wayland.py"
+rc=$?
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp"
+exit "$rc"

@@ -138,4 +138,16 @@ cleanup() {
 trap cleanup EXIT
 
 REMOTE_TMP=$tmp REMOTE_BASE=$base REMOTE_PORT=$port REMOTE_USER=$remote_user CLIENT_USER=$client_user \
-  REMOTE_OUT=$out python3 "$here/remote.py" "${@:2}"
+  REMOTE_OUT=$out REMOTE_RESULT=$tmp/result python3 "$here/remote.py" "${@:2}"
+rc=$?
+# Both accounts are the run's alone: whatever runs as either now (a tray, its ssh, the
+# watcher sshd runs for it on the other machine) was left behind.
+. "$here/../e2e/lib.sh"
+audit_into "$tmp/result" "user:$client_user" "user:$remote_user"
+if ! read -r passed failed <"$tmp/result" 2>/dev/null; then
+  echo "$name: remote.py ended without results (exit $rc)" >&2
+  echo "$name: 0 passed, 1 failed"
+  exit 1
+fi
+echo "$name: $passed passed, $failed failed"
+[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -280,12 +280,12 @@ impl MachineView {
     }
 }
 
-/// Where a follower sends its reports: the engine's channel, with the machine's place in
-/// the engine's list.
+/// Where a follower sends its reports: the engine's channel, with the id the engine
+/// knows this follower by.
 #[derive(Debug, Clone)]
 pub struct Reporter {
-    pub machine: usize,
-    pub tx: mpsc::UnboundedSender<(usize, Report)>,
+    pub machine: u64,
+    pub tx: mpsc::UnboundedSender<(u64, Report)>,
 }
 
 impl Reporter {

@@ -108,8 +108,10 @@ pub(crate) enum Input {
     Detected(Result<Dialect, LfError>),
     /// An agent process a [`Command::WatchAgent`] named exited.
     AgentExited(i32),
-    /// A machine's follower reported.
-    Machine(usize, machine::Report),
+    /// The follower of the machine with this id reported.
+    Machine(u64, machine::Report),
+    /// The machines to follow now, in this order.
+    Machines(Vec<String>),
 }
 
 /// What the task is to do.
@@ -134,6 +136,13 @@ pub(crate) enum Command {
     UnwatchAgent(i32),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
+    /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
+    Follow {
+        id: u64,
+        ssh: machine::Ssh,
+    },
+    /// Stop that follower now, and with it its ssh.
+    Unfollow(u64),
 }
 
 /// What one wake-up of the core asks for: events to publish in this order, and commands.
@@ -179,6 +188,7 @@ pub(crate) struct Core {
     touched: HashSet<String>,
     readers: HashMap<u64, Following>,
     next_reader: u64,
+    next_machine: u64,
     /// Which canonical repository a worktree belongs to, as lf's readers said.
     repo_of: HashMap<String, String>,
     /// Worktrees whose reader failed: when it may start again (`None` once it may), and
@@ -237,6 +247,7 @@ impl Core {
             touched: HashSet::new(),
             readers: HashMap::new(),
             next_reader: 0,
+            next_machine: 0,
             repo_of: HashMap::new(),
             backoff: HashMap::new(),
             revision: None,
@@ -396,7 +407,8 @@ impl Core {
                     }
                 }
             }
-            Input::Machine(index, report) => self.machine(index, report, now),
+            Input::Machine(id, report) => self.machine(id, report, now),
+            Input::Machines(dests) => self.set_machines(dests, now),
         }
     }
 
@@ -826,14 +838,21 @@ impl Core {
         events
     }
 
+    /// The commands decided so far, to carry out before the first snapshot: the machines'
+    /// followers start while lf's first list runs, not after it.
+    pub(crate) fn commands(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.out.commands)
+    }
+
     /// A machine's follower reported: its transitions, each once, and its warnings. Its
-    /// first view changes the whole list, which is told as a new snapshot.
-    fn machine(&mut self, index: usize, report: machine::Report, now: Now) {
+    /// first view changes the whole list, which is told as a new snapshot. A report from a
+    /// follower already let go finds no machine and is dropped.
+    fn machine(&mut self, id: u64, report: machine::Report, now: Now) {
         let mut shared = write(&self.shared);
-        let Some(machine) = shared.machines.get_mut(index) else {
+        let Some(machine) = shared.machines.iter_mut().find(|m| m.id == id) else {
             return;
         };
-        let applied = machine.apply(report, now.at());
+        let applied = machine.view.apply(report, now.at());
         self.warnings.extend(applied.warnings);
         let snapshot = applied.first_view.then(|| Event::Snapshot {
             at: now.at(),
@@ -843,5 +862,46 @@ impl Core {
         self.out
             .events
             .extend(applied.events.into_iter().chain(snapshot));
+    }
+
+    /// The machines to follow now. One that stays keeps its follower and view; one no
+    /// longer named is stopped, and if it showed sessions the list changed as a whole, as
+    /// at its first view: that is told as a new snapshot, not as transitions, since its
+    /// sessions did not end (a `resolved` would tell an `on_event` program they had).
+    fn set_machines(&mut self, dests: Vec<String>, now: Now) {
+        let mut shared = write(&self.shared);
+        let mut before = std::mem::take(&mut shared.machines);
+        for dest in dests {
+            if shared.machines.iter().any(|m| m.view.dest == dest) {
+                continue;
+            }
+            if let Some(at) = before.iter().position(|m| m.view.dest == dest) {
+                shared.machines.push(before.remove(at));
+                continue;
+            }
+            let id = self.next_machine;
+            self.next_machine += 1;
+            // A destination ssh would misread is shown, not connected to.
+            match machine::Ssh::new(&dest) {
+                Ok(ssh) => self.out.commands.push(Command::Follow { id, ssh }),
+                Err(message) => self.warnings.push(Warning::new(None, message)),
+            }
+            shared.machines.push(super::Followed {
+                id,
+                view: machine::MachineView::new(&dest),
+            });
+        }
+        let mut shown = false;
+        for gone in before {
+            shown |= !gone.view.sessions().is_empty();
+            self.out.commands.push(Command::Unfollow(gone.id));
+        }
+        if shown {
+            let sessions = all_sessions(&shared);
+            self.out.events.push(Event::Snapshot {
+                at: now.at(),
+                sessions,
+            });
+        }
     }
 }

@@ -16,8 +16,9 @@ mod msg;
 mod replay;
 mod task;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::{mpsc, oneshot};
@@ -31,7 +32,7 @@ use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, Lf, LfAction, LfError};
-use crate::machine::{self, MachineView, Reporter, Ssh};
+use crate::machine::{self, MachineView, Ssh};
 use crate::records::Records;
 use crate::schedule::QUIET_RECHECK;
 use crate::session::{SessionKey, SessionRecord};
@@ -97,12 +98,22 @@ impl Config {
     }
 }
 
+/// One other machine the engine follows.
+#[derive(Debug)]
+struct Followed {
+    /// Its follower's for that follower's life, never reused: a report still on its way
+    /// from a machine let go names an id no machine has, and lands nowhere (an index would
+    /// land on whichever machine took its place).
+    id: u64,
+    view: MachineView,
+}
+
 /// What the surfaces read between events.
 #[derive(Debug, Default)]
 struct Shared {
     snapshot: Snapshot,
     /// Every other machine, in the configured order.
-    machines: Vec<MachineView>,
+    machines: Vec<Followed>,
     /// This machine's part of the status line.
     status: String,
     can_watch: bool,
@@ -115,15 +126,18 @@ pub struct Engine {
     shared: Arc<RwLock<Shared>>,
     lf: Option<Lf>,
     tx: mpsc::UnboundedSender<Msg>,
-    /// Per machine: ask its follower for a list now (after an action there).
-    nudges: Arc<Vec<mpsc::UnboundedSender<()>>>,
+    nudges: Nudges,
 }
+
+/// Per machine, by its [`Followed::id`]: ask its follower for a list now (after an action
+/// there). The task adds and removes them as it starts and stops followers.
+type Nudges = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<()>>>>;
 
 /// Every machine's sessions, in lf's list order.
 fn all_sessions(shared: &Shared) -> Vec<SessionRecord> {
     let mut list = shared.snapshot.sessions();
     for machine in &shared.machines {
-        list.extend(machine.sessions());
+        list.extend(machine.view.sessions());
     }
     list.sort_by(SessionRecord::list_order);
     list
@@ -160,32 +174,12 @@ impl Engine {
         let (events, events_rx) = mpsc::unbounded_channel();
         let lf = config.lf();
         let shared = Arc::new(RwLock::new(Shared::default()));
-        // Each machine is followed by a task of its own; its reports come to the core,
-        // which holds the receiver: once the core ends, the followers (and their ssh) do.
-        let (reports, reports_rx) = mpsc::unbounded_channel();
-        let mut nudges = Vec::new();
-        let mut refused = Vec::new();
-        for (index, dest) in config.machines.iter().enumerate() {
-            write(&shared).machines.push(MachineView::new(dest));
-            let (nudge, nudged) = mpsc::unbounded_channel();
-            nudges.push(nudge);
-            match Ssh::new(dest) {
-                Ok(ssh) => {
-                    let reporter = Reporter {
-                        machine: index,
-                        tx: reports.clone(),
-                    };
-                    tokio::spawn(machine::follow(ssh, reporter, nudged));
-                }
-                Err(message) => refused.push(Warning::new(None, message)),
-            }
-        }
-        drop(reports);
+        let nudges = Nudges::default();
         let engine = Engine {
             shared: shared.clone(),
             lf: lf.clone(),
             tx: tx.clone(),
-            nudges: Arc::new(nudges),
+            nudges: nudges.clone(),
         };
         let start = Now {
             mono: Instant::now(),
@@ -212,8 +206,8 @@ impl Engine {
             events,
             config.reconcile_interval,
         );
-        task.refused = refused;
-        tokio::spawn(task.run(rx, reports_rx));
+        task.nudges = nudges;
+        tokio::spawn(task.run(rx, config.machines));
         (engine, events_rx)
     }
 
@@ -229,8 +223,8 @@ impl Engine {
             Some(dest) => read(&self.shared)
                 .machines
                 .iter()
-                .find(|m| &m.dest == dest)
-                .and_then(|m| m.get(&key.id))
+                .find(|m| &m.view.dest == dest)
+                .and_then(|m| m.view.get(&key.id))
                 .cloned(),
         }
     }
@@ -263,7 +257,7 @@ impl Engine {
         let mut status = shared.status.clone();
         for machine in &shared.machines {
             status.push_str(" · ");
-            status.push_str(&machine.status());
+            status.push_str(&machine.view.status());
         }
         status
     }
@@ -275,29 +269,34 @@ impl Engine {
         let Some(dest) = machine else {
             return self.act(action).await;
         };
-        let found = {
-            let shared = read(&self.shared);
-            shared
-                .machines
-                .iter()
-                .position(|m| m.dest == dest)
-                .map(|i| (i, shared.machines[i].lf.clone()))
-        };
+        let found = read(&self.shared)
+            .machines
+            .iter()
+            .find(|m| m.view.dest == dest)
+            .map(|m| (m.id, m.view.lf.clone()));
         let not_reached = |what: &str| LfError::Failed {
             code: None,
             message: format!("{dest}: {what}"),
         };
-        let (index, lf) = found.ok_or_else(|| not_reached("this machine is not followed"))?;
+        let (id, lf) = found.ok_or_else(|| not_reached("this machine is not followed"))?;
         let lf = lf.ok_or_else(|| not_reached("no lf was found there yet"))?;
         let ssh = Ssh::new(dest).map_err(|e| not_reached(&e))?;
         let result = Lf::over_ssh(ssh, &lf)
             .with_timeout(machine::REMOTE_LF_TIMEOUT)
             .act(&action)
             .await;
-        if let Some(nudge) = self.nudges.get(index) {
+        if let Some(nudge) = task::lock(&self.nudges).get(&id) {
             let _ = nudge.send(());
         }
         result
+    }
+
+    /// Follow these machines from now on, in this order: a machine no longer named is let
+    /// go at once (its follower stopped, so its ssh is killed and reaped, and its sessions
+    /// leave the list in one new snapshot), one newly named is reached, and one that stays
+    /// is left as it is, its connection untouched.
+    pub fn set_machines(&self, dests: Vec<String>) {
+        let _ = self.tx.send(Msg::Machines(dests));
     }
 
     /// Run an `lf session` action, then wait until the list has been taken again so the

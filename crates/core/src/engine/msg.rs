@@ -23,6 +23,8 @@ pub(super) enum Msg {
     /// An agent process a listed session names exited: lf writes nothing for that, and
     /// only a new list says the session stopped.
     AgentExited(i32),
+    /// The machines to follow now ([`super::Engine::set_machines`]).
+    Machines(Vec<String>),
 }
 
 /// Tell the engine when a process exits.

@@ -15,7 +15,7 @@ use super::{Shared, SAFETY_INTERVAL};
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
-use crate::machine::{self, MachineView};
+use crate::machine;
 use crate::monitor::{Frame, Part, Report};
 use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
@@ -1043,9 +1043,7 @@ fn a_report_from_a_reader_let_go_of_is_ignored() {
 fn a_machines_first_view_is_a_snapshot_and_later_ones_transitions() {
     let mut r = Replay::new(C);
     r.told();
-    super::write(&r.shared)
-        .machines
-        .push(MachineView::new("box"));
+    r.at(0).feed(Input::Machines(vec!["box".into()]));
     let view = |ids: &[&str]| {
         let records = ids.iter().map(|id| test_record(id, None, State::Active));
         machine::Report::View(records.collect())
@@ -1059,6 +1057,54 @@ fn a_machines_first_view_is_a_snapshot_and_later_ones_transitions() {
         machine::Report::Down("ssh: timeout".into()),
     ));
     assert_eq!(r.lists(), 0, "another machine never lists this one");
+}
+
+#[test]
+fn a_machine_let_go_leaves_in_one_snapshot_and_its_late_reports_land_nowhere() {
+    let mut r = Replay::new(C);
+    r.told();
+    r.take();
+    let view = |ids: &[&str]| {
+        let records = ids.iter().map(|id| test_record(id, None, State::Active));
+        machine::Report::View(records.collect())
+    };
+    let follow = |id, dest: &str| Command::Follow {
+        id,
+        ssh: machine::Ssh::new(dest).unwrap(),
+    };
+    let names = |r: &Replay| -> Vec<String> {
+        let mut names: Vec<String> = super::all_sessions(&super::read(&r.shared))
+            .into_iter()
+            .map(|s| format!("{}@{}", s.id, s.machine.unwrap_or_default()))
+            .collect();
+        names.sort();
+        names
+    };
+    r.at(0)
+        .feed(Input::Machines(vec!["box".into(), "far".into()]));
+    assert_eq!(r.take(), [follow(0, "box"), follow(1, "far")]);
+    r.at(1000).feed(Input::Machine(0, view(&["b1"])));
+    r.at(1000).feed(Input::Machine(1, view(&["f1"])));
+    assert_eq!(r.told(), ["snapshot", "snapshot"]);
+
+    r.at(2000).feed(Input::Machines(vec!["far".into()]));
+    assert_eq!(r.take(), [Command::Unfollow(0)]);
+    assert_eq!(r.told(), ["snapshot"], "the list changed as a whole");
+    assert_eq!(names(&r), ["f1@far"]);
+
+    // Its follower's last report, queued before it was stopped.
+    r.at(2100).feed(Input::Machine(0, view(&["b1", "b2"])));
+    assert!(r.told().is_empty());
+    assert_eq!(names(&r), ["f1@far"]);
+
+    // Named again, it is a new follower; the one that stayed is not started again.
+    r.at(3000)
+        .feed(Input::Machines(vec!["far".into(), "box".into()]));
+    assert_eq!(r.take(), [follow(2, "box")]);
+    assert!(r.told().is_empty(), "nothing to show of it yet");
+    r.at(3100).feed(Input::Machine(0, view(&["b1"])));
+    r.at(3100).feed(Input::Machine(2, view(&["b3"])));
+    assert_eq!(names(&r), ["b3@box", "f1@far"]);
 }
 
 // Start-up: the engine waits for lf's answers before its first snapshot.

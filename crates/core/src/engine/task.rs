@@ -33,9 +33,15 @@ pub(super) struct Task {
     pub tx: mpsc::WeakUnboundedSender<Msg>,
     pub events: mpsc::UnboundedSender<Event>,
     pub reconcile_interval: std::time::Duration,
-    /// Machines whose destination was refused, told with the first warnings.
-    pub refused: Vec<Warning>,
+    pub nudges: super::Nudges,
     readers: HashMap<u64, Reader>,
+    /// Each machine's follower, by its id. Aborting one drops its ssh child, which is
+    /// killed then (`kill_on_drop`) and reaped by tokio.
+    followers: HashMap<u64, AbortHandle>,
+    /// Where the followers report; the task holds the receiver, so once it ends every
+    /// follower sees its channel closed and ends with its ssh.
+    reports: mpsc::UnboundedSender<(u64, machine::Report)>,
+    reports_rx: Option<mpsc::UnboundedReceiver<(u64, machine::Report)>>,
     agents: HashMap<i32, AbortHandle>,
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
@@ -51,6 +57,7 @@ impl Task {
         events: mpsc::UnboundedSender<Event>,
         reconcile_interval: std::time::Duration,
     ) -> Task {
+        let (reports, reports_rx) = mpsc::unbounded_channel();
         Task {
             core,
             files,
@@ -58,28 +65,31 @@ impl Task {
             tx,
             events,
             reconcile_interval,
-            refused: Vec::new(),
+            nudges: super::Nudges::default(),
             readers: HashMap::new(),
+            followers: HashMap::new(),
+            reports,
+            reports_rx: Some(reports_rx),
             agents: HashMap::new(),
             waiters: HashMap::new(),
             next_waiter: 0,
         }
     }
 
-    pub(super) async fn run(
-        mut self,
-        mut rx: mpsc::UnboundedReceiver<Msg>,
-        mut machines: mpsc::UnboundedReceiver<(usize, machine::Report)>,
-    ) {
-        let mut warnings: Vec<Warning> = self
+    pub(super) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>, machines: Vec<String>) {
+        let mut reports = self.reports_rx.take().expect("the task runs once");
+        let warnings: Vec<Warning> = self
             .files
             .watch_error()
             .map(|e| Warning::new(None, e))
             .into_iter()
             .collect();
-        warnings.append(&mut self.refused);
         self.core
             .absorb(now(), Input::Warned(warnings), &mut self.files);
+        self.feed(Input::Machines(machines));
+        for command in self.core.commands() {
+            self.command(command);
+        }
         if let Some(lf) = self.lf.clone() {
             self.files.watch_program(lf.bin());
             self.core.begin(lf.detect().await);
@@ -120,8 +130,8 @@ impl Task {
                     self.feed(Input::Warned(fresh));
                     self.feed(Input::FilesChanged { full: true });
                 }
-                Some((index, report)) = machines.recv() => {
-                    self.feed(Input::Machine(index, report));
+                Some((id, report)) = reports.recv() => {
+                    self.feed(Input::Machine(id, report));
                 }
                 () = sleep_until(due), if due.is_some() => {}
             };
@@ -165,6 +175,7 @@ impl Task {
                 self.agents.remove(&pid);
                 Input::AgentExited(pid)
             }
+            Msg::Machines(dests) => Input::Machines(dests),
         };
         self.feed(input);
     }
@@ -260,8 +271,29 @@ impl Task {
                     let _ = waiter.send(());
                 }
             }
+            Command::Follow { id, ssh } => {
+                let (nudge, nudged) = mpsc::unbounded_channel();
+                lock(&self.nudges).insert(id, nudge);
+                let reporter = machine::Reporter {
+                    machine: id,
+                    tx: self.reports.clone(),
+                };
+                let follower = tokio::spawn(machine::follow(ssh, reporter, nudged));
+                self.followers.insert(id, follower.abort_handle());
+            }
+            Command::Unfollow(id) => {
+                lock(&self.nudges).remove(&id);
+                if let Some(follower) = self.followers.remove(&id) {
+                    follower.abort();
+                }
+            }
         }
     }
+}
+
+pub(super) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere must not keep actions from nudging their machine.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 async fn sleep_until(due: Option<Instant>) {
