@@ -256,10 +256,14 @@ fn store_generation(generation: &str, idle: bool) {
     let own = (watch.cpu() - own_before) / minutes;
     let all = (watch.cpu_with_children() - all_before) / minutes;
     let runs = count("argv.jsonl") - runs_before;
+    let readers = if generation == "d" {
+        " (the stand-in reader checks the store every 100 ms)"
+    } else {
+        ""
+    };
     println!(
         "idle for {IDLE_STORE:?}: {runs} lf runs (safety lists at most {minutes}; goal: 0 self-caused); \
-         CPU per minute: the tray {own:.1?}, with its lf children {all:.1?} (the stand-in \
-         reader checks the store every 100 ms)"
+         CPU per minute: the tray {own:.1?}, with its lf children {all:.1?}{readers}"
     );
     println!(
         "planning syncs lf started for the tray: {} since start, {} while idle; planning \
