@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::{ids, top_level_keys, Lf};
+use common::{ids, top_level_keys, Lf, D_KEYS};
 use lf_sim::{Activity, AskSpec, SessionSpec};
 
 #[test]
@@ -426,32 +426,7 @@ fn records_have_every_field_of_d_in_order() {
         .create_sessions(&[spec, SessionSpec::new("loose", "Loose", lf.outside())])
         .unwrap();
     let text = lf.ok(&["session", "connect", "--json", "s-1"]);
-    assert_eq!(
-        top_level_keys(&text),
-        [
-            "primary_scope",
-            "attention",
-            "task_primary",
-            "task_ids",
-            "id",
-            "workspace",
-            "interactive",
-            "work",
-            "wave_id",
-            "work_path",
-            "actions",
-            "title",
-            "title_source",
-            "flow_membership",
-            "detail",
-            "provider",
-            "cwd",
-            "state",
-            "ready_summary",
-            "open_argv",
-            "terminal_ids"
-        ]
-    );
+    assert_eq!(top_level_keys(&text), D_KEYS);
     let record: serde_json::Value = serde_json::from_str(&text).unwrap();
     let home = lf.home().display().to_string();
     assert_eq!(

@@ -11,7 +11,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::monitor::Monitor;
-use common::{ids, top_level_keys, Lf};
+use common::{ids, top_level_keys, Lf, D_KEYS};
 use lf_sim::SessionSpec;
 use serde_json::{json, Value};
 
@@ -23,31 +23,6 @@ fn verbs(help: &str) -> Vec<String> {
         .map_while(|l| l.split_whitespace().next().map(String::from))
         .collect()
 }
-
-/// D's record keys, in D's order (generation_d.rs checks D itself).
-const D_KEYS: [&str; 21] = [
-    "primary_scope",
-    "attention",
-    "task_primary",
-    "task_ids",
-    "id",
-    "workspace",
-    "interactive",
-    "work",
-    "wave_id",
-    "work_path",
-    "actions",
-    "title",
-    "title_source",
-    "flow_membership",
-    "detail",
-    "provider",
-    "cwd",
-    "state",
-    "ready_summary",
-    "open_argv",
-    "terminal_ids",
-];
 
 /// A process that stands for an agent; killed and reaped by [`Agent::die`].
 struct Agent(Child);

@@ -13,6 +13,31 @@ use std::process::{Command, Output, Stdio};
 use lf_sim::{SimHome, Store};
 use serde_json::Value;
 
+/// Generation D's record keys, in D's order: what D prints, and what E prints first.
+pub const D_KEYS: [&str; 21] = [
+    "primary_scope",
+    "attention",
+    "task_primary",
+    "task_ids",
+    "id",
+    "workspace",
+    "interactive",
+    "work",
+    "wave_id",
+    "work_path",
+    "actions",
+    "title",
+    "title_source",
+    "flow_membership",
+    "detail",
+    "provider",
+    "cwd",
+    "state",
+    "ready_summary",
+    "open_argv",
+    "terminal_ids",
+];
+
 pub const LF: &str = env!("CARGO_BIN_EXE_lf");
 
 pub struct Lf {
