@@ -52,15 +52,7 @@ if [ -z "${LF_E2E_GNOME_INSIDE:-}" ]; then
   rc=$?
   exec 3>&- 4>&-
   if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
-  if ! read -r passed failed _ <"$E2E_OUT/result" 2>/dev/null; then
-    echo "$name: the run ended without results (exit $rc):" >&2
-    tail -n 20 "$E2E_OUT/session-bus.log" >&2
-    echo "$name: 0 passed, 1 failed"
-    exit 1
-  fi
-  rm -f "$E2E_OUT/result"
-  echo "$name: $passed passed, $failed failed"
-  [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+  inner_result "$name" "$rc"
   exit
 fi
 exec 1>&3 2>&4 3>&- 4>&-

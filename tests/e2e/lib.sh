@@ -116,3 +116,19 @@ audit_into() {
   fi
   echo "$passed $failed${skipped:+ $skipped}" >"$result"
 }
+
+# The line a suite that ran inside its own Xvfb and bus ends with: the counts its inside
+# wrote to $E2E_OUT/result, or one failure and the bus log's last lines when the inside
+# never got that far. Fails when the run failed.
+inner_result() {
+  local name=$1 rc=$2 passed failed
+  if ! read -r passed failed _ <"$E2E_OUT/result" 2>/dev/null; then
+    echo "$name: the run ended without results (exit $rc):" >&2
+    tail -n 20 "$E2E_OUT/session-bus.log" >&2
+    echo "$name: 0 passed, 1 failed"
+    return 1
+  fi
+  rm -f "$E2E_OUT/result"
+  echo "$name: $passed passed, $failed failed"
+  [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+}

@@ -21,6 +21,8 @@ give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
 [ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
 app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 
+. "$here/lib.sh"
+
 if [ -z "${LF_E2E_TERMINALS_INSIDE:-}" ]; then
   # The terminals are not checked for here: one that is missing is a failed check of
   # its own, with the reason, not a setup failure of all eight.
@@ -41,15 +43,7 @@ if [ -z "${LF_E2E_TERMINALS_INSIDE:-}" ]; then
     >"$E2E_OUT/session-bus.log" 2>&1
   rc=$?
   exec 3>&- 4>&-
-  if ! read -r passed failed _ <"$E2E_OUT/result" 2>/dev/null; then
-    echo "$name: the run ended without results (exit $rc):" >&2
-    tail -n 20 "$E2E_OUT/session-bus.log" >&2
-    echo "$name: 0 passed, 1 failed"
-    exit 1
-  fi
-  rm -f "$E2E_OUT/result"
-  echo "$name: $passed passed, $failed failed"
-  [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+  inner_result "$name" "$rc"
   exit
 fi
 exec 1>&3 2>&4 3>&- 4>&-
@@ -59,7 +53,6 @@ rm -f "$out/result"
 tmp=$(mktemp -d /tmp/lf-terminals.XXXXXX)
 chmod 700 "$tmp"
 
-. "$here/lib.sh"
 cleanup() {
   [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
   # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
