@@ -172,7 +172,7 @@ impl Shell {
                 tracing::warn!("{warning}");
                 self.warn(warning);
             }
-            self.popups = Mutex::new(Popups::new(loaded.history, Clock::system()));
+            self.popups = Mutex::new(Popups::new(loaded.history));
         }
         self.history_path = path;
         self
@@ -246,9 +246,8 @@ impl Shell {
     /// What the tray says about popups.
     fn tray_popups(&self, sessions: &[SessionRecord]) -> tray::Popups {
         let prefs = self.preferences();
-        let now = Instant::now();
-        let mut popups = lock(&self.popups);
-        popups.set_clock(Clock::system());
+        let now = Clock::system();
+        let popups = lock(&self.popups);
         tray::Popups {
             held_back: popups.held_back(now, &prefs),
             paused: popups.paused(now),
@@ -267,17 +266,14 @@ impl Shell {
     /// Why popups are held back now, if they are.
     fn held_back(&self) -> Option<String> {
         let prefs = self.preferences();
-        let mut popups = lock(&self.popups);
-        popups.set_clock(Clock::system());
-        popups.held_back(Instant::now(), &prefs)
+        lock(&self.popups).held_back(Clock::system(), &prefs)
     }
 
     fn pause(&self, pause: Option<PauseFor>) {
         {
             let mut popups = lock(&self.popups);
-            popups.set_clock(Clock::system());
             match pause {
-                Some(pause) => popups.pause(pause, Instant::now()),
+                Some(pause) => popups.pause(pause, Clock::system()),
                 None => popups.resume(),
             }
         }
@@ -512,9 +508,9 @@ async fn follow<R: Runtime>(
     while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = {
-            let mut popups = lock(&shell.popups);
-            popups.set_clock(Clock::system());
-            popups.next_deadline(&prefs)
+            lock(&shell.popups)
+                .next_deadline(Clock::system(), &prefs)
+                .map(|due| due.at())
         };
         // Nothing from the engine: a popup's deadline came, or a pause, a setting or the
         // server changed; either way what may show now goes out.
@@ -548,9 +544,8 @@ async fn follow<R: Runtime>(
             }
         }
         let effects = {
-            let now = Instant::now();
+            let now = Clock::system();
             let mut popups = lock(&shell.popups);
-            popups.set_clock(Clock::system());
             if batch.is_empty() {
                 popups.flush(now, &prefs)
             } else {

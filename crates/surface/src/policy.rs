@@ -4,8 +4,8 @@
 //! while the server was away, during a pause or quiet hours) told in one summary when popups
 //! can be shown again, and reminders that back off.
 //!
-//! Plain code with the time injected: `now` is a monotonic [`Instant`], and a [`Clock`] ties
-//! it to the wall clock and the local time of day (quiet hours, "until tomorrow").
+//! Plain code with the time injected: every call that depends on time is handed the present
+//! as one [`Clock`] (monotonic, wall and local time at once); nothing here reads a clock.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -84,8 +84,11 @@ pub fn minute_of(text: &str) -> Option<u32> {
     (h < 24 && m < 60).then_some(h * 60 + m)
 }
 
-/// The wall clock at one monotonic instant, and the local time zone's offset then.
-#[derive(Debug, Clone, Copy)]
+/// The present on the three clocks the policy reads: the monotonic one (deadlines, holds,
+/// bursts), the wall clock (what the memory keeps, pauses "until"), and the local time
+/// zone's offset (quiet hours, "until tomorrow"). Every call is handed one, so the three
+/// can never disagree and the tests set all of them at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Clock {
     at: Instant,
     unix: i64,
@@ -106,16 +109,25 @@ impl Clock {
         Clock::new(Instant::now(), unix, local_offset(unix))
     }
 
-    pub fn unix(&self, now: Instant) -> i64 {
-        if now >= self.at {
-            self.unix + (now - self.at).as_secs() as i64
+    pub fn at(&self) -> Instant {
+        self.at
+    }
+
+    pub fn unix(&self) -> i64 {
+        self.unix
+    }
+
+    /// The wall clock at another monotonic instant, as this one ties them.
+    pub fn unix_at(&self, at: Instant) -> i64 {
+        if at >= self.at {
+            self.unix + (at - self.at).as_secs() as i64
         } else {
-            self.unix - (self.at - now).as_secs() as i64
+            self.unix - (self.at - at).as_secs() as i64
         }
     }
 
-    fn local_minute(&self, now: Instant) -> u32 {
-        ((self.unix(now) + self.offset).rem_euclid(86_400) / 60) as u32
+    fn local_minute(&self) -> u32 {
+        ((self.unix + self.offset).rem_euclid(86_400) / 60) as u32
     }
 
     /// The instant of a unix time; one already past is now.
@@ -127,11 +139,11 @@ impl Clock {
     }
 
     /// `14:05`, or `tomorrow 08:00` when not today.
-    pub fn local_time(&self, now: Instant, unix: i64) -> String {
+    pub fn local_time(&self, unix: i64) -> String {
         let day = |t: i64| (t + self.offset).div_euclid(86_400);
         let of_day = (unix + self.offset).rem_euclid(86_400);
         let hm = format!("{:02}:{:02}", of_day / 3600, of_day % 3600 / 60);
-        match day(unix) - day(self.unix(now)) {
+        match day(unix) - day(self.unix) {
             0 => hm,
             1 => format!("tomorrow {hm}"),
             _ => {
@@ -144,9 +156,50 @@ impl Clock {
     }
 
     /// Unix time of tomorrow's [`TOMORROW_HOUR`], local time.
-    fn tomorrow_morning(&self, now: Instant) -> i64 {
-        let local = self.unix(now) + self.offset;
+    fn tomorrow_morning(&self) -> i64 {
+        let local = self.unix + self.offset;
         (local.div_euclid(86_400) + 1) * 86_400 + TOMORROW_HOUR * 3600 - self.offset
+    }
+}
+
+/// The same clocks later: the monotonic and the wall clock move together, as they do while
+/// the machine is awake.
+impl std::ops::Add<Duration> for Clock {
+    type Output = Clock;
+
+    fn add(self, by: Duration) -> Clock {
+        Clock {
+            at: self.at + by,
+            unix: self.unix + by.as_secs() as i64,
+            offset: self.offset,
+        }
+    }
+}
+
+impl std::ops::AddAssign<Duration> for Clock {
+    fn add_assign(&mut self, by: Duration) {
+        *self = *self + by;
+    }
+}
+
+impl std::ops::Sub<Duration> for Clock {
+    type Output = Clock;
+
+    fn sub(self, by: Duration) -> Clock {
+        Clock {
+            at: self.at - by,
+            unix: self.unix - by.as_secs() as i64,
+            offset: self.offset,
+        }
+    }
+}
+
+/// How long between two presents, on the monotonic clock.
+impl std::ops::Sub for Clock {
+    type Output = Duration;
+
+    fn sub(self, earlier: Clock) -> Duration {
+        self.at.saturating_duration_since(earlier.at)
     }
 }
 
@@ -248,7 +301,9 @@ pub struct Popups {
     waiting: HashMap<String, Waiting>,
     deferred: HashMap<String, Deferred>,
     history: History,
-    clock: Clock,
+    /// The clocks at the last change, to tell a resume from suspend: the monotonic clock
+    /// stops while the machine sleeps, the wall clock does not.
+    seen: Option<Clock>,
     /// Whether a notification server is there to show popups; assumed until told otherwise.
     server: Server,
     /// The do-not-disturb sources that are on (the server's `Inhibited`, dunst's pause).
@@ -263,12 +318,12 @@ pub struct Popups {
 
 impl Default for Popups {
     fn default() -> Popups {
-        Popups::new(History::default(), Clock::system())
+        Popups::new(History::default())
     }
 }
 
 impl Popups {
-    pub fn new(history: History, clock: Clock) -> Popups {
+    pub fn new(history: History) -> Popups {
         Popups {
             held: Vec::new(),
             lately: VecDeque::new(),
@@ -276,7 +331,7 @@ impl Popups {
             waiting: HashMap::new(),
             deferred: HashMap::new(),
             history,
-            clock,
+            seen: None,
             server: Server::Present,
             desktop_quiet: BTreeSet::new(),
             was_quiet: false,
@@ -285,14 +340,14 @@ impl Popups {
         }
     }
 
-    /// Tie `Instant`s to the wall clock again (the monotonic clock stops in suspend). A
-    /// resume from suspend is told like a start: what waits unseen, in one summary.
-    pub fn set_clock(&mut self, clock: Clock) {
-        let slept = clock.unix - self.clock.unix(clock.at);
-        if slept > RESUME_JUMP {
-            self.catch_up = true;
+    /// A resume from suspend is told like a start: what waits unseen, in one summary.
+    fn observe(&mut self, now: Clock) {
+        if let Some(seen) = self.seen {
+            if now.unix - seen.unix_at(now.at) > RESUME_JUMP {
+                self.catch_up = true;
+            }
         }
-        self.clock = clock;
+        self.seen = Some(now);
     }
 
     pub fn history(&self) -> &History {
@@ -333,10 +388,11 @@ impl Popups {
         }
     }
 
-    pub fn pause(&mut self, pause: PauseFor, now: Instant) {
+    pub fn pause(&mut self, pause: PauseFor, now: Clock) {
+        self.observe(now);
         let pause = match pause {
-            PauseFor::Hour => Pause::Until(self.clock.unix(now) + 3600),
-            PauseFor::Tomorrow => Pause::Until(self.clock.tomorrow_morning(now)),
+            PauseFor::Hour => Pause::Until(now.unix() + 3600),
+            PauseFor::Tomorrow => Pause::Until(now.tomorrow_morning()),
             PauseFor::Indefinite => Pause::Indefinite,
         };
         self.history.set_pause(Some(pause));
@@ -349,48 +405,41 @@ impl Popups {
         self.history.set_pause(None);
     }
 
-    pub fn paused(&self, now: Instant) -> bool {
+    pub fn paused(&self, now: Clock) -> bool {
         match self.history.pause() {
             Some(Pause::Indefinite) => true,
-            Some(Pause::Until(until)) => self.clock.unix(now) < until,
+            Some(Pause::Until(until)) => now.unix() < until,
             None => false,
         }
     }
 
-    fn quiet_hours(&self, now: Instant, prefs: &Preferences) -> Option<QuietHours> {
-        prefs
-            .quiet_hours
-            .filter(|q| q.contains(self.clock.local_minute(now)))
+    fn quiet_hours(&self, now: Clock, prefs: &Preferences) -> Option<QuietHours> {
+        prefs.quiet_hours.filter(|q| q.contains(now.local_minute()))
     }
 
-    fn quiet(&self, now: Instant, prefs: &Preferences) -> bool {
+    fn quiet(&self, now: Clock, prefs: &Preferences) -> bool {
         self.paused(now) || !self.desktop_quiet.is_empty() || self.quiet_hours(now, prefs).is_some()
     }
 
     /// Whether a popup may go out now.
-    fn may_show(&self, now: Instant, prefs: &Preferences) -> bool {
+    fn may_show(&self, now: Clock, prefs: &Preferences) -> bool {
         self.server == Server::Present && !self.quiet(now, prefs)
     }
 
     /// Why popups are held back now, in a sentence for the window and the tray.
-    pub fn held_back(&self, now: Instant, prefs: &Preferences) -> Option<String> {
+    pub fn held_back(&self, now: Clock, prefs: &Preferences) -> Option<String> {
         if let Some(pause) = self.history.pause().filter(|_| self.paused(now)) {
             return Some(match pause {
                 Pause::Indefinite => "Notifications paused until you resume".into(),
-                Pause::Until(until) => format!(
-                    "Notifications paused until {}",
-                    self.clock.local_time(now, until)
-                ),
+                Pause::Until(until) => {
+                    format!("Notifications paused until {}", now.local_time(until))
+                }
             });
         }
         if let Some(quiet) = self.quiet_hours(now, prefs) {
-            let end = self.clock.unix(now)
-                + i64::from(quiet.left(self.clock.local_minute(now))) * 60
-                - self.clock.unix(now).rem_euclid(60);
-            return Some(format!(
-                "Quiet hours until {}",
-                self.clock.local_time(now, end)
-            ));
+            let end = now.unix() + i64::from(quiet.left(now.local_minute())) * 60
+                - now.unix().rem_euclid(60);
+            return Some(format!("Quiet hours until {}", now.local_time(end)));
         }
         if !self.desktop_quiet.is_empty() {
             return Some("The desktop's do-not-disturb is on".into());
@@ -404,7 +453,7 @@ impl Popups {
 
     /// When `flush` has something to do: a held or deferred popup to release, a reminder
     /// to give, a pause or quiet hours to end.
-    pub fn next_deadline(&self, prefs: &Preferences) -> Option<Instant> {
+    pub fn next_deadline(&self, now: Clock, prefs: &Preferences) -> Option<Clock> {
         let held = self.held.iter().map(|h| h.due).min();
         let deferred = self.deferred.values().map(|d| d.due).min();
         let reminders = prefs.reminder.and_then(|first| {
@@ -414,25 +463,25 @@ impl Popups {
                 .min()
         });
         let pause = match self.history.pause() {
-            Some(Pause::Until(until)) => Some(self.clock.instant(until)),
+            Some(Pause::Until(until)) => Some(now.instant(until)),
             _ => None,
         };
-        // The clock is set to the caller's present before each call.
-        let now = self.clock.at;
         let quiet_end = self.quiet_hours(now, prefs).map(|q| {
-            let minute = self.clock.local_minute(now);
-            let into_minute = self.clock.unix(now).rem_euclid(60) as u64;
-            now + Duration::from_secs(u64::from(q.left(minute)) * 60 - into_minute)
+            let minute = now.local_minute();
+            let into_minute = now.unix().rem_euclid(60) as u64;
+            now.at + Duration::from_secs(u64::from(q.left(minute)) * 60 - into_minute)
         });
         [held, deferred, reminders, pause, quiet_end]
             .into_iter()
             .flatten()
             .min()
+            .map(|due| now + due.saturating_duration_since(now.at))
     }
 
-    pub fn on_event(&mut self, event: &Event, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+    pub fn on_event(&mut self, event: &Event, now: Clock, prefs: &Preferences) -> Vec<Effect> {
+        self.observe(now);
         let mut effects = Vec::new();
-        let unix = self.clock.unix(now);
+        let unix = now.unix();
         match event {
             Event::Snapshot { sessions, .. } => {
                 let needing: HashMap<String, &SessionRecord> = sessions
@@ -473,7 +522,7 @@ impl Popups {
                     .history
                     .waits(session, unix)
                     .is_some_and(|m| m.shown || m.dismissed);
-                self.wait(session, now);
+                self.wait(session, now.at);
                 let wanted = if is_ready {
                     prefs.on_ready
                 } else {
@@ -486,11 +535,11 @@ impl Popups {
                 } else if told {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
-                    self.hold(ready(session), session, now);
+                    self.hold(ready(session), session, now.at);
                 } else if watched(session) && !prefs.attached_grace.is_zero() {
-                    self.defer(asked(session), session, now + prefs.attached_grace);
+                    self.defer(asked(session), session, now.at + prefs.attached_grace);
                 } else {
-                    self.hold(asked(session), session, now);
+                    self.hold(asked(session), session, now.at);
                 }
             }
             Event::State {
@@ -511,13 +560,13 @@ impl Popups {
                         } else {
                             // The person left that terminal: nobody is watching any more.
                             self.deferred.remove(&key);
-                            self.hold(asked(session), session, now);
+                            self.hold(asked(session), session, now.at);
                         }
                     }
                     self.waiting
                         .entry(key)
                         .and_modify(|w| w.record = session.clone())
-                        .or_insert_with(|| Waiting::new(session, now));
+                        .or_insert_with(|| Waiting::new(session, now.at));
                 } else {
                     if *previous_needs_you {
                         self.remember(event, session, unix);
@@ -536,7 +585,7 @@ impl Popups {
                     .waits(session, unix)
                     .is_some_and(|m| m.shown || m.dismissed);
                 if prefs.on_ask && !told {
-                    self.hold(stopped(session), session, now);
+                    self.hold(stopped(session), session, now.at);
                 }
             }
             Event::Resolved { session, .. } => {
@@ -573,7 +622,8 @@ impl Popups {
     }
 
     /// Release held popups (folding a burst), tell what waited unseen, give due reminders.
-    pub fn flush(&mut self, now: Instant, prefs: &Preferences) -> Vec<Effect> {
+    pub fn flush(&mut self, now: Clock, prefs: &Preferences) -> Vec<Effect> {
+        self.observe(now);
         if matches!(self.history.pause(), Some(Pause::Until(_))) && !self.paused(now) {
             self.history.set_pause(None);
         }
@@ -587,7 +637,7 @@ impl Popups {
         let due: Vec<String> = self
             .deferred
             .iter()
-            .filter(|(_, d)| now >= d.due)
+            .filter(|(_, d)| now.at >= d.due)
             .map(|(key, _)| key.clone())
             .collect();
         for key in due {
@@ -599,17 +649,17 @@ impl Popups {
         if let Some(first) = prefs.reminder {
             let mut due = Vec::new();
             for (key, w) in &mut self.waiting {
-                if now < w.last + gap(first, w.reminded) {
+                if now.at < w.last + gap(first, w.reminded) {
                     continue;
                 }
                 w.reminded += 1;
-                w.last = now;
+                w.last = now.at;
                 let mark = self.history.mark(key);
                 let told_off = mark.is_some_and(|m| m.dismissed);
                 // A reminder due while quiet is skipped, not saved up.
                 if may_show && !told_off {
-                    let since = mark.map_or(self.clock.unix(w.last), |m| m.since);
-                    let waited = (self.clock.unix(now) - since).max(0) as u64;
+                    let since = mark.map_or(now.unix_at(w.last), |m| m.since);
+                    let waited = (now.unix() - since).max(0) as u64;
                     due.push((
                         reminder(&w.record, Duration::from_secs(waited)),
                         w.record.clone(),
@@ -617,7 +667,7 @@ impl Popups {
                 }
             }
             for (notice, record) in due {
-                self.hold(notice, &record, now);
+                self.hold(notice, &record, now.at);
             }
         }
         if may_show && std::mem::take(&mut self.catch_up) {
@@ -628,21 +678,21 @@ impl Popups {
             self.held.clear();
             return effects;
         }
-        if !self.held.iter().any(|h| now >= h.due) {
+        if !self.held.iter().any(|h| now.at >= h.due) {
             return effects;
         }
         let batch = std::mem::take(&mut self.held);
         while self
             .lately
             .front()
-            .is_some_and(|(at, _)| now.duration_since(*at) > BURST_WINDOW)
+            .is_some_and(|(at, _)| now.at.duration_since(*at) > BURST_WINDOW)
         {
             self.lately.pop_front();
         }
-        let burst_live = self.burst_live(now);
+        let burst_live = self.burst_live(now.at);
         if burst_live || self.lately.len() + batch.len() >= BURST_THRESHOLD {
             let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
-                last: now,
+                last: now.at,
                 members: BTreeSet::new(),
             });
             // A new summary takes the place of the burst's first popup; the others close.
@@ -659,7 +709,7 @@ impl Popups {
             for held in batch {
                 burst.members.insert(history::key(&held.record));
             }
-            burst.last = now;
+            burst.last = now.at;
             let members: Vec<String> = burst.members.iter().cloned().collect();
             self.burst = Some(burst);
             if let Some(notice) = self.summary(&members, now) {
@@ -667,7 +717,7 @@ impl Popups {
             }
         } else {
             for held in batch {
-                self.lately.push_back((now, held.record.clone()));
+                self.lately.push_back((now.at, held.record.clone()));
                 self.show(held.notice, &[history::key(&held.record)], &mut effects);
             }
         }
@@ -676,7 +726,7 @@ impl Popups {
 
     /// What waits on the person and was never shown (nor dismissed), oldest first: one
     /// popup of its own when it is one session, else one summary.
-    fn tell_unseen(&mut self, now: Instant, prefs: &Preferences, effects: &mut Vec<Effect>) {
+    fn tell_unseen(&mut self, now: Clock, prefs: &Preferences, effects: &mut Vec<Effect>) {
         let mut unseen: Vec<(&String, i64)> = self
             .waiting
             .iter()
@@ -708,11 +758,11 @@ impl Popups {
                 } else {
                     asked(&record)
                 };
-                self.queue(notice, &record, now);
+                self.queue(notice, &record, now.at);
             }
             many => {
                 self.burst = Some(Burst {
-                    last: now,
+                    last: now.at,
                     members: many.iter().cloned().collect(),
                 });
                 if let Some(notice) = self.summary(many, now) {
@@ -723,8 +773,8 @@ impl Popups {
     }
 
     /// One popup for many sessions, oldest first, each with how long it waited.
-    fn summary(&self, keys: &[String], now: Instant) -> Option<Notice> {
-        let unix = self.clock.unix(now);
+    fn summary(&self, keys: &[String], now: Clock) -> Option<Notice> {
+        let unix = now.unix();
         let mut members: Vec<(&SessionRecord, i64)> = keys
             .iter()
             .filter_map(|key| {
@@ -788,9 +838,11 @@ impl Popups {
             .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW)
     }
 
-    fn instant_of(&self, unix: i64, now: Instant) -> Instant {
-        let ago = (self.clock.unix(now) - unix).max(0) as u64;
-        now.checked_sub(Duration::from_secs(ago)).unwrap_or(now)
+    fn instant_of(&self, unix: i64, now: Clock) -> Instant {
+        let ago = (now.unix() - unix).max(0) as u64;
+        now.at
+            .checked_sub(Duration::from_secs(ago))
+            .unwrap_or(now.at)
     }
 
     fn wait(&mut self, record: &SessionRecord, now: Instant) {
@@ -818,15 +870,9 @@ impl Popups {
     }
 
     /// Ready to show at the next flush, with whatever else is held then.
-    fn release(
-        &mut self,
-        notice: Notice,
-        record: &SessionRecord,
-        now: Instant,
-        prefs: &Preferences,
-    ) {
+    fn release(&mut self, notice: Notice, record: &SessionRecord, now: Clock, prefs: &Preferences) {
         if self.may_show(now, prefs) {
-            self.queue(notice, record, now);
+            self.queue(notice, record, now.at);
         }
     }
 
@@ -919,9 +965,9 @@ mod tests {
         }
     }
 
-    /// A policy whose wall clock reads noon UTC at `t0`: never inside the tests' quiet hours.
-    fn at(t0: Instant) -> Popups {
-        Popups::new(History::default(), Clock::new(t0, 1_796_126_400, 0))
+    /// Noon UTC: never inside the tests' quiet hours.
+    fn noon() -> Clock {
+        Clock::new(Instant::now(), 1_796_126_400, 0)
     }
 
     /// The server took every popup in `effects`.
@@ -951,7 +997,7 @@ mod tests {
     }
 
     /// The popups' memory as a restart finds it.
-    fn restarted(p: &mut Popups, t: Instant) -> Popups {
+    fn restarted(p: &mut Popups) -> Popups {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("history.json");
         std::fs::write(
@@ -961,14 +1007,14 @@ mod tests {
         .unwrap();
         let loaded = History::load(&path);
         assert!(loaded.warning.is_none());
-        Popups::new(loaded.history, Clock::new(t, 1_796_126_400, 0))
+        Popups::new(loaded.history)
     }
 
     #[test]
     fn a_stopped_agent_is_told_once_and_not_after_a_restart() {
         use crate::fixtures::record_e;
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let working = record_e("S", State::Active, false, serde_json::Value::Null);
         p.on_event(&snapshot(std::slice::from_ref(&working)), t0, &PREFS);
         let dead = record_e("S", State::Closed, false, serde_json::Value::Null);
@@ -986,7 +1032,7 @@ mod tests {
         // The same news again (a reader's repeat) is not shown twice.
         assert!(shown(&p.on_event(&stopped, t0, &PREFS)).is_empty());
         // A restart lists it as it is and says nothing.
-        let mut again = restarted(&mut p, t0);
+        let mut again = restarted(&mut p);
         assert!(shown(&again.on_event(&snapshot(&[dead]), t0, &PREFS)).is_empty());
         // Resumed, then stopped again: news again.
         let resumed = Event::State {
@@ -1004,8 +1050,8 @@ mod tests {
 
     #[test]
     fn what_waits_at_start_is_one_summary_and_a_restart_repeats_nothing() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let mut sessions: Vec<_> = (0..3)
             .map(|i| {
                 let mut r = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
@@ -1030,14 +1076,14 @@ mod tests {
         delivered(&mut p, &effects);
 
         // A restart (SIGTERM or a crash after the popup went out): nothing pops up.
-        let mut again = restarted(&mut p, t0);
+        let mut again = restarted(&mut p);
         assert!(shown(&again.on_event(&snapshot(&sessions), t0, &PREFS)).is_empty());
 
         // A crash before the server confirmed: the popup was not shown, so it comes again.
-        let mut lost = at(t0);
+        let mut lost = Popups::default();
         let effects = lost.on_event(&snapshot(&sessions[..1]), t0, &PREFS);
         assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_0")]);
-        let mut after_crash = restarted(&mut lost, t0);
+        let mut after_crash = restarted(&mut lost);
         assert_eq!(
             shown(&after_crash.on_event(&snapshot(&sessions[..1]), t0, &PREFS)),
             [(NoticeKind::Asked, "ask_0")]
@@ -1047,7 +1093,7 @@ mod tests {
         // tells those two, and only those.
         sessions.push(record("ask_new", Kind::Ask, State::Waiting));
         sessions[1].state = State::Ready;
-        let mut third = restarted(&mut again, t0);
+        let mut third = restarted(&mut again);
         let effects = third.on_event(&snapshot(&sessions), t0, &PREFS);
         let Effect::Show(summary) = &effects
             .iter()
@@ -1074,8 +1120,8 @@ mod tests {
 
     #[test]
     fn a_resume_from_suspend_tells_what_waited_unseen() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         // The server refused this one's popup: it stays owed until the next summary.
         let a = record("ask_1", Kind::Ask, State::Waiting);
         let notice = first_shown(&p.on_event(&asked_event(&a), t0, &PREFS));
@@ -1083,18 +1129,16 @@ mod tests {
         assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
         // An ordinary tick is no resume.
         let t1 = t0 + Duration::from_secs(30);
-        p.set_clock(Clock::new(t1, 1_796_126_400 + 30, 0));
         assert!(p.flush(t1, &PREFS).is_empty());
         // The monotonic clock advanced 1 s while the wall clock advanced an hour: a suspend.
-        let t2 = t1 + Duration::from_secs(1);
-        p.set_clock(Clock::new(t2, 1_796_126_400 + 3631, 0));
+        let t2 = Clock::new(t1.at() + Duration::from_secs(1), 1_796_126_400 + 3631, 0);
         assert_eq!(shown(&p.flush(t2, &PREFS)), [(NoticeKind::Asked, "ask_1")]);
     }
 
     #[test]
     fn a_missing_server_keeps_popups_owed_until_one_appears() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         let notice = first_shown(&p.on_event(&asked_event(&a), t0, &PREFS));
         p.delivered(&notice, Delivery::NoServer);
@@ -1111,7 +1155,7 @@ mod tests {
         delivered(&mut p, &effects);
         assert!(p.flush(t1 + HOLD, &PREFS).is_empty());
         // One owed is its own popup, with its buttons.
-        let mut q = at(t0);
+        let mut q = Popups::default();
         q.set_server(Server::Absent);
         q.on_event(&asked_event(&a), t0, &PREFS);
         q.set_server(Server::Present);
@@ -1120,23 +1164,22 @@ mod tests {
 
     #[test]
     fn reminders_back_off_and_stop_for_a_dismissed_session() {
-        let t0 = Instant::now();
+        let t0 = noon();
         let n = Duration::from_secs(10 * 60);
         let prefs = Preferences {
             reminder: Some(n),
             ..PREFS
         };
-        let mut p = at(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         let effects = p.on_event(&asked_event(&a), t0, &prefs);
         delivered(&mut p, &effects);
         let mut t = t0;
         let mut gaps = Vec::new();
         for _ in 0..8 {
-            let due = p.next_deadline(&prefs).unwrap();
+            let due = p.next_deadline(t, &prefs).unwrap();
             gaps.push((due - t).as_secs() / 60);
             t = due;
-            p.set_clock(Clock::new(t, 1_796_126_400 + (t - t0).as_secs() as i64, 0));
             let effects = p.flush(t, &prefs);
             assert_eq!(shown(&effects), [(NoticeKind::Reminder, "ask_1")]);
         }
@@ -1150,7 +1193,7 @@ mod tests {
         let effects = p.dismiss("ask_1");
         assert_eq!(closed(&effects), [NoticeKey::Session("ask_1".into())]);
         assert!(p.dismissed("ask_1"));
-        let due = p.next_deadline(&prefs).unwrap();
+        let due = p.next_deadline(t, &prefs).unwrap();
         assert!(shown(&p.flush(due, &prefs)).is_empty());
         assert!(
             p.dismiss("ask_1").is_empty(),
@@ -1188,13 +1231,13 @@ mod tests {
 
     #[test]
     fn a_lone_popup_shows_at_once() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         // Out with the event itself: no hold, no deadline left behind.
         let effects = p.on_event(&asked_event(&a), t0, &PREFS);
         assert_eq!(shown(&effects), [(NoticeKind::Asked, "ask_1")]);
-        assert_eq!(p.next_deadline(&PREFS), None);
+        assert_eq!(p.next_deadline(t0, &PREFS), None);
         assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
 
         let mut r = a.clone();
@@ -1208,8 +1251,8 @@ mod tests {
 
     #[test]
     fn resolving_closes_the_popup_and_cancels_a_held_one() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
         p.flush(t0 + HOLD, &PREFS);
@@ -1247,8 +1290,8 @@ mod tests {
 
     #[test]
     fn a_snapshot_closes_popups_of_sessions_that_vanished() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         let b = record("ask_2", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
@@ -1266,8 +1309,8 @@ mod tests {
 
     #[test]
     fn a_burst_of_eight_is_the_first_popup_then_one_summary_in_its_place() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let sessions: Vec<_> = (0..10)
             .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
             .collect();
@@ -1282,7 +1325,7 @@ mod tests {
             t += gap;
             assert!(shown(&p.on_event(&asked_event(s), t, &PREFS)).is_empty());
         }
-        assert_eq!(p.next_deadline(&PREFS), Some(t0 + gap + HOLD));
+        assert_eq!(p.next_deadline(t0, &PREFS), Some(t0 + gap + HOLD));
         let effects = p.flush(t0 + gap + HOLD, &PREFS);
         // One summary, shown in place of the first popup: two popups in all.
         assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
@@ -1325,8 +1368,8 @@ mod tests {
 
     #[test]
     fn a_few_together_are_each_shown_the_first_at_once() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let sessions: Vec<_> = (0..3)
             .map(|i| record(&format!("ask_{i}"), Kind::Ask, State::Waiting))
             .collect();
@@ -1347,8 +1390,8 @@ mod tests {
 
     #[test]
     fn five_at_once_never_flash_one_by_one() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         for i in 0..5 {
             let s = record(&format!("ask_{i}"), Kind::Ask, State::Waiting);
             p.on_event(&asked_event(&s), t0, &PREFS);
@@ -1360,8 +1403,8 @@ mod tests {
 
     #[test]
     fn a_pause_silences_popups_but_still_closes_them_and_tells_what_waited() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &PREFS);
         p.pause(PauseFor::Hour, t0);
@@ -1381,7 +1424,7 @@ mod tests {
         );
         // The pause ends by itself at its deadline, with one summary of what waited.
         let end = t0 + Duration::from_secs(3600);
-        assert_eq!(p.next_deadline(&PREFS), Some(end));
+        assert_eq!(p.next_deadline(t0, &PREFS), Some(end));
         let effects = p.flush(end, &PREFS);
         assert!(!p.paused(end));
         assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
@@ -1400,7 +1443,7 @@ mod tests {
         );
         // Until I resume: no deadline, and Resume brings the summary back.
         p.pause(PauseFor::Indefinite, later);
-        assert_eq!(p.next_deadline(&PREFS), None);
+        assert_eq!(p.next_deadline(t0, &PREFS), None);
         assert!(p.paused(later + Duration::from_secs(86_400 * 30)));
         p.resume();
         assert!(!p.paused(later));
@@ -1408,26 +1451,26 @@ mod tests {
 
     #[test]
     fn until_tomorrow_ends_at_eight_local_time() {
-        let t0 = Instant::now();
         // 2026-12-01 17:30 at UTC+1.
         let unix = 1_796_142_600;
-        let mut p = Popups::new(History::default(), Clock::new(t0, unix, 3600));
+        let t0 = Clock::new(Instant::now(), unix, 3600);
+        let mut p = Popups::default();
         p.pause(PauseFor::Tomorrow, t0);
         assert_eq!(
             p.held_back(t0, &PREFS).as_deref(),
             Some("Notifications paused until tomorrow 08:00")
         );
-        let end = p.next_deadline(&PREFS).unwrap();
+        let end = p.next_deadline(t0, &PREFS).unwrap();
         assert_eq!(end - t0, Duration::from_secs((14 * 60 + 30) * 60));
     }
 
     #[test]
     fn quiet_hours_cross_midnight_and_end_with_one_summary() {
-        let t0 = Instant::now();
         // 23:10 UTC, offset 0.
         let unix = 1_796_166_600;
         assert_eq!(unix % 86_400, (23 * 60 + 10) * 60);
-        let mut p = Popups::new(History::default(), Clock::new(t0, unix, 0));
+        let t0 = Clock::new(Instant::now(), unix, 0);
+        let mut p = Popups::default();
         let prefs = Preferences {
             quiet_hours: QuietHours::parse("22:00", "07:00"),
             ..PREFS
@@ -1440,9 +1483,8 @@ mod tests {
             p.held_back(t0, &prefs).as_deref(),
             Some("Quiet hours until tomorrow 07:00")
         );
-        let end = p.next_deadline(&prefs).unwrap();
+        let end = p.next_deadline(t0, &prefs).unwrap();
         assert_eq!(end - t0, Duration::from_secs((7 * 60 + 50) * 60));
-        p.set_clock(Clock::new(end, unix + (end - t0).as_secs() as i64, 0));
         let effects = p.flush(end, &prefs);
         assert_eq!(shown(&effects), [(NoticeKind::Burst, "-")]);
         // Outside quiet hours (and with from == to, never quiet) popups show at once.
@@ -1458,8 +1500,8 @@ mod tests {
 
     #[test]
     fn the_desktops_do_not_disturb_holds_popups_back_like_quiet_hours() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         p.set_server(Server::DoNotDisturb {
             source: "paused",
             on: true,
@@ -1482,14 +1524,14 @@ mod tests {
 
     #[test]
     fn settings_turn_kinds_off() {
-        let t0 = Instant::now();
+        let t0 = noon();
         let prefs = Preferences {
             on_ask: false,
             on_ready: false,
             reminder: None,
             ..PREFS
         };
-        let mut p = at(t0);
+        let mut p = Popups::default();
         let a = record("ask_1", Kind::Ask, State::Waiting);
         p.on_event(&asked_event(&a), t0, &prefs);
         assert!(p.flush(t0 + HOLD, &prefs).is_empty());
@@ -1505,18 +1547,18 @@ mod tests {
 
     #[test]
     fn a_reminder_comes_for_a_session_left_waiting() {
-        let t0 = Instant::now();
+        let t0 = noon();
         let after = Duration::from_secs(10 * 60);
         let prefs = Preferences {
             reminder: Some(after),
             ..PREFS
         };
-        let mut p = at(t0);
+        let mut p = Popups::default();
         let mut a = record("ask_1", Kind::Ask, State::Waiting);
         a.title = "Pick a target".into();
         p.on_event(&asked_event(&a), t0, &prefs);
         p.flush(t0 + HOLD, &prefs);
-        assert_eq!(p.next_deadline(&prefs), Some(t0 + after));
+        assert_eq!(p.next_deadline(t0, &prefs), Some(t0 + after));
         assert!(p.flush(t0 + after - HOLD, &prefs).is_empty());
         // Due now, and shown once, at once.
         let effects = p.flush(t0 + after, &prefs);
@@ -1527,18 +1569,18 @@ mod tests {
         assert_eq!(n.summary, "Still waiting: Pick a target");
         assert!(n.body.contains("waiting 10 min"), "{}", n.body);
         // The next one only after twice as long.
-        assert_eq!(p.next_deadline(&prefs), Some(t0 + after * 3));
+        assert_eq!(p.next_deadline(t0, &prefs), Some(t0 + after * 3));
         assert!(p.flush(t0 + after * 2, &prefs).is_empty());
 
         // Reminders are off by default, and sessions found at start count from then on.
-        let mut fresh = at(t0);
+        let mut fresh = Popups::default();
         let snapshot = Event::Snapshot {
             at: OffsetDateTime::now_utc(),
             sessions: vec![a.clone()],
         };
         fresh.on_event(&snapshot, t0, &PREFS);
-        assert_eq!(fresh.next_deadline(&PREFS), None);
-        assert_eq!(fresh.next_deadline(&prefs), Some(t0 + after));
+        assert_eq!(fresh.next_deadline(t0, &PREFS), None);
+        assert_eq!(fresh.next_deadline(t0, &prefs), Some(t0 + after));
     }
 
     fn state_event(r: &SessionRecord, previous: State, previous_needs_you: bool) -> Event {
@@ -1556,19 +1598,19 @@ mod tests {
 
     #[test]
     fn an_attached_session_pops_up_only_after_the_grace() {
-        let t0 = Instant::now();
+        let t0 = noon();
         let grace = PREFS.attached_grace;
-        let mut p = at(t0);
+        let mut p = Popups::default();
         let attached = record_d("S-1", State::Active, true);
         p.on_event(&asked_event(&attached), t0, &PREFS);
         assert!(p.flush(t0 + HOLD, &PREFS).is_empty());
-        assert_eq!(p.next_deadline(&PREFS), Some(t0 + grace));
+        assert_eq!(p.next_deadline(t0, &PREFS), Some(t0 + grace));
         assert!(p.flush(t0 + grace - HOLD, &PREFS).is_empty());
         assert_eq!(
             shown(&p.flush(t0 + grace, &PREFS)),
             [(NoticeKind::Asked, "S-1")]
         );
-        assert_eq!(p.next_deadline(&PREFS), None);
+        assert_eq!(p.next_deadline(t0, &PREFS), None);
 
         // Once shown, attention clearing takes it down, as for any popup.
         let cleared = record_d("S-1", State::Active, false);
@@ -1582,9 +1624,9 @@ mod tests {
 
     #[test]
     fn a_turn_handed_back_and_taken_within_the_grace_never_pops_up() {
-        let t0 = Instant::now();
+        let t0 = noon();
         let grace = PREFS.attached_grace;
-        let mut p = at(t0);
+        let mut p = Popups::default();
         let waiting = record_d("S-1", State::Active, true);
         // Cleared: the person answered in their terminal.
         p.on_event(&asked_event(&waiting), t0, &PREFS);
@@ -1594,7 +1636,7 @@ mod tests {
             t0 + grace / 2,
             &PREFS,
         );
-        assert_eq!(p.next_deadline(&PREFS), None);
+        assert_eq!(p.next_deadline(t0, &PREFS), None);
         assert!(shown(&p.flush(t0 + grace * 2, &PREFS)).is_empty());
         // Resolved within the grace: the same.
         let t1 = t0 + grace * 3;
@@ -1614,8 +1656,8 @@ mod tests {
 
     #[test]
     fn detached_sessions_and_a_zero_grace_pop_up_at_once() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let detached = record_d("S-1", idle(), true);
         assert_eq!(
             shown(&p.on_event(&asked_event(&detached), t0, &PREFS)),
@@ -1649,8 +1691,8 @@ mod tests {
 
     #[test]
     fn leaving_the_terminal_during_the_grace_pops_up_at_once() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         let attached = record_d("S-1", State::Active, true);
         p.on_event(&asked_event(&attached), t0, &PREFS);
         let left = record_d("S-1", idle(), true);
@@ -1664,8 +1706,8 @@ mod tests {
 
     #[test]
     fn a_pause_drops_a_deferred_popup() {
-        let t0 = Instant::now();
-        let mut p = at(t0);
+        let t0 = noon();
+        let mut p = Popups::default();
         p.on_event(
             &asked_event(&record_d("S-1", State::Active, true)),
             t0,
@@ -1673,7 +1715,7 @@ mod tests {
         );
         p.pause(PauseFor::Hour, t0);
         p.resume();
-        assert_eq!(p.next_deadline(&PREFS), None);
+        assert_eq!(p.next_deadline(t0, &PREFS), None);
         assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
     }
 }
