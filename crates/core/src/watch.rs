@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::EventKind;
 
 use crate::home::Home;
 use crate::records::is_hidden;
@@ -145,10 +145,33 @@ fn is_database(path: &Path, db: &Path) -> bool {
     name == db || name == wal || name == journal
 }
 
+/// What the engine asks of a file watcher: one directory at a time, never recursive (lf
+/// writes a temporary and renames it into place, which a watch on the old file would miss).
+pub trait DirWatcher: Send {
+    fn watch(&mut self, dir: &Path) -> notify::Result<()>;
+    fn unwatch(&mut self, dir: &Path);
+}
+
+impl DirWatcher for notify::RecommendedWatcher {
+    fn watch(&mut self, dir: &Path) -> notify::Result<()> {
+        notify::Watcher::watch(self, dir, notify::RecursiveMode::NonRecursive)
+    }
+
+    fn unwatch(&mut self, dir: &Path) {
+        let _ = notify::Watcher::unwatch(self, dir);
+    }
+}
+
+/// Makes the watcher, given where its events go.
+pub type MakeWatcher = Box<dyn FnOnce(Handler) -> notify::Result<Box<dyn DirWatcher>> + Send>;
+
+/// Where a watcher's events go.
+pub type Handler = Box<dyn FnMut(notify::Result<notify::Event>) + Send>;
+
 /// The directories under inotify watch. Only directories, never single files: lf writes
 /// a temporary and renames it into place, which a watch on the old file would not see.
 pub struct Watches {
-    pub watcher: Option<RecommendedWatcher>,
+    pub watcher: Option<Box<dyn DirWatcher>>,
     pub error: Option<String>,
     /// The source directories and, while one is missing, its nearest existing ancestor.
     tops: HashMap<PathBuf, Option<u64>>,
@@ -168,39 +191,36 @@ pub struct Appeared {
 }
 
 impl Watches {
-    pub fn new(handler: impl notify::EventHandler) -> Watches {
-        match notify::recommended_watcher(handler) {
-            Ok(watcher) => Watches {
-                watcher: Some(watcher),
-                error: None,
-                tops: HashMap::new(),
-                shards: HashSet::new(),
-                runs: HashSet::new(),
-                program: HashSet::new(),
-            },
-            Err(e) => Watches {
-                watcher: None,
-                error: Some(format!(
+    pub fn new(make: MakeWatcher, handler: Handler) -> Watches {
+        let (watcher, error) = match make(handler) {
+            Ok(watcher) => (Some(watcher), None),
+            Err(e) => (
+                None,
+                Some(format!(
                     "cannot watch files ({e}); the list refreshes only on the slow timer"
                 )),
-                tops: HashMap::new(),
-                shards: HashSet::new(),
-                runs: HashSet::new(),
-                program: HashSet::new(),
-            },
+            ),
+        };
+        Watches {
+            watcher,
+            error,
+            tops: HashMap::new(),
+            shards: HashSet::new(),
+            runs: HashSet::new(),
+            program: HashSet::new(),
         }
     }
 
     fn add(&mut self, dir: &Path) -> bool {
         match &mut self.watcher {
-            Some(w) => w.watch(dir, RecursiveMode::NonRecursive).is_ok(),
+            Some(w) => w.watch(dir).is_ok(),
             None => false,
         }
     }
 
     fn remove(&mut self, dir: &Path) {
         if let Some(w) = &mut self.watcher {
-            let _ = w.unwatch(dir);
+            w.unwatch(dir);
         }
     }
 

@@ -16,7 +16,7 @@ use crate::event::Warning;
 use crate::home::Home;
 use crate::records::Records;
 use crate::session::SessionRecord;
-use crate::watch::{route, run_names, Batch, Watches};
+use crate::watch::{route, run_names, Batch, MakeWatcher, Watches};
 
 /// What one batch changed, for the core.
 pub(super) struct Applied {
@@ -43,15 +43,17 @@ impl FileSide {
     pub(super) fn new(
         home: Home,
         lf_bin: Option<&Path>,
+        watcher: MakeWatcher,
         tx: mpsc::WeakUnboundedSender<Msg>,
     ) -> FileSide {
         let records = Records::new(home.clone(), lf_bin);
         let fs = tx.clone();
-        let watches = Watches::new(move |event: notify::Result<notify::Event>| {
+        let handler = Box::new(move |event: notify::Result<notify::Event>| {
             if let Some(tx) = fs.upgrade() {
                 let _ = tx.send(Msg::Fs(event));
             }
         });
+        let watches = Watches::new(watcher, handler);
         FileSide {
             home,
             records,

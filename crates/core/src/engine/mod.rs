@@ -7,14 +7,18 @@
 //! anything to happen, reads the clocks and carries out commands; the file half
 //! (`files.rs`) reads and watches lf's session files; the core (`core.rs`) decides, with
 //! no I/O and no clock of its own, what to publish and what to do next, so that it can be
-//! replayed as data (`replay.rs`).
+//! replayed as data (`replay.rs`). What the task runs on — lf and the file watcher — is
+//! injected (`parts.rs`), so the loop itself is tested on scripted parts (`wired.rs`).
 
 mod core;
 mod files;
 mod msg;
+mod parts;
 #[cfg(test)]
 mod replay;
 mod task;
+#[cfg(test)]
+mod wired;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,7 @@ use tokio::time::Instant;
 use self::core::{Core, Now};
 use self::files::FileSide;
 use self::msg::Msg;
+pub use self::parts::{Cli, Listed, Parts, Reading, Running};
 use self::task::Task;
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
@@ -37,6 +42,7 @@ use crate::records::Records;
 use crate::schedule::QUIET_RECHECK;
 use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::Snapshot;
+pub use crate::watch::{DirWatcher, Handler, MakeWatcher};
 
 /// How often `lf session list` runs with nothing else asking for it. lf's database is
 /// watched (or its reader followed), so this only catches what neither can see (a database
@@ -124,7 +130,7 @@ struct Shared {
 #[derive(Clone)]
 pub struct Engine {
     shared: Arc<RwLock<Shared>>,
-    lf: Option<Lf>,
+    lf: Option<Arc<dyn Cli>>,
     tx: mpsc::UnboundedSender<Msg>,
     nudges: Nudges,
 }
@@ -170,9 +176,15 @@ impl Engine {
     /// then every transition, and warnings as they come. The engine stops when every
     /// `Engine` handle and the receiver are dropped.
     pub fn start(config: Config) -> (Engine, mpsc::UnboundedReceiver<Event>) {
+        let parts = Parts::real(config.lf());
+        Engine::start_on(config, parts)
+    }
+
+    /// [`Engine::start`] on other parts than the `lf` program and inotify.
+    pub fn start_on(config: Config, parts: Parts) -> (Engine, mpsc::UnboundedReceiver<Event>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (events, events_rx) = mpsc::unbounded_channel();
-        let lf = config.lf();
+        let lf = parts.cli;
         let shared = Arc::new(RwLock::new(Shared::default()));
         let nudges = Nudges::default();
         let engine = Engine {
@@ -189,13 +201,14 @@ impl Engine {
         let core = Core::new(
             start,
             shared,
-            lf.as_ref().map(|lf| lf.bin().to_path_buf()),
+            lf.as_ref().map(|lf| lf.program().to_path_buf()),
             safety,
             config.quiet_recheck,
         );
         let files = FileSide::new(
             config.home.clone(),
             config.lf_bin.as_deref(),
+            parts.watcher,
             tx.downgrade(),
         );
         let mut task = Task::new(
@@ -230,15 +243,12 @@ impl Engine {
     }
 
     pub fn lf_bin(&self) -> Option<PathBuf> {
-        self.lf.as_ref().map(|lf| lf.bin().to_path_buf())
+        self.lf.as_ref().map(|lf| lf.program().to_path_buf())
     }
 
     /// The variables the engine's lf runs with (see [`Lf::env`]); none without an lf.
     pub fn lf_env(&self) -> Vec<(&'static str, Option<std::ffi::OsString>)> {
-        self.lf
-            .as_ref()
-            .map(|lf| lf.env().to_vec())
-            .unwrap_or_default()
+        self.lf.as_ref().map(|lf| lf.env()).unwrap_or_default()
     }
 
     /// What the engine learned about the lf in use, once it asked.
@@ -309,7 +319,7 @@ impl Engine {
             tx: self.tx.clone(),
             done: Some(done),
         };
-        let result = lf.act(&action).await;
+        let result = lf.act(action).await;
         drop(acting);
         let _ = wait.await;
         result

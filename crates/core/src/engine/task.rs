@@ -3,6 +3,7 @@
 //! readers, exit watchers), whose results come back to it as messages.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
@@ -12,10 +13,9 @@ use tokio::time::Instant;
 use super::core::{Command, Core, Input, Now, Out};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
+use super::parts::{Cli, Reading};
 use crate::event::{Event, Warning};
-use crate::lf::Lf;
 use crate::machine;
-use crate::monitor::Reader;
 use crate::watch::Batch;
 
 fn now() -> Now {
@@ -29,12 +29,12 @@ fn now() -> Now {
 pub(super) struct Task {
     pub core: Core,
     pub files: FileSide,
-    pub lf: Option<Lf>,
+    pub lf: Option<Arc<dyn Cli>>,
     pub tx: mpsc::WeakUnboundedSender<Msg>,
     pub events: mpsc::UnboundedSender<Event>,
     pub reconcile_interval: std::time::Duration,
     pub nudges: super::Nudges,
-    readers: HashMap<u64, Reader>,
+    readers: HashMap<u64, Box<dyn Reading>>,
     /// Each machine's follower, by its id. Aborting one drops its ssh child, which is
     /// killed then (`kill_on_drop`) and reaped by tokio.
     followers: HashMap<u64, AbortHandle>,
@@ -52,7 +52,7 @@ impl Task {
     pub(super) fn new(
         core: Core,
         files: FileSide,
-        lf: Option<Lf>,
+        lf: Option<Arc<dyn Cli>>,
         tx: mpsc::WeakUnboundedSender<Msg>,
         events: mpsc::UnboundedSender<Event>,
         reconcile_interval: std::time::Duration,
@@ -91,7 +91,7 @@ impl Task {
             self.command(command);
         }
         if let Some(lf) = self.lf.clone() {
-            self.files.watch_program(lf.bin());
+            self.files.watch_program(lf.program());
             self.core.begin(lf.detect().await);
         }
         let fresh = self.files.start(self.core.files());
@@ -219,25 +219,30 @@ impl Task {
         };
         match command {
             Command::List(dialect) => {
-                let Some(lf) = self.lf.clone() else { return };
+                let Some(lf) = &self.lf else { return };
+                let listing = lf.list(&dialect);
                 tokio::spawn(async move {
-                    let _ = tx.send(Msg::Listed(lf.list(&dialect).await));
+                    let _ = tx.send(Msg::Listed(listing.await));
                 });
             }
             Command::Detect => {
-                let Some(lf) = self.lf.clone() else { return };
+                let Some(lf) = &self.lf else { return };
+                let detecting = lf.detect();
                 tokio::spawn(async move {
-                    let _ = tx.send(Msg::Detected(lf.detect().await));
+                    let _ = tx.send(Msg::Detected(detecting.await));
                 });
             }
             Command::StartReader { serial, key } => {
                 let Some(lf) = self.lf.as_ref() else { return };
                 let weak = self.tx.clone();
-                let started = Reader::start(lf, &key, move |report| {
-                    if let Some(tx) = weak.upgrade() {
-                        let _ = tx.send(Msg::Reader(serial, report));
-                    }
-                });
+                let started = lf.read(
+                    &key,
+                    Box::new(move |report| {
+                        if let Some(tx) = weak.upgrade() {
+                            let _ = tx.send(Msg::Reader(serial, report));
+                        }
+                    }),
+                );
                 match started {
                     Ok(reader) => {
                         self.readers.insert(serial, reader);
