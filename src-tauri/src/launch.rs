@@ -1,6 +1,6 @@
 //! Opening a session in the user's terminal, from the tray, a notification or the window.
-//! When that fails, the person is told twice (a notification, and a notice in the window)
-//! and given the command to run themselves.
+//! When that fails, the person is told twice (a popup, as the popup policy decides, and a
+//! notice in the window) and given the command to run themselves.
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -50,6 +50,8 @@ pub fn open<R: Runtime>(
     match terminal::open(&choice, &launch, &env) {
         Ok(opened) => {
             tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
+            let effects = crate::lock(&shell.popups).launched();
+            shell.send(effects);
             Ok(opened.terminal)
         }
         Err(e) => {
@@ -78,12 +80,8 @@ pub fn open<R: Runtime>(
                 },
             );
             let notice = notification::launch_failed(record, summary, &command);
-            let shell = Arc::clone(shell);
-            tauri::async_runtime::spawn(async move {
-                if let Some(notifications) = shell.notifications.get() {
-                    notifications.show(&notice, false).await;
-                }
-            });
+            let effects = crate::lock(&shell.popups).launch_failed(notice);
+            shell.send(effects);
             Err(format!("{text}\n{command}"))
         }
     }

@@ -738,6 +738,49 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
 
 
 @check
+def a_terminal_that_fails_to_open_is_told_in_a_popup_with_the_command(ctx):
+    # The person's own terminal command cannot start: the popup policy shows the failure
+    # with the command to run by hand, and the log says why.
+    ctx.stop_app()
+    home, repo, env, lf = ctx.store_home("d")
+    config = ctx.tmp / "config-broken-terminal"
+    (config / "lf-tray").mkdir(parents=True, exist_ok=True)
+    missing = ctx.tmp / "no-such-terminal"
+    (config / "lf-tray" / "settings.json").write_text(json.dumps(
+        {"terminal": "custom", "terminal_template": f"{missing} -e {{argv}}"}))
+    env = dict(env, XDG_CONFIG_HOME=str(config))
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    title = "Pick the retry budget"
+    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
+    lf("sim", "working", sid)
+    log = open(ctx.out / "app-broken-terminal.log", "ab")
+    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    try:
+        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's tray item",
+                            START_TIMEOUT)
+        wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(),
+                 "the first snapshot in the menu", START_TIMEOUT)
+        lf("sim", "ask", sid)
+        n = ctx.notified(lambda n: title in n.body, f"the popup for {title!r}")
+        wait_for(lambda: ctx.displayed() == 1, "dunst to display that popup alone")
+        ctx.await_listener(n)
+        before = len(ctx.terminal.json())
+        subprocess.run(["dunstctl", "action", "0"], check=True)
+        failed = ctx.notified(lambda f: f.summary in ("Could not open a terminal", "No terminal found"),
+                              "a popup saying the terminal did not open")
+        expect(title in failed.body and sid in failed.body,
+               f"the failure popup names neither the session nor the command: {failed.body!r}")
+        expect(str(missing) not in failed.summary, f"summary {failed.summary!r}")
+        expect(len(ctx.terminal.json()) == before, "a terminal was launched after all")
+    finally:
+        ctx.stop_app()
+    wait_for(lambda: ctx.tray.items() == [], "the app's tray item to leave the watcher")
+    subprocess.run(["dunstctl", "close-all"], check=True)
+
+
+@check
 def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
     # Today's lf: the agent reports why it waits; an agent that dies reads `closed`.
     ctx.stop_app()

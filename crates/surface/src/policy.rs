@@ -314,6 +314,8 @@ pub struct Popups {
     catch_up: bool,
     /// Sessions whose popup was handed to the server and not yet confirmed.
     in_flight: HashSet<String>,
+    /// A popup saying a terminal did not open is up (or on its way).
+    launch_failure: bool,
 }
 
 impl Default for Popups {
@@ -337,6 +339,7 @@ impl Popups {
             was_quiet: false,
             catch_up: false,
             in_flight: HashSet::new(),
+            launch_failure: false,
         }
     }
 
@@ -812,6 +815,28 @@ impl Popups {
         }
         if delivery == Delivery::NoServer && self.server == Server::Present {
             self.set_server(Server::Absent);
+        }
+    }
+
+    /// A terminal the person asked for did not open: the popup with the command to run by
+    /// hand, in place of an earlier one. It answers the person's own click, so it shows
+    /// whatever holds session popups back (a pause, quiet hours and do-not-disturb keep
+    /// interruptions away; this is none). Without a server nothing is owed: the window's
+    /// notice says the same, and an hour-old failure shown when a server comes is noise.
+    pub fn launch_failed(&mut self, notice: Notice) -> Vec<Effect> {
+        if self.server != Server::Present {
+            return Vec::new();
+        }
+        self.launch_failure = true;
+        vec![Effect::Show(notice)]
+    }
+
+    /// A terminal opened: the popup of a failure before it is stale.
+    pub fn launched(&mut self) -> Vec<Effect> {
+        if std::mem::take(&mut self.launch_failure) {
+            vec![Effect::Close(NoticeKey::Error)]
+        } else {
+            Vec::new()
         }
     }
 
@@ -1717,5 +1742,29 @@ mod tests {
         p.resume();
         assert_eq!(p.next_deadline(t0, &PREFS), None);
         assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
+    }
+
+    #[test]
+    fn a_launch_failure_shows_through_a_pause_and_goes_when_a_terminal_opens() {
+        let t0 = noon();
+        let mut p = Popups::default();
+        let r = record("ask_1", Kind::Ask, State::Waiting);
+        let failed = crate::notice::launch_failed(&r, "No terminal found", "lf session open ask_1");
+        // Nothing to close before anything failed.
+        assert!(p.launched().is_empty());
+        p.pause(PauseFor::Indefinite, t0);
+        let effects = p.launch_failed(failed.clone());
+        assert_eq!(shown(&effects), [(NoticeKind::Error, "-")]);
+        // A second failure replaces the first (same key); one opened terminal closes it.
+        assert_eq!(p.launch_failed(failed.clone()).len(), 1);
+        assert_eq!(p.launched(), [Effect::Close(NoticeKey::Error)]);
+        assert!(p.launched().is_empty(), "closed once");
+        // Without a server nothing is owed for later.
+        p.set_server(Server::Absent);
+        assert!(p.launch_failed(failed).is_empty());
+        p.set_server(Server::Present);
+        p.resume();
+        assert!(shown(&p.flush(t0 + HOLD, &PREFS)).is_empty());
+        assert!(p.launched().is_empty());
     }
 }
