@@ -256,6 +256,11 @@ impl Shell {
                 .filter(|s| popups.dismissed(&history::key(s)))
                 .map(history::key)
                 .collect(),
+            unseen: sessions
+                .iter()
+                .filter(|s| popups.unseen(&history::key(s)))
+                .map(history::key)
+                .collect(),
             since: sessions
                 .iter()
                 .filter_map(|s| Some((history::key(s), popups.waiting_since(&history::key(s))?)))
@@ -725,6 +730,12 @@ fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match key {
+        NoticeKey::Session(named) if action == notification::EXPIRED => {
+            lock(&shell.popups).expired(&named);
+            tracing::info!("UNSEEN session={named}: its popup expired");
+            shell.save_history();
+            refresh(app, &shell);
+        }
         NoticeKey::Session(named) => {
             // The popup names the session by its key token (ids are unique per machine).
             let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));

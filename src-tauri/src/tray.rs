@@ -19,6 +19,9 @@ pub const TRAY_ID: &str = "lf-tray";
 
 /// More session rows than this stop being glanceable in a menu; the window lists them all.
 const MAX_ROWS: usize = 10;
+/// Marks a row whose session waits and was not shown to the person (its popup held back or
+/// taken down by the desktop before they acted): a dot, as mail and chat mark unread.
+const UNSEEN: &str = "● ";
 /// Menus are as wide as their longest row; beyond this a title is cut.
 const MAX_LABEL: usize = 64;
 
@@ -81,6 +84,9 @@ pub struct Popups {
     pub paused: bool,
     /// By key token (`SessionKey::token`).
     pub dismissed: BTreeSet<String>,
+    /// Waiting sessions the person was not shown (held back, or the popup expired), by
+    /// key token: their rows are marked.
+    pub unseen: BTreeSet<String>,
     /// Since when each waiting session waits (unix seconds), by key token: the longest
     /// first.
     pub since: std::collections::BTreeMap<String, i64>,
@@ -121,9 +127,15 @@ pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
             heading = Some(*group);
             entries.push(Entry::Note(group.title().into()));
         }
+        let line = on_machine(record, &board::one_line(record));
+        let line = if popups.unseen.contains(&record.key().token()) {
+            format!("{UNSEEN}{line}")
+        } else {
+            line
+        };
         entries.push(Entry::Choice {
             item: Item::Session(record.key()),
-            label: label(&on_machine(record, &board::one_line(record))),
+            label: label(&line),
         });
     }
     if pending.is_empty() {
@@ -529,12 +541,14 @@ mod tests {
             held_back: Some("Notifications paused until 14:05".into()),
             paused: true,
             dismissed: ["ask_12".to_string()].into(),
+            unseen: ["ask_11".to_string()].into(),
             since: Default::default(),
         };
         let entries = menu(&sessions, &paused);
         let labels = labels(&entries);
         assert_eq!(labels[0], "[Waiting for you]");
         assert_eq!(labels[1], "Ask 12");
+        assert_eq!(labels[2], "● Ask 11", "not shown to the person: marked");
         assert_eq!(labels[10], "Ask 03");
         assert_eq!(labels[11], "3 more…");
         assert_eq!(

@@ -308,6 +308,17 @@ impl History {
         }
     }
 
+    /// Its popup went without the person acting on it (the server let it expire): it is
+    /// told again in the next summary, as one never shown is.
+    pub fn unseen(&mut self, key: &str) {
+        if let Some(mark) = self.file.sessions.get_mut(key) {
+            if mark.shown && !mark.dismissed {
+                mark.shown = false;
+                self.dirty = true;
+            }
+        }
+    }
+
     pub fn dismiss(&mut self, key: &str) -> bool {
         match self.file.sessions.get_mut(key) {
             Some(mark) if !mark.dismissed => {

@@ -144,6 +144,9 @@ pub const DEFAULT: &str = "default";
 pub const OPEN: &str = "open";
 pub const REVIEW: &str = "review";
 pub const DISMISS: &str = "dismiss";
+/// Not a button: what the platform module reports when the server took a session's popup
+/// down by itself (it expired) while the person had not acted on it.
+pub const EXPIRED: &str = "expired";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {

@@ -371,6 +371,27 @@ impl Popups {
         self.history.mark(key).is_some_and(|m| m.dismissed)
     }
 
+    /// The session waits and the person has not been shown that it does: its popup is
+    /// held back, was refused, or was taken down by the server before they acted on it.
+    pub fn unseen(&self, key: &str) -> bool {
+        self.waiting.contains_key(key)
+            && !self.in_flight.contains(key)
+            && self
+                .history
+                .mark(key)
+                .is_some_and(|m| !m.shown && !m.dismissed)
+    }
+
+    /// The server took a session's popup down by itself (it expired: xfce4-notifyd, Plasma
+    /// and stock dunst time out even popups asked to stay). The session stays unseen: the
+    /// next summary (a start, a resume, the end of do-not-disturb) tells it again. Not at
+    /// once, which would put it back on screen for as long as the server lets it.
+    pub fn expired(&mut self, key: &str) {
+        if self.waiting.contains_key(key) {
+            self.history.unseen(key);
+        }
+    }
+
     /// A notification server appeared on the bus or went away.
     pub fn set_server(&mut self, server: Server) {
         if let Server::DoNotDisturb { source, on } = server {
@@ -1766,5 +1787,36 @@ mod tests {
         p.resume();
         assert!(shown(&p.flush(t0 + HOLD, &PREFS)).is_empty());
         assert!(p.launched().is_empty());
+    }
+
+    #[test]
+    fn a_popup_the_server_let_expire_stays_unseen_for_the_next_summary() {
+        let t0 = noon();
+        let mut p = Popups::default();
+        let a = record("ask_1", Kind::Ask, State::Waiting);
+        let effects = p.on_event(&asked_event(&a), t0, &PREFS);
+        delivered(&mut p, &effects);
+        assert!(!p.unseen("ask_1"));
+        p.expired("ask_1");
+        assert!(p.unseen("ask_1"));
+        assert!(p.take_history().is_some(), "remembered across a restart");
+        // Not shown again at once: the server would only take it down again.
+        assert!(shown(&p.flush(t0 + HOLD, &PREFS)).is_empty());
+        // A restart (or a resume, or the end of do-not-disturb) tells it again.
+        let mut after = restarted(&mut p);
+        let t1 = t0 + Duration::from_secs(60);
+        assert_eq!(
+            shown(&after.on_event(&snapshot(std::slice::from_ref(&a)), t1, &PREFS)),
+            [(NoticeKind::Asked, "ask_1")]
+        );
+        // A session that no longer waits, or one dismissed, is not made unseen.
+        let mut q = Popups::default();
+        q.expired("ask_9");
+        assert!(!q.unseen("ask_9"));
+        let effects = q.on_event(&asked_event(&a), t0, &PREFS);
+        delivered(&mut q, &effects);
+        q.dismiss("ask_1");
+        q.expired("ask_1");
+        assert!(!q.unseen("ask_1"));
     }
 }

@@ -27,7 +27,8 @@ use tokio::sync::Mutex as AsyncMutex;
 use zbus::{Connection, MatchRule, Message, MessageStream, Variant};
 
 use super::{
-    Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DEFAULT, DESKTOP_ENTRY, OPEN,
+    Delivery, Notice, NoticeKey, OnAction, OnServer, Server, APP_NAME, DEFAULT, DESKTOP_ENTRY,
+    EXPIRED, OPEN,
 };
 
 const SERVER: &str = "org.freedesktop.Notifications";
@@ -149,12 +150,15 @@ impl Live {
             }
             Signal::NotificationClosed(_, reason) => {
                 self.ids.remove(&key);
+                let acted = self.acted.iter().any(|(acted, _)| *acted == id);
                 self.forget(id);
                 tracing::info!(
                     "NOTIFY_CLOSED id={id} session={} reason={reason}",
                     key.session()
                 );
-                None
+                // The spec's reason 1: it expired. One the person acted on is theirs.
+                let expired = reason == 1 && !acted && matches!(key, NoticeKey::Session(_));
+                expired.then(|| (key, EXPIRED.to_string(), None))
             }
         }
     }
@@ -815,5 +819,33 @@ mod tests {
         live.hear(Some(SERVER_NAME), Signal::NotificationClosed(7, 2));
         assert!(live.key_of(7).is_none());
         assert!(live.acted.is_empty() && live.tokens.is_empty());
+    }
+
+    #[test]
+    fn a_popup_that_expired_unacted_is_reported_once_and_only_by_the_server() {
+        let expired = |live: &mut Live, from, reason| {
+            live.hear(Some(from), Signal::NotificationClosed(7, reason))
+                .map(|(key, action, _)| (key.session().to_string(), action))
+        };
+        let mut live = showing(7);
+        assert_eq!(expired(&mut live, SHELL, 1), None, "not from the server");
+        assert_eq!(
+            expired(&mut live, SERVER_NAME, 1),
+            Some(("S-1".to_string(), EXPIRED.to_string()))
+        );
+        assert_eq!(
+            expired(&mut live, SERVER_NAME, 1),
+            None,
+            "forgotten with it"
+        );
+        // Closed by the person (2) or by the app (3): not expired.
+        for reason in [2, 3] {
+            let mut live = showing(7);
+            assert_eq!(expired(&mut live, SERVER_NAME, reason), None);
+        }
+        // Clicked, then timed out (servers may close after the action): the person saw it.
+        let mut live = showing(7);
+        assert!(live.hear(Some(SERVER_NAME), click(7)).is_some());
+        assert_eq!(expired(&mut live, SERVER_NAME, 1), None);
     }
 }
