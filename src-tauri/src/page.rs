@@ -81,3 +81,48 @@ pub fn tell<R: Runtime>(app: &AppHandle<R>, message: ToWindow) {
         tracing::warn!("could not update the window: {e}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page is buildless, so it cannot import these names: this holds its copies to
+    /// the Rust side, and a renamed variant or event fails here, not in a person's window.
+    #[test]
+    fn the_page_listens_for_the_event_and_every_message_kind_as_rust_names_them() {
+        let page = include_str!("../../ui/app.js");
+        assert!(
+            page.contains(&format!("listen('{TO_WINDOW}',")),
+            "ui/app.js does not listen for {TO_WINDOW:?}"
+        );
+        let board = Board {
+            sessions: Vec::new(),
+            status: String::new(),
+            quiet: None,
+            recent: Vec::new(),
+            warnings: Vec::new(),
+            focus: None,
+        };
+        let messages = [
+            ToWindow::Board(board),
+            ToWindow::Focus(String::new()),
+            ToWindow::LaunchFailed {
+                text: String::new(),
+                command: String::new(),
+            },
+        ];
+        for message in messages {
+            // A new kind stops this compiling until it is in the list above.
+            match &message {
+                ToWindow::Board(_) | ToWindow::Focus(_) | ToWindow::LaunchFailed { .. } => {}
+            }
+            let value = serde_json::to_value(&message).unwrap();
+            let kind = value["kind"].as_str().unwrap();
+            assert!(
+                page.contains(&format!("case '{kind}':")),
+                "ui/app.js does not handle the message kind {kind:?}"
+            );
+            assert!(value.get("payload").is_some(), "{kind}: no payload");
+        }
+    }
+}
