@@ -100,10 +100,38 @@ impl DirWatcher for Watching {
 impl Inotify {
     /// A write to `path`, as inotify reports it.
     fn written(&self, path: &Path) {
-        let event = notify::Event::new(EventKind::Modify(ModifyKind::Data(DataChange::Any)))
-            .add_path(path.to_path_buf());
+        self.send(EventKind::Modify(ModifyKind::Data(DataChange::Any)), path);
+    }
+
+    fn send(&self, kind: EventKind, path: &Path) {
+        let event = notify::Event::new(kind).add_path(path.to_path_buf());
         let mut handler = self.handler.lock().unwrap();
         (handler.as_mut().expect("the engine made its watcher"))(Ok(event));
+    }
+
+    fn watches(&self, dir: &Path) -> bool {
+        self.watched.lock().unwrap().iter().any(|d| d == dir)
+    }
+
+    /// Wait until the engine has watched (or let go of) `dir`, as it must after the events
+    /// the test sent; a loop that does not within this has failed.
+    async fn until(&self, dir: &Path, watched: bool) {
+        let wait = async {
+            while self.watches(dir) != watched {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .is_err()
+        {
+            panic!(
+                "{} {}watched; watched: {:?}",
+                dir.display(),
+                if watched { "never " } else { "still " },
+                self.watched.lock().unwrap()
+            );
+        }
     }
 }
 
@@ -291,4 +319,42 @@ async fn without_a_watcher_the_engine_says_so_and_still_lists() {
         "{warned}"
     );
     assert!(!engine.can_watch());
+}
+
+#[tokio::test]
+async fn lf_s_directories_are_watched_as_they_appear_and_let_go_as_they_go() {
+    use notify::event::{CreateKind, RemoveKind};
+    // Generation A: records in files. A fresh home has none of lf's directories yet.
+    let mut rig = Rig::start(Generation::A, Vec::new()).await;
+    rig.next(snapshot_ids).await;
+    let home = rig.db.parent().unwrap().to_path_buf();
+    let runs = home.join("runs");
+    assert!(
+        rig.inotify.watches(&home),
+        "the home, where lf's directories will appear"
+    );
+    assert!(!rig.inotify.watches(&runs));
+
+    std::fs::create_dir(&runs).unwrap();
+    rig.inotify
+        .send(EventKind::Create(CreateKind::Folder), &runs);
+    rig.inotify.until(&runs, true).await;
+
+    // A shard is where new Runs appear: watched when made, let go when removed.
+    let shard = runs.join("0f");
+    std::fs::create_dir(&shard).unwrap();
+    rig.inotify
+        .send(EventKind::Create(CreateKind::Folder), &shard);
+    rig.inotify.until(&shard, true).await;
+    std::fs::remove_dir(&shard).unwrap();
+    rig.inotify
+        .send(EventKind::Remove(RemoveKind::Folder), &shard);
+    rig.inotify.until(&shard, false).await;
+
+    // `runs/` itself removed: its watch goes, and the home is watched for its return.
+    std::fs::remove_dir(&runs).unwrap();
+    rig.inotify
+        .send(EventKind::Remove(RemoveKind::Folder), &runs);
+    rig.inotify.until(&runs, false).await;
+    assert!(rig.inotify.watches(&home));
 }
