@@ -92,6 +92,18 @@ class Ctx:
                                     stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
 
+    def start_hidden(self, env, log_name, what):
+        """Start the app hidden in `env` (its output in `log_name`) and wait for its tray
+        item and its first snapshot in the menu: what lf writes after that is news."""
+        log = open(self.out / log_name, "ab")
+        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=env, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.item = wait_for(lambda: self.tray.item_of_pid(self.app.pid), f"{what}'s tray item",
+                             START_TIMEOUT)
+        wait_for(lambda: "Reading sessions…" not in self.menu_labels(),
+                 "the first snapshot in the menu", START_TIMEOUT)
+
     def require_app(self):
         if self.app is None:
             raise CheckFailed("the app was not started")
@@ -703,14 +715,7 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex",
        "--work-path", "product / LOO-412")
     lf("sim", "working", sid)
-    log = open(ctx.out / "app-d.log", "ab")
-    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
-    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the D app's tray item",
-                        START_TIMEOUT)
-    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot in the menu",
-             START_TIMEOUT)
+    ctx.start_hidden(env, "app-d.log", "the D app")
     lf("sim", "ask", sid)
     n = ctx.notified(lambda n: title in n.body, f"a Notify call for the waiting session {sid}")
     expect(n.summary == "Agent waits for you · codex", f"summary {n.summary!r}")
@@ -753,15 +758,8 @@ def a_terminal_that_fails_to_open_is_told_in_a_popup_with_the_command(ctx):
     title = "Pick the retry budget"
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
     lf("sim", "working", sid)
-    log = open(ctx.out / "app-broken-terminal.log", "ab")
-    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
     try:
-        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's tray item",
-                            START_TIMEOUT)
-        wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(),
-                 "the first snapshot in the menu", START_TIMEOUT)
+        ctx.start_hidden(env, "app-broken-terminal.log", "the app")
         lf("sim", "ask", sid)
         n = ctx.notified(lambda n: title in n.body, f"the popup for {title!r}")
         wait_for(lambda: ctx.displayed() == 1, "dunst to display that popup alone")
@@ -794,14 +792,7 @@ def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
     agent = subprocess.Popen(["sleep", "600"], start_new_session=True)
     try:
         lf("sim", "agent", stopping, str(agent.pid))
-        log = open(ctx.out / "app-e.log", "ab")
-        ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the E app's tray item",
-                            START_TIMEOUT)
-        wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(),
-                 "the first snapshot in the menu", START_TIMEOUT)
+        ctx.start_hidden(env, "app-e.log", "the E app")
         lf("sim", "status", asking, "blocked", "--kind", "permission", "--title",
            "Run cargo publish --dry-run", "--msg", "Bash wants to run <b>a command</b>")
         n = ctx.notified(lambda n: "Run cargo publish" in n.body, "the permission popup")
