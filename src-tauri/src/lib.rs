@@ -131,6 +131,9 @@ pub(crate) struct Shell {
     hook: hook::Hook,
     /// Nudges the event loop when a deadline may have moved (a pause, settings).
     wake: Notify,
+    /// The tray and window are to be drawn again at the loop's next turn though no event
+    /// came (a popup that showed a session again took its unseen mark away).
+    redraw: AtomicBool,
     /// Set once the app runs (the window's command tests run without).
     notifications: OnceLock<Notifications>,
     warnings: Mutex<VecDeque<String>>,
@@ -156,6 +159,7 @@ impl Shell {
             effects: OnceLock::new(),
             hook: hook::Hook::default(),
             wake: Notify::new(),
+            redraw: AtomicBool::new(false),
             notifications: OnceLock::new(),
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
@@ -572,7 +576,8 @@ async fn follow<R: Runtime>(
             tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
             held_back = now_held_back;
         }
-        if !batch.is_empty() || held_back_changed {
+        let redraw = shell.redraw.swap(false, Ordering::SeqCst);
+        if !batch.is_empty() || held_back_changed || redraw {
             refresh(&app, &shell);
         }
     }
@@ -619,9 +624,12 @@ async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notific
         match effect {
             notification::Effect::Show(notice) => {
                 let delivery = notifications.show(&notice, shell.settings().sound).await;
-                lock(&shell.popups).delivered(&notice, delivery);
+                let marks = lock(&shell.popups).delivered(&notice, delivery);
                 shell.save_history();
-                if delivery != notification::Delivery::Shown {
+                if marks {
+                    shell.redraw.store(true, Ordering::SeqCst);
+                }
+                if delivery != notification::Delivery::Shown || marks {
                     shell.wake.notify_one();
                 }
             }

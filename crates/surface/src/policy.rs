@@ -316,6 +316,9 @@ pub struct Popups {
     in_flight: HashSet<String>,
     /// A popup saying a terminal did not open is up (or on its way).
     launch_failure: bool,
+    /// Sessions whose popup the server took down before the person acted on it, until one
+    /// naming them is shown again: their tray rows are marked.
+    went_unseen: HashSet<String>,
 }
 
 impl Default for Popups {
@@ -340,6 +343,7 @@ impl Popups {
             catch_up: false,
             in_flight: HashSet::new(),
             launch_failure: false,
+            went_unseen: HashSet::new(),
         }
     }
 
@@ -371,15 +375,11 @@ impl Popups {
         self.history.mark(key).is_some_and(|m| m.dismissed)
     }
 
-    /// The session waits and the person has not been shown that it does: its popup is
-    /// held back, was refused, or was taken down by the server before they acted on it.
+    /// The server took the session's popup down before the person acted on it, and none
+    /// has shown it since. (One held back by a pause or quiet hours is not: the tray says
+    /// why popups wait, and one on its way is not either, or every new row would flicker.)
     pub fn unseen(&self, key: &str) -> bool {
-        self.waiting.contains_key(key)
-            && !self.in_flight.contains(key)
-            && self
-                .history
-                .mark(key)
-                .is_some_and(|m| !m.shown && !m.dismissed)
+        self.went_unseen.contains(key)
     }
 
     /// The server took a session's popup down by itself (it expired: xfce4-notifyd, Plasma
@@ -387,8 +387,9 @@ impl Popups {
     /// next summary (a start, a resume, the end of do-not-disturb) tells it again. Not at
     /// once, which would put it back on screen for as long as the server lets it.
     pub fn expired(&mut self, key: &str) {
-        if self.waiting.contains_key(key) {
+        if self.waiting.contains_key(key) && !self.dismissed(key) {
             self.history.unseen(key);
+            self.went_unseen.insert(key.to_string());
         }
     }
 
@@ -827,16 +828,21 @@ impl Popups {
     }
 
     /// How a `Show` went: a popup that reached the server is remembered as shown.
-    pub fn delivered(&mut self, notice: &Notice, delivery: Delivery) {
+    /// How a `Show` went. True when that changed which sessions went unseen (the tray's
+    /// marks are drawn again).
+    pub fn delivered(&mut self, notice: &Notice, delivery: Delivery) -> bool {
+        let mut marks = false;
         for (key, transition) in &notice.covers {
             self.in_flight.remove(key);
             if delivery == Delivery::Shown {
                 self.history.shown(key, transition);
+                marks |= self.went_unseen.remove(key);
             }
         }
         if delivery == Delivery::NoServer && self.server == Server::Present {
             self.set_server(Server::Absent);
         }
+        marks
     }
 
     /// A terminal the person asked for did not open: the popup with the command to run by
@@ -868,6 +874,7 @@ impl Popups {
         if !self.history.dismiss(key) {
             return effects;
         }
+        self.went_unseen.remove(key);
         self.unhold(key);
         self.lately.retain(|(_, r)| history::key(r) != key);
         if let Some(w) = self.waiting.get(key) {
@@ -953,6 +960,7 @@ impl Popups {
     /// The session no longer needs the person: nothing about it may stay on screen.
     fn settled(&mut self, key: &str, effects: &mut Vec<Effect>) {
         self.waiting.remove(key);
+        self.went_unseen.remove(key);
         self.unhold(key);
         self.lately.retain(|(_, r)| history::key(r) != key);
         effects.push(Effect::Close(NoticeKey::Session(key.to_string())));
@@ -1818,5 +1826,18 @@ mod tests {
         q.dismiss("ask_1");
         q.expired("ask_1");
         assert!(!q.unseen("ask_1"));
+        // A popup naming it again takes the mark away, and says so.
+        let mut r = Popups::default();
+        let effects = r.on_event(&asked_event(&a), t0, &PREFS);
+        delivered(&mut r, &effects);
+        r.expired("ask_1");
+        let mut ready_now = a.clone();
+        ready_now.state = State::Ready;
+        let t2 = t0 + BURST_WINDOW * 2;
+        let effects = r.on_event(&ready_event(&ready_now), t2, &PREFS);
+        let notice = first_shown(&effects);
+        assert!(r.unseen("ask_1"), "not until the server took it");
+        assert!(r.delivered(&notice, Delivery::Shown));
+        assert!(!r.unseen("ask_1"));
     }
 }
