@@ -17,6 +17,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use zbus::{Connection, MatchRule, MessageStream};
@@ -31,6 +33,12 @@ const BUS_PATH: &str = "/org/freedesktop/DBus";
 /// (soon at first, a session manager restarts a bus within a second; then a try a minute).
 const RECONNECT_FIRST: Duration = Duration::from_secs(1);
 const RECONNECT_MAX: Duration = Duration::from_secs(60);
+/// How long after LXQt's file says "off" the app says so. lxqt-notificationd reads the file
+/// again 1 s after the last change (liblxqt's `Settings` restarts a 1000 ms timer on each);
+/// a summary sent before that is taken in under do-not-disturb and never shown (measured:
+/// a popup 0.8 s after the change was held, one 1.0 s after shown). 1.5 s leaves room for a
+/// loaded machine. "On" is said at once: holding back early costs nothing.
+const LXQT_RELOAD: Duration = Duration::from_millis(1500);
 
 /// Whose settings hold the switch, by the server's `GetServerInformation` name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +73,8 @@ struct Following {
     /// The file and its watch, for LXQt.
     file: Option<lxqt::ConfigFile>,
     said: Option<bool>,
+    /// When an "off" read from LXQt's file is to be said (see [`LXQT_RELOAD`]).
+    off_at: Option<Instant>,
 }
 
 impl Following {
@@ -77,6 +87,28 @@ impl Following {
         let source = self.keeper.source();
         tracing::info!("DO_NOT_DISTURB {source}={on}");
         on_server(Server::DoNotDisturb { source, on });
+    }
+
+    /// What LXQt's file says now: "on" is said at once, "off" after "on" once the server
+    /// has read the file too.
+    fn file_says(&mut self, on: bool, now: Instant, on_server: &OnServer) {
+        if on {
+            self.off_at = None;
+            self.say(true, on_server);
+        } else if self.said == Some(true) {
+            // Each change restarts the server's timer, and so this one.
+            self.off_at = Some(now + LXQT_RELOAD);
+        } else {
+            self.say(false, on_server);
+        }
+    }
+
+    /// Say a pending "off" once it is due.
+    fn due(&mut self, now: Instant, on_server: &OnServer) {
+        if self.off_at.is_some_and(|at| at <= now) {
+            self.off_at = None;
+            self.say(false, on_server);
+        }
     }
 
     /// Let go: the server that honoured it is gone, and its switch with it.
@@ -138,6 +170,7 @@ async fn run(
                 })
                 .flatten(),
             said: None,
+            off_at: None,
         })
     };
     // Subscribed first, then asked, so that no change falls in between.
@@ -145,7 +178,13 @@ async fn run(
     let mut following = start(keeper_of(connection, owner.as_deref()).await);
     read(connection, following.as_mut(), on_server).await;
     loop {
+        let off_at = following.as_ref().and_then(|f| f.off_at);
         tokio::select! {
+            _ = tokio::time::sleep_until(off_at.unwrap_or_else(Instant::now)), if off_at.is_some() => {
+                if let Some(f) = following.as_mut() {
+                    f.due(Instant::now(), on_server);
+                }
+            }
             message = owners.next() => match message {
                 Some(Ok(message)) => {
                     let (_, _, new) = message
@@ -182,7 +221,7 @@ async fn run(
                     if let Some(file) = f.file.as_mut() {
                         file.rearm();
                         let on = file.read();
-                        f.say(on, on_server);
+                        f.file_says(on, Instant::now(), on_server);
                     }
                 }
             }
@@ -275,6 +314,7 @@ mod tests {
             keeper: Keeper::Xfce,
             file: None,
             said: None,
+            off_at: None,
         };
         f.say(false, &on_server);
         f.say(true, &on_server);
@@ -290,9 +330,49 @@ mod tests {
             keeper: Keeper::Lxqt,
             file: None,
             said: None,
+            off_at: None,
         };
         f.say(false, &on_server);
         f.end(&on_server);
         assert_eq!(heard.lock().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn lxqts_off_is_said_once_the_server_has_read_its_file_again() {
+        use std::sync::{Arc, Mutex};
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&heard);
+        let on_server: OnServer = Arc::new(move |server| {
+            if let Server::DoNotDisturb { on, .. } = server {
+                log.lock().unwrap().push(on);
+            }
+        });
+        let said = || heard.lock().unwrap().clone();
+        let mut f = Following {
+            keeper: Keeper::Lxqt,
+            file: None,
+            said: None,
+            off_at: None,
+        };
+        let t0 = Instant::now();
+        // The first read is said at once, whatever it says; so is "on".
+        f.file_says(false, t0, &on_server);
+        f.file_says(true, t0, &on_server);
+        assert_eq!(said(), [false, true]);
+        // "Off" waits for the server's reload; another change starts the wait again.
+        f.file_says(false, t0, &on_server);
+        f.due(t0 + LXQT_RELOAD / 2, &on_server);
+        f.file_says(false, t0 + LXQT_RELOAD / 2, &on_server);
+        f.due(t0 + LXQT_RELOAD, &on_server);
+        assert_eq!(said(), [false, true]);
+        f.due(t0 + LXQT_RELOAD / 2 + LXQT_RELOAD, &on_server);
+        assert_eq!(said(), [false, true, false]);
+        assert!(f.off_at.is_none());
+        // On again before the wait is over: the off is never said.
+        f.file_says(true, t0, &on_server);
+        f.file_says(false, t0, &on_server);
+        f.file_says(true, t0, &on_server);
+        f.due(t0 + 2 * LXQT_RELOAD, &on_server);
+        assert_eq!(said(), [false, true, false, true]);
     }
 }

@@ -74,7 +74,9 @@ impl ConfigFile {
     /// after anything may have changed them. `None` when nothing there can be watched.
     pub fn watch(config_home: &Path, changed: impl Fn() + Send + 'static) -> Option<ConfigFile> {
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if event.is_ok() {
+            // Not opening and reading: each read of the file (this one's own, too) is an
+            // access event, and reading again on it would never end.
+            if event.is_ok_and(|event| !matches!(event.kind, notify::EventKind::Access(_))) {
                 changed();
             }
         });
@@ -187,5 +189,14 @@ mod tests {
         save("[General]\ndoNotDisturb=false\n");
         wait("the second save, over the first file");
         assert!(!file.read());
+        // Reading it is no change: nothing to read again for.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        while rx.try_recv().is_ok() {}
+        assert!(!file.read());
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(500))
+                .is_err(),
+            "a read of the file counted as a change"
+        );
     }
 }
