@@ -166,7 +166,9 @@ def shown(ctx, text):
 
 def steady(read):
     """Wait until read() gives the same truthy value twice in a row, 0.2 s apart: popups
-    fade or slide in, and a click must land where the popup ends up."""
+    fade or slide in (xfce4-notifyd's fade takes a few frames), and a click must land where
+    the popup ends up; 0.2 s is longer than a frame on a loaded machine and short enough
+    not to cost a check anything noticeable."""
     last = [None]
 
     def same():
@@ -317,6 +319,8 @@ def an_ask_stays_where_the_server_lets_its_own_popups_go(ctx):
     how = wait_for(control_gone, f"{ctx.server} to take its own popup down", EXPIRY_TIMEOUT)
     kept = time.monotonic() - since
     print(f"     {ctx.server}: a popup with expire_timeout -1 went after {kept:.1f} s ({how})", flush=True)
+    # The shortest expiry measured is notification-daemon's 5 s; a popup gone within 2 s was
+    # not expired but never really up, and would make the rest of this check empty.
     expect(kept > 2.0, f"the server's own popup went after {kept:.1f} s: not an expiry")
     if not together:
         sid, title, n = ask_shown(ctx, "stays")
