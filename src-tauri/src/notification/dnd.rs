@@ -17,10 +17,9 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use zbus::{Connection, MatchRule, MessageStream};
 
 use super::{lxqt, xfce, OnServer, Server};
