@@ -19,6 +19,10 @@ TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty t
 # tests/e2e/gnome.sh: a real GNOME Shell 43 (X11) and the gjs that runs its notification
 # service (only a Recommends of gnome-shell, which is installed without them).
 GNOME_PACKAGES=(gnome-shell gjs)
+# tests/e2e/desktops.sh: the notification servers of Xfce (with xfconf: xfconfd holds its
+# do-not-disturb, xfconf-query flips it), LXQt and notification-daemon (14 packages, ~17 s),
+# and gir1.2-atspi-2.0 to read what the GTK servers draw over the accessibility bus.
+DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gir1.2-atspi-2.0)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

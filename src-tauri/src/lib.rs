@@ -435,6 +435,8 @@ fn setup<R: Runtime>(
     });
     #[cfg(all(unix, not(target_os = "macos")))]
     notification::gnome::follow(Arc::clone(&on_server));
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::dnd::follow(Arc::clone(&on_server));
     let _ = shell.notifications.set(Notifications::new(
         notification_icon(),
         on_action,

@@ -10,11 +10,17 @@ pub use lf_tray_surface::policy::{
 };
 
 #[cfg(all(unix, not(target_os = "macos")))]
+pub mod dnd;
+#[cfg(all(unix, not(target_os = "macos")))]
 pub mod gnome;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod linux;
 #[cfg(all(unix, not(target_os = "macos")))]
+mod lxqt;
+#[cfg(all(unix, not(target_os = "macos")))]
 pub use linux::Notifications;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod xfce;
 
 #[cfg(any(target_os = "macos", windows))]
 mod elsewhere;

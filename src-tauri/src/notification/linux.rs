@@ -53,7 +53,9 @@ const USUAL_CAPABILITIES: [&str; 2] = ["actions", "body-markup"];
 /// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
 /// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
 /// 1.2; the others take `default` as the click on the popup and draw no button for it.
-const DEFAULT_AS_A_BUTTON: [&str; 2] = ["xfce4-notifyd", "lxqt-notificationd"];
+/// xfce4-notifyd 0.7.3 calls itself `Xfce Notify Daemon` (tests/e2e/desktops.sh).
+const DEFAULT_AS_A_BUTTON: [&str; 3] =
+    ["Xfce Notify Daemon", "xfce4-notifyd", "lxqt-notificationd"];
 
 /// What the server is and can do, asked once per server.
 #[derive(Clone)]

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""The app against one real notification server (E2E_SERVER): run by desktops.sh, which
+starts Xvfb, the private session bus and the server, and nothing else (no window manager,
+no panel). What each server draws is read through the accessibility bus (AT-SPI) where
+it exports it (xfce4-notifyd, notification-daemon: GTK); lxqt-notificationd (Qt) exports
+nothing there, so for it the window and what the server was sent are what is asserted.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import dbus
+import gi
+
+gi.require_version("Atspi", "2.0")
+from gi.repository import Atspi  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, Skipped, app_log, expect, never,  # noqa: E402
+                     run_checks, wait_for)
+from lfhome import LfHome  # noqa: E402
+from notifications import IFACE, NotificationLog  # noqa: E402
+
+# The app's start as in harness.py, doubled: the servers start beside it on the same
+# loaded machine. A server's own expiry, measured at 10 s (xfce4-notifyd, lxqt-notificationd)
+# and 5 s (notification-daemon) on an idle machine, gets three times the longest.
+START_TIMEOUT = 40.0
+EXPIRY_TIMEOUT = 30.0
+SCREEN = (1280, 800)
+# Where the pointer rests while nobody clicks: a corner no server puts popups in (they
+# are top right, or bottom right for LXQt). lxqt-notificationd stops a popup's clock
+# while the pointer is on it, as a person reading it would.
+AWAY = (5, SCREEN[1] // 2)
+
+# What each server is, what the app must send it and how a person acts on its popup.
+#   name     GetServerInformation's name
+#   keys     the actions the app sends for an ask: one Open where the server draws
+#            `default` as a button (xfce4-notifyd, lxqt-notificationd), else default+open
+#   drawn    the buttons the server draws for them, read over AT-SPI (None: not readable)
+#   click    where a person clicks to open the session: xfce4-notifyd's body only
+#            dismisses the popup, so its Open button; the others' body is the default
+#   dnd      how its own do-not-disturb is switched, or None
+#   one_at_a_time  draws no second popup while one is up (notification-daemon here)
+SERVERS = {
+    "xfce4-notifyd": dict(name="Xfce Notify Daemon", app="xfce4-notifyd", keys=["default", "dismiss"],
+                          drawn=["Open", "Dismiss"], click="open button", dnd="xfconf", one_at_a_time=False,
+                          source="xfce4-notifyd /do-not-disturb"),
+    "lxqt-notificationd": dict(name="lxqt-notificationd", app=None, keys=["default", "dismiss"],
+                               drawn=None, click="body", dnd="file", one_at_a_time=False,
+                               source="lxqt-notificationd doNotDisturb"),
+    "notification-daemon": dict(name="Notification Daemon", app="notification-daemon",
+                                keys=["default", "open", "dismiss"], drawn=["Open", "Dismiss"],
+                                click="body", dnd=None, source=None, one_at_a_time=True),
+}
+
+
+class Ctx:
+    def __init__(self):
+        env = os.environ
+        self.server = env["E2E_SERVER"]
+        self.spec = SERVERS[self.server]
+        self.out = Path(env["E2E_OUT"])
+        self.tmp = Path(env["E2E_TMP"])
+        self.home = LfHome(env["LF_HOME"])
+        self.notes = NotificationLog(env["E2E_NOTIFY_PCAP"])
+        self.terminal = Lines(env["E2E_TERMINAL_LOG"])
+        self.bus = dbus.SessionBus()
+        self.app = None
+        self.owner = None  # the unique name that owns org.freedesktop.Notifications
+        self.first = None  # (sid, title, cwd, Notification) of the popup to click
+
+    def ask(self, label):
+        sid = f"ask_{label}_{uuid.uuid4().hex[:12]}"
+        cwd = self.tmp / "work" / label
+        cwd.mkdir(parents=True, exist_ok=True)
+        title = f"{self.server} {label} {sid[-6:]}"
+        self.home.write_ask(sid, title=title, prompt=f"{title}\nWhat now?", cwd=cwd, detail=label)
+        return sid, title, cwd
+
+    def ours(self):
+        return self.notes.find(lambda n: n.app_name == "Loopflow Tray")
+
+    def control(self, summary, timeout):
+        """A popup of another app, sent by the harness: what the server does by itself."""
+        server = self.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+        return int(server.Notify("e2e control", dbus.UInt32(0), "", summary, "from the harness",
+                                 dbus.Array([], signature="s"), dbus.Dictionary({}, signature="sv"),
+                                 dbus.Int32(timeout), dbus_interface=IFACE))
+
+    def log_since_start(self):
+        return "\n".join(app_log().messages())
+
+
+# --- what is on the screen ----------------------------------------------------------------
+
+
+def atspi_popups(app_name):
+    """Each top-level window of the server's accessible application, as
+    (texts, [(button name, centre)], {text: centre}); the tree is read anew every time."""
+    desktop = Atspi.get_desktop(0)
+    desktop.clear_cache()
+    popups = []
+    for i in range(desktop.get_child_count()):
+        application = desktop.get_child_at_index(i)
+        if application is None or application.get_name() != app_name:
+            continue
+        # Read anew: a server may reuse a window for its next popup, and a cached name
+        # would still show the last one's words.
+        application.clear_cache()
+        for j in range(application.get_child_count()):
+            texts, buttons, where = [], [], {}
+
+            def walk(node, depth=0):
+                if node is None or depth > 20:
+                    return
+                role, text = node.get_role_name(), node.get_name() or ""
+                if role in ("label", "push button"):
+                    ext = node.get_extents(Atspi.CoordType.SCREEN)
+                    centre = (ext.x + ext.width // 2, ext.y + ext.height // 2)
+                    if ext.width > 0 and ext.height > 0 and role == "label":
+                        texts.append(text)
+                        where[text] = centre
+                    elif ext.width > 0 and ext.height > 0 and text:
+                        # The close button is drawn as an icon, without a name.
+                        buttons.append((text, centre))
+                for k in range(node.get_child_count()):
+                    walk(node.get_child_at_index(k), depth + 1)
+            walk(application.get_child_at_index(j))
+            if texts:
+                popups.append((texts, buttons, where))
+    return popups
+
+
+def drawn(ctx, text):
+    """The popup the server draws with `text` in one of its labels, or None."""
+    found = [p for p in atspi_popups(ctx.spec["app"]) if any(text in t for t in p[0])]
+    return found[0] if found else None
+
+
+def windows(wm_class):
+    """The server's mapped windows, as (id, x, y, width, height)."""
+    ids = subprocess.run(["xdotool", "search", "--onlyvisible", "--classname", wm_class],
+                         capture_output=True, text=True, timeout=20).stdout.split()
+    out = []
+    for wid in ids:
+        shell = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True,
+                               text=True, timeout=20).stdout
+        geo = dict(line.split("=", 1) for line in shell.split() if "=" in line)
+        if {"X", "Y", "WIDTH", "HEIGHT"} <= geo.keys():
+            out.append((wid, int(geo["X"]), int(geo["Y"]), int(geo["WIDTH"]), int(geo["HEIGHT"])))
+    # Servers keep 1x1 helper windows mapped beside their popups.
+    return [w for w in out if w[3] > 10 and w[4] > 10]
+
+
+def shown(ctx, text):
+    """Whether the server shows a popup with `text`: drawn (AT-SPI), or for a server that
+    does not export its drawing, a window of its own is on the screen."""
+    if ctx.spec["app"]:
+        return drawn(ctx, text) is not None
+    return bool(windows(ctx.server))
+
+
+def steady(read):
+    """Wait until read() gives the same truthy value twice in a row, 0.2 s apart: popups
+    fade or slide in (xfce4-notifyd's fade takes a few frames), and a click must land where
+    the popup ends up; 0.2 s is longer than a frame on a loaded machine and short enough
+    not to cost a check anything noticeable."""
+    last = [None]
+
+    def same():
+        now = read()
+        if not now or now != last[0]:
+            last[0] = now
+            time.sleep(0.2)
+            return None
+        return now
+    return wait_for(same, lambda: f"the popup to stand still; last saw {last[0]}")
+
+
+def shot(ctx, name):
+    subprocess.run(["import", "-window", "root", str(ctx.out / name)], timeout=20, check=False)
+
+
+def pointer_away():
+    subprocess.run(["xdotool", "mousemove", str(AWAY[0]), str(AWAY[1])], check=True, timeout=20)
+
+
+# --- the checks ---------------------------------------------------------------------------
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+@check
+def the_server_serves_notifications(ctx):
+    def info():
+        server = ctx.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+        return server.GetServerInformation(dbus_interface=IFACE)
+    got = wait_for(info, "org.freedesktop.Notifications to answer", START_TIMEOUT)
+    expect(str(got[0]) == ctx.spec["name"], f"the server calls itself {str(got[0])!r}, not {ctx.spec['name']!r}")
+    ctx.owner = ctx.bus.get_name_owner("org.freedesktop.Notifications")
+    pid = int(ctx.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus").GetConnectionUnixProcessID(
+        ctx.owner, dbus_interface="org.freedesktop.DBus"))
+    expect(pid == int(os.environ["E2E_SERVER_PID"]),
+           f"org.freedesktop.Notifications is owned by pid {pid}, not the {ctx.server} started")
+    pointer_away()
+
+
+@check
+def app_starts(ctx):
+    log = open(ctx.out / "app.log", "ab")
+    ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    log.close()
+    wait_for(lambda: "READY" in app_log().messages(), "READY in the app's log", START_TIMEOUT)
+    wait_for(lambda: any(m.startswith("SNAPSHOT") for m in app_log().messages()), "the first snapshot",
+             START_TIMEOUT)
+    # Which server it is decides whose do-not-disturb the app follows; with no
+    # XDG_CURRENT_DESKTOP set, the server alone must be enough.
+    wait_for(lambda: f"SERVER_INFO {ctx.spec['name']}:" in ctx.log_since_start(),
+             "the app to ask the server what it is")
+    if ctx.spec["source"]:
+        wait_for(lambda: f"DO_NOT_DISTURB {ctx.spec['source']}=false" in ctx.log_since_start(),
+                 f"the app to read {ctx.spec['source']} (off)")
+
+
+@check
+def an_ask_is_shown_with_one_open(ctx):
+    expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+    sid, title, cwd = ctx.ask("first")
+    n = wait_for(lambda: ctx.notes.find(lambda n: title in n.body), "the app's Notify on the bus")[-1]
+    expect(n.action_keys() == ctx.spec["keys"],
+           f"the app sent actions {n.actions}; expected the keys {ctx.spec['keys']} for {ctx.server}")
+    labels = [label for _, label in n.actions]
+    expect(labels.count("Open") == 1 or "open" in ctx.spec["keys"],
+           f"the labels {labels}: Open twice on a server that draws `default` as a button")
+    expect(n.timeout == 0, f"expire_timeout {n.timeout}: an ask must stay until acted on")
+    wait_for(lambda: shown(ctx, title), f"{ctx.server} to show the popup")
+    if ctx.spec["drawn"] is not None:
+        popup = steady(lambda: drawn(ctx, title))
+        names = [name for name, _ in popup[1]]
+        expect(names == ctx.spec["drawn"], f"{ctx.server} draws the buttons {names}; expected {ctx.spec['drawn']}")
+    shot(ctx, "popup.png")
+    ctx.first = (sid, title, cwd, n)
+
+
+@check
+def one_click_opens_one_terminal(ctx):
+    expect(ctx.first, "no popup to click (the check before failed)")
+    sid, title, cwd, n = ctx.first
+    wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
+    if ctx.spec["click"] == "open button":
+        popup = steady(lambda: drawn(ctx, title))
+        point = [centre for name, centre in popup[1] if name == "Open"][0]
+    elif ctx.spec["app"]:
+        popup = steady(lambda: drawn(ctx, title))
+        point = [centre for text, centre in popup[2].items() if title in text][0]
+    else:
+        # LXQt: its one window holds the one popup; the body, left of the middle, between
+        # the summary above and the buttons below.
+        _, x, y, w, h = steady(lambda: tuple(windows(ctx.server)))[0]
+        point = (x + w // 3, y + h // 2)
+    launched = len(ctx.terminal.json())
+    subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "1"], check=True, timeout=20)
+
+    def launches():
+        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
+    launch = wait_for(launches, "the click to open the session in a terminal", STEP_TIMEOUT)[0]
+    expect(launch["argv"][-1] == sid and "session" in launch["argv"] and launch["cwd"] == str(cwd),
+           f"the terminal runs {launch['argv']!r} in {launch['cwd']!r}")
+    never(lambda: len(launches()) > 1, lambda _: f"one click opened {len(launches())} terminals")
+    ctx.notes.refresh()
+    expect([key for key, sender in n.invoked_by if sender == ctx.owner] == ["default"],
+           f"the server sent {n.invoked_by} for the popup; one `default` from {ctx.owner} was expected")
+    shot(ctx, "after-click.png")
+    pointer_away()
+    # Resolved, so that its popup (LXQt keeps a clicked one) is gone before what follows.
+    if n.closed_reason is None:
+        ctx.home.complete(sid)
+        resolved_down(ctx, n, title)
+    else:
+        print(f"     {ctx.server}: the click took the popup down (NotificationClosed {n.closed_reason})", flush=True)
+        ctx.home.complete(sid)
+        expect(not shown(ctx, title), f"{ctx.server} still draws the popup it said was closed")
+
+
+@check
+def an_ask_stays_where_the_server_lets_its_own_popups_go(ctx):
+    """The harness's own popup with expire_timeout -1 shows how long the server keeps one
+    by itself; the app's ask (expire_timeout 0) must outlive it. Beside each other where
+    the server stacks popups; one after the other on notification-daemon, which did not
+    draw a second popup while one was up (so the ask's time starts when it is drawn)."""
+    pointer_away()
+    together = not ctx.spec["one_at_a_time"]
+    control = ctx.control("e2e control: the server decides when it goes", -1)
+    # Drawn first, so that "not drawn" below means taken down, not not yet up.
+    wait_for(lambda: shown(ctx, "e2e control"), f"{ctx.server} to show the harness's popup")
+    since = time.monotonic()
+    if together:
+        sid, title, n = ask_shown(ctx, "stays")
+
+    def control_gone():
+        ctx.notes.refresh()
+        mine = [c for c in ctx.notes.notifications if c.id == control]
+        if mine and mine[-1].closed_reason is not None:
+            return f"NotificationClosed reason {mine[-1].closed_reason}"
+        # notification-daemon takes its popups down without a word.
+        if ctx.spec["app"] and drawn(ctx, "e2e control") is None:
+            return "no longer drawn, no NotificationClosed"
+        return None
+    how = wait_for(control_gone, f"{ctx.server} to take its own popup down", EXPIRY_TIMEOUT)
+    kept = time.monotonic() - since
+    print(f"     {ctx.server}: a popup with expire_timeout -1 went after {kept:.1f} s ({how})", flush=True)
+    # The shortest expiry measured is notification-daemon's 5 s; a popup gone within 2 s was
+    # not expired but never really up, and would make the rest of this check empty.
+    expect(kept > 2.0, f"the server's own popup went after {kept:.1f} s: not an expiry")
+    if not together:
+        sid, title, n = ask_shown(ctx, "stays")
+
+    def still_there():
+        ctx.notes.refresh()
+        return n.closed_reason is None and not n.closed_by_app and shown(ctx, title)
+    expect(still_there(), f"the ask is gone with the server's own popup (closed: {n.closed_reason})")
+    # Shown as long as the server kept its own, and a spell more.
+    never(lambda: not still_there(), "the ask went", spell=QUIET_SPELL + (0 if together else kept))
+    shot(ctx, "stays.png")
+    ctx.home.complete(sid)
+    resolved_down(ctx, n, title)
+
+
+def resolved_down(ctx, n, title):
+    """Its session resolved, the app takes the popup down and the server says it went. Where
+    the server also stops drawing it, that is waited for too (LXQt's do-not-disturb needs a
+    screen without popups); notification-daemon 3.20 answers CloseNotification with
+    NotificationClosed (reason 3) but was seen to leave the popup drawn, which is told, not
+    asserted: it is the server's, and nothing the app could send would change it."""
+    def closed():
+        ctx.notes.refresh()
+        return n.closed_by_app and n.closed_reason == 3
+    wait_for(closed, lambda: f"the app's CloseNotification and the server's NotificationClosed 3 "
+             f"(closed by app {n.closed_by_app}, reason {n.closed_reason})")
+    if ctx.spec["one_at_a_time"]:
+        time.sleep(QUIET_SPELL)  # a measurement for the README, not a condition
+        print(f"     {ctx.server}: {QUIET_SPELL} s after NotificationClosed 3 the popup is "
+              f"{'still drawn' if shown(ctx, title) else 'gone'}", flush=True)
+        return
+    wait_for(lambda: not shown(ctx, title), "the popup to go once its session is resolved")
+
+
+def ask_shown(ctx, label):
+    sid, title, _ = ctx.ask(label)
+    n = wait_for(lambda: ctx.notes.find(lambda n: title in n.body), "the app's Notify on the bus")[-1]
+    wait_for(lambda: shown(ctx, title), f"{ctx.server} to show the ask")
+    return sid, title, n
+
+
+def set_dnd(ctx, on):
+    value = "true" if on else "false"
+    if ctx.spec["dnd"] == "xfconf":
+        # As xfce4-notifyd's settings dialog and panel plugin write it, through xfconfd.
+        subprocess.run(["xfconf-query", "-c", "xfce4-notifyd", "-p", "/do-not-disturb", "-n", "-t", "bool",
+                        "-s", value], check=True, timeout=20)
+    else:
+        # As QSettings saves: a new file renamed over the old one.
+        # As QSettings saves: the whole file anew, renamed over the old one. lxqt-notificationd
+        # made the file at its start (liblxqt writes `__userfile__` to have a file to watch).
+        conf = Path(os.environ["XDG_CONFIG_HOME"]) / "lxqt" / "notifications.conf"
+        lines = [line for line in conf.read_text().splitlines() if not line.startswith("doNotDisturb=")]
+        expect(lines[:1] == ["[General]"], f"LXQt's settings begin with {lines[:1]}, not [General]")
+        new = conf.with_name("notifications.conf.e2e")
+        new.write_text("\n".join(lines[:1] + [f"doNotDisturb={value}"] + lines[1:]) + "\n")
+        os.rename(new, conf)
+
+
+@check
+def the_servers_do_not_disturb_holds_popups_then_one_summary(ctx):
+    if ctx.spec["dnd"] is None:
+        raise Skipped(f"{ctx.server} has no do-not-disturb")
+    source = ctx.spec["source"]
+    pointer_away()
+    expect(not windows(ctx.server), f"{ctx.server} still shows a popup: {windows(ctx.server)}")
+    set_dnd(ctx, True)
+    wait_for(lambda: f"DO_NOT_DISTURB {source}=true" in ctx.log_since_start(),
+             f"the app to hear {source} go on")
+    before = len(ctx.ours())
+    asks = [ctx.ask(label) for label in ("held-one", "held-two")]
+    for sid, _, _ in asks:
+        wait_for(lambda: f"SESSION asked id={sid}" in ctx.log_since_start(), f"the app to see {sid}")
+    never(lambda: ctx.ours()[before:], lambda new: f"the app showed {[n.describe() for n in new]} under "
+          "the server's do-not-disturb")
+    # The server itself holds popups now, so the switch flipped is its real one. Asked only
+    # after the app's quiet spell: the server takes the change in later than the app (liblxqt
+    # reads the file again on a timer after inotify; xfce4-notifyd hears the same signal),
+    # and nothing on the bus says when it has.
+    ctx.control("e2e control: under do-not-disturb", 0)
+    never(lambda: windows(ctx.server), lambda w: f"{ctx.server} showed a popup under its do-not-disturb: {w}")
+    set_dnd(ctx, False)
+    wait_for(lambda: f"DO_NOT_DISTURB {source}=false" in ctx.log_since_start().split(f"{source}=true")[-1],
+             f"the app to hear {source} go off")
+    n = wait_for(lambda: ctx.ours()[before:], "one summary when do-not-disturb ends")[0]
+    expect(n.summary == "2 sessions wait for you" and all(title in n.body for _, title, _ in asks),
+           f"after do-not-disturb: {n.describe()}")
+    never(lambda: len(ctx.ours()[before:]) > 1,
+          lambda _: f"more than one popup after do-not-disturb: {[x.describe() for x in ctx.ours()[before:]]}")
+    wait_for(lambda: shown(ctx, "2 sessions wait for you"), f"{ctx.server} to show the summary")
+    if ctx.spec["drawn"] is not None:
+        names = [name for name, _ in steady(lambda: drawn(ctx, "2 sessions wait for you"))[1]]
+        expect(names == ["Show"], f"the summary's buttons {names}; expected one Show")
+    shot(ctx, "summary.png")
+
+
+def finish(ctx):
+    if ctx.app is not None and ctx.app.poll() is None:
+        ctx.app.terminate()
+        try:
+            ctx.app.wait(5)
+        except subprocess.TimeoutExpired:
+            ctx.app.kill()
+
+
+def main():
+    ctx = Ctx()
+    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The app against the real notification servers of the desktops without a suite of their
+# own here: xfce4-notifyd (Xfce), lxqt-notificationd (LXQt) and notification-daemon (the
+# GNOME Flashback / plain-X server). Each runs in a private X display (Xvfb) and a private
+# session bus of its own, and for each: the popup is shown with the buttons intended, one
+# real click (xdotool) opens exactly one terminal, an ask stays where the server lets its
+# own popups go, and — for Xfce and LXQt — their own do-not-disturb holds popups back
+# and its end brings one summary.
+#
+#   tests/e2e/desktops.sh APP_BINARY
+#
+# Needs scripts/deps.sh's DESKTOP_PACKAGES beside the e2e suite's xvfb, dbus, xdotool and
+# imagemagick. Environment (all optional):
+#   E2E_DESKTOPS  the servers to run, space-separated (default: all three)
+#   E2E_OUT       where screenshots and logs go (default: ci-out/desktops; one directory
+#                 per server under it)
+#   LF_STAND_IN   the stand-in lf (default: `lf` beside APP_BINARY)
+#   PY            python3 with dbus and gi (default /usr/bin/python3)
+#   E2E_KEEP=1    keep the temporary directories (their paths are printed)
+#
+# Ends with `e2e-desktops: N passed, M failed` (after a line per server) and exits non-zero
+# if any check failed.
+set -uo pipefail
+
+name=e2e-desktops
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
+app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
+
+. "$here/lib.sh"
+
+# Each server's program, as Debian 12 installs it (neither daemon is on PATH but LXQt's).
+server_program() {
+  case $1 in
+    xfce4-notifyd) echo /usr/lib/x86_64-linux-gnu/xfce4/notifyd/xfce4-notifyd ;;
+    lxqt-notificationd) command -v lxqt-notificationd ;;
+    notification-daemon) echo /usr/lib/notification-daemon/notification-daemon ;;
+    *) return 1 ;;
+  esac
+}
+
+if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
+  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus xdotool import setsid xfconf-query; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
+  done
+  servers=${E2E_DESKTOPS:-xfce4-notifyd lxqt-notificationd notification-daemon}
+  for server in $servers; do
+    program=$(server_program "$server") && [ -x "$program" ] ||
+      give_up "no $server (${program:-unknown server}; see the head of $0)"
+  done
+  out=${E2E_OUT:-ci-out/desktops}
+  mkdir -p "$out" && out=$(cd "$out" && pwd)
+  started_at=$SECONDS
+  passed=0 failed=0
+  for server in $servers; do
+    export E2E_OUT=$out/$server
+    mkdir -p "$E2E_OUT" && rm -f "$E2E_OUT/result"
+    tmp=$(mktemp -d "/tmp/lf-desktop-$server.XXXXXX")
+    chmod 700 "$tmp"
+    # In a subshell: each server gets its own homes, bus and display, and nothing of one
+    # run's environment reaches the next.
+    (
+      export E2E_TMP=$tmp E2E_SERVER=$server
+      # Before the bus starts: what it activates (xfconfd, the accessibility bus) writes there.
+      private_homes "$tmp"
+      # The bus's services are the system's less every org.freedesktop.Notifications one
+      # (dunst's, xfce4-notifyd's, GNOME's): only the server started below may own the name.
+      mkdir "$tmp/services"
+      for service in /usr/share/dbus-1/services/*.service; do
+        grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || ln -s "$service" "$tmp/services/"
+      done
+      sed "s|@SERVICES@|$tmp/services|" "$here/desktops/session-bus.conf" >"$tmp/session-bus.conf"
+      export LF_E2E_DESKTOP_INSIDE=1 LANG=C.UTF-8
+      unset LC_ALL WAYLAND_DISPLAY XDG_CURRENT_DESKTOP NO_AT_BRIDGE
+      exec 3>&1 4>&2
+      xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
+        -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
+      rc=$?
+      exec 3>&- 4>&-
+      line=$(inner_result "$name/$server" "$rc")
+      rc=$?
+      echo "$line"
+      exit "$rc"
+    ) | tee "$out/$server.summary"
+    if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
+    read -r p f < <(sed -n "s|^$name/$server: \([0-9]*\) passed, \([0-9]*\) failed$|\1 \2|p" "$out/$server.summary")
+    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-1}))
+    rm -f "$out/$server.summary"
+  done
+  echo "$name: took $((SECONDS - started_at)) s"
+  echo "$name: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+fi
+exec 1>&3 2>&4 3>&- 4>&-
+
+out=$E2E_OUT
+tmp=$E2E_TMP
+cleanup() {
+  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  stop_started
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1 0" >"$out/result"
+  exit 1
+}
+
+PY=${PY:-/usr/bin/python3}
+"$PY" -c 'import dbus, gi; gi.require_version("Atspi", "2.0")' 2>/dev/null ||
+  fail_setup "$PY cannot import dbus, gi and Atspi"
+
+# lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
+  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
+export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
+
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
+started $!
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+
+setsid "$(server_program "$E2E_SERVER")" >"$out/server.log" 2>&1 &
+started $!
+export E2E_SERVER_PID=$!
+
+# What the suite's apps start carries this, and the servers above do not.
+export LF_E2E_AUDIT=$tmp
+
+"$PY" "$here/desktops.py" 2>&1 | tee "$out/e2e.log"
+rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+exit "$rc"
