@@ -19,6 +19,8 @@
 mod adapter;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
+#[cfg(unix)]
+pub mod place;
 mod quote;
 mod template;
 #[cfg(any(windows, test))]
