@@ -284,6 +284,7 @@ function details(session) {
   node.append(buttons, ...texts);
   if (texts.length) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
+  if (session.runs_in) node.append(el('p', { class: 'reason', text: `It runs ${session.runs_in}.` }));
 
   const error = errors.get(session.key);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
@@ -711,6 +712,12 @@ listen('app', ({ payload: message }) => {
       break;
     case 'launch_failed':
       showNotice(message.payload);
+      break;
+    case 'unreached':
+      // Go to terminal did not get there; the session's own buttons are lf's way there.
+      focusId = message.payload.key;
+      render();
+      toast(message.payload.text);
       break;
     default:
       break;

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use lf_tray_core::terminal::{self, Env, Launch};
+use lf_tray_core::terminal::{self, place, Env, Launch};
 use lf_tray_core::SessionRecord;
 use tauri::{AppHandle, Runtime};
 
@@ -47,9 +47,24 @@ pub fn open<R: Runtime>(
         shell.engine.lf_env()
     };
     let env = environment(own, &lf_env, activation);
-    match terminal::open(&choice, &launch, &env) {
+    // Marked so that lf lists this terminal in the record's `terminal_ids`, and a later
+    // click can come back to it (`crate::focus`). A remote lf sees no variable of ours.
+    let terminal_id = (!remote).then(place::new_terminal_id);
+    let run = match &terminal_id {
+        Some(id) => launch.clone().marked(id),
+        None => launch.clone(),
+    };
+    match terminal::open(&choice, &run, &env) {
         Ok(opened) => {
-            tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
+            tracing::info!(
+                "LAUNCH terminal={} session={} terminal_id={}",
+                opened.terminal,
+                record.id,
+                terminal_id.as_deref().unwrap_or("-")
+            );
+            if let Some(id) = terminal_id {
+                shell.remember_terminal(id, &opened, &record.id);
+            }
             Ok(opened.terminal)
         }
         Err(e) => {

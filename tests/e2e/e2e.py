@@ -26,7 +26,7 @@ import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT, CheckFailed,  # noqa: E402,F401
-                     Lines, Skipped, expect, never, run_checks, wait_for)
+                     Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -212,7 +212,8 @@ class Ctx:
     def expect_launch(self, launch, session_id, cwd):
         argv = launch["argv"]
         expect(argv[:1] == ["-e"], f"terminal not invoked as `$TERMINAL -e argv…`: {argv!r}")
-        run = argv[1:]
+        run, terminal_id = unmarked(argv[1:])
+        expect(terminal_id, f"the terminal's command {argv!r} does not mark it (LF_TERMINAL_ID)")
         want = [self.lf_bin, "session", "open"]
         expect(run[:3] == want, f"terminal runs {run!r}; expected it to start with {want!r}")
         rest = run[3:]
@@ -725,7 +726,7 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
     before = len(ctx.terminal.json())
     subprocess.run(["dunstctl", "action", "0"], check=True)
     launch = wait_for(lambda: ctx.launches_after(before), "the stand-in terminal to be launched")[0]
-    expect(launch["argv"] == ["-e", *open_argv],
+    expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == open_argv,
            f"terminal runs {launch['argv']!r}; expected lf's open_argv verbatim {open_argv!r}")
     expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}; expected {str(repo)!r}")
     wait_for(lambda: ctx.notes.refresh() and n.id is not None, "the notification's id")
@@ -793,7 +794,8 @@ def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
         before = len(ctx.terminal.json())
         subprocess.run(["dunstctl", "action", "0"], check=True)
         launch = wait_for(lambda: ctx.launches_after(before), "the terminal for the stopped agent")[0]
-        expect(launch["argv"] == ["-e", *listed[0]["open_argv"]], f"terminal runs {launch['argv']!r}")
+        expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == listed[0]["open_argv"],
+               f"terminal runs {launch['argv']!r}")
         expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}")
         sims = [c for c in ctx.sim_argv.json() if c.get("argv", [])[:2] == ["monitor", "work"]
                 and (c.get("env") or {}).get("LF_HOME") == str(home)]
@@ -1073,7 +1075,7 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         before = len(ctx.terminal.json())
         click_current(ctx.driver, f'{sel} button[data-action="move_here"]')
         launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
-        expect(launch["argv"] == ["-e", *open_argv, "--replace"],
+        expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == [*open_argv, "--replace"],
                f"terminal runs {launch['argv']!r}; expected lf's open_argv + --replace")
         expect(launch["cwd"] == str(d["repo"]), f"terminal cwd {launch['cwd']!r}")
     finally:
