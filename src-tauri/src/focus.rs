@@ -202,6 +202,25 @@ pub fn where_it_runs(record: &SessionRecord, terminals: &Terminals) -> Option<St
     locate(record, terminals, &Desktop::Unable("")).map(|p| p.sentence)
 }
 
+/// Whether the window (or tmux pane, in the active window of the client showing it)
+/// holding `record`'s client has the focus now.
+pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> bool {
+    if !record.attached() {
+        return false;
+    }
+    let desktop = Desktop::current();
+    let Some(active) = desktop.active() else {
+        return false;
+    };
+    match locate(record, terminals, &desktop).map(|p| p.holder) {
+        Some(Holder::Window { window, .. }) => window == Some(active),
+        Some(Holder::Tmux { pane, window, .. }) => {
+            window == Some(active) && tmux::is_active(&pane.pane)
+        }
+        None => false,
+    }
+}
+
 /// Run a helper program (tmux, swaymsg) with separate arguments and no shell; its stdout,
 /// or why not.
 fn run(program: &str, args: &[&str]) -> Result<String, String> {

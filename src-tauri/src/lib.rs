@@ -174,6 +174,19 @@ impl Shell {
         }
     }
 
+    /// No popup for a turn handed back in the terminal the person is looking at.
+    fn watch_focus(&self) {
+        let terminals = Arc::clone(&self.terminals);
+        lock(&self.popups).set_looking_at(Box::new(move |record| {
+            let terminals = lock(&terminals).clone();
+            let seen = focus::looking_at(record, &terminals);
+            if seen {
+                tracing::info!("LOOKING_AT session={}: no popup", record.id);
+            }
+            seen
+        }));
+    }
+
     /// Remember a terminal the tray opened, and keep the list on disk.
     fn remember_terminal(
         &self,
@@ -410,6 +423,7 @@ pub(crate) fn start(
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
             let mut shell = Shell::new(engine, settings_path, loaded).with_history(history_path);
             shell.remote = remote;
+            shell.watch_focus();
             let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;

@@ -259,7 +259,13 @@ pub struct Popups {
     catch_up: bool,
     /// Sessions whose popup was handed to the server and not yet confirmed.
     in_flight: HashSet<String>,
+    /// Whether the person is looking at the session's own terminal now (the shell asks
+    /// the desktop); `None`: focus cannot be known here.
+    looking_at: Option<LookingAt>,
 }
+
+/// See [`Popups::set_looking_at`].
+pub type LookingAt = Box<dyn Fn(&SessionRecord) -> bool + Send + Sync>;
 
 impl Default for Popups {
     fn default() -> Popups {
@@ -282,7 +288,16 @@ impl Popups {
             was_quiet: false,
             catch_up: false,
             in_flight: HashSet::new(),
+            looking_at: None,
         }
+    }
+
+    /// Ask `looking_at` before a session's turn pops up: a turn handed back to a person
+    /// whose focus is in that session's terminal is seen there, so it does not pop up
+    /// (the tray row still says it waits). The attached grace stays for where focus
+    /// cannot be known.
+    pub fn set_looking_at(&mut self, looking_at: LookingAt) {
+        self.looking_at = Some(looking_at);
     }
 
     /// Tie `Instant`s to the wall clock again (the monotonic clock stops in suspend). A
@@ -487,6 +502,8 @@ impl Popups {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
                     self.hold(ready(session), session, now);
+                } else if self.looking_at.as_ref().is_some_and(|f| f(session)) {
+                    // Seen in its own terminal: no popup for this turn.
                 } else if watched(session) && !prefs.attached_grace.is_zero() {
                     self.defer(asked(session), session, now + prefs.attached_grace);
                 } else {
@@ -1675,5 +1692,30 @@ mod tests {
         p.resume();
         assert_eq!(p.next_deadline(&PREFS), None);
         assert!(p.flush(t0 + PREFS.attached_grace, &PREFS).is_empty());
+    }
+
+    #[test]
+    fn a_turn_handed_to_the_terminal_the_person_looks_at_does_not_pop_up() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let looking = Arc::new(AtomicBool::new(true));
+        let mut p = Popups::default();
+        let seen = Arc::clone(&looking);
+        p.set_looking_at(Box::new(move |_| seen.load(Ordering::SeqCst)));
+        let t0 = Instant::now();
+        let prefs = Preferences {
+            attached_grace: Duration::ZERO,
+            ..PREFS
+        };
+        let r = record_d("S-1", State::Active, true);
+        assert!(shown(&p.on_event(&asked_event(&r), t0, &prefs)).is_empty());
+        assert!(shown(&p.flush(t0 + Duration::from_secs(60), &prefs)).is_empty());
+        // Looking elsewhere, the next turn pops up at once.
+        looking.store(false, Ordering::SeqCst);
+        let other = record_d("S-2", State::Active, true);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&other), t0, &prefs)).len(),
+            1
+        );
     }
 }
