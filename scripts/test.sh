@@ -41,13 +41,14 @@ PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/sessio
 # ---- Real desktops: a Wayland pass and a real-terminal matrix (tests/e2e/README.md) ----------
 # Self-contained: its own packages, the (cached) build, then both suites. Both always run;
 # the block fails after them if either failed.
-echo "== real desktops: GNOME Shell, Wayland (sway, waybar, mako, foot) and eight real terminals"
+echo "== real desktops: GNOME Shell, Wayland (sway, waybar, mako, foot), eight real terminals, Go to terminal"
 install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}" "${GNOME_PACKAGES[@]}"
 cargo build --locked -p lf-tray -p lf-sim --bins
 desktops_failed=0
 bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/focus.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
 
 # ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------
