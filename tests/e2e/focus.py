@@ -14,6 +14,7 @@ Run through tests/e2e/focus.sh, which exports the paths read here.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, Proc,  # noqa: E402
-                     app_log, become_subreaper, end, expect, never, own_children, recent_steps,
+                     ancestors, app_log, become_subreaper, end, expect, never, own_children, recent_steps,
                      run_checks, wait_for)
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
@@ -45,6 +46,7 @@ class Ctx:
         self.notes = NotificationLog(env["E2E_NOTIFY_PCAP"])
         self.tray = Tray(dbus.SessionBus())
         self.app = None
+        self.terminal = None
         self.item = None
         self.elsewhere = None  # (Proc, window) of a window to move the focus to
         self.mine = []  # what the checks started (Popen), ended at the finish
@@ -56,12 +58,15 @@ class Ctx:
             raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
         return out.stdout
 
-    def start_app(self):
+    def start_app(self, terminal="xterm"):
+        if self.app is not None:
+            self.stop_app()
         settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         # No grace: a popup comes at once unless the person looks at the terminal, so
         # "no popup" below is the looking-at rule and nothing else.
-        settings.write_text(json.dumps({"terminal": "xterm", "attached_grace_seconds": 0}) + "\n")
+        settings.write_text(json.dumps({"terminal": terminal, "attached_grace_seconds": 0}) + "\n")
+        self.terminal = terminal
         log = open(self.out / "app.log", "ab")
         self.app = subprocess.Popen([self.app_bin, "--hidden"], env=self.env, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -70,6 +75,16 @@ class Ctx:
                              START_TIMEOUT)
         wait_for(lambda: "Reading sessions…" not in self.labels(), "the first snapshot in the menu",
                  START_TIMEOUT)
+
+    def stop_app(self):
+        if self.app.poll() is None:
+            self.app.terminate()
+            try:
+                self.app.wait(5)
+            except subprocess.TimeoutExpired:
+                self.app.kill()
+                self.app.wait()
+        wait_for(lambda: self.displayed() == 0, "the app's popups to close with it")
 
     def labels(self):
         expect(self.app.poll() is None, f"the app exited ({self.app.returncode})")
@@ -287,6 +302,90 @@ def a_terminal_that_is_gone_is_said_with_lfs_ways_there(ctx):
              f"active is {active_window()}")
 
 
+# How the person starts each terminal on a command (the tray's own ways are the
+# adapters'); for the matrix of "opened by the person".
+BY_HAND = {
+    "xfce4-terminal": ["xfce4-terminal", "--disable-server", "-x"],
+    "gnome-terminal": ["gnome-terminal", "--"],
+    "konsole": ["konsole", "--separate", "-e"],
+    "kitty": ["kitty"],
+    "alacritty": ["alacritty", "-e"],
+    "tilix": ["tilix", "--new-process", "-e"],
+}
+
+
+def window_above(pid):
+    """The first visible window owned by `pid` or one of its ancestors (the terminal
+    holding it), as the person sees it."""
+    for p in [pid, *(a.pid for a in ancestors(pid))]:
+        wins = windows_of(p)
+        if wins:
+            return wins[-1]
+    return None
+
+
+def brings_back(ctx, name, sid, title, call):
+    ctx.attached(sid, call["pid"])
+    window = wait_for(lambda: window_above(call["pid"]), f"{name}'s window around lf", TERMINAL_TIMEOUT)
+    seen = ctx.ask(sid, title)
+    look_elsewhere(ctx)
+    wait_for(lambda: ctx.popup(title, seen), f"the popup for the session in {name}")
+    return window
+
+
+def tray_opened(name):
+    def check(ctx):
+        expect(shutil.which(name), f"{name} is not installed")
+        ctx.start_app(name)
+        title = f"Tray's {name} " + uuid.uuid4().hex[:6]
+        sid = ctx.new_session(title)
+        before = len(ctx.sim_argv.json())
+        seen = ctx.ask(sid, title)
+        n = wait_for(lambda: ctx.popup(title, seen), "the first popup")[-1]
+        click_popup(ctx, n)()
+        call = wait_for(lambda: lf_call(ctx, sid, before), f"{name} to run lf session connect",
+                        TERMINAL_TIMEOUT)
+        quiet_popups(ctx, sid)
+        try:
+            window = brings_back(ctx, name, sid, title, call)
+            brought_back(ctx, window, f"tray row ({name} opened by the tray)", click_row(ctx, title))
+        finally:
+            quiet_popups(ctx, sid)
+            end([p for p in [Proc.of(call["pid"])] if p])
+    check.__name__ = f"{name.replace('-', '_')}_opened_by_the_tray_comes_back"
+    return check
+
+
+def person_opened(name):
+    def check(ctx):
+        expect(shutil.which(name), f"{name} is not installed")
+        if ctx.terminal != "xterm":
+            ctx.start_app()
+        title = f"Person's {name} " + uuid.uuid4().hex[:6]
+        sid = ctx.new_session(title)
+        before = len(ctx.sim_argv.json())
+        command = [ctx.lf_bin, "session", "connect", sid]
+        if name == "tilix":
+            command = [" ".join(command)]  # tilix -e takes one string; these words need no quotes
+        proc = subprocess.Popen([*BY_HAND[name], *command], env=ctx.env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        ctx.mine.append(proc)
+        call = wait_for(lambda: lf_call(ctx, sid, before), f"lf session connect in the person's {name}",
+                        TERMINAL_TIMEOUT)
+        try:
+            window = brings_back(ctx, name, sid, title, call)
+            brought_back(ctx, window, f"tray row ({name} opened by the person)", click_row(ctx, title))
+        finally:
+            quiet_popups(ctx, sid)
+            end([p for p in [Proc.of(call["pid"])] if p])
+    check.__name__ = f"{name.replace('-', '_')}_opened_by_the_person_comes_back"
+    return check
+
+
+MATRIX = [check for name in BY_HAND for check in (tray_opened(name), person_opened(name))]
+
+
 def finish(ctx):
     if ctx.app is not None and ctx.app.poll() is None:
         ctx.app.terminate()
@@ -312,7 +411,9 @@ CHECKS = [
 def main():
     become_subreaper()
     ctx = Ctx()
-    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
+    # E2E_FOCUS_MATRIX=0: the xterm and tmux checks only (the matrix adds six terminals).
+    checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else [])
+    return run_checks(checks, ctx, ctx.out / "result", finish)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ if [ -z "${LF_E2E_FOCUS_INSIDE:-}" ]; then
   out=${E2E_OUT:-ci-out/focus}
   mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
   export LF_E2E_FOCUS_INSIDE=1
+  # gnome-terminal refuses to start in a locale that is not UTF-8 (the C locale of a
+  # bare CI shell); a desktop session always has one.
+  export LANG=C.UTF-8
+  unset LC_ALL
   exec 3>&1 4>&2
   # The bus daemon and what it activates chatter on its stdout/stderr; they get a log
   # of their own.
