@@ -600,6 +600,7 @@ function fillSettings(view) {
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
   $('set-grace').value = s.attached_grace_seconds;
+  $('set-focus-existing').checked = s.focus_existing;
   $('set-quiet-from').value = s.quiet_from || '';
   $('set-quiet-to').value = s.quiet_to || '';
   $('set-on-event').value = s.on_event || '';
@@ -641,6 +642,7 @@ async function saveSettings(event) {
     sound: $('set-sound').checked,
     reminder_minutes: Number.isFinite(minutes) && minutes > 0 ? minutes : 0,
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
+    focus_existing: $('set-focus-existing').checked,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
     quiet_from: $('set-quiet-from').value,
