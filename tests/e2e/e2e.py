@@ -1059,7 +1059,9 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
                  f"{sel} in the window", START_TIMEOUT)
         el = expand(ctx.driver, sel)
         kinds = [b.get_attribute("data-action") for b in el.find_elements(By.CSS_SELECTOR, "button[data-action]")]
-        expect(kinds == ["open", "move_here"], f"buttons {kinds!r}; expected lf's open and move_here only")
+        # Go to terminal first (the tray's own, for an attached session), then lf's.
+        expect(kinds == ["go_to_terminal", "open", "move_here"],
+               f"buttons {kinds!r}; expected go_to_terminal, then lf's open and move_here only")
         open_button = el.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
         expect(open_button.text == "Open here" and not open_button.is_enabled(),
                f"Open is {open_button.text!r}, enabled={open_button.is_enabled()}")
@@ -1072,6 +1074,13 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         listed = json.loads(subprocess.run([ctx.lf_bin, "session", "list", "--json", "--all"], env=d["env"],
                                            capture_output=True, text=True, check=True).stdout)
         open_argv = next(s["open_argv"] for s in listed if s["id"] == d["id"])
+        # lf's client here is a `sleep` that no terminal holds: Go to terminal says so,
+        # and leaves lf's ways there in the window.
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        click_current(ctx.driver, f'{sel} button[data-action="go_to_terminal"]')
+        said = wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                        "Go to terminal to say the terminal is gone")[-1]
+        expect("no longer there" in said.body and "Move here" in said.body, f"it says {said.body!r}")
         before = len(ctx.terminal.json())
         click_current(ctx.driver, f'{sel} button[data-action="move_here"]')
         launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
