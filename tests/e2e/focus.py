@@ -185,7 +185,14 @@ def click_popup(ctx, n):
 
 
 def quiet_popups(ctx, sid):
+    """The agent works again, the tray has read it (else a turn handed back right after
+    would be no change to it), and its popups are closed."""
+    def done():
+        return sum(f" id={sid} " in line and line.endswith("needs_you=false") for line in app_log().all())
+    seen = done()
     ctx.lf("sim", "working", sid)
+    wait_for(lambda: done() > seen,
+             lambda: f"the tray to read {sid} working; its last steps: {recent_steps()}")
     wait_for(lambda: ctx.displayed() == 0, "the popups to close once the agent works again")
 
 
@@ -275,6 +282,20 @@ def a_tmux_window_inside_an_xterm_is_selected_and_its_xterm_focused(ctx):
     expect(shown() == "0", f"tmux shows window {shown()} before the click")
     brought_back(ctx, window, "tray row (tmux in xterm)", click_row(ctx, title))
     wait_for(lambda: shown() == "1", lambda: f"tmux to show window 1; it shows {shown()}")
+    quiet_popups(ctx, sid)
+    # Looking at it (the xterm focused, tmux showing its window): no popup.
+    looked = sum(f"LOOKING_AT session={sid}" in line for line in app_log().all())
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: sum(f"LOOKING_AT session={sid}" in line for line in app_log().all()) > looked,
+             lambda: f"the tray to see the person at {sid}'s tmux window; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for the tmux window looked at: {p}")
+    quiet_popups(ctx, sid)
+    # The same xterm focused, but tmux showing another window: the turn pops up.
+    subprocess.run([*tmux, "select-window", "-t", "work:0"], check=True)
+    wait_for(lambda: shown() == "0", "tmux to show window 0")
+    expect(active_window() == window, "the xterm lost the focus meanwhile")
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: ctx.popup(title, seen), "a popup while tmux shows another window")
     quiet_popups(ctx, sid)
 
 
