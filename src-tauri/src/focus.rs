@@ -90,7 +90,10 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
     if record.machine.is_some() {
         return None; // its client runs on that machine, under ssh here
     }
-    let processes = Processes::read(Path::new("/proc"), unsafe { libc::getuid() });
+    // SAFETY: getuid cannot fail and touches no memory of ours.
+    let uid = unsafe { libc::getuid() };
+    // Only the person's own processes: a client of someone else's is not theirs to go to.
+    let processes = Processes::read(Path::new("/proc"), uid);
     let ids = terminal_ids(record);
     let clients = processes.clients(&record.id, &ids);
     if clients.is_empty() {

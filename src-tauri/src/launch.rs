@@ -49,7 +49,8 @@ pub fn open<R: Runtime>(
     let env = environment(own, &lf_env, activation);
     // Marked so that lf lists this terminal in the record's `terminal_ids`, and a later
     // click can come back to it (`crate::focus`). A remote lf sees no variable of ours.
-    let terminal_id = (!remote).then(place::new_terminal_id);
+    // Linux only: elsewhere the tray finds no client to go back to (no /proc, no EWMH).
+    let terminal_id = (!remote && cfg!(target_os = "linux")).then(place::new_terminal_id);
     let run = match &terminal_id {
         Some(id) => launch.clone().marked(id),
         None => launch.clone(),

@@ -14,6 +14,12 @@ mod autostart;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod focus;
+// No window of another app can be found or focused there (not built here): every click
+// takes lf's own way.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[path = "focus_elsewhere.rs"]
 mod focus;
 mod hook;
 mod launch;

@@ -19,7 +19,6 @@
 mod adapter;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
-#[cfg(unix)]
 pub mod place;
 mod quote;
 mod template;

@@ -97,7 +97,15 @@ impl Processes {
     }
 
     /// The processes under `root` (normally `/proc`) owned by `uid`; ones that end
+    /// while being read are skipped. Elsewhere than on Linux there is no `/proc`.
+    #[cfg(not(target_os = "linux"))]
+    pub fn read(_root: &Path, _uid: u32) -> Processes {
+        Processes::default()
+    }
+
+    /// The processes under `root` (normally `/proc`) owned by `uid`; ones that end
     /// while being read are skipped.
+    #[cfg(target_os = "linux")]
     pub fn read(root: &Path, uid: u32) -> Processes {
         use std::os::unix::fs::MetadataExt;
         let Ok(entries) = std::fs::read_dir(root) else {
@@ -426,6 +434,7 @@ mod tests {
         ])
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_mark_passes_the_id_and_argv_as_arguments_never_as_shell_text() {
         let launch = Launch {
@@ -519,9 +528,11 @@ mod tests {
         assert_eq!(v.ancestors(5), [5, 6]);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_real_proc_view_holds_this_process_and_its_parent() {
         let me = std::process::id();
+        // SAFETY: getuid cannot fail and touches no memory of ours.
         let uid = unsafe { libc::getuid() };
         let v = Processes::read(Path::new("/proc"), uid);
         let chain = v.ancestors(me);
