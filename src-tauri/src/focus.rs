@@ -101,34 +101,19 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
     }
     let windows = desktop.windows();
     let (panes, tmux_clients) = tmux::state();
-    let holder = clients
+    let found = clients
         .iter()
-        .find_map(|c| place::holder(&processes, *c, &windows, &panes, &tmux_clients))?;
-    let program = |pid: u32| {
-        processes
-            .get(pid)
-            .and_then(|p| p.argv.first())
-            .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
-    };
-    let opened = terminals.of_record(&ids).map(|(_, o)| o.terminal.clone());
-    let window_words = |pid: Option<u32>| {
-        pid.and_then(program)
-            .or(opened.clone())
-            .map(|p| format!(" in a {p} window"))
-            .unwrap_or_default()
-    };
-    let sentence = match &holder {
-        Holder::Tmux { pane, client, .. } => format!(
-            "attached in tmux session {}, window {}{}",
-            pane.session,
-            pane.window_index,
-            window_words(client.as_ref().map(|c| {
-                // The terminal around the client, not the client itself.
-                processes.get(c.pid).map_or(c.pid, |p| p.ppid)
-            }))
-        ),
-        Holder::Window { pid, .. } => format!("attached{}", window_words(Some(*pid))),
-    };
+        .find_map(|c| place::holder(&processes, *c, &windows, &panes, &tmux_clients));
+    // No window known (a Wayland desktop that shows none, a terminal without
+    // `_NET_WM_PID`): the terminal process around the client still says where it is.
+    let holder = found.or_else(|| {
+        clients.iter().find_map(|c| {
+            place::terminal_around(&processes, *c)
+                .map(|(pid, _)| Holder::Window { pid, window: None })
+        })
+    })?;
+    let opened = terminals.of_record(&ids).map(|(_, o)| o.terminal.as_str());
+    let sentence = place::sentence(&processes, &holder, opened);
     Some(Place { holder, sentence })
 }
 
@@ -179,6 +164,11 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
             *window
         }
     };
+    // Where nothing can focus, the person is told where to look (a tmux pane is
+    // selected all the same, so the terminal shows it when they get there).
+    if let Desktop::Unable(why) = &desktop {
+        return Went::Not(format!("It is {}, but {why}.", place.sentence));
+    }
     let Some(window) = window else {
         return Went::Not(format!(
             "It is {}, which no window on this screen shows.",

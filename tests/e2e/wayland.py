@@ -360,6 +360,30 @@ def a_foot_the_session_runs_in_comes_back_on_sway(ctx):
                  lambda: f"the tray row to focus {foot} again; focused is pid {focused_pid()}; "
                  f"the app's last steps: {recent_steps()}")
         print(f"     tray row (foot on sway): focused in {(time.monotonic() - t0) * 1000:.0f} ms", flush=True)
+
+        # A Wayland desktop without a compositor interface (GNOME, KDE), as the tray
+        # sees one: the same session, the app started without SWAYSOCK. The click says
+        # where the session runs instead of focusing anything.
+        ctx.app.terminate()
+        ctx.app.wait(5)
+        wait_for(lambda: ctx.tray.items() == [], "the E1 app's tray item to leave")
+        plain_wayland = {k: v for k, v in env.items() if k not in ("SWAYSOCK", "I3SOCK")}
+        log = open(ctx.out / "app-e1.log", "ab")
+        ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=plain_wayland, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's tray item", START_TIMEOUT)
+        subprocess.run(["swaymsg", f"[pid={other.pid}]", "focus"], check=True, capture_output=True)
+        wait_for(lambda: focused_pid() == other.pid, "the other foot to take the focus")
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        row = wait_for(lambda: [e for e in ctx.tray.layout(ctx.item).rows() if title in plain(e.label)],
+                       lambda: f"a tray row for {title!r}: {ctx.menu_labels()}")[0]
+        ctx.tray.click(ctx.item, row.id)
+        said = wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                        lambda: f"a popup saying where it runs; the app's last steps: {recent_steps()}")[-1]
+        expect("It is attached in a foot window, but this Wayland desktop lets no app focus" in said.body,
+               f"it says {said.body!r}")
+        expect(focused_pid() != foot.pid, "the session's foot was focused after all")
     finally:
         other.terminate()
         other.wait(5)

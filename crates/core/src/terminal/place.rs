@@ -343,6 +343,74 @@ pub fn holder(
     None
 }
 
+/// Terminal programs by the name their process has (a server's included), and how a
+/// person calls them: where no window can be seen (Wayland without a compositor
+/// interface), the nearest of them up the client's parents says where the session runs.
+const TERMINAL_PROGRAMS: [(&str, &str); 12] = [
+    ("xterm", "xterm"),
+    ("gnome-terminal-server", "gnome-terminal"),
+    ("gnome-terminal", "gnome-terminal"),
+    ("konsole", "konsole"),
+    ("xfce4-terminal", "xfce4-terminal"),
+    ("kitty", "kitty"),
+    ("alacritty", "alacritty"),
+    ("wezterm-gui", "WezTerm"),
+    ("foot", "foot"),
+    ("ghostty", "Ghostty"),
+    ("tilix", "tilix"),
+    ("kgx", "Console"),
+];
+
+fn program_name(process: &Process) -> Option<&str> {
+    let first = process.argv.first()?;
+    Some(first.rsplit('/').next().unwrap_or(first))
+}
+
+/// The nearest ancestor of `pid` that is a terminal program, and its name for a person.
+pub fn terminal_around(processes: &Processes, pid: u32) -> Option<(u32, &'static str)> {
+    processes.ancestors(pid).into_iter().find_map(|p| {
+        let name = program_name(processes.get(p)?)?;
+        TERMINAL_PROGRAMS
+            .iter()
+            .find(|(program, _)| *program == name)
+            .map(|(_, said)| (p, *said))
+    })
+}
+
+/// Where a holder is, in words for the window or a popup: `attached in tmux session
+/// work, window 3, in a gnome-terminal window`. `opened`: the terminal the tray opened
+/// for it, if it did, for when its process says nothing known.
+pub fn sentence(processes: &Processes, holder: &Holder, opened: Option<&str>) -> String {
+    let window_words = |pid: Option<u32>| {
+        pid.and_then(|p| terminal_around(processes, p).map(|(_, name)| name.to_string()))
+            .or_else(|| opened.map(String::from))
+            .map(|name| {
+                // "an xterm", "an alacritty": said as they are spelled, but for x ("ex").
+                let article = match name.chars().next() {
+                    Some('a' | 'e' | 'i' | 'o' | 'u' | 'x' | 'A' | 'E' | 'I' | 'O' | 'U') => "an",
+                    _ => "a",
+                };
+                format!("in {article} {name} window")
+            })
+    };
+    match holder {
+        Holder::Tmux { pane, client, .. } => {
+            let mut said = format!(
+                "attached in tmux session {}, window {}",
+                pane.session, pane.window_index
+            );
+            if let Some(words) = window_words(client.as_ref().map(|c| c.pid)) {
+                said = format!("{said}, {words}");
+            }
+            said
+        }
+        Holder::Window { pid, .. } => match window_words(Some(*pid)) {
+            Some(words) => format!("attached {words}"),
+            None => "attached in a terminal".to_string(),
+        },
+    }
+}
+
 /// What the tray remembers of a terminal it opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Opened {
@@ -573,6 +641,48 @@ mod tests {
         assert_eq!(
             Terminals::load(&dir.path().join("none")),
             Terminals::default()
+        );
+    }
+
+    #[test]
+    fn where_it_runs_is_said_in_a_persons_words() {
+        let v = Processes::new([
+            proc(1, 0, &["/sbin/init"]),
+            proc(5, 1, &["/usr/libexec/gnome-terminal-server"]),
+            proc(6, 5, &["bash"]),
+            proc(7, 6, &["tmux", "attach"]),
+            proc(8, 6, &["lf", "session", "connect", "S-1"]),
+            proc(20, 1, &["tmux: server"]),
+            proc(21, 20, &["lf", "session", "connect", "S-2"]),
+        ]);
+        assert_eq!(terminal_around(&v, 8), Some((5, "gnome-terminal")));
+        assert_eq!(terminal_around(&v, 21), None);
+        let window = Holder::Window {
+            pid: 5,
+            window: None,
+        };
+        assert_eq!(
+            sentence(&v, &window, None),
+            "attached in a gnome-terminal window"
+        );
+        let pane = parse_panes("21 %3 @2 3 work")[0].clone();
+        let tmux = Holder::Tmux {
+            pane: pane.clone(),
+            client: parse_clients("7 /dev/pts/3 work").pop(),
+            window: None,
+        };
+        assert_eq!(
+            sentence(&v, &tmux, None),
+            "attached in tmux session work, window 3, in a gnome-terminal window"
+        );
+        let detached = Holder::Tmux {
+            pane,
+            client: None,
+            window: None,
+        };
+        assert_eq!(
+            sentence(&v, &detached, Some("xterm")),
+            "attached in tmux session work, window 3, in an xterm window"
         );
     }
 }
