@@ -254,6 +254,17 @@ def a_terminal_the_person_opened_is_found_and_comes_back(ctx):
     look_elsewhere(ctx)
     wait_for(lambda: ctx.popup(title, seen), "the popup for the person's session")
     brought_back(ctx, window, "tray row (person's xterm)", click_row(ctx, title))
+    # On another desktop, it is brought there (`_NET_CURRENT_DESKTOP`), then focused.
+    subprocess.run(["xdotool", "set_desktop_for_window", str(window), "1"], check=True)
+    subprocess.run(["xdotool", "set_desktop", "0"], check=True)
+    look_elsewhere(ctx)
+    desktop = lambda: subprocess.run(["xdotool", "get_desktop"], capture_output=True,  # noqa: E731
+                                     text=True).stdout.strip()
+    wait_for(lambda: desktop() == "0", "openbox to show desktop 0")
+    brought_back(ctx, window, "tray row (person's xterm on desktop 2)", click_row(ctx, title))
+    expect(desktop() == "1", f"the desktop shown is {desktop()}, not the xterm's (1)")
+    subprocess.run(["xdotool", "set_desktop_for_window", str(window), "0"], check=True)
+    subprocess.run(["xdotool", "set_desktop", "0"], check=True)
     quiet_popups(ctx, sid)
     ctx.hand_opened = (sid, title, proc)
 
