@@ -453,12 +453,18 @@ function moveSelection(step) {
   }
 }
 
-// Enter on a row: what choosing it means. Open its terminal where it can be opened; a Flow
+// Enter on a row: what choosing it means. Go to the terminal it runs in, else open one
+// where it can be opened; a Flow
 // review (answered here, with text) and a row whose Open is unavailable expand instead, so
 // the person sees the fields or lf's reason.
 function primary(session) {
   const open = session.buttons.find((b) => b.kind === 'open' && !b.text_hint);
   const reviews = session.buttons.some((b) => b.text_hint);
+  // A session already in a terminal of the person's: that terminal, as a click would.
+  if (!reviews && session.buttons.some((b) => b.kind === 'go_to_terminal')) {
+    act(session.key, 'go_to_terminal');
+    return;
+  }
   if (open && open.enabled && !reviews) {
     act(session.key, 'open');
     return;

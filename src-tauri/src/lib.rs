@@ -734,6 +734,8 @@ fn go<R: Runtime>(
     arrive(app, shell, key, record, to, token);
 }
 
+/// Carry out a click's [`Destination`]. Go to terminal runs on a thread of its own and,
+/// when it cannot get there, arrives at its fallback from there.
 fn arrive<R: Runtime>(
     app: &AppHandle<R>,
     shell: &Arc<Shell>,
@@ -770,7 +772,9 @@ fn arrive<R: Runtime>(
                     }
                     focus::Went::Not(why) => {
                         tracing::info!("NOT_FOCUSED session={}: {why}", record.id);
-                        // lf's own way there (Open here, Move here), with the reason.
+                        // lf's own way there (Open here, Move here), with the reason: the
+                        // person asked for the terminal the session is in, so a second one
+                        // (what Open did before D) is theirs to choose in the window.
                         let fallback = match *otherwise {
                             Destination::Terminal { .. } => Destination::Window(Some(key.clone())),
                             other => other,

@@ -1081,6 +1081,13 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         said = wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
                         "Go to terminal to say the terminal is gone")[-1]
         expect("no longer there" in said.body and "Move here" in said.body, f"it says {said.body!r}")
+        # Enter on the row is Go to terminal too (its first action).
+        from selenium.webdriver.common.keys import Keys
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        ctx.driver.execute_script("arguments[0].focus()", ctx.driver.find_element(By.CSS_SELECTOR, sel))
+        press(ctx, Keys.ENTER)
+        wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                 "Enter on the attached row to go to its terminal")
         before = len(ctx.terminal.json())
         click_current(ctx.driver, f'{sel} button[data-action="move_here"]')
         launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
