@@ -38,11 +38,11 @@ echo "== never miss, never nag: restarts, crashes, a late server, do-not-disturb
 PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/memory bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 
-# ---- Real desktops: GNOME, three more notification servers, a Wayland pass and a
-# real-terminal matrix (tests/e2e/README.md) ----------------------------------------------
+# ---- Real desktops: GNOME, three more notification servers, a Wayland pass, a real-terminal
+# matrix and going back to a session's terminal (tests/e2e/README.md) ----------------------
 # Self-contained: its own packages, the (cached) build, then the suites. All always run;
 # the block fails after them if any failed.
-echo "== real desktops: GNOME Shell, Xfce's, LXQt's and notification-daemon's servers, Wayland (sway, waybar, mako, foot) and eight real terminals"
+echo "== real desktops: GNOME Shell, Xfce's, LXQt's and notification-daemon's servers, Wayland (sway, waybar, mako, foot), eight real terminals, Go to terminal"
 install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}" "${GNOME_PACKAGES[@]}" "${DESKTOP_PACKAGES[@]}"
 cargo build --locked -p lf-tray -p lf-sim --bins
 desktops_failed=0
@@ -50,6 +50,7 @@ bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_
 bash tests/e2e/desktops.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/focus.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
 
 # ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------

@@ -284,6 +284,7 @@ function details(session) {
   node.append(buttons, ...texts);
   if (texts.length) node.append(el('p', { class: 'reason', text: 'Enter sends · Shift+Enter starts a new line' }));
   for (const reason of reasons) node.append(el('p', { class: 'reason', text: reason }));
+  if (session.runs_in) node.append(el('p', { class: 'reason', text: `It runs ${session.runs_in}.` }));
 
   const error = errors.get(session.key);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
@@ -452,12 +453,18 @@ function moveSelection(step) {
   }
 }
 
-// Enter on a row: what choosing it means. Open its terminal where it can be opened; a Flow
+// Enter on a row: what choosing it means. Go to the terminal it runs in, else open one
+// where it can be opened; a Flow
 // review (answered here, with text) and a row whose Open is unavailable expand instead, so
 // the person sees the fields or lf's reason.
 function primary(session) {
   const open = session.buttons.find((b) => b.kind === 'open' && !b.text_hint);
   const reviews = session.buttons.some((b) => b.text_hint);
+  // A session already in a terminal of the person's: that terminal, as a click would.
+  if (!reviews && session.buttons.some((b) => b.kind === 'go_to_terminal')) {
+    act(session.key, 'go_to_terminal');
+    return;
+  }
   if (open && open.enabled && !reviews) {
     act(session.key, 'open');
     return;
@@ -599,6 +606,7 @@ function fillSettings(view) {
   $('set-sound').checked = s.sound;
   $('set-reminder').value = s.reminder_minutes;
   $('set-grace').value = s.attached_grace_seconds;
+  $('set-focus-existing').checked = s.focus_existing;
   $('set-quiet-from').value = s.quiet_from || '';
   $('set-quiet-to').value = s.quiet_to || '';
   $('set-on-event').value = s.on_event || '';
@@ -640,6 +648,7 @@ async function saveSettings(event) {
     sound: $('set-sound').checked,
     reminder_minutes: Number.isFinite(minutes) && minutes > 0 ? minutes : 0,
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
+    focus_existing: $('set-focus-existing').checked,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
     quiet_from: $('set-quiet-from').value,
@@ -711,6 +720,12 @@ listen('app', ({ payload: message }) => {
       break;
     case 'launch_failed':
       showNotice(message.payload);
+      break;
+    case 'unreached':
+      // Go to terminal did not get there; the session's own buttons are lf's way there.
+      focusId = message.payload.key;
+      render();
+      toast(message.payload.text);
       break;
     default:
       break;

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use lf_tray_core::terminal::{self, Env, Launch};
+use lf_tray_core::terminal::{self, place, Env, Launch};
 use lf_tray_core::SessionRecord;
 use tauri::{AppHandle, Runtime};
 
@@ -47,10 +47,26 @@ pub fn open<R: Runtime>(
         shell.engine.lf_env()
     };
     let env = environment(own, &lf_env, activation);
-    match terminal::open(&choice, &launch, &env) {
+    // Marked so that lf lists this terminal in the record's `terminal_ids`, and a later
+    // click can come back to it (`crate::focus`). A remote lf sees no variable of ours.
+    // Linux only: elsewhere the tray finds no client to go back to (no /proc, no EWMH).
+    let terminal_id = (!remote && cfg!(target_os = "linux")).then(place::new_terminal_id);
+    let run = match &terminal_id {
+        Some(id) => launch.clone().marked(id),
+        None => launch.clone(),
+    };
+    match terminal::open(&choice, &run, &env) {
         Ok(opened) => {
-            tracing::info!("LAUNCH terminal={} session={}", opened.terminal, record.id);
-            let effects = crate::lock(&shell.popups).launched();
+            tracing::info!(
+                "LAUNCH terminal={} session={} terminal_id={}",
+                opened.terminal,
+                record.id,
+                terminal_id.as_deref().unwrap_or("-")
+            );
+            if let Some(id) = terminal_id {
+                shell.remember_terminal(id, &opened, &record.id);
+            }
+            let effects = crate::lock(&shell.popups).click_reached();
             shell.send(effects);
             Ok(opened.terminal)
         }
@@ -80,7 +96,7 @@ pub fn open<R: Runtime>(
                 },
             );
             let notice = notification::launch_failed(record, summary, &command);
-            let effects = crate::lock(&shell.popups).launch_failed(notice);
+            let effects = crate::lock(&shell.popups).click_failed(notice);
             shell.send(effects);
             Err(format!("{text}\n{command}"))
         }

@@ -14,6 +14,13 @@ mod autostart;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod focus;
+// No window of another app can be found or focused there (not built here): every click
+// takes lf's own way.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[path = "focus_elsewhere.rs"]
+mod focus;
 mod hook;
 mod launch;
 mod logfile;
@@ -32,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::{self, History};
+use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
@@ -114,6 +122,8 @@ const MAX_WARNINGS: usize = 5;
 /// How long Quit waits for the notification server to take the popups down: it answers
 /// in milliseconds, and a hung one must not keep the app from exiting.
 const QUIT_GRACE: Duration = Duration::from_secs(1);
+/// The terminals the tray opened, beside the popups' memory in the state directory.
+const TERMINALS_FILE: &str = "terminals.json";
 
 /// The app's state, shared by the event loop, the tray, the notifications and the window.
 pub(crate) struct Shell {
@@ -143,6 +153,10 @@ pub(crate) struct Shell {
     focus: Mutex<Option<String>>,
     /// The command line's machines (`--remote`): followed whatever the settings say.
     remote: Vec<String>,
+    /// The terminals the tray opened, by `LF_TERMINAL_ID`, and the file they are kept in
+    /// (beside the popups' memory) so that a restarted tray still knows them.
+    terminals: Arc<Mutex<Terminals>>,
+    terminals_path: Option<PathBuf>,
 }
 
 impl Shell {
@@ -165,6 +179,49 @@ impl Shell {
             quitting: AtomicBool::new(false),
             focus: Mutex::new(None),
             remote: Vec::new(),
+            terminals: Arc::default(),
+            terminals_path: None,
+        }
+    }
+
+    /// No popup for a turn handed back in the terminal the person is looking at.
+    fn watch_focus(&self) {
+        let terminals = Arc::clone(&self.terminals);
+        lock(&self.popups).set_looking_at(Box::new(move |record| {
+            let terminals = lock(&terminals).clone();
+            let seen = focus::looking_at(record, &terminals);
+            if seen {
+                tracing::info!("LOOKING_AT session={}: no popup", record.id);
+            }
+            seen
+        }));
+    }
+
+    /// Remember a terminal the tray opened, and keep the list on disk.
+    fn remember_terminal(
+        &self,
+        id: String,
+        opened: &lf_tray_core::terminal::Opened,
+        session: &str,
+    ) {
+        let mut terminals = lock(&self.terminals);
+        let at = time::OffsetDateTime::now_utc().unix_timestamp();
+        terminals.remember(
+            id,
+            place::Opened {
+                terminal: opened.terminal.clone(),
+                pid: opened.pid,
+                session: session.to_string(),
+                at,
+            },
+        );
+        if let Some(path) = &self.terminals_path {
+            if let Err(e) = terminals.save(path) {
+                tracing::warn!(
+                    "could not keep the opened terminals in {}: {e}",
+                    path.display()
+                );
+            }
         }
     }
 
@@ -177,6 +234,10 @@ impl Shell {
                 self.warn(warning);
             }
             self.popups = Mutex::new(Popups::new(loaded.history));
+        }
+        self.terminals_path = path.as_ref().map(|p| p.with_file_name(TERMINALS_FILE));
+        if let Some(path) = &self.terminals_path {
+            self.terminals = Arc::new(Mutex::new(Terminals::load(path)));
         }
         self.history_path = path;
         self
@@ -373,6 +434,7 @@ pub(crate) fn start(
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
             let mut shell = Shell::new(engine, settings_path, loaded).with_history(history_path);
             shell.remote = remote;
+            shell.watch_focus();
             let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;
@@ -678,11 +740,72 @@ fn go<R: Runtime>(
     token: Option<String>,
 ) {
     let record = shell.engine.session(key);
-    match destination(key, record.as_ref(), click) {
+    let to = destination(key, record.as_ref(), click);
+    arrive(app, shell, key, record, to, token);
+}
+
+/// Carry out a click's [`Destination`]. Go to terminal runs on a thread of its own and,
+/// when it cannot get there, arrives at its fallback from there.
+fn arrive<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: &Arc<Shell>,
+    key: &SessionKey,
+    record: Option<SessionRecord>,
+    to: Destination,
+    token: Option<String>,
+) {
+    match to {
         Destination::Terminal { replace } => {
             if let Some(record) = &record {
                 let _ = launch::open(app, shell, record, replace, token.as_deref());
             }
+        }
+        Destination::Existing { otherwise } => {
+            let Some(record) = record.filter(|_| shell.settings().focus_existing) else {
+                return arrive(
+                    app,
+                    shell,
+                    key,
+                    shell.engine.session(key),
+                    *otherwise,
+                    token,
+                );
+            };
+            // Reading /proc and waiting for the window manager take a moment: not on the
+            // thread that runs the tray and the window.
+            let (app, shell, key) = (app.clone(), Arc::clone(shell), key.clone());
+            std::thread::spawn(move || {
+                let terminals = lock(&shell.terminals).clone();
+                match focus::go(&record, &terminals) {
+                    focus::Went::There(took) => {
+                        tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());
+                        let effects = lock(&shell.popups).click_reached();
+                        shell.send(effects);
+                    }
+                    focus::Went::Not(why) => {
+                        tracing::info!("NOT_FOCUSED session={}: {why}", record.id);
+                        // lf's own way there (Open here, Move here), with the reason: the
+                        // person asked for the terminal the session is in, so a second one
+                        // (what Open did before D) is theirs to choose in the window.
+                        let fallback = match *otherwise {
+                            Destination::Terminal { .. } => Destination::Window(Some(key.clone())),
+                            other => other,
+                        };
+                        let notice = notification::unreached(&record, &why);
+                        arrive(&app, &shell, &key, Some(record), fallback, token);
+                        let text = why;
+                        page::tell(
+                            &app,
+                            page::ToWindow::Unreached {
+                                key: key.token(),
+                                text,
+                            },
+                        );
+                        let effects = lock(&shell.popups).click_failed(notice);
+                        shell.send(effects);
+                    }
+                }
+            });
         }
         Destination::Window(focus) => window::show(app, focus.as_ref()),
         Destination::Dismiss => {

@@ -37,6 +37,9 @@ pub struct SessionView {
     pub waiting_since: Option<i64>,
     /// The person dismissed its popups until its next transition.
     pub dismissed: bool,
+    /// Where it runs, said instead of a Go to terminal button where the desktop lets
+    /// nothing focus another app's window.
+    pub runs_in: Option<String>,
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -67,6 +70,8 @@ pub enum ToWindow {
     Focus(String),
     /// A terminal could not be opened: what to say, and the command to run by hand.
     LaunchFailed { text: String, command: String },
+    /// Go to terminal did not get there: the session (its key token) and why not.
+    Unreached { key: String, text: String },
 }
 
 /// The event name of [`ToWindow`].
@@ -110,11 +115,18 @@ mod tests {
                 text: String::new(),
                 command: String::new(),
             },
+            ToWindow::Unreached {
+                key: String::new(),
+                text: String::new(),
+            },
         ];
         for message in messages {
             // A new kind stops this compiling until it is in the list above.
             match &message {
-                ToWindow::Board(_) | ToWindow::Focus(_) | ToWindow::LaunchFailed { .. } => {}
+                ToWindow::Board(_)
+                | ToWindow::Focus(_)
+                | ToWindow::LaunchFailed { .. }
+                | ToWindow::Unreached { .. } => {}
             }
             let value = serde_json::to_value(&message).unwrap();
             let kind = value["kind"].as_str().unwrap();

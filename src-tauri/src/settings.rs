@@ -27,6 +27,9 @@ pub struct Settings {
     /// How long a session the person's own terminal is attached to (generation D) must
     /// stay waiting before it pops up; 0 pops it up at once.
     pub attached_grace_seconds: u32,
+    /// A click on a session a terminal of the person's is attached to brings that
+    /// terminal back (window, tmux pane) instead of opening another one.
+    pub focus_existing: bool,
     /// The `lf` to run instead of the one found on `PATH` / `$LF_BIN`.
     pub lf_path: Option<PathBuf>,
     /// lf's home instead of `$LF_HOME` / `~/.lf`.
@@ -56,6 +59,7 @@ impl Default for Settings {
             // answered within seconds; 45 s lets a typical reply land first and still
             // tells someone who looked away well before they would notice by themselves.
             attached_grace_seconds: 45,
+            focus_existing: true,
             lf_path: None,
             home: None,
             quiet_from: String::new(),
@@ -203,6 +207,7 @@ mod tests {
             sound: false,
             reminder_minutes: 15,
             attached_grace_seconds: 0,
+            focus_existing: false,
             lf_path: Some("/opt/lf/bin/lf".into()),
             home: Some("/srv/lf-home".into()),
             quiet_from: "22:30".into(),
@@ -235,6 +240,7 @@ mod tests {
         assert_eq!(loaded.settings.terminal, "kitty");
         assert!(loaded.settings.notify_on_ready);
         assert_eq!(loaded.settings.attached_grace_seconds, 45);
+        assert!(loaded.settings.focus_existing, "on unless turned off");
         assert_eq!(
             loaded.settings.terminal_choice(),
             Choice::Named("kitty".into())

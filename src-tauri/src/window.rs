@@ -19,17 +19,56 @@ use crate::board;
 use crate::notification::Popups;
 use crate::settings::{self, Settings};
 use crate::{autostart, launch, Shell};
+use lf_tray_surface::route::Click;
 
 pub use crate::page::{tell, Board, SessionView, ToWindow, LABEL};
 
+/// How the window offers to go back to a session's terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// The setting is off: lf's buttons only.
+    Off,
+    /// A Go to terminal button, first, for every attached session.
+    Button,
+    /// This desktop focuses nothing: say where the session runs.
+    Say,
+}
+
+/// The window's action kind for Go to terminal (not one of lf's).
+pub const GO_TO_TERMINAL: &str = "go_to_terminal";
+
+fn go_to_button() -> actions::Button {
+    actions::Button {
+        kind: ActionKind::Other(GO_TO_TERMINAL.into()),
+        label: "Go to terminal".into(),
+        help: Some("Bring back the terminal where this session already runs".into()),
+        enabled: true,
+        unavailable_reason: None,
+        text_hint: None,
+    }
+}
+
 /// The sessions as the window draws them, in the board's order.
-fn views(popups: &Popups, sessions: &[SessionRecord]) -> Vec<SessionView> {
+fn views(
+    popups: &Popups,
+    sessions: &[SessionRecord],
+    reach: Reach,
+    runs_in: impl Fn(&SessionRecord) -> Option<String>,
+) -> Vec<SessionView> {
     board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
         .into_iter()
         .map(|(group, record)| {
             let key = history::key(record);
+            let mut buttons = actions::buttons(record);
+            let attached = record.attached() && record.machine.is_none();
+            if attached && reach == Reach::Button {
+                buttons.insert(0, go_to_button());
+            }
             SessionView {
-                buttons: actions::buttons(record),
+                runs_in: (attached && reach == Reach::Say)
+                    .then(|| runs_in(record))
+                    .flatten(),
+                buttons,
                 question: board::question(record),
                 repo_name: (record.presents() == Presents::Waits)
                     .then(|| record.repo())
@@ -51,7 +90,19 @@ pub fn board(shell: &Shell) -> Board {
     let sessions = shell.engine.sessions();
     let (sessions, recent) = {
         let popups = crate::lock(&shell.popups);
-        (views(&popups, &sessions), popups.history().recent())
+        let reach = if !shell.settings().focus_existing {
+            Reach::Off
+        } else if crate::focus::can_focus() {
+            Reach::Button
+        } else {
+            Reach::Say
+        };
+        let terminals = crate::lock(&shell.terminals).clone();
+        let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
+        (
+            views(&popups, &sessions, reach, runs_in),
+            popups.history().recent(),
+        )
     };
     Board {
         sessions,
@@ -217,6 +268,10 @@ pub async fn act<R: Runtime>(
     let record = record.ok_or_else(|| {
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
+    if action.as_str() == GO_TO_TERMINAL {
+        crate::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
+        return Ok(String::new());
+    }
     match plan(&record, &action, text.as_deref())? {
         Step::Open { replace } => launch::open(&app, &shell, &record, replace, None)
             .map(|terminal| format!("Opened in {terminal}.")),
@@ -479,7 +534,9 @@ mod tests {
         use lf_tray_surface::fixtures::record_d;
         let attached = record_d("S-1", State::Active, true);
         let idle = record_d("S-2", State::Other("unknown".into()), false);
-        let views = serde_json::to_value(views(&Popups::default(), &[idle, attached])).unwrap();
+        let records = [idle, attached];
+        let views = serde_json::to_value(views(&Popups::default(), &records, Reach::Off, |_| None))
+            .unwrap();
         let (waiting, other) = (&views[0], &views[1]);
         assert_eq!(waiting["id"], "S-1");
         assert_eq!(waiting["group"], "waiting");
@@ -513,6 +570,28 @@ mod tests {
             drawn_buttons(other),
             [("open".into(), "Open here".into(), true, None)]
         );
+
+        // Where the tray can focus windows, the attached one offers Go to terminal
+        // first; where it cannot, it says where the session runs instead.
+        let reached = super::views(&Popups::default(), &records, Reach::Button, |_| None);
+        let kinds = |v: &SessionView| -> Vec<String> {
+            v.buttons.iter().map(|b| b.kind.to_string()).collect()
+        };
+        assert_eq!(kinds(&reached[0]), [GO_TO_TERMINAL, "open", "move_here"]);
+        assert_eq!(
+            kinds(&reached[1]),
+            ["open"],
+            "nothing attached, nothing to go to"
+        );
+        let said = super::views(&Popups::default(), &records, Reach::Say, |r| {
+            Some(format!("attached in tmux session work ({})", r.id))
+        });
+        assert_eq!(kinds(&said[0]), ["open", "move_here"]);
+        assert_eq!(
+            said[0].runs_in.as_deref(),
+            Some("attached in tmux session work (S-1)")
+        );
+        assert_eq!(said[1].runs_in, None);
     }
 
     #[test]

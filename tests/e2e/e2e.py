@@ -26,7 +26,7 @@ import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT, CheckFailed,  # noqa: E402,F401
-                     Lines, Skipped, expect, never, run_checks, wait_for)
+                     Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -224,7 +224,8 @@ class Ctx:
     def expect_launch(self, launch, session_id, cwd):
         argv = launch["argv"]
         expect(argv[:1] == ["-e"], f"terminal not invoked as `$TERMINAL -e argv…`: {argv!r}")
-        run = argv[1:]
+        run, terminal_id = unmarked(argv[1:])
+        expect(terminal_id, f"the terminal's command {argv!r} does not mark it (LF_TERMINAL_ID)")
         want = [self.lf_bin, "session", "open"]
         expect(run[:3] == want, f"terminal runs {run!r}; expected it to start with {want!r}")
         rest = run[3:]
@@ -730,7 +731,7 @@ def generation_d_waiting_pops_up_opens_lf_argv_and_closes_when_cleared(ctx):
     before = len(ctx.terminal.json())
     subprocess.run(["dunstctl", "action", "0"], check=True)
     launch = wait_for(lambda: ctx.launches_after(before), "the stand-in terminal to be launched")[0]
-    expect(launch["argv"] == ["-e", *open_argv],
+    expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == open_argv,
            f"terminal runs {launch['argv']!r}; expected lf's open_argv verbatim {open_argv!r}")
     expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}; expected {str(repo)!r}")
     wait_for(lambda: ctx.notes.refresh() and n.id is not None, "the notification's id")
@@ -827,7 +828,8 @@ def generation_e_says_why_the_agent_waits_and_tells_an_agent_that_stopped(ctx):
         before = len(ctx.terminal.json())
         subprocess.run(["dunstctl", "action", "0"], check=True)
         launch = wait_for(lambda: ctx.launches_after(before), "the terminal for the stopped agent")[0]
-        expect(launch["argv"] == ["-e", *listed[0]["open_argv"]], f"terminal runs {launch['argv']!r}")
+        expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == listed[0]["open_argv"],
+               f"terminal runs {launch['argv']!r}")
         expect(launch["cwd"] == str(repo), f"terminal cwd {launch['cwd']!r}")
         sims = [c for c in ctx.sim_argv.json() if c.get("argv", [])[:2] == ["monitor", "work"]
                 and (c.get("env") or {}).get("LF_HOME") == str(home)]
@@ -1091,7 +1093,9 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
                  f"{sel} in the window", START_TIMEOUT)
         el = expand(ctx.driver, sel)
         kinds = [b.get_attribute("data-action") for b in el.find_elements(By.CSS_SELECTOR, "button[data-action]")]
-        expect(kinds == ["open", "move_here"], f"buttons {kinds!r}; expected lf's open and move_here only")
+        # Go to terminal first (the tray's own, for an attached session), then lf's.
+        expect(kinds == ["go_to_terminal", "open", "move_here"],
+               f"buttons {kinds!r}; expected go_to_terminal, then lf's open and move_here only")
         open_button = el.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
         expect(open_button.text == "Open here" and not open_button.is_enabled(),
                f"Open is {open_button.text!r}, enabled={open_button.is_enabled()}")
@@ -1104,10 +1108,24 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         listed = json.loads(subprocess.run([ctx.lf_bin, "session", "list", "--json", "--all"], env=d["env"],
                                            capture_output=True, text=True, check=True).stdout)
         open_argv = next(s["open_argv"] for s in listed if s["id"] == d["id"])
+        # lf's client here is a `sleep` that no terminal holds: Go to terminal says so,
+        # and leaves lf's ways there in the window.
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        click_current(ctx.driver, f'{sel} button[data-action="go_to_terminal"]')
+        said = wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                        "Go to terminal to say the terminal is gone")[-1]
+        expect("no longer there" in said.body and "Move here" in said.body, f"it says {said.body!r}")
+        # Enter on the row is Go to terminal too (its first action).
+        from selenium.webdriver.common.keys import Keys
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        ctx.driver.execute_script("arguments[0].focus()", ctx.driver.find_element(By.CSS_SELECTOR, sel))
+        press(ctx, Keys.ENTER)
+        wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                 "Enter on the attached row to go to its terminal")
         before = len(ctx.terminal.json())
         click_current(ctx.driver, f'{sel} button[data-action="move_here"]')
         launch = wait_for(lambda: ctx.launches_after(before), "Move here to launch the terminal")[0]
-        expect(launch["argv"] == ["-e", *open_argv, "--replace"],
+        expect(launch["argv"][:1] == ["-e"] and unmarked(launch["argv"][1:])[0] == [*open_argv, "--replace"],
                f"terminal runs {launch['argv']!r}; expected lf's open_argv + --replace")
         expect(launch["cwd"] == str(d["repo"]), f"terminal cwd {launch['cwd']!r}")
     finally:

@@ -136,6 +136,16 @@ def open_calls(sim_argv, session_id, after=0):
     return out
 
 
+def unmarked(argv):
+    """The session's argv inside the tray's terminal mark (`/bin/sh -c SCRIPT sh ID
+    argv…`, which sets LF_TERMINAL_ID and LF_TERMINAL_TTY inside the terminal), and the
+    terminal id; an argv without the mark comes back as it is, with None."""
+    argv = list(argv)
+    if argv[:2] == ["/bin/sh", "-c"] and len(argv) > 5 and argv[3] == "sh":
+        return argv[5:], argv[4]
+    return argv, None
+
+
 def expect_session_call(call, session_id, cwd, lf_home):
     """What a person must get in the terminal: lf itself asked to open that session, on
     a terminal (stdin is a tty), in the session's directory, outside the tray's Run."""
@@ -153,6 +163,12 @@ def expect_session_call(call, session_id, cwd, lf_home):
     expect(not leaked, f"the tray's Run context reached lf: {leaked} = {[env[n] for n in leaked]}")
     expect(env.get("LF_HOME") == str(lf_home),
            f"LF_HOME in lf's environment is {env.get('LF_HOME')!r}; expected {str(lf_home)!r}")
+    # The terminal's mark, as lf reads it for `terminal_ids`: an id, and the very tty
+    # lf's stdin is on (set from inside the terminal).
+    expect(len(env.get("LF_TERMINAL_ID", "")) == 36,
+           f"LF_TERMINAL_ID in lf's environment is {env.get('LF_TERMINAL_ID')!r}; expected a uuid")
+    expect(env.get("LF_TERMINAL_TTY") == call.get("tty"),
+           f"LF_TERMINAL_TTY is {env.get('LF_TERMINAL_TTY')!r}; lf's stdin is on {call.get('tty')!r}")
 
 
 # --- processes ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
-                     become_subreaper, end, environ, expect, expect_session_call, open_calls,
+                     app_log, become_subreaper, end, environ, expect, expect_session_call, open_calls,
                      own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
@@ -294,6 +295,99 @@ def quit_from_the_tray_ends_the_app(ctx):
     wait_for(lambda: ctx.app.poll() is not None, "the app to exit after Quit")
     expect(ctx.app.returncode == 0, f"the app exited with {ctx.app.returncode}")
     wait_for(lambda: ctx.tray.items() == [], "the tray item to leave waybar's watcher")
+
+
+@check
+def a_foot_the_session_runs_in_comes_back_on_sway(ctx):
+    """Go to terminal through sway's IPC: the foot the tray opened for a session (lf as
+    generation E1, attached by `lf sim attach`) is focused again by its tray row after the
+    focus went to another window. The one wait on the app's log is for the tray to have
+    read the attach (its row looks the same either way)."""
+    if ctx.app is not None and ctx.app.poll() is None:
+        ctx.app.terminate()
+        ctx.app.wait(5)
+    home = ctx.tmp / "lf-home-e1"
+    repo = ctx.make_cwd("repo e1")
+    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e1")
+    settings = Path(env["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+    settings.write_text(json.dumps({"terminal": "foot", "attached_grace_seconds": 0}) + "\n")
+
+    def lf(*args):
+        out = subprocess.run([env["LF_BIN"], *args], env=env, capture_output=True, text=True)
+        expect(out.returncode == 0, f"lf {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout
+
+    def focused_pid():
+        return next((v["pid"] for v in sway_views() if v.get("focused")), None)
+
+    subprocess.run(["makoctl", "dismiss", "--all"], check=True)
+    log = open(ctx.out / "app-e1.log", "ab")
+    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the E1 app's tray item", START_TIMEOUT)
+    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot", START_TIMEOUT)
+    sid = "S-" + uuid.uuid4().hex[:10]
+    title = "Bring foot back " + sid
+    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
+    lf("sim", "ask", sid)
+    shown = wait_for(lambda: [p for p in mako_list() if title in (p.get("body") or "")],
+                     lambda: f"mako to show the popup for {sid}; makoctl list: {mako_list()}")[0]
+    sent = wait_for(lambda: ctx.notes.find(lambda n: n.id == shown["id"]), "its Notify call")[-1]
+    wait_for(lambda: ctx.notes.listening(sent), "the app to listen for the popup's actions")
+    before = len(ctx.sim_argv.json())
+    subprocess.run(["makoctl", "invoke", "-n", str(shown["id"]), "default"], check=True)
+
+    def connect():
+        return [c for c in ctx.sim_argv.json()[before:]
+                if c.get("argv", [])[:2] == ["session", "connect"] and sid in c["argv"]]
+    call = wait_for(connect, "foot to run lf session connect", TERMINAL_TIMEOUT)[0]
+    foot = terminal_of(session_lf(call), "foot")[0]
+    ctx.terminals.append(foot)
+    wait_for(lambda: any(v["pid"] == foot.pid for v in sway_views()), f"{foot}'s window in sway")
+    lf("sim", "attach", sid, str(call["pid"]))
+    wait_for(lambda: any(f"id={sid} state=active" in line for line in app_log().all()),
+             lambda: f"the tray to read {sid} as attached; its last steps: {recent_steps()}")
+    other = subprocess.Popen(["foot", "sleep", "100000"], env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: focused_pid() == other.pid, "the other foot to take the focus", TERMINAL_TIMEOUT)
+        row = wait_for(lambda: [e for e in ctx.tray.layout(ctx.item).rows() if title in plain(e.label)],
+                       lambda: f"a tray row for {title!r}: {ctx.menu_labels()}")[0]
+        t0 = time.monotonic()
+        ctx.tray.click(ctx.item, row.id)
+        wait_for(lambda: focused_pid() == foot.pid,
+                 lambda: f"the tray row to focus {foot} again; focused is pid {focused_pid()}; "
+                 f"the app's last steps: {recent_steps()}")
+        print(f"     tray row (foot on sway): focused in {(time.monotonic() - t0) * 1000:.0f} ms", flush=True)
+
+        # A Wayland desktop without a compositor interface (GNOME, KDE), as the tray
+        # sees one: the same session, the app started without SWAYSOCK. The click says
+        # where the session runs instead of focusing anything.
+        ctx.app.terminate()
+        ctx.app.wait(5)
+        wait_for(lambda: ctx.tray.items() == [], "the E1 app's tray item to leave")
+        plain_wayland = {k: v for k, v in env.items() if k not in ("SWAYSOCK", "I3SOCK")}
+        log = open(ctx.out / "app-e1.log", "ab")
+        ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=plain_wayland, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's tray item", START_TIMEOUT)
+        subprocess.run(["swaymsg", f"[pid={other.pid}]", "focus"], check=True, capture_output=True)
+        wait_for(lambda: focused_pid() == other.pid, "the other foot to take the focus")
+        said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
+        row = wait_for(lambda: [e for e in ctx.tray.layout(ctx.item).rows() if title in plain(e.label)],
+                       lambda: f"a tray row for {title!r}: {ctx.menu_labels()}")[0]
+        ctx.tray.click(ctx.item, row.id)
+        said = wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
+                        lambda: f"a popup saying where it runs; the app's last steps: {recent_steps()}")[-1]
+        expect("It is attached in a foot window, but this Wayland desktop lets no app focus" in said.body,
+               f"it says {said.body!r}")
+        expect(focused_pid() != foot.pid, "the session's foot was focused after all")
+    finally:
+        other.terminate()
+        other.wait(5)
+        lf("sim", "working", sid)
 
 
 def finish(ctx):

@@ -1164,9 +1164,13 @@ impl Lf {
         } else {
             state == "active"
         };
-        // E lists the terminal of a live client, as a launcher's `LF_TERMINAL_ID` would.
+        // E lists the terminal of a live client: as lf does, the client's own
+        // `LF_TERMINAL_ID` when its launcher set it and `LF_TERMINAL_TTY`, else a made-up
+        // one, so that a test sees the field filled.
         let terminal_ids = match row.client_pid {
-            Some(pid) if active && self.generation.is_e() => vec![format!("sim-terminal-{pid}")],
+            Some(pid) if active && self.generation.is_e() => {
+                vec![launcher_terminal_id(pid).unwrap_or_else(|| format!("sim-terminal-{pid}"))]
+            }
             _ => Vec::new(),
         };
         let d = RecordD {
@@ -1453,4 +1457,19 @@ pub(crate) fn quiet_seconds() -> f64 {
 /// The canonical form of a path when it exists.
 pub(crate) fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The `LF_TERMINAL_ID` of process `pid`, if its launcher set it and `LF_TERMINAL_TTY`
+/// (model §2.5: lf records a terminal only with both).
+fn launcher_terminal_id(pid: u32) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let var = |name: &str| {
+        environ
+            .split(|b| *b == 0)
+            .find_map(|kv| kv.strip_prefix(format!("{name}=").as_bytes()))
+            .filter(|v| !v.is_empty())
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    var("LF_TERMINAL_TTY")?;
+    var("LF_TERMINAL_ID")
 }

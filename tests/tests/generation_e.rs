@@ -398,6 +398,24 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
     );
     client.die();
     assert_eq!(record(&lf, "s")["state"], "unknown");
+    // A client its launcher marked is listed by that mark, as lf does; only with both
+    // variables (lf records a terminal id only with its tty).
+    for (tty, listed) in [(Some("/dev/pts/7"), "T-MARK"), (None, "")] {
+        let mut command = Command::new("sleep");
+        command.arg("1000").env("LF_TERMINAL_ID", "T-MARK");
+        match tty {
+            Some(tty) => command.env("LF_TERMINAL_TTY", tty),
+            None => command.env_remove("LF_TERMINAL_TTY"),
+        };
+        let mut marked = Agent(command.spawn().unwrap());
+        lf.ok(&["sim", "attach", "s", &marked.pid()]);
+        let want = match listed {
+            "" => format!("sim-terminal-{}", marked.pid()),
+            id => id.to_string(),
+        };
+        assert_eq!(record(&lf, "s")["terminal_ids"], json!([want]));
+        marked.die();
+    }
 }
 
 #[test]

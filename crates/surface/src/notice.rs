@@ -410,6 +410,23 @@ pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> No
     }
 }
 
+/// Go to terminal could not bring the session's terminal back: why, and that the window
+/// (shown with it) has lf's own ways there.
+pub fn unreached(record: &SessionRecord, why: &str) -> Notice {
+    Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: one_line(&format!("Cannot go to “{}”", title(record)), MAX_SUMMARY),
+        body: format!(
+            "{} Open here or Move here are in the window.",
+            escape(&cap(why, MAX_READY))
+        ),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,5 +656,18 @@ mod tests {
         assert_eq!(n.kind, NoticeKind::Error);
         assert_eq!(n.summary, "No terminal found");
         assert!(n.body.ends_with("ask_1 &amp;&amp; echo &lt;ok&gt;"));
+    }
+
+    #[test]
+    fn an_unreached_terminal_says_why_in_escaped_words() {
+        let r = record_d("S-1", State::Active, true);
+        let n = unreached(&r, "Its terminal <xterm> is gone.");
+        assert!(
+            n.body.starts_with("Its terminal &lt;xterm&gt; is gone."),
+            "{}",
+            n.body
+        );
+        assert!(n.body.contains("Move here"));
+        assert!(n.summary.starts_with("Cannot go to"));
     }
 }

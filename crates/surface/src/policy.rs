@@ -319,7 +319,13 @@ pub struct Popups {
     /// Sessions whose popup the server took down before the person acted on it, until one
     /// naming them is shown again: their tray rows are marked.
     went_unseen: HashSet<String>,
+    /// Whether the person is looking at the session's own terminal now (the shell asks
+    /// the desktop); `None`: focus cannot be known here.
+    looking_at: Option<LookingAt>,
 }
+
+/// See [`Popups::set_looking_at`].
+pub type LookingAt = Box<dyn Fn(&SessionRecord) -> bool + Send + Sync>;
 
 impl Default for Popups {
     fn default() -> Popups {
@@ -344,7 +350,16 @@ impl Popups {
             in_flight: HashSet::new(),
             launch_failure: false,
             went_unseen: HashSet::new(),
+            looking_at: None,
         }
+    }
+
+    /// Ask `looking_at` before a session's turn pops up: a turn handed back to a person
+    /// whose focus is in that session's terminal is seen there, so it does not pop up
+    /// (the tray row still says it waits). The attached grace stays for where focus
+    /// cannot be known.
+    pub fn set_looking_at(&mut self, looking_at: LookingAt) {
+        self.looking_at = Some(looking_at);
     }
 
     /// A resume from suspend is told like a start: what waits unseen, in one summary.
@@ -561,6 +576,8 @@ impl Popups {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
                     self.hold(ready(session), session, now.at);
+                } else if self.looking_at.as_ref().is_some_and(|f| f(session)) {
+                    // Seen in its own terminal: no popup for this turn.
                 } else if watched(session) && !prefs.attached_grace.is_zero() {
                     self.defer(asked(session), session, now.at + prefs.attached_grace);
                 } else {
@@ -845,12 +862,13 @@ impl Popups {
         marks
     }
 
-    /// A terminal the person asked for did not open: the popup with the command to run by
-    /// hand, in place of an earlier one. It answers the person's own click, so it shows
+    /// A click did not get the person where they asked: a terminal did not open (the popup
+    /// has the command to run by hand), or the one the session runs in cannot be reached.
+    /// In place of an earlier such popup. It answers the person's own click, so it shows
     /// whatever holds session popups back (a pause, quiet hours and do-not-disturb keep
-    /// interruptions away; this is none). Without a server nothing is owed: the window's
-    /// notice says the same, and an hour-old failure shown when a server comes is noise.
-    pub fn launch_failed(&mut self, notice: Notice) -> Vec<Effect> {
+    /// interruptions away; this is none). Without a server nothing is owed: the window says
+    /// the same, and an hour-old failure shown when a server comes is noise.
+    pub fn click_failed(&mut self, notice: Notice) -> Vec<Effect> {
         if self.server != Server::Present {
             return Vec::new();
         }
@@ -858,8 +876,9 @@ impl Popups {
         vec![Effect::Show(notice)]
     }
 
-    /// A terminal opened: the popup of a failure before it is stale.
-    pub fn launched(&mut self) -> Vec<Effect> {
+    /// A click got the person there (a terminal opened, or came to the front): the popup
+    /// of a failure before it is stale.
+    pub fn click_reached(&mut self) -> Vec<Effect> {
         if std::mem::take(&mut self.launch_failure) {
             vec![Effect::Close(NoticeKey::Error)]
         } else {
@@ -1774,27 +1793,27 @@ mod tests {
     }
 
     #[test]
-    fn a_launch_failure_shows_through_a_pause_and_goes_when_a_terminal_opens() {
+    fn a_failed_click_shows_through_a_pause_and_goes_when_a_click_gets_there() {
         let t0 = noon();
         let mut p = Popups::default();
         let r = record("ask_1", Kind::Ask, State::Waiting);
         let failed = crate::notice::launch_failed(&r, "No terminal found", "lf session open ask_1");
         // Nothing to close before anything failed.
-        assert!(p.launched().is_empty());
+        assert!(p.click_reached().is_empty());
         p.pause(PauseFor::Indefinite, t0);
-        let effects = p.launch_failed(failed.clone());
+        let effects = p.click_failed(failed.clone());
         assert_eq!(shown(&effects), [(NoticeKind::Error, "-")]);
         // A second failure replaces the first (same key); one opened terminal closes it.
-        assert_eq!(p.launch_failed(failed.clone()).len(), 1);
-        assert_eq!(p.launched(), [Effect::Close(NoticeKey::Error)]);
-        assert!(p.launched().is_empty(), "closed once");
+        assert_eq!(p.click_failed(failed.clone()).len(), 1);
+        assert_eq!(p.click_reached(), [Effect::Close(NoticeKey::Error)]);
+        assert!(p.click_reached().is_empty(), "closed once");
         // Without a server nothing is owed for later.
         p.set_server(Server::Absent);
-        assert!(p.launch_failed(failed).is_empty());
+        assert!(p.click_failed(failed).is_empty());
         p.set_server(Server::Present);
         p.resume();
         assert!(shown(&p.flush(t0 + HOLD, &PREFS)).is_empty());
-        assert!(p.launched().is_empty());
+        assert!(p.click_reached().is_empty());
     }
 
     #[test]
@@ -1839,5 +1858,30 @@ mod tests {
         assert!(r.unseen("ask_1"), "not until the server took it");
         assert!(r.delivered(&notice, Delivery::Shown));
         assert!(!r.unseen("ask_1"));
+    }
+
+    #[test]
+    fn a_turn_handed_to_the_terminal_the_person_looks_at_does_not_pop_up() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let looking = Arc::new(AtomicBool::new(true));
+        let mut p = Popups::default();
+        let seen = Arc::clone(&looking);
+        p.set_looking_at(Box::new(move |_| seen.load(Ordering::SeqCst)));
+        let t0 = noon();
+        let prefs = Preferences {
+            attached_grace: Duration::ZERO,
+            ..PREFS
+        };
+        let r = record_d("S-1", State::Active, true);
+        assert!(shown(&p.on_event(&asked_event(&r), t0, &prefs)).is_empty());
+        assert!(shown(&p.flush(t0 + Duration::from_secs(60), &prefs)).is_empty());
+        // Looking elsewhere, the next turn pops up at once.
+        looking.store(false, Ordering::SeqCst);
+        let other = record_d("S-2", State::Active, true);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&other), t0, &prefs)).len(),
+            1
+        );
     }
 }

@@ -5,7 +5,7 @@ use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
 
 use crate::board;
-use crate::notice::{DISMISS, REVIEW};
+use crate::notice::{DEFAULT, DISMISS, OPEN, REVIEW};
 
 /// What the person clicked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +14,8 @@ pub enum Click<'a> {
     Row,
     /// A popup's action (`default` is a click on its body).
     Popup(&'a str),
+    /// The window's Go to terminal button.
+    GoToTerminal,
 }
 
 /// What the click does.
@@ -21,6 +23,10 @@ pub enum Click<'a> {
 pub enum Destination {
     /// Open the session in a terminal (`replace`: move it from the one it is in).
     Terminal { replace: bool },
+    /// Bring back the terminal where a client of the person's already runs it; where
+    /// that cannot be done (the setting is off, the terminal is gone, the desktop lets
+    /// nothing focus), go `otherwise`.
+    Existing { otherwise: Box<Destination> },
     /// Show the window, scrolled to this session (or as it is, without one).
     Window(Option<SessionKey>),
     /// Mute the session's popups and reminders until its next transition.
@@ -32,8 +38,35 @@ pub enum Destination {
 /// Where a click on the session `key` goes, given its record now (`None`: it was resolved
 /// meanwhile). A Flow review is decided in the window, so its tray row goes there; a
 /// popup's body and Open go where lf lets the session open (a terminal), else to the
-/// window, which says why not.
+/// window, which says why not. A session a terminal of the person's is attached to is
+/// reached in that terminal first, whatever lf would do for Open.
 pub fn destination(
+    key: &SessionKey,
+    record: Option<&SessionRecord>,
+    click: Click<'_>,
+) -> Destination {
+    let fresh = fresh_destination(key, record, click);
+    let reaches_terminal = matches!(
+        click,
+        Click::Row | Click::Popup(DEFAULT | OPEN) | Click::GoToTerminal
+    );
+    let review_row = click == Click::Row && record.is_some_and(board::reviews_in_window);
+    match record {
+        Some(r) if reaches_terminal && !review_row && r.attached() => Destination::Existing {
+            // The window's own button has nowhere else to go than the window, which
+            // offers what lf does (Open here, Move here).
+            otherwise: Box::new(match click {
+                Click::GoToTerminal => Destination::Window(Some(key.clone())),
+                _ => fresh,
+            }),
+        },
+        Some(_) if click == Click::GoToTerminal => Destination::Window(Some(key.clone())),
+        _ => fresh,
+    }
+}
+
+/// Where the click would go were no terminal attached.
+fn fresh_destination(
     key: &SessionKey,
     record: Option<&SessionRecord>,
     click: Click<'_>,
@@ -58,7 +91,6 @@ pub fn destination(
 mod tests {
     use super::*;
     use crate::fixtures::{record, record_d};
-    use crate::notice::{DEFAULT, OPEN};
     use lf_tray_core::snapshot::finish;
     use lf_tray_core::{Dialect, Generation, Kind, State};
 
@@ -108,16 +140,60 @@ mod tests {
             Destination::Window(Some(flow.key()))
         );
         // lf refuses Open while another terminal has the session (generation D): the
-        // window shows lf's reason and Move here.
+        // click goes to that terminal, else to the window, which shows lf's reason and
+        // Move here.
         let attached = record_d("S", State::Active, true);
+        let key = attached.key();
+        let existing = |otherwise| Destination::Existing {
+            otherwise: Box::new(otherwise),
+        };
+        for click in [Click::Row, Click::Popup(DEFAULT), Click::Popup(OPEN)] {
+            assert_eq!(
+                destination(&key, Some(&attached), click),
+                existing(Destination::Window(Some(key.clone()))),
+                "{click:?}"
+            );
+        }
         assert_eq!(
-            destination(&attached.key(), Some(&attached), Click::Popup(DEFAULT)),
-            Destination::Window(Some(attached.key()))
+            destination(&key, Some(&attached), Click::GoToTerminal),
+            existing(Destination::Window(Some(key.clone())))
+        );
+        assert_eq!(
+            destination(&key, Some(&attached), Click::Popup(DISMISS)),
+            Destination::Dismiss
         );
         let idle = record_d("S", State::Other("unknown".into()), true);
         assert_eq!(
             destination(&idle.key(), Some(&idle), Click::Row),
             Destination::Terminal { replace: false }
+        );
+        // Nothing attached: the window's button shows the session, with lf's buttons.
+        assert_eq!(
+            destination(&idle.key(), Some(&idle), Click::GoToTerminal),
+            Destination::Window(Some(idle.key()))
+        );
+    }
+
+    #[test]
+    fn an_attached_session_opened_before_d_still_opens_a_terminal_otherwise() {
+        // Generations A–C let Open run beside a client: that stays the fallback.
+        let mut ask = with_actions(record("ask_1", Kind::Ask, State::Active));
+        ask.extra
+            .insert("terminal_ids".into(), serde_json::json!(["T-1"]));
+        assert!(ask.attached());
+        assert_eq!(
+            destination(&ask.key(), Some(&ask), Click::Popup(DEFAULT)),
+            Destination::Existing {
+                otherwise: Box::new(Destination::Terminal { replace: false })
+            }
+        );
+        // A Flow review's row is decided in the window even while a terminal has it.
+        let mut flow = with_actions(record("f", Kind::Flow, State::Waiting));
+        flow.extra
+            .insert("terminal_ids".into(), serde_json::json!(["T-1"]));
+        assert_eq!(
+            destination(&flow.key(), Some(&flow), Click::Row),
+            Destination::Window(Some(flow.key()))
         );
     }
 }

@@ -19,6 +19,7 @@
 mod adapter;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
+pub mod place;
 mod quote;
 mod template;
 #[cfg(any(windows, test))]

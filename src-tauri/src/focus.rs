@@ -1,0 +1,507 @@
+//! Going back to the terminal where a session already runs, and telling whether the
+//! person is looking at it.
+//!
+//! Where it runs is found by `lf_tray_core::terminal::place` (the client process, up its
+//! parents to a window or tmux pane); this module asks the desktop for the pieces that
+//! walk needs and does the focusing:
+//! - X11 (any EWMH window manager): `_NET_CLIENT_LIST` and `_NET_WM_PID` for the windows,
+//!   `_NET_ACTIVE_WINDOW` to read and to request focus (source indication 2, a pager:
+//!   the person asked for it, so no focus-stealing prevention applies), and
+//!   `_NET_CURRENT_DESKTOP` when the window is on another desktop;
+//! - sway / i3: the IPC through `swaymsg` (`get_tree` for pids and focus, `[con_id=N]
+//!   focus`);
+//! - tmux: `select-window`, `select-pane`, `switch-client` for the client showing that
+//!   session, then the terminal window of that client as above.
+//!
+//! Other Wayland compositors (GNOME, KDE) let no client focus another's window: there the
+//! person is told where the session runs instead.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lf_tray_core::terminal::place::{
+    self, Holder, Processes, Terminals, CLIENT_FORMAT, PANE_FORMAT,
+};
+use lf_tray_core::SessionRecord;
+
+/// The desktop's way of listing and focusing windows.
+enum Desktop {
+    X11(Box<x11::Display>),
+    Sway,
+    /// Nothing can focus here; the words say what the desktop is.
+    Unable(&'static str),
+}
+
+impl Desktop {
+    fn current() -> Desktop {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if var("WAYLAND_DISPLAY").is_some() {
+            if var("SWAYSOCK").is_some() || var("I3SOCK").is_some() {
+                return Desktop::Sway;
+            }
+            return Desktop::Unable("this Wayland desktop lets no app focus another's window");
+        }
+        if var("DISPLAY").is_some() {
+            return match x11::Display::open() {
+                Some(display) => Desktop::X11(Box::new(display)),
+                None => Desktop::Unable("the X display could not be reached"),
+            };
+        }
+        Desktop::Unable("there is no display")
+    }
+
+    /// Top-level windows by the pid that owns them.
+    fn windows(&self) -> HashMap<u32, u32> {
+        match self {
+            Desktop::X11(display) => display.windows(),
+            Desktop::Sway => sway::windows(),
+            Desktop::Unable(_) => HashMap::new(),
+        }
+    }
+
+    fn active(&self) -> Option<u32> {
+        match self {
+            Desktop::X11(display) => display.active(),
+            Desktop::Sway => sway::focused(),
+            Desktop::Unable(_) => None,
+        }
+    }
+
+    fn focus(&self, window: u32) -> Result<(), String> {
+        match self {
+            Desktop::X11(display) => display.focus(window),
+            Desktop::Sway => sway::focus(window),
+            Desktop::Unable(why) => Err((*why).to_string()),
+        }
+    }
+}
+
+/// Where a session runs now, and how to say it.
+pub struct Place {
+    holder: Holder,
+    /// `attached in tmux session work, window 3, in an xterm window`.
+    pub sentence: String,
+}
+
+/// Where `record` runs now, if its client is found.
+fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> Option<Place> {
+    if record.machine.is_some() {
+        return None; // its client runs on that machine, under ssh here
+    }
+    // SAFETY: getuid cannot fail and touches no memory of ours.
+    let uid = unsafe { libc::getuid() };
+    // Only the person's own processes: a client of someone else's is not theirs to go to.
+    let processes = Processes::read(Path::new("/proc"), uid);
+    let ids = terminal_ids(record);
+    let clients = processes.clients(&record.id, &ids);
+    if clients.is_empty() {
+        return None;
+    }
+    let windows = desktop.windows();
+    let (panes, tmux_clients) = tmux::state();
+    let found = clients
+        .iter()
+        .find_map(|c| place::holder(&processes, *c, &windows, &panes, &tmux_clients));
+    // No window known (a Wayland desktop that shows none, a terminal without
+    // `_NET_WM_PID`): the terminal process around the client still says where it is.
+    let holder = found.or_else(|| {
+        clients.iter().find_map(|c| {
+            place::terminal_around(&processes, *c)
+                .map(|(pid, _)| Holder::Window { pid, window: None })
+        })
+    })?;
+    let opened = terminals.of_record(&ids).map(|(_, o)| o.terminal.as_str());
+    let sentence = place::sentence(&processes, &holder, opened);
+    Some(Place { holder, sentence })
+}
+
+fn terminal_ids(record: &SessionRecord) -> Vec<String> {
+    record
+        .extra
+        .get("terminal_ids")
+        .and_then(|v| v.as_array())
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|id| id.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What a Go to terminal came to.
+#[derive(Debug)]
+pub enum Went {
+    /// Focused, after this long.
+    There(Duration),
+    /// Not: why, in one sentence for the person.
+    Not(String),
+}
+
+/// Bring the terminal where `record` runs to the front.
+pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
+    let started = Instant::now();
+    let desktop = Desktop::current();
+    let Some(place) = locate(record, terminals, &desktop) else {
+        return Went::Not(
+            "Its terminal is no longer there (no lf client of this session was found).".to_string(),
+        );
+    };
+    let window = match &place.holder {
+        Holder::Window { window, .. } => *window,
+        Holder::Tmux {
+            pane,
+            client,
+            window,
+        } => {
+            if let Err(why) = tmux::select(pane, client.as_ref()) {
+                return Went::Not(format!(
+                    "It is {}, but tmux refused: {why}.",
+                    place.sentence
+                ));
+            }
+            *window
+        }
+    };
+    // Where nothing can focus, the person is told where to look (a tmux pane is
+    // selected all the same, so the terminal shows it when they get there).
+    if let Desktop::Unable(why) = &desktop {
+        return Went::Not(format!("It is {}, but {why}.", place.sentence));
+    }
+    let Some(window) = window else {
+        return Went::Not(format!(
+            "It is {}, which no window on this screen shows.",
+            place.sentence
+        ));
+    };
+    match desktop.focus(window) {
+        Ok(()) => Went::There(started.elapsed()),
+        Err(why) => Went::Not(format!("It is {}, but {why}.", place.sentence)),
+    }
+}
+
+/// Whether this desktop lets the tray focus another app's window at all (X11, sway/i3).
+pub fn can_focus() -> bool {
+    let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if var("WAYLAND_DISPLAY") {
+        return var("SWAYSOCK") || var("I3SOCK");
+    }
+    var("DISPLAY")
+}
+
+/// Where `record` runs, for the window to say where nothing can focus it.
+pub fn where_it_runs(record: &SessionRecord, terminals: &Terminals) -> Option<String> {
+    locate(record, terminals, &Desktop::Unable("")).map(|p| p.sentence)
+}
+
+/// Whether the window (or tmux pane, in the active window of the client showing it)
+/// holding `record`'s client has the focus now.
+pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> bool {
+    if !record.attached() {
+        return false;
+    }
+    let desktop = Desktop::current();
+    let Some(active) = desktop.active() else {
+        return false;
+    };
+    match locate(record, terminals, &desktop).map(|p| p.holder) {
+        Some(Holder::Window { window, .. }) => window == Some(active),
+        Some(Holder::Tmux { pane, window, .. }) => {
+            window == Some(active) && tmux::is_active(&pane.pane)
+        }
+        None => false,
+    }
+}
+
+/// Run a helper program (tmux, swaymsg) with separate arguments and no shell; its stdout,
+/// or why not.
+fn run(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{program} could not run: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{program}: {}", err.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+mod tmux {
+    use super::*;
+    use lf_tray_core::terminal::place::{Pane, TmuxClient};
+
+    /// The panes and clients of the tmux server the tray would talk to (`$TMUX`, else
+    /// the default socket); none when there is no server.
+    pub(super) fn state() -> (Vec<Pane>, Vec<TmuxClient>) {
+        let panes = run("tmux", &["list-panes", "-a", "-F", PANE_FORMAT]).unwrap_or_default();
+        let clients = run("tmux", &["list-clients", "-F", CLIENT_FORMAT]).unwrap_or_default();
+        (place::parse_panes(&panes), place::parse_clients(&clients))
+    }
+
+    pub(super) fn select(pane: &Pane, client: Option<&TmuxClient>) -> Result<(), String> {
+        run("tmux", &["select-window", "-t", &pane.window])?;
+        run("tmux", &["select-pane", "-t", &pane.pane])?;
+        if let Some(client) = client {
+            run(
+                "tmux",
+                &["switch-client", "-c", &client.tty, "-t", &pane.pane],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether the pane is its window's active pane in its session's current window.
+    pub(super) fn is_active(pane: &str) -> bool {
+        run(
+            "tmux",
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{pane_active}#{window_active}",
+            ],
+        )
+        .is_ok_and(|out| out.trim() == "11")
+    }
+}
+
+mod sway {
+    use super::*;
+    use serde_json::Value;
+
+    fn tree() -> Option<Value> {
+        serde_json::from_str(&run("swaymsg", &["-r", "-t", "get_tree"]).ok()?).ok()
+    }
+
+    fn walk<'a>(node: &'a Value, out: &mut Vec<&'a Value>) {
+        if node.get("pid").and_then(Value::as_u64).is_some() {
+            out.push(node);
+        }
+        for key in ["nodes", "floating_nodes"] {
+            for child in node
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                walk(child, out);
+            }
+        }
+    }
+
+    fn views() -> Vec<(u32, u32, bool)> {
+        let Some(tree) = tree() else {
+            return Vec::new();
+        };
+        let mut nodes = Vec::new();
+        walk(&tree, &mut nodes);
+        nodes
+            .into_iter()
+            .filter_map(|n| {
+                Some((
+                    n.get("pid")?.as_u64()? as u32,
+                    n.get("id")?.as_u64()? as u32,
+                    n.get("focused").and_then(Value::as_bool).unwrap_or(false),
+                ))
+            })
+            .collect()
+    }
+
+    /// Views by pid, as con ids (what `[con_id=N]` takes).
+    pub(super) fn windows() -> HashMap<u32, u32> {
+        views().into_iter().map(|(pid, id, _)| (pid, id)).collect()
+    }
+
+    pub(super) fn focused() -> Option<u32> {
+        views().into_iter().find(|v| v.2).map(|v| v.1)
+    }
+
+    pub(super) fn focus(con: u32) -> Result<(), String> {
+        run("swaymsg", &[&format!("[con_id={con}]"), "focus"]).map(|_| ())
+    }
+}
+
+mod x11 {
+    use std::collections::HashMap;
+    use std::time::{Duration, Instant};
+
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{
+        AtomEnum, ClientMessageEvent, ConnectionExt, CreateWindowAux, EventMask, PropMode, Window,
+        WindowClass,
+    };
+    use x11rb::protocol::Event;
+    use x11rb::rust_connection::RustConnection;
+
+    /// How long the window manager gets to make the window active: openbox answers in
+    /// milliseconds; a loaded 2-core machine has been seen to take a few hundred.
+    const ACTIVATION_WAIT: Duration = Duration::from_secs(2);
+    const POLL: Duration = Duration::from_millis(20);
+
+    pub struct Display {
+        conn: RustConnection,
+        root: Window,
+        atoms: Atoms,
+    }
+
+    struct Atoms {
+        client_list: u32,
+        wm_pid: u32,
+        active: u32,
+        wm_desktop: u32,
+        current_desktop: u32,
+        cardinal: u32,
+    }
+
+    impl Display {
+        pub fn open() -> Option<Display> {
+            let (conn, screen) = x11rb::connect(None).ok()?;
+            let root = conn.setup().roots.get(screen)?.root;
+            let atom = |name: &str| -> Option<u32> {
+                Some(
+                    conn.intern_atom(false, name.as_bytes())
+                        .ok()?
+                        .reply()
+                        .ok()?
+                        .atom,
+                )
+            };
+            let atoms = Atoms {
+                client_list: atom("_NET_CLIENT_LIST")?,
+                wm_pid: atom("_NET_WM_PID")?,
+                active: atom("_NET_ACTIVE_WINDOW")?,
+                wm_desktop: atom("_NET_WM_DESKTOP")?,
+                current_desktop: atom("_NET_CURRENT_DESKTOP")?,
+                cardinal: AtomEnum::CARDINAL.into(),
+            };
+            Some(Display { conn, root, atoms })
+        }
+
+        fn cardinals(&self, window: Window, property: u32, kind: u32) -> Vec<u32> {
+            self.conn
+                .get_property(false, window, property, kind, 0, 4096)
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .and_then(|r| r.value32().map(|v| v.collect()))
+                .unwrap_or_default()
+        }
+
+        /// The window manager's client windows, by `_NET_WM_PID`; with two windows of
+        /// one process (a terminal server), the newest listed wins.
+        pub fn windows(&self) -> HashMap<u32, u32> {
+            let list = self.cardinals(self.root, self.atoms.client_list, AtomEnum::WINDOW.into());
+            list.into_iter()
+                .filter_map(|w| {
+                    let pid = *self
+                        .cardinals(w, self.atoms.wm_pid, self.atoms.cardinal)
+                        .first()?;
+                    Some((pid, w))
+                })
+                .collect()
+        }
+
+        pub fn active(&self) -> Option<u32> {
+            self.cardinals(self.root, self.atoms.active, AtomEnum::WINDOW.into())
+                .first()
+                .copied()
+                .filter(|w| *w != 0)
+        }
+
+        /// A server timestamp, as EWMH asks for: the time of a property change on a
+        /// window of our own.
+        fn timestamp(&self) -> u32 {
+            let stamp = || -> Option<u32> {
+                let me = self.conn.generate_id().ok()?;
+                self.conn
+                    .create_window(
+                        0,
+                        me,
+                        self.root,
+                        -1,
+                        -1,
+                        1,
+                        1,
+                        0,
+                        WindowClass::INPUT_ONLY,
+                        0,
+                        &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
+                    )
+                    .ok()?;
+                self.conn
+                    .change_property(
+                        PropMode::APPEND,
+                        me,
+                        AtomEnum::WM_NAME,
+                        AtomEnum::STRING,
+                        8,
+                        0,
+                        &[],
+                    )
+                    .ok()?;
+                self.conn.flush().ok()?;
+                let deadline = Instant::now() + ACTIVATION_WAIT;
+                let mut time = None;
+                while Instant::now() < deadline {
+                    match self.conn.poll_for_event().ok()? {
+                        Some(Event::PropertyNotify(e)) if e.window == me => {
+                            time = Some(e.time);
+                            break;
+                        }
+                        Some(_) => {}
+                        None => std::thread::sleep(POLL / 4),
+                    }
+                }
+                let _ = self.conn.destroy_window(me);
+                time
+            };
+            // 0 (CurrentTime) is what EWMH allows a client that has none.
+            stamp().unwrap_or(x11rb::CURRENT_TIME)
+        }
+
+        fn send(&self, window: Window, kind: u32, data: [u32; 5]) -> Result<(), String> {
+            let event = ClientMessageEvent::new(32, window, kind, data);
+            self.conn
+                .send_event(
+                    false,
+                    self.root,
+                    EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+                    event,
+                )
+                .map_err(|e| e.to_string())?;
+            self.conn.flush().map_err(|e| e.to_string())
+        }
+
+        /// Ask the window manager to show and focus `window`, and wait until it did.
+        pub fn focus(&self, window: Window) -> Result<(), String> {
+            let time = self.timestamp();
+            let on = self
+                .cardinals(window, self.atoms.wm_desktop, self.atoms.cardinal)
+                .first()
+                .copied();
+            let now = self
+                .cardinals(self.root, self.atoms.current_desktop, self.atoms.cardinal)
+                .first()
+                .copied();
+            // 0xFFFFFFFF: on every desktop.
+            if let (Some(on), Some(now)) = (on, now) {
+                if on != now && on != u32::MAX {
+                    self.send(self.root, self.atoms.current_desktop, [on, time, 0, 0, 0])?;
+                }
+            }
+            let current = self.active().unwrap_or(0);
+            self.send(window, self.atoms.active, [2, time, current, 0, 0])?;
+            let deadline = Instant::now() + ACTIVATION_WAIT;
+            while Instant::now() < deadline {
+                if self.active() == Some(window) {
+                    return Ok(());
+                }
+                std::thread::sleep(POLL);
+            }
+            Err("the window manager did not bring its window to the front".into())
+        }
+    }
+}

@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Go to terminal, for real: under Xvfb with openbox, a click on a session that already
+runs in a terminal brings that terminal back (`_NET_ACTIVE_WINDOW`, read with xprop), the
+terminal the tray opened as well as one the person opened, and a tmux window inside an
+xterm; a turn handed back in the terminal the person looks at does not pop up; a
+terminal that is gone is said, with lf's own ways there.
+
+The stand-in lf plays generation E1: `lf sim attach ID PID` makes PID the session's
+client, listed in `terminal_ids` by its `LF_TERMINAL_ID` as lf does.
+
+Run through tests/e2e/focus.sh, which exports the paths read here.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import dbus
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, Proc,  # noqa: E402
+                     ancestors, app_log, become_subreaper, end, expect, never, own_children, recent_steps,
+                     run_checks, wait_for)
+from notifications import NotificationLog  # noqa: E402
+from tray import Tray, plain  # noqa: E402
+
+
+class Ctx:
+    def __init__(self):
+        env = os.environ
+        self.app_bin = env["APP"]
+        self.lf_bin = env["LF_BIN"]
+        self.out = Path(env["E2E_OUT"])
+        self.tmp = Path(env["E2E_TMP"])
+        self.home = self.tmp / "lf-home"
+        self.repo = self.tmp / "work" / "a repo"
+        (self.repo / ".git").mkdir(parents=True, exist_ok=True)
+        self.env = dict(env, LF_HOME=str(self.home), LF_SIM_GENERATION="e1")
+        self.sim_argv = Lines(Path(env["LF_SIM_DIR"]) / "argv.jsonl")
+        self.notes = NotificationLog(env["E2E_NOTIFY_PCAP"])
+        self.tray = Tray(dbus.SessionBus())
+        self.app = None
+        self.terminal = None
+        self.item = None
+        self.elsewhere = None  # (Proc, window) of a window to move the focus to
+        self.mine = []  # what the checks started (Popen), ended at the finish
+        self.timings = []
+
+    def lf(self, *args):
+        out = subprocess.run([self.lf_bin, *args], env=self.env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout
+
+    def start_app(self, terminal="xterm"):
+        if self.app is not None:
+            self.stop_app()
+        settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        # No grace: a popup comes at once unless the person looks at the terminal, so
+        # "no popup" below is the looking-at rule and nothing else.
+        settings.write_text(json.dumps({"terminal": terminal, "attached_grace_seconds": 0}) + "\n")
+        self.terminal = terminal
+        log = open(self.out / "app.log", "ab")
+        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=self.env, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.item = wait_for(lambda: self.tray.item_of_pid(self.app.pid), "the app's tray item",
+                             START_TIMEOUT)
+        wait_for(lambda: "Reading sessions…" not in self.labels(), "the first snapshot in the menu",
+                 START_TIMEOUT)
+
+    def stop_app(self):
+        if self.app.poll() is None:
+            self.app.terminate()
+            try:
+                self.app.wait(5)
+            except subprocess.TimeoutExpired:
+                self.app.kill()
+                self.app.wait()
+        wait_for(lambda: self.displayed() == 0, "the app's popups to close with it")
+
+    def labels(self):
+        expect(self.app.poll() is None, f"the app exited ({self.app.returncode})")
+        return [plain(e.label) for e in self.tray.layout(self.item).rows()]
+
+    def row(self, title):
+        rows = [e for e in self.tray.layout(self.item).rows() if title in plain(e.label)]
+        return rows[0] if rows else None
+
+    def displayed(self):
+        out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True)
+        return int(out.stdout.strip() or 0)
+
+    def new_session(self, title):
+        sid = "S-" + uuid.uuid4().hex[:10]
+        self.lf("sim", "new", sid, "--title", title, "--cwd", str(self.repo), "--provider", "codex")
+        self.lf("sim", "working", sid)
+        return sid
+
+    def attached(self, sid, pid):
+        """Make `pid` the session's client, and wait until the tray has read it so."""
+        self.lf("sim", "attach", sid, str(pid))
+        wait_for(lambda: any(f"id={sid} state=active" in line for line in app_log().all()),
+                 lambda: f"the tray to read {sid} as attached; its last steps: {recent_steps()}")
+
+    def popup(self, title, since):
+        return [n for n in self.notes.find(lambda n: title in n.body) if n not in since]
+
+    def ask(self, sid, title):
+        """Hand the turn back to the person; returns the popups for it seen before."""
+        before = self.notes.find(lambda n: title in n.body)
+        self.lf("sim", "ask", sid)
+        return before
+
+
+def active_window():
+    out = subprocess.run(["xprop", "-root", "_NET_ACTIVE_WINDOW"], capture_output=True, text=True)
+    m = re.search(r"window id # (0x[0-9a-f]+)", out.stdout)
+    return int(m.group(1), 16) if m else None
+
+
+def windows_of(pid):
+    out = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(pid)],
+                         capture_output=True, text=True)
+    return [int(w) for w in out.stdout.split()]
+
+
+def xterm(ctx, title, *argv):
+    """An xterm the test (as the person) starts, and its window once mapped."""
+    proc = subprocess.Popen(["xterm", "-T", title, "-e", *argv], env=ctx.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ctx.mine.append(proc)
+    window = wait_for(lambda: windows_of(proc.pid), f"xterm {title!r} to map a window",
+                      TERMINAL_TIMEOUT)[0]
+    return proc, window
+
+
+def look_elsewhere(ctx):
+    """The focus on another window (a person reading something else)."""
+    if ctx.elsewhere is None:
+        ctx.elsewhere = xterm(ctx, "elsewhere", "sleep", "100000")
+    window = ctx.elsewhere[1]
+    subprocess.run(["xdotool", "windowactivate", "--sync", str(window)], capture_output=True,
+                   timeout=10)
+    wait_for(lambda: active_window() == window,
+             lambda: f"the other window {window:#x} to take the focus; active is {active_window()}")
+
+
+def brought_back(ctx, window, how, click):
+    """Click, and wait until `window` is the active one; the time is noted."""
+    expect(active_window() != window, "the window was active before the click")
+    t0 = time.monotonic()
+    click()
+    wait_for(lambda: active_window() == window,
+             lambda: f"{how} to bring back window {window:#x}; active is {active_window()}; "
+             f"the app's last steps: {recent_steps()}")
+    took = time.monotonic() - t0
+    ctx.timings.append((how, took))
+    print(f"     {how}: focused in {took * 1000:.0f} ms", flush=True)
+
+
+def lf_call(ctx, sid, after):
+    calls = [c for c in ctx.sim_argv.json()[after:]
+             if c.get("argv", [])[:2] == ["session", "connect"] and sid in c["argv"]]
+    return calls[0] if calls else None
+
+
+def click_row(ctx, title):
+    row = wait_for(lambda: ctx.row(title), f"a tray row for {title!r}; rows: {ctx.labels()}")
+    return lambda: ctx.tray.click(ctx.item, row.id)
+
+
+def click_popup(ctx, n):
+    wait_for(lambda: ctx.displayed() == 1, lambda: f"dunst to show only that popup: {ctx.displayed()}")
+    wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
+    return lambda: subprocess.run(["dunstctl", "action", "0"], check=True)
+
+
+def quiet_popups(ctx, sid):
+    """The agent works again, the tray has read it (else a turn handed back right after
+    would be no change to it), and its popups are closed."""
+    def done():
+        return sum(f" id={sid} " in line and line.endswith("needs_you=false") for line in app_log().all())
+    seen = done()
+    ctx.lf("sim", "working", sid)
+    wait_for(lambda: done() > seen,
+             lambda: f"the tray to read {sid} working; its last steps: {recent_steps()}")
+    wait_for(lambda: ctx.displayed() == 0, "the popups to close once the agent works again")
+
+
+def the_terminal_the_tray_opened_comes_back_and_hides_its_own_popups(ctx):
+    ctx.start_app()
+    title = "Opened by the tray " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    before = len(ctx.sim_argv.json())
+    seen = ctx.ask(sid, title)
+    n = wait_for(lambda: ctx.popup(title, seen), "the first popup")[-1]
+    click_popup(ctx, n)()
+    call = wait_for(lambda: lf_call(ctx, sid, before), "xterm to run lf session connect",
+                    TERMINAL_TIMEOUT)
+    terminal_id = call["env"].get("LF_TERMINAL_ID")
+    expect(terminal_id and call["env"].get("LF_TERMINAL_TTY") == call["tty"],
+           f"lf in the tray's xterm lacks its mark: {call['env']}, tty {call['tty']}")
+    remembered = Path(os.environ["XDG_STATE_HOME"]) / "lf-tray" / "terminals.json"
+    kept = json.loads(remembered.read_text())["opened"]
+    expect(terminal_id in kept and kept[terminal_id]["terminal"] == "xterm",
+           f"{remembered} does not keep terminal {terminal_id}: {kept}")
+    lf = Proc.of(call["pid"])
+    expect(lf is not None, "lf in the xterm is gone")
+    ctx.attached(sid, lf.pid)
+    record = [r for r in json.loads(ctx.lf("session", "list", "--json", "--all")) if r["id"] == sid][0]
+    expect(record["terminal_ids"] == [terminal_id],
+           f"lf lists terminal_ids {record['terminal_ids']}, not the tray's {terminal_id}")
+    xterm_pid = kept[terminal_id]["pid"]
+    window = wait_for(lambda: windows_of(xterm_pid), "the tray's xterm window")[0]
+    quiet_popups(ctx, sid)
+
+    # Looking elsewhere: the turn pops up, and its click brings the xterm back.
+    look_elsewhere(ctx)
+    seen = ctx.ask(sid, title)
+    n = wait_for(lambda: ctx.popup(title, seen), "a popup while the person looks elsewhere")[-1]
+    brought_back(ctx, window, "popup click (tray's xterm)", click_popup(ctx, n))
+    # Looking at it: the next turn does not pop up; the tray row still says it waits.
+    quiet_popups(ctx, sid)
+    expect(active_window() == window, "the xterm lost the focus meanwhile")
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: any(f"LOOKING_AT session={sid}" in line for line in app_log().all()),
+             lambda: f"the tray to see the person at {sid}'s terminal; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for what the person looks at: {p}")
+    wait_for(lambda: ctx.row(title), f"the tray row for {title!r}")
+    # The tray row brings it back too.
+    look_elsewhere(ctx)
+    brought_back(ctx, window, "tray row (tray's xterm)", click_row(ctx, title))
+    ctx.lf("sim", "working", sid)
+
+
+def a_terminal_the_person_opened_is_found_and_comes_back(ctx):
+    title = "Opened by hand " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    before = len(ctx.sim_argv.json())
+    proc, window = xterm(ctx, "by hand", ctx.lf_bin, "session", "connect", sid)
+    call = wait_for(lambda: lf_call(ctx, sid, before), "lf session connect in the person's xterm")
+    expect("LF_TERMINAL_ID" not in call["env"], "the person's own xterm carries a tray mark")
+    ctx.attached(sid, call["pid"])
+    seen = ctx.ask(sid, title)
+    look_elsewhere(ctx)
+    wait_for(lambda: ctx.popup(title, seen), "the popup for the person's session")
+    brought_back(ctx, window, "tray row (person's xterm)", click_row(ctx, title))
+    # On another desktop, it is brought there (`_NET_CURRENT_DESKTOP`), then focused.
+    subprocess.run(["xdotool", "set_desktop_for_window", str(window), "1"], check=True)
+    subprocess.run(["xdotool", "set_desktop", "0"], check=True)
+    look_elsewhere(ctx)
+    desktop = lambda: subprocess.run(["xdotool", "get_desktop"], capture_output=True,  # noqa: E731
+                                     text=True).stdout.strip()
+    wait_for(lambda: desktop() == "0", "openbox to show desktop 0")
+    brought_back(ctx, window, "tray row (person's xterm on desktop 2)", click_row(ctx, title))
+    expect(desktop() == "1", f"the desktop shown is {desktop()}, not the xterm's (1)")
+    subprocess.run(["xdotool", "set_desktop_for_window", str(window), "0"], check=True)
+    subprocess.run(["xdotool", "set_desktop", "0"], check=True)
+    quiet_popups(ctx, sid)
+    ctx.hand_opened = (sid, title, proc)
+
+
+def a_tmux_window_inside_an_xterm_is_selected_and_its_xterm_focused(ctx):
+    title = "In tmux " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    before = len(ctx.sim_argv.json())
+    tmux = ["tmux", "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-s", "work", "-x", "100", "-y", "30",
+                    "sleep", "100000"], env=ctx.env, check=True)
+    subprocess.run([*tmux, "new-window", "-t", "work", "--", "/usr/bin/env", f"LF_HOME={ctx.home}",
+                    "LF_SIM_GENERATION=e1", ctx.lf_bin, "session", "connect", sid],
+                   env=ctx.env, check=True)
+    call = wait_for(lambda: lf_call(ctx, sid, before), "lf session connect in tmux window 1")
+    subprocess.run([*tmux, "select-window", "-t", "work:0"], check=True)
+    proc, window = xterm(ctx, "tmux", "tmux", "attach", "-t", "work")
+    wait_for(lambda: subprocess.run(["tmux", "list-clients"], capture_output=True, text=True).stdout,
+             "the xterm's tmux client")
+    ctx.attached(sid, call["pid"])
+    seen = ctx.ask(sid, title)
+    look_elsewhere(ctx)
+    wait_for(lambda: ctx.popup(title, seen), "the popup for the tmux session")
+    shown = lambda: subprocess.run(["tmux", "display-message", "-p", "-t", "work", "#{window_index}"],  # noqa: E731
+                                   capture_output=True, text=True).stdout.strip()
+    expect(shown() == "0", f"tmux shows window {shown()} before the click")
+    brought_back(ctx, window, "tray row (tmux in xterm)", click_row(ctx, title))
+    wait_for(lambda: shown() == "1", lambda: f"tmux to show window 1; it shows {shown()}")
+    quiet_popups(ctx, sid)
+    # Looking at it (the xterm focused, tmux showing its window): no popup.
+    looked = sum(f"LOOKING_AT session={sid}" in line for line in app_log().all())
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: sum(f"LOOKING_AT session={sid}" in line for line in app_log().all()) > looked,
+             lambda: f"the tray to see the person at {sid}'s tmux window; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for the tmux window looked at: {p}")
+    quiet_popups(ctx, sid)
+    # The same xterm focused, but tmux showing another window: the turn pops up.
+    subprocess.run([*tmux, "select-window", "-t", "work:0"], check=True)
+    wait_for(lambda: shown() == "0", "tmux to show window 0")
+    expect(active_window() == window, "the xterm lost the focus meanwhile")
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: ctx.popup(title, seen), "a popup while tmux shows another window")
+    quiet_popups(ctx, sid)
+
+
+def a_terminal_that_is_gone_is_said_with_lfs_ways_there(ctx):
+    title = "Terminal gone " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    # lf still lists a client, but no terminal holds it any more (its terminal closed
+    # and lf has not noticed yet): a process that names no session and has no window.
+    client = subprocess.Popen(["sleep", "100000"], start_new_session=True)
+    ctx.mine.append(client)
+    ctx.attached(sid, client.pid)
+    look_elsewhere(ctx)
+    seen = ctx.ask(sid, title)
+    n = wait_for(lambda: ctx.popup(title, seen), "the popup for the session")[-1]
+    before = ctx.notes.find(lambda n: True)
+    click_popup(ctx, n)()
+    said = wait_for(lambda: [m for m in ctx.notes.find(lambda m: m.summary.startswith("Cannot go to"))
+                             if m not in before],
+                    lambda: f"a popup saying the terminal is gone; the app's last steps: {recent_steps()}")[0]
+    expect("no longer there" in said.body and "Move here" in said.body, f"it says {said.body!r}")
+    # lf's ways there are in the window, shown at that session instead.
+    app_windows = lambda: windows_of(ctx.app.pid)  # noqa: E731
+    wait_for(lambda: active_window() in app_windows(),
+             lambda: f"the app's window ({app_windows()}) to come up with Open here / Move here; "
+             f"active is {active_window()}")
+
+
+# How the person starts each terminal on a command (the tray's own ways are the
+# adapters'); for the matrix of "opened by the person".
+BY_HAND = {
+    "xfce4-terminal": ["xfce4-terminal", "--disable-server", "-x"],
+    "gnome-terminal": ["gnome-terminal", "--"],
+    "konsole": ["konsole", "--separate", "-e"],
+    "kitty": ["kitty"],
+    "alacritty": ["alacritty", "-e"],
+    "tilix": ["tilix", "--new-process", "-e"],
+}
+
+
+def window_above(pid):
+    """The first visible window owned by `pid` or one of its ancestors (the terminal
+    holding it), as the person sees it."""
+    for p in [pid, *(a.pid for a in ancestors(pid))]:
+        wins = windows_of(p)
+        if wins:
+            return wins[-1]
+    return None
+
+
+def brings_back(ctx, name, sid, title, call):
+    ctx.attached(sid, call["pid"])
+    window = wait_for(lambda: window_above(call["pid"]), f"{name}'s window around lf", TERMINAL_TIMEOUT)
+    seen = ctx.ask(sid, title)
+    look_elsewhere(ctx)
+    wait_for(lambda: ctx.popup(title, seen), f"the popup for the session in {name}")
+    return window
+
+
+def tray_opened(name):
+    def check(ctx):
+        expect(shutil.which(name), f"{name} is not installed")
+        ctx.start_app(name)
+        title = f"Tray's {name} " + uuid.uuid4().hex[:6]
+        sid = ctx.new_session(title)
+        before = len(ctx.sim_argv.json())
+        seen = ctx.ask(sid, title)
+        n = wait_for(lambda: ctx.popup(title, seen), "the first popup")[-1]
+        click_popup(ctx, n)()
+        call = wait_for(lambda: lf_call(ctx, sid, before), f"{name} to run lf session connect",
+                        TERMINAL_TIMEOUT)
+        quiet_popups(ctx, sid)
+        try:
+            window = brings_back(ctx, name, sid, title, call)
+            brought_back(ctx, window, f"tray row ({name} opened by the tray)", click_row(ctx, title))
+        finally:
+            quiet_popups(ctx, sid)
+            end([p for p in [Proc.of(call["pid"])] if p])
+    check.__name__ = f"{name.replace('-', '_')}_opened_by_the_tray_comes_back"
+    return check
+
+
+def person_opened(name):
+    def check(ctx):
+        expect(shutil.which(name), f"{name} is not installed")
+        if ctx.terminal != "xterm":
+            ctx.start_app()
+        title = f"Person's {name} " + uuid.uuid4().hex[:6]
+        sid = ctx.new_session(title)
+        before = len(ctx.sim_argv.json())
+        command = [ctx.lf_bin, "session", "connect", sid]
+        if name == "tilix":
+            command = [" ".join(command)]  # tilix -e takes one string; these words need no quotes
+        proc = subprocess.Popen([*BY_HAND[name], *command], env=ctx.env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        ctx.mine.append(proc)
+        call = wait_for(lambda: lf_call(ctx, sid, before), f"lf session connect in the person's {name}",
+                        TERMINAL_TIMEOUT)
+        try:
+            window = brings_back(ctx, name, sid, title, call)
+            brought_back(ctx, window, f"tray row ({name} opened by the person)", click_row(ctx, title))
+        finally:
+            quiet_popups(ctx, sid)
+            end([p for p in [Proc.of(call["pid"])] if p])
+    check.__name__ = f"{name.replace('-', '_')}_opened_by_the_person_comes_back"
+    return check
+
+
+MATRIX = [check for name in BY_HAND for check in (tray_opened(name), person_opened(name))]
+
+
+def finish(ctx):
+    if ctx.app is not None and ctx.app.poll() is None:
+        ctx.app.terminate()
+        try:
+            ctx.app.wait(5)
+        except subprocess.TimeoutExpired:
+            ctx.app.kill()
+    subprocess.run(["tmux", "kill-session", "-t", "work"], capture_output=True)
+    for p in ctx.mine:
+        p.terminate()
+    end(own_children())
+    (ctx.out / "timings.txt").write_text("".join(f"{how}\t{took * 1000:.0f} ms\n" for how, took in ctx.timings))
+
+
+CHECKS = [
+    the_terminal_the_tray_opened_comes_back_and_hides_its_own_popups,
+    a_terminal_the_person_opened_is_found_and_comes_back,
+    a_tmux_window_inside_an_xterm_is_selected_and_its_xterm_focused,
+    a_terminal_that_is_gone_is_said_with_lfs_ways_there,
+]
+
+
+def main():
+    become_subreaper()
+    ctx = Ctx()
+    # E2E_FOCUS_MATRIX=0: the xterm and tmux checks only (the matrix adds six terminals).
+    checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else [])
+    return run_checks(checks, ctx, ctx.out / "result", finish)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

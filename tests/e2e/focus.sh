@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Go to terminal, for real: a click on a session that already runs in a terminal brings
+# that terminal back (an xterm the tray opened, one the person opened, a tmux window
+# inside an xterm), a turn handed back where the person looks does not pop up, and a
+# terminal that is gone is said. Under Xvfb with openbox (EWMH), a private session bus,
+# dunst, a StatusNotifierWatcher and a private tmux server.
+#
+#   tests/e2e/focus.sh APP_BINARY
+#
+# Environment (all optional):
+#   E2E_OUT        where logs and timings go (default: ci-out/focus under the cwd)
+#   LF_STAND_IN    the stand-in lf (default: `lf` beside APP_BINARY)
+#   E2E_KEEP=1     keep the temporary directory (its path is printed)
+#
+# Ends with `e2e-focus: N passed, M failed` and exits non-zero if any check failed.
+set -uo pipefail
+
+name=e2e-focus
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
+app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
+
+. "$here/lib.sh"
+
+if [ -z "${LF_E2E_FOCUS_INSIDE:-}" ]; then
+  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool xprop openbox setsid xterm tmux; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see tests/e2e/README.md)"
+  done
+  out=${E2E_OUT:-ci-out/focus}
+  mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
+  export LF_E2E_FOCUS_INSIDE=1
+  # gnome-terminal refuses to start in a locale that is not UTF-8 (the C locale of a
+  # bare CI shell); a desktop session always has one.
+  export LANG=C.UTF-8
+  unset LC_ALL
+  exec 3>&1 4>&2
+  # The bus daemon and what it activates chatter on its stdout/stderr; they get a log
+  # of their own.
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$BASH" "$0" "$app" \
+    >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  inner_result "$name" "$rc"
+  exit
+fi
+exec 1>&3 2>&4 3>&- 4>&-
+
+out=$E2E_OUT
+rm -f "$out/result"
+tmp=$(mktemp -d /tmp/lf-focus.XXXXXX)
+chmod 700 "$tmp"
+
+cleanup() {
+  [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
+  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  stop_started
+  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1" >"$out/result"
+  exit 1
+}
+
+private_homes "$tmp"
+# Nothing must steer the app's choice but settings.json.
+unset TERMINAL TMUX TMUX_PANE XDG_CURRENT_DESKTOP WAYLAND_DISPLAY
+
+# A window manager, as on a desktop: terminals that wait for their window to be mapped
+# and focused (konsole, tilix) behave as they would for a person.
+setsid openbox --sm-disable >"$out/openbox.log" 2>&1 &
+started $!
+setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
+started $!
+setsid /usr/bin/python3 "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+started $!
+gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
+gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+export E2E_NOTIFY_PCAP=$out/notifications.pcap
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+# Ready when a harmless call shows up in the capture; 5 s covers a loaded machine.
+for _ in $(seq 50); do
+  gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
+    --method org.freedesktop.Notifications.GetServerInformation >/dev/null
+  grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" && break
+  sleep 0.1
+done
+grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" || fail_setup "dbus-monitor did not start"
+
+# lf's side: the stand-in lf (its home is the checks' own).
+export LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_SIM_DIR" "$tmp/bin"
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_HOME LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
+  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+# tmux: the checks start their own server, at the default socket of a private directory
+# (the tray finds it there as a person's tray finds theirs).
+export TMUX_TMPDIR=$tmp/tmux
+mkdir -m 700 "$TMUX_TMPDIR"
+
+export APP=$app E2E_OUT=$out E2E_TMP=$tmp
+# What the suite's apps start carries this, and the servers above (tmux too) do not.
+export LF_E2E_AUDIT=$tmp
+
+/usr/bin/python3 "$here/focus.py" 2>&1 | tee "$out/e2e.log"
+rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+exit "$rc"
