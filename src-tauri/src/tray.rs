@@ -254,6 +254,49 @@ fn count_text(count: usize) -> (String, Option<String>) {
     }
 }
 
+/// Whether the tray may be made before a tray host is known to be there. Without a
+/// StatusNotifier host, libayatana-appindicator falls back to GTK's XEmbed status icon,
+/// which exists only on X11: on Wayland its every update fails a GTK assertion
+/// (`gtk_widget_get_scale_factor: assertion 'GTK_IS_WIDGET (widget)'`, three at a start
+/// under sway, none with a host there). So on Wayland the tray is made once a host is; on
+/// X11 at once, where an XEmbed tray (trayer, older panels) may show it without a host.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub fn without_a_host() -> bool {
+    use gtk::prelude::ObjectExt;
+    gtk::gdk::Display::default().is_none_or(|display| display.type_().name() == "GdkX11Display")
+}
+
+/// macOS and Windows always have their tray.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+pub fn without_a_host() -> bool {
+    true
+}
+
+/// Make the tray on the main thread once a host is there, if it was not made at start (see
+/// [`without_a_host`]), and fill it with `refresh`.
+pub fn make_late<R: Runtime>(
+    app: &AppHandle<R>,
+    on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
+    refresh: impl FnOnce(&AppHandle<R>) + Send + 'static,
+) {
+    let handle = app.clone();
+    let result = app.run_on_main_thread(move || {
+        if handle.tray_by_id(TRAY_ID).is_some() {
+            return;
+        }
+        match create(&handle, on_item) {
+            Ok(_) => {
+                tracing::info!("TRAY made now that a tray host is there");
+                refresh(&handle);
+            }
+            Err(e) => tracing::warn!("could not make the tray: {e}"),
+        }
+    });
+    if let Err(e) = result {
+        tracing::warn!("could not reach the main thread: {e}");
+    }
+}
+
 /// Create the tray with an empty list; `refresh` fills it. `on_item` runs for each choice.
 pub fn create<R: Runtime>(
     app: &AppHandle<R>,
