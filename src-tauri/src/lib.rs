@@ -455,7 +455,7 @@ fn setup<R: Runtime>(
             notifications.connect().await;
         }
     });
-    if tray::without_a_host() {
+    if tray::at_start() {
         tray::create(app, on_menu)?;
     }
     let (effects, queued) = mpsc::unbounded_channel();

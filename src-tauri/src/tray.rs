@@ -254,26 +254,20 @@ fn count_text(count: usize) -> (String, Option<String>) {
     }
 }
 
-/// Whether the tray may be made before a tray host is known to be there. Without a
-/// StatusNotifier host, libayatana-appindicator falls back to GTK's XEmbed status icon,
-/// which exists only on X11: on Wayland its every update fails a GTK assertion
-/// (`gtk_widget_get_scale_factor: assertion 'GTK_IS_WIDGET (widget)'`, three at a start
-/// under sway, none with a host there). So on Wayland the tray is made once a host is; on
-/// X11 at once, where an XEmbed tray (trayer, older panels) may show it without a host.
-#[cfg(all(unix, not(target_os = "macos")))]
-pub fn without_a_host() -> bool {
-    use gtk::prelude::ObjectExt;
-    gtk::gdk::Display::default().is_none_or(|display| display.type_().name() == "GdkX11Display")
-}
-
-/// macOS and Windows always have their tray.
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-pub fn without_a_host() -> bool {
-    true
+/// Whether the tray is made at start, before a tray host is known to be there. On Linux and
+/// the BSDs it is a StatusNotifierItem (tray-icon's ksni backend), which cannot be made
+/// without a watcher to register with (tray-icon then fails: "failed to register to the
+/// StatusNotifierWatcher"); it is made once a host is there (see `tray_host`), and
+/// registers again by itself with a watcher that restarts. With libayatana-appindicator
+/// before it, a start without a host fell back to GTK's X11-only status icon, which on
+/// Wayland failed a GTK assertion on every update (`gtk_widget_get_scale_factor`, three at a
+/// start under sway).
+pub fn at_start() -> bool {
+    cfg!(not(all(unix, not(target_os = "macos"))))
 }
 
 /// Make the tray on the main thread once a host is there, if it was not made at start (see
-/// [`without_a_host`]), and fill it with `refresh`.
+/// [`at_start`]), and fill it with `refresh`.
 pub fn make_late<R: Runtime>(
     app: &AppHandle<R>,
     on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,

@@ -228,6 +228,10 @@ mod bus {
                             .body()
                             .deserialize::<(String, String, String)>()
                             .unwrap_or_default();
+                        tracing::info!(
+                            "TRAY_HOST watcher {}",
+                            if new.is_empty() { "gone" } else { new.as_str() }
+                        );
                         (None, Heard::Owner(Some(new).filter(|n| !n.is_empty())))
                     }
                     Some(Err(_)) => continue,

@@ -1063,10 +1063,12 @@ def a_new_login_is_told_and_a_tray_that_comes_takes_it_back(ctx):
     start_in_login(ctx, "e2e-login-2", "app-no-tray.log")
     n = wait_for(lambda: no_tray_popups(ctx, before), "the no-tray popup in a new login",
                  START_TIMEOUT + TRAY_GRACE)[0]
-    # A watcher alone (a bar without its tray module) shows nothing: still no tray. Once
-    # the app's item registered with it, the app has seen the watcher come.
+    # A watcher alone (a bar without its tray module) shows nothing: still no tray, and no
+    # item to register with it. The app's log says when it saw the watcher come.
     start_watcher(ctx, "--hosts")
-    wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's item on the hostless watcher")
+    wait_for(lambda: any(m.startswith("TRAY_HOST watcher :") for m in ctx.app_log.messages()[logged:]),
+             "the app to see the hostless watcher")
+    expect(not ctx.tray.item_of_pid(ctx.app.pid), "the app registered an item where no host shows it")
     never(lambda: n.id in ctx.notes.refresh().closes, "the popup taken back for a watcher without a host")
     # A panel's tray comes: it registers as a host, and the popup is no longer true.
     panel = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
@@ -1076,6 +1078,8 @@ def a_new_login_is_told_and_a_tray_that_comes_takes_it_back(ctx):
         wait_for(lambda: n.id in ctx.notes.refresh().closes,
                  f"CloseNotification({n.id}) once a tray is there; closes seen {ctx.notes.closes}")
         wait_for(lambda: "TRAY_HOST present" in ctx.app_log.messages()[logged:], "TRAY_HOST present")
+        # Made now, the tray's item registers with the watcher.
+        wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's item, once a host is there")
         absent = sum(m.startswith("TRAY_HOST absent") for m in ctx.app_log.messages()[logged:])
     finally:
         panel.close()
