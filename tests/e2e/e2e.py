@@ -1105,6 +1105,40 @@ def a_start_with_a_tray_says_nothing_about_one(ctx):
     ctx.stop_app()
 
 
+# Asks in and out, each a change of the menu, the icon and the count.
+TRAY_CHANGES = 8
+
+
+@check
+def the_tray_item_registers_once_however_often_it_changes(ctx):
+    """A host redraws the item on every RegisterStatusNotifierItem (Plasma re-sorts its
+    tray): changes go out as the item's own signals, the registration is made once."""
+    fresh_start(ctx)
+    stop_watcher(ctx)
+    start_watcher(ctx)
+    log = Lines(ctx.out / "sni_watcher-e2e.log")
+    ctx.start_app()
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's StatusNotifierItem",
+                        START_TIMEOUT)
+    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot in the menu",
+             START_TIMEOUT)
+    # The watcher writes a line per call, the same item again included.
+    line = f"sni_watcher: item registered {ctx.item[0]}{ctx.item[1]}"
+    registrations = lambda: sum(1 for entry in log.all() if entry == line)  # noqa: E731
+    at_start = registrations()
+    for i in range(TRAY_CHANGES // 2):
+        sid = f"ask_quiet{i}_" + uuid.uuid4().hex[:8]
+        label = f"Quiet tray {i} — quiet"
+        ctx.write_ask(sid, title=f"Quiet tray {i}", prompt="One more change", cwd=ctx.make_cwd("quiet"),
+                      detail="quiet")
+        wait_for(lambda: ctx.row("Waiting for you", label), f"{label!r} in the menu")
+        ctx.home.remove_ask(sid)
+        wait_for(lambda: not ctx.row("Waiting for you", label), f"{label!r} to leave the menu")
+    again = registrations() - at_start
+    print(f"  tray registrations: {at_start} at start, {again} more for {TRAY_CHANGES} changes", flush=True)
+    expect(at_start == 1 and again == 0,
+           f"the item registered {at_start} time(s) at start and {again} more for {TRAY_CHANGES} changes")
+    ctx.stop_app()
 
 # --- the window, through WebDriver ----------------------------------------------------------
 
