@@ -268,6 +268,7 @@ pub fn at_start() -> bool {
 
 /// Make the tray on the main thread once a host is there, if it was not made at start (see
 /// [`at_start`]), and fill it with `refresh`.
+#[cfg(all(unix, not(target_os = "macos")))]
 pub fn make_late<R: Runtime>(
     app: &AppHandle<R>,
     on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
