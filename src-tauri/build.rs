@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "dismiss",
     "close_window",
     "open_log",
+    "quit",
 ];
 
 fn main() {

@@ -14,7 +14,7 @@ const drafts = new Map();   // "id\u0000action" -> text
 const errors = new Map();   // id -> lf's error text
 const busy = new Set();     // ids with an action running
 const expanded = new Set(); // ids whose row shows its prompt or summary and its actions
-let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [] };
+let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [], tray: null };
 let focusId = null;
 // The row the keyboard acts on. It starts on the first row, the one that needs the person
 // first, so Enter right after opening the window acts on it.
@@ -147,10 +147,11 @@ function render() {
 
   const waiting = board.sessions.filter(waitsOnPerson).length;
   $('count').textContent = waiting === 0 ? '' : waiting === 1 ? '1 needs you' : `${waiting} need you`;
-  const parts = [board.status, board.quiet];
+  // Where no tray shows the app, the footer says so first: it is how to find it again.
+  const parts = [board.tray, board.status, board.quiet];
   if (board.warnings.length) parts.push(board.warnings[board.warnings.length - 1]);
   $('status').textContent = parts.filter(Boolean).join(' · ');
-  $('status').title = [board.status, board.quiet, ...board.warnings].filter(Boolean).join('\n');
+  $('status').title = [board.tray, board.status, board.quiet, ...board.warnings].filter(Boolean).join('\n');
   renderRecent();
   syncClock();
 
@@ -694,6 +695,14 @@ $('settings-cancel').addEventListener('click', () => showSettings(false));
 $('log-open').addEventListener('click', async () => {
   try {
     await invoke('open_log');
+  } catch (error) {
+    $('settings-message').className = 'message';
+    $('settings-message').textContent = String(error);
+  }
+});
+$('quit').addEventListener('click', async () => {
+  try {
+    await invoke('quit');
   } catch (error) {
     $('settings-message').className = 'message';
     $('settings-message').textContent = String(error);

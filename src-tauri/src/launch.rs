@@ -71,10 +71,9 @@ pub fn open<R: Runtime>(
             Ok(opened.terminal)
         }
         Err(e) => {
-            let command = match &e {
-                terminal::TerminalError::NotFound { command, .. } => command.clone(),
-                _ => terminal::copyable_command(&launch),
-            };
+            // The person's own copy, without the mark that lets the tray come back to a
+            // terminal it opened: one they open by hand is found as any other client is.
+            let command = terminal::copyable_command(&launch);
             let (summary, text) = match &e {
                 terminal::TerminalError::NotFound { .. } => (
                     "No terminal found",

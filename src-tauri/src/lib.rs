@@ -29,6 +29,9 @@ mod page;
 mod quiet;
 mod settings;
 mod tray;
+// Followed on Linux and the BSDs only: elsewhere the platform's tray is always there.
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
+mod tray_host;
 mod window;
 
 use std::collections::VecDeque;
@@ -157,6 +160,10 @@ pub(crate) struct Shell {
     /// (beside the popups' memory) so that a restarted tray still knows them.
     terminals: Arc<Mutex<Terminals>>,
     terminals_path: Option<PathBuf>,
+    /// Whether a tray shows the app (`None`: not known yet, or not followed).
+    tray_host: Mutex<Option<bool>>,
+    /// The login the no-tray popup on its way tells, kept as told once it was shown.
+    no_tray_login: Mutex<Option<String>>,
 }
 
 impl Shell {
@@ -179,6 +186,8 @@ impl Shell {
             quitting: AtomicBool::new(false),
             focus: Mutex::new(None),
             remote: Vec::new(),
+            tray_host: Mutex::new(None),
+            no_tray_login: Mutex::new(None),
             terminals: Arc::default(),
             terminals_path: None,
         }
@@ -369,6 +378,12 @@ impl Shell {
         }
     }
 
+    /// The footer's note while no tray shows the app.
+    fn tray_note(&self) -> Option<String> {
+        (*lock(&self.tray_host) == Some(false))
+            .then(|| tray_host::note(&tray_host::current_desktop()))
+    }
+
     fn warnings(&self) -> Vec<String> {
         lock(&self.warnings).iter().cloned().collect()
     }
@@ -468,7 +483,8 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::save_settings,
             window::dismiss,
             window::close_window,
-            window::open_log
+            window::open_log,
+            window::quit
         ])
         .on_window_event(|window, event| {
             if let WindowEvent::Destroyed = event {
@@ -511,11 +527,19 @@ fn setup<R: Runtime>(
             notifications.connect().await;
         }
     });
-    tray::create(app, on_menu)?;
+    if tray::at_start() {
+        tray::create(app, on_menu)?;
+    }
     let (effects, queued) = mpsc::unbounded_channel();
     let _ = shell.effects.set(effects.clone());
     tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
     tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
+    #[cfg(all(unix, not(target_os = "macos")))]
+    tauri::async_runtime::spawn(follow_tray_host(
+        app.clone(),
+        Arc::clone(&shell),
+        tray_host::follow(),
+    ));
     tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
@@ -647,6 +671,94 @@ async fn follow<R: Runtime>(
     }
 }
 
+/// Follow whether a tray shows the app: the log and the window's footer say when none
+/// does, and a start without one (after [`tray_host::GRACE`] for a panel still starting)
+/// tells the person once per login.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn follow_tray_host<R: Runtime>(
+    app: AppHandle<R>,
+    shell: Arc<Shell>,
+    mut host: tokio::sync::watch::Receiver<Option<bool>>,
+) {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + tray_host::GRACE;
+    let mut decided = false;
+    let mut known: Option<bool> = None;
+    loop {
+        let now = *host.borrow_and_update();
+        if now.is_some() && now != known {
+            known = now;
+            *lock(&shell.tray_host) = now;
+            if now == Some(true) {
+                tracing::info!("TRAY_HOST present");
+                decided = true;
+                let filled = Arc::clone(&shell);
+                tray::make_late(&app, on_menu, move |app| refresh(app, &filled));
+                // What it said is no longer so.
+                let effects = lock(&shell.popups).tray_came();
+                shell.send(effects);
+            } else {
+                tracing::warn!(
+                    "TRAY_HOST absent: no tray shows Loopflow Tray on this desktop (no \
+                     StatusNotifierWatcher with a registered host on the session bus); start \
+                     lf-tray again to show its window"
+                );
+            }
+            window::publish(&app, &shell);
+        }
+        tokio::select! {
+            changed = host.changed() => if changed.is_err() { break },
+            () = tokio::time::sleep_until(deadline), if !decided => {
+                decided = true;
+                if known != Some(true) && !shell.quitting.load(Ordering::SeqCst) {
+                    tell_no_tray(&shell, started).await;
+                }
+            }
+        }
+    }
+}
+
+/// The popup for a start without a tray, unless this login was told already.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn tell_no_tray(shell: &Shell, started: Instant) {
+    let session = std::env::var("XDG_SESSION_ID").ok();
+    let login = tray_host::login(
+        tray_host::boot_id().as_deref(),
+        session.as_deref(),
+        tray_host::bus_id().await.as_deref(),
+    );
+    let path = tray_host::told_path();
+    let told = path.as_deref().and_then(tray_host::read_told);
+    let login_name = login.as_deref().unwrap_or("unknown");
+    if !tray_host::tell(login.as_deref(), told.as_deref()) {
+        tracing::info!("NO_TRAY told already in this login ({login_name})");
+        return;
+    }
+    let notice = notification::no_tray(&tray_host::current_desktop());
+    tracing::info!(
+        "NO_TRAY popup for login {login_name} after {} ms",
+        started.elapsed().as_millis()
+    );
+    *lock(&shell.no_tray_login) = login;
+    let effects = lock(&shell.popups).no_tray(notice);
+    shell.send(effects);
+}
+
+/// The no-tray popup reached the server: this login was told, and is not told again.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn no_tray_told(shell: &Shell) {
+    let login = lock(&shell.no_tray_login).take();
+    tracing::info!(
+        "NO_TRAY popup shown login={}",
+        login.as_deref().unwrap_or("unknown")
+    );
+    if let (Some(path), Some(login)) = (tray_host::told_path(), login) {
+        if let Err(e) = tray_host::write_told(&path, &login) {
+            tracing::warn!("could not keep {}: {e}", path.display());
+        }
+    }
+}
+
 /// One log line per thing the engine saw: a transition, or a problem reading lf (an lf call
 /// that failed carries lf's own words).
 fn log_event(event: &Event) {
@@ -689,6 +801,10 @@ async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notific
             notification::Effect::Show(notice) => {
                 let delivery = notifications.show(&notice, shell.settings().sound).await;
                 let marks = lock(&shell.popups).delivered(&notice, delivery);
+                #[cfg(all(unix, not(target_os = "macos")))]
+                if notice.key == NoticeKey::NoTray && delivery == notification::Delivery::Shown {
+                    no_tray_told(&shell);
+                }
                 shell.save_history();
                 if marks {
                     shell.redraw.store(true, Ordering::SeqCst);
@@ -819,7 +935,7 @@ fn arrive<R: Runtime>(
 }
 
 /// Close the app's popups (their buttons would do nothing once it is gone), then exit.
-fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
+pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
     shell.quitting.store(true, Ordering::SeqCst);
     shell.wake.notify_one();
     let app = app.clone();
@@ -874,6 +990,6 @@ fn on_notification<R: Runtime>(
             let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
             go(app, &shell, &key, Click::Popup(action), token);
         }
-        NoticeKey::Burst | NoticeKey::Error => window::show(app, None),
+        NoticeKey::Burst | NoticeKey::Error | NoticeKey::NoTray => window::show(app, None),
     }
 }

@@ -54,6 +54,8 @@ pub struct Board {
     pub recent: Vec<lf_tray_core::history::Entry>,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
+    /// What the footer says while no tray shows the app (what to do on this desktop).
+    pub tray: Option<String>,
     /// The session to scroll to, for a window just built to show it (it was not there
     /// yet to hear a `focus` event).
     pub focus: Option<String>,
@@ -107,6 +109,7 @@ mod tests {
             recent: Vec::new(),
             warnings: Vec::new(),
             focus: None,
+            tray: None,
         };
         let messages = [
             ToWindow::Board(board),

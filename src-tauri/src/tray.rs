@@ -266,6 +266,44 @@ fn count_text(count: usize) -> (String, Option<String>) {
     }
 }
 
+/// Whether the tray is made at start, before a tray host is known to be there. On Linux and
+/// the BSDs it is a StatusNotifierItem (tray-icon's ksni backend), which cannot be made
+/// without a watcher to register with (tray-icon then fails: "failed to register to the
+/// StatusNotifierWatcher"); it is made once a host is there (see `tray_host`), and
+/// registers again by itself with a watcher that restarts. With libayatana-appindicator
+/// before it, a start without a host fell back to GTK's X11-only status icon, which on
+/// Wayland failed a GTK assertion on every update (`gtk_widget_get_scale_factor`, three at a
+/// start under sway).
+pub fn at_start() -> bool {
+    cfg!(not(all(unix, not(target_os = "macos"))))
+}
+
+/// Make the tray on the main thread once a host is there, if it was not made at start (see
+/// [`at_start`]), and fill it with `refresh`.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub fn make_late<R: Runtime>(
+    app: &AppHandle<R>,
+    on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
+    refresh: impl FnOnce(&AppHandle<R>) + Send + 'static,
+) {
+    let handle = app.clone();
+    let result = app.run_on_main_thread(move || {
+        if handle.tray_by_id(TRAY_ID).is_some() {
+            return;
+        }
+        match create(&handle, on_item) {
+            Ok(_) => {
+                tracing::info!("TRAY made now that a tray host is there");
+                refresh(&handle);
+            }
+            Err(e) => tracing::warn!("could not make the tray: {e}"),
+        }
+    });
+    if let Err(e) = result {
+        tracing::warn!("could not reach the main thread: {e}");
+    }
+}
+
 /// Create the tray with an empty list; `refresh` fills it. `on_item` runs for each choice.
 pub fn create<R: Runtime>(
     app: &AppHandle<R>,

@@ -110,6 +110,7 @@ pub fn board(shell: &Shell) -> Board {
         quiet,
         recent,
         warnings: shell.warnings(),
+        tray: shell.tray_note(),
         focus: None,
     }
 }
@@ -325,6 +326,14 @@ pub fn dismiss<R: Runtime>(
     shell.dismiss(&record);
     crate::refresh(&app, &shell);
     Ok(())
+}
+
+/// End the app, as the tray's Quit does: where no tray shows, the window is the only
+/// surface that can.
+#[tauri::command]
+pub fn quit<R: Runtime>(app: AppHandle<R>, shell: State<'_, Arc<Shell>>) {
+    tracing::info!("QUIT from the window");
+    crate::quit(&app, Arc::clone(&shell));
 }
 
 #[tauri::command]

@@ -25,8 +25,8 @@ import dbus.bus
 import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (APP_NAME, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT, CheckFailed,  # noqa: E402,F401
-                     Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
+from harness import (APP_NAME, QUIET_SPELL, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT,  # noqa: E402,F401
+                     CheckFailed, Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -58,6 +58,15 @@ def expect_body(body, title, prompt):
            f"body continues with {rest!r}; expected the start of the question {prompt!r}")
 
 
+def wait_exit(app, seconds):
+    """Whether the process ends within `seconds`."""
+    try:
+        app.wait(seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
 class Ctx:
     def __init__(self):
         env = os.environ
@@ -83,6 +92,7 @@ class Ctx:
         self.d_session = None
         self.driver = None
         self.last_ask = 0.0  # monotonic time of the last Ask written
+        self.watcher = None  # a StatusNotifierWatcher this script started (run.sh starts one)
 
     # --- the app process -------------------------------------------------------------
     def start_app(self):
@@ -178,6 +188,11 @@ class Ctx:
             except dbus.DBusException as e:
                 if "does not refer to a menu item" in str(e):
                     return None
+                # Quit ends the app before its reply to the click can leave (ksni acts on
+                # a click, then answers): the click got through. Whether it ended well is
+                # the caller's to check.
+                if self.app is not None and wait_exit(self.app, 2.0):
+                    return True
                 raise
             return True
 
@@ -771,6 +786,8 @@ def a_terminal_that_fails_to_open_is_told_in_a_popup_with_the_command(ctx):
                               "a popup saying the terminal did not open")
         expect(title in failed.body and sid in failed.body,
                f"the failure popup names neither the session nor the command: {failed.body!r}")
+        expect("LF_TERMINAL_ID" not in failed.body,
+               f"the command to copy carries the tray's terminal mark: {failed.body!r}")
         expect(str(missing) not in failed.summary, f"summary {failed.summary!r}")
         expect(len(ctx.terminal.json()) == before, "a terminal was launched after all")
     finally:
@@ -980,6 +997,200 @@ exec sleep 600""")
         wait_for(lambda: ctx.tray.items() == [], f"the {way} app's tray item to leave the watcher")
     subprocess.run(["dunstctl", "close-all"], check=True)
 
+
+# --- a desktop without a tray ---------------------------------------------------------------
+
+NO_TRAY = "Loopflow Tray is running, but this desktop shows no tray icons"
+# The app's wait for a tray that registers late (`tray_host::GRACE`): a start tells only
+# after it, so "it did not tell" means something only once it is over.
+TRAY_GRACE = 4.0
+WATCHER_NAME = "org.kde.StatusNotifierWatcher"
+
+
+def watcher_owner_pid(ctx):
+    """The pid of the process that owns the watcher's name, or None."""
+    try:
+        dbus_daemon = ctx.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
+        return int(dbus_daemon.GetConnectionUnixProcessID(WATCHER_NAME,
+                                                          dbus_interface="org.freedesktop.DBus"))
+    except dbus.DBusException:
+        return None
+
+
+def stop_watcher(ctx):
+    """No tray on the desktop: whoever owns the watcher (run.sh's or ours) is ended."""
+    pid = watcher_owner_pid(ctx)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+    if ctx.watcher is not None:
+        ctx.watcher.wait(10)
+        ctx.watcher = None
+    wait_for(lambda: watcher_owner_pid(ctx) is None, "the StatusNotifierWatcher to leave the bus")
+
+
+def start_watcher(ctx, *args):
+    """A watcher of this script's own; without the run's audit marker, since the run, not
+    the app, started it."""
+    env = {k: v for k, v in os.environ.items() if k != "LF_E2E_AUDIT"}
+    log = open(ctx.out / "sni_watcher-e2e.log", "ab")
+    ctx.watcher = subprocess.Popen([sys.executable, str(Path(__file__).parent / "sni_watcher.py"), *args],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    wait_for(lambda: watcher_owner_pid(ctx) == ctx.watcher.pid, "our StatusNotifierWatcher on the bus")
+
+
+def start_in_login(ctx, login, name):
+    """The app started --hidden (as at login) in the logind session `login`, its output in
+    `name`."""
+    env = dict(os.environ, XDG_SESSION_ID=login)
+    log = open(ctx.out / name, "ab")
+    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    return time.monotonic()
+
+
+def no_tray_popups(ctx, after):
+    """The no-tray popups asked for since the first `after` Notify calls."""
+    return [n for n in ctx.notes.refresh().notifications[after:] if n.summary == NO_TRAY and n.id is not None]
+
+
+def fresh_start(ctx):
+    """The app stopped and the popups gone, so what comes next is the next start's."""
+    ctx.stop_app()
+    subprocess.run(["dunstctl", "close-all"], check=True)
+    wait_for(lambda: ctx.displayed() == 0, "dunst to show no popup")
+
+
+@check
+def a_start_without_a_tray_tells_the_person_once_with_show_window(ctx):
+    fresh_start(ctx)
+    stop_watcher(ctx)
+    before = len(ctx.notes.refresh().notifications)
+    logged = len(ctx.app_log.messages())
+    started = start_in_login(ctx, "e2e-login-1", "app-no-tray.log")
+    n = wait_for(lambda: no_tray_popups(ctx, before), f"the no-tray popup; seen {ctx.notes.summaries()}",
+                 START_TIMEOUT + TRAY_GRACE)[0]
+    # What waited from earlier checks may pop up beside it (the memory's summary at a start).
+    wait_for(lambda: ctx.displayed() >= 1, lambda: "dunst to show it (dunstctl count: " + " ".join(
+        subprocess.run(["dunstctl", "count", c], capture_output=True, text=True).stdout.strip()
+        for c in ("displayed", "waiting", "history")) + ")")
+    told = time.monotonic() - started
+    print(f"  time for a tray-less start to tell the person: {told:.2f} s (grace {TRAY_GRACE:.0f} s)",
+          flush=True)
+    expect(n.actions == [("default", "Show window"), ("open", "Show window")],
+           f"its actions are {n.actions!r}; expected Show window")
+    expect("tray" in n.body and "\n" not in n.body, f"its hint is {n.body!r}; expected one line about a tray")
+    expect(n.timeout == 0, f"it expires after {n.timeout} ms: unread, the person never learns of it")
+    warned = [m for m in ctx.app_log.messages()[logged:] if m.startswith("TRAY_HOST absent")]
+    expect(warned, "no warning in the log that no tray shows the app")
+    output = (ctx.out / "app-no-tray.log").read_text(errors="replace")
+    expect("CRITICAL" not in output, f"GTK complained at a start without a tray: {output[-600:]!r}")
+    # The popup's Show window is how the person reaches the app.
+    expect(not ctx.visible_windows(), "the window shows before Show window was chosen")
+    ctx.invoke_action(n, "default")
+    wait_for(ctx.visible_windows, "Show window on the popup to show the window")
+    never(lambda: no_tray_popups(ctx, before)[1:], "a second no-tray popup from the same start")
+
+
+@check
+def a_second_start_in_the_same_login_says_nothing_more(ctx):
+    fresh_start(ctx)
+    expect(watcher_owner_pid(ctx) is None, "a StatusNotifierWatcher is on the bus")
+    before = len(ctx.notes.refresh().notifications)
+    logged = len(ctx.app_log.messages())
+    start_in_login(ctx, "e2e-login-1", "app-no-tray.log")
+    # The app decides once its grace is over; before that, silence would prove nothing.
+    wait_for(lambda: any(m.startswith("NO_TRAY told already") for m in ctx.app_log.messages()[logged:]),
+             "the app to decide that this login was told", START_TIMEOUT + TRAY_GRACE)
+    never(lambda: no_tray_popups(ctx, before), "a second no-tray popup in the same login")
+    ctx.require_app()
+
+
+@check
+def a_new_login_is_told_and_a_tray_that_comes_takes_it_back(ctx):
+    fresh_start(ctx)
+    before = len(ctx.notes.refresh().notifications)
+    logged = len(ctx.app_log.messages())
+    start_in_login(ctx, "e2e-login-2", "app-no-tray.log")
+    n = wait_for(lambda: no_tray_popups(ctx, before), "the no-tray popup in a new login",
+                 START_TIMEOUT + TRAY_GRACE)[0]
+    # A watcher alone (a bar without its tray module) shows nothing: still no tray, and no
+    # item to register with it. The app's log says when it saw the watcher come.
+    start_watcher(ctx, "--hosts")
+    wait_for(lambda: any(m.startswith("TRAY_HOST watcher :") for m in ctx.app_log.messages()[logged:]),
+             "the app to see the hostless watcher")
+    expect(not ctx.tray.item_of_pid(ctx.app.pid), "the app registered an item where no host shows it")
+    never(lambda: n.id in ctx.notes.refresh().closes, "the popup taken back for a watcher without a host")
+    # A panel's tray comes: it registers as a host, and the popup is no longer true.
+    panel = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+    try:
+        watcher = panel.get_object(WATCHER_NAME, "/StatusNotifierWatcher")
+        watcher.RegisterStatusNotifierHost("org.kde.StatusNotifierHost-e2e", dbus_interface=WATCHER_NAME)
+        wait_for(lambda: n.id in ctx.notes.refresh().closes,
+                 f"CloseNotification({n.id}) once a tray is there; closes seen {ctx.notes.closes}")
+        wait_for(lambda: "TRAY_HOST present" in ctx.app_log.messages()[logged:], "TRAY_HOST present")
+        # Made now, the tray's item registers with the watcher.
+        wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's item, once a host is there")
+        absent = sum(m.startswith("TRAY_HOST absent") for m in ctx.app_log.messages()[logged:])
+    finally:
+        panel.close()
+    # The panel quits: its host leaves with its connection, and the log says so again.
+    wait_for(lambda: sum(m.startswith("TRAY_HOST absent") for m in ctx.app_log.messages()[logged:]) > absent,
+             "a warning once the tray's host left")
+    ctx.require_app()
+
+
+@check
+def a_start_with_a_tray_says_nothing_about_one(ctx):
+    fresh_start(ctx)
+    stop_watcher(ctx)
+    start_watcher(ctx)
+    before = len(ctx.notes.refresh().notifications)
+    started = start_in_login(ctx, "e2e-login-3", "app-no-tray.log")
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's StatusNotifierItem",
+                        START_TIMEOUT)
+    # Until its grace is over, and a little beyond.
+    never(lambda: no_tray_popups(ctx, before), "a no-tray popup though a tray shows the app",
+          spell=max(0.0, started + TRAY_GRACE - time.monotonic()) + QUIET_SPELL)
+    ctx.require_app()
+    ctx.stop_app()
+
+
+# Asks in and out, each a change of the menu, the icon and the count.
+TRAY_CHANGES = 8
+
+
+@check
+def the_tray_item_registers_once_however_often_it_changes(ctx):
+    """A host redraws the item on every RegisterStatusNotifierItem (Plasma re-sorts its
+    tray): changes go out as the item's own signals, the registration is made once."""
+    fresh_start(ctx)
+    stop_watcher(ctx)
+    start_watcher(ctx)
+    log = Lines(ctx.out / "sni_watcher-e2e.log")
+    ctx.start_app()
+    ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's StatusNotifierItem",
+                        START_TIMEOUT)
+    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot in the menu",
+             START_TIMEOUT)
+    # The watcher writes a line per call, the same item again included.
+    line = f"sni_watcher: item registered {ctx.item[0]}{ctx.item[1]}"
+    registrations = lambda: sum(1 for entry in log.all() if entry == line)  # noqa: E731
+    at_start = registrations()
+    for i in range(TRAY_CHANGES // 2):
+        sid = f"ask_quiet{i}_" + uuid.uuid4().hex[:8]
+        label = f"Quiet tray {i} — quiet"
+        ctx.write_ask(sid, title=f"Quiet tray {i}", prompt="One more change", cwd=ctx.make_cwd("quiet"),
+                      detail="quiet")
+        wait_for(lambda: ctx.row("Waiting for you", label), f"{label!r} in the menu")
+        ctx.home.remove_ask(sid)
+        wait_for(lambda: not ctx.row("Waiting for you", label), f"{label!r} to leave the menu")
+    again = registrations() - at_start
+    print(f"  tray registrations: {at_start} at start, {again} more for {TRAY_CHANGES} changes", flush=True)
+    expect(at_start == 1 and again == 0,
+           f"the item registered {at_start} time(s) at start and {again} more for {TRAY_CHANGES} changes")
+    ctx.stop_app()
 
 # --- the window, through WebDriver ----------------------------------------------------------
 
@@ -1386,6 +1597,59 @@ def window_esc_hides_it(ctx):
     wait_for(lambda: not shown(), f"Esc to hide the window; still shown: {shown()!r}")
 
 
+@window_check
+def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    stop_watcher(ctx)
+    # tauri-driver's app is its child, not ours: this wrapper keeps its exit code.
+    code = ctx.tmp / "window-quit.rc"
+    code.unlink(missing_ok=True)
+    wrapper = ctx.tmp / "bin" / "lf-tray-keeping-its-code"
+    wrapper.write_text(f'#!/bin/sh\n"{ctx.app_bin}" "$@"\necho $? >"{code}.part" && mv "{code}.part" "{code}"\n')
+    wrapper.chmod(0o755)
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(wrapper)})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    try:
+        # Read as the DOM has it: WebKitWebDriver reads the text of the footer's line, which
+        # has `overflow: hidden`, as empty.
+        def footer():
+            text = ctx.driver.execute_script("return document.getElementById('status').textContent")
+            return text if "No tray icon" in text else None
+        print(f"  footer: {wait_for(footer, 'the footer to say no tray shows the app', START_TIMEOUT)}",
+              flush=True)
+        click_current(ctx.driver, "#settings-toggle")
+        quit_button = wait_for(lambda: ctx.driver.find_element(By.ID, "quit"), "Quit in the settings")
+        wait_for(quit_button.is_displayed, "Quit on screen")
+        from selenium.common.exceptions import WebDriverException
+        clicked = None
+        try:
+            quit_button.click()
+        except WebDriverException as e:
+            clicked = e  # the app went before WebKitWebDriver answered the click, or not
+        wait_for(code.exists, lambda: f"the app to exit after the window's Quit (the click: "
+                 f"{clicked or 'answered'}; the panel says "
+                 f"{ctx.driver.find_element(By.ID, 'settings-message').text!r})")
+        expect(code.read_text().strip() == "0", f"the app exited {code.read_text().strip()} after Quit")
+    finally:
+        try:
+            ctx.driver.quit()
+        except Exception:
+            pass  # its browser is gone
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        start_watcher(ctx)
+
+
 def expand(driver, css):
     """Open a session's compact row with a click on it, as a person would; returns the row
     once its details are on screen."""
@@ -1433,6 +1697,9 @@ def finish(ctx):
             print(f"note: WebDriver quit failed: {e}", flush=True)
         end_webdriver_apps(ctx)
     ctx.stop_app()
+    if ctx.watcher is not None:
+        ctx.watcher.terminate()
+        ctx.watcher.wait(10)
     dump_notifications(ctx)
 
 

@@ -8,6 +8,7 @@ notification server (the gjs process org.gnome.Shell.Notifications) sends to the
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class Ctx:
         self.app = None
         self.server = None  # the unique name that owns org.freedesktop.Notifications
         self.desktop = None  # the screen below the top bar, with no banner
+        self.started = None  # when the app was started (monotonic)
         self.last_screen = None
 
     def settled(self):
@@ -145,12 +147,36 @@ def gnome_shell_serves_notifications(ctx):
 @check
 def app_starts(ctx):
     log = open(ctx.out / "app.log", "ab")
+    ctx.started = time.monotonic()
     ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     log.close()
     wait_for(lambda: "READY" in app_log().messages(), "READY in the app's log", START_TIMEOUT)
     wait_for(lambda: any(m.startswith("SNAPSHOT") for m in app_log().messages()), "the first snapshot",
              START_TIMEOUT)
+
+
+NO_TRAY = "Loopflow Tray is running, but this desktop shows no tray icons"
+
+
+@check
+def a_start_on_gnome_without_its_tray_extension_says_so(ctx):
+    """GNOME Shell without the AppIndicator extension has no tray: the app started as at
+    login tells the person, with the extension's name, in a banner of the shell's own."""
+    expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+    # The app waits its grace for a tray that comes late (4 s), then tells.
+    n = wait_for(lambda: ctx.notes.find(lambda n: n.summary == NO_TRAY), "the no-tray popup on the bus",
+                 START_TIMEOUT)[-1]
+    expect("AppIndicator and KStatusNotifierItem Support" in n.body,
+           f"its hint does not name GNOME's extension: {n.body!r}")
+    # A person at work: the banner then leaves by itself, as the next check needs.
+    subprocess.run(["xdotool", "mousemove", str(SCREEN[0] // 2), str(SCREEN[1] - 20)], check=True)
+    wait_for(lambda: changed(ctx.desktop, screen()), "the shell to show its banner", STEP_TIMEOUT)
+    print(f"  time for a tray-less start to tell the person: {time.monotonic() - ctx.started:.2f} s",
+          flush=True)
+    shot(ctx, "no-tray-banner.png")
+    subprocess.run(["xdotool", "mousemove", str(SCREEN[0] // 2), str(SCREEN[1] - 10)], check=True)
+    wait_for(lambda: changed(ctx.desktop, screen()) is None, "the banner to leave", STEP_TIMEOUT)
 
 
 @check

@@ -4,7 +4,9 @@
 Debian 12 has no snixembed, and libayatana-appindicator only exports a tray item
 over D-Bus when a watcher owns this name; without one the tray stays invisible to
 the tests. It also claims a host is registered, because appindicator falls back to
-the XEmbed tray (which nothing reads here) when none is.
+the XEmbed tray (which nothing reads here) when none is; with `--hosts` it claims
+none and says only what hosts registered (RegisterStatusNotifierHost), as a bar
+without a tray module that owns the watcher does.
 
 Items are recorded as "<bus name><object path>", the form other watchers use, and
 forgotten when their connection leaves the bus.
@@ -24,9 +26,10 @@ PROPS = "org.freedesktop.DBus.Properties"
 
 
 class Watcher(dbus.service.Object):
-    def __init__(self, bus):
+    def __init__(self, bus, claim_host=True):
         super().__init__(bus, PATH)
         self.bus = bus
+        self.claim_host = claim_host
         self.items = []  # "<bus name><path>", in registration order
         self.hosts = set()
         bus.add_signal_receiver(
@@ -54,6 +57,7 @@ class Watcher(dbus.service.Object):
     @dbus.service.method(IFACE, in_signature="s", out_signature="", sender_keyword="sender")
     def RegisterStatusNotifierHost(self, service, sender=None):
         self.hosts.add(sender)
+        print(f"sni_watcher: host registered {sender}", flush=True)
         self.StatusNotifierHostRegistered()
         self._changed("IsStatusNotifierHostRegistered")
 
@@ -76,7 +80,7 @@ class Watcher(dbus.service.Object):
     def _props(self):
         return {
             "RegisteredStatusNotifierItems": dbus.Array(self.items, signature="s"),
-            "IsStatusNotifierHostRegistered": dbus.Boolean(True),
+            "IsStatusNotifierHostRegistered": dbus.Boolean(self.claim_host or bool(self.hosts)),
             "ProtocolVersion": dbus.Int32(0),
         }
 
@@ -119,13 +123,15 @@ class Watcher(dbus.service.Object):
             self._changed("RegisteredStatusNotifierItems")
         if name in self.hosts:
             self.hosts.discard(name)
+            print(f"sni_watcher: host unregistered {name}", flush=True)
             self.StatusNotifierHostUnregistered()
+            self._changed("IsStatusNotifierHostRegistered")
 
 
 def main():
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
-    watcher = Watcher(bus)
+    watcher = Watcher(bus, claim_host="--hosts" not in sys.argv[1:])
     # Keep a reference: the name is released when the BusName object is collected.
     name = dbus.service.BusName(NAME, bus, do_not_queue=True)
     print(f"sni_watcher: owns {name.get_name()}", flush=True)

@@ -45,6 +45,8 @@ pub enum NoticeKind {
     Burst,
     Reminder,
     Error,
+    /// The app runs where no tray shows it (said once per login).
+    NoTray,
 }
 
 /// The freedesktop urgency levels (the `urgency` hint's byte).
@@ -64,6 +66,7 @@ impl NoticeKind {
             NoticeKind::Asked | NoticeKind::Ready | NoticeKind::Burst => Urgency::Normal,
             NoticeKind::Reminder | NoticeKind::Stopped => Urgency::Low,
             NoticeKind::Error => Urgency::Critical,
+            NoticeKind::NoTray => Urgency::Normal,
         }
     }
 
@@ -77,6 +80,7 @@ impl NoticeKind {
             // The spec's word for a contact that went offline: the agent left.
             NoticeKind::Stopped => "presence.offline",
             NoticeKind::Error => "x-lf-tray.launch.error",
+            NoticeKind::NoTray => "x-lf-tray.no-tray",
         }
     }
 
@@ -90,7 +94,10 @@ impl NoticeKind {
             | NoticeKind::Ready
             | NoticeKind::Stopped
             | NoticeKind::Burst
-            | NoticeKind::Error => UNTIL_ACTED_ON,
+            | NoticeKind::Error
+            // Said once per login: gone unread, the person would not learn how to reach
+            // the app.
+            | NoticeKind::NoTray => UNTIL_ACTED_ON,
         }
     }
 
@@ -101,7 +108,7 @@ impl NoticeKind {
                 Some("message-new-instant")
             }
             NoticeKind::Ready => Some("complete"),
-            NoticeKind::Stopped | NoticeKind::Error => None,
+            NoticeKind::Stopped | NoticeKind::Error | NoticeKind::NoTray => None,
         }
     }
 
@@ -113,6 +120,7 @@ impl NoticeKind {
             NoticeKind::Reminder => "reminder",
             NoticeKind::Stopped => "stopped",
             NoticeKind::Error => "error",
+            NoticeKind::NoTray => "no_tray",
         }
     }
 }
@@ -126,6 +134,8 @@ pub enum NoticeKey {
     Session(String),
     Burst,
     Error,
+    /// The popup that says the desktop shows no tray icons.
+    NoTray,
 }
 
 impl NoticeKey {
@@ -134,7 +144,7 @@ impl NoticeKey {
     pub fn session(&self) -> &str {
         match self {
             NoticeKey::Session(id) => id,
-            NoticeKey::Burst | NoticeKey::Error => "-",
+            NoticeKey::Burst | NoticeKey::Error | NoticeKey::NoTray => "-",
         }
     }
 }
@@ -427,6 +437,49 @@ pub fn unreached(record: &SessionRecord, why: &str) -> Notice {
     }
 }
 
+/// The no-tray popup's summary: what the person needs to know first.
+pub const NO_TRAY: &str = "Loopflow Tray is running, but this desktop shows no tray icons";
+
+/// What to do about a desktop without a tray, in one line, for the desktop named by
+/// `XDG_CURRENT_DESKTOP` (a `:`-separated list, the most specific first).
+pub fn tray_hint(current_desktop: &str) -> &'static str {
+    for desktop in current_desktop.split(':').map(str::to_ascii_lowercase) {
+        match desktop.as_str() {
+            // The extension's own name on extensions.gnome.org; Debian and Ubuntu package it.
+            "gnome" | "ubuntu" | "unity" | "pop" => {
+                return "GNOME shows tray icons with the \u{201c}AppIndicator and \
+                        KStatusNotifierItem Support\u{201d} extension (Debian, Ubuntu: \
+                        gnome-shell-extension-appindicator), turned on in Extensions."
+            }
+            "kde" => return "Add the System Tray widget to a Plasma panel.",
+            "xfce" => {
+                return "Add the Status Tray plugin to an Xfce panel (Panel \u{2192} Add New Items)."
+            }
+            "lxqt" => return "Add the Status Notifier widget to an LXQt panel.",
+            "sway" | "hyprland" | "river" | "wlroots" => {
+                return "Add a tray to your bar (waybar: its \u{201c}tray\u{201d} module)."
+            }
+            _ => {}
+        }
+    }
+    "Add a tray (a StatusNotifierItem host) to your panel; until then, start Loopflow Tray \
+     again to show its window."
+}
+
+/// The popup for a start where no tray shows the app: what is going on, what to do on this
+/// desktop, and Show window (the body click, and a button where `default` is none).
+pub fn no_tray(current_desktop: &str) -> Notice {
+    Notice {
+        key: NoticeKey::NoTray,
+        kind: NoticeKind::NoTray,
+        summary: NO_TRAY.to_string(),
+        body: escape(tray_hint(current_desktop)),
+        actions: vec![(DEFAULT, "Show window"), (OPEN, "Show window")],
+        replaces: None,
+        covers: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,5 +722,29 @@ mod tests {
         );
         assert!(n.body.contains("Move here"));
         assert!(n.summary.starts_with("Cannot go to"));
+    }
+
+    #[test]
+    fn the_no_tray_popup_names_what_this_desktop_needs() {
+        let gnome = no_tray("ubuntu:GNOME");
+        assert_eq!(gnome.summary, NO_TRAY);
+        assert!(gnome
+            .body
+            .contains("AppIndicator and KStatusNotifierItem Support"));
+        assert!(gnome.body.contains("gnome-shell-extension-appindicator"));
+        assert_eq!(gnome.key, NoticeKey::NoTray);
+        assert_eq!(gnome.kind.expire_timeout(), UNTIL_ACTED_ON);
+        assert_eq!(gnome.kind.sound(), None);
+        let keys: Vec<_> = gnome.actions.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, [DEFAULT, OPEN]);
+        assert!(tray_hint("KDE").contains("System Tray"));
+        assert!(tray_hint("XFCE").contains("Status Tray"));
+        assert!(tray_hint("sway").contains("waybar"));
+        // The first name that is known wins; an unknown desktop gets the general words.
+        assert!(tray_hint("X-Unknown:KDE").contains("Plasma"));
+        assert!(tray_hint("").contains("StatusNotifierItem host"));
+        for desktop in ["GNOME", "KDE", "XFCE", "LXQt", "sway", ""] {
+            assert!(!tray_hint(desktop).contains('\n'), "{desktop}: one line");
+        }
     }
 }

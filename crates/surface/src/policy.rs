@@ -316,6 +316,8 @@ pub struct Popups {
     in_flight: HashSet<String>,
     /// A popup saying a terminal did not open is up (or on its way).
     launch_failure: bool,
+    /// The popup saying no tray shows the app is up (or on its way).
+    no_tray_shown: bool,
     /// Sessions whose popup the server took down before the person acted on it, until one
     /// naming them is shown again: their tray rows are marked.
     went_unseen: HashSet<String>,
@@ -349,6 +351,7 @@ impl Popups {
             catch_up: false,
             in_flight: HashSet::new(),
             launch_failure: false,
+            no_tray_shown: false,
             went_unseen: HashSet::new(),
             looking_at: None,
         }
@@ -874,6 +877,27 @@ impl Popups {
         }
         self.launch_failure = true;
         vec![Effect::Show(notice)]
+    }
+
+    /// No tray shows the app on this desktop: the popup that says so (once per login, the
+    /// shell decides). Not held back by quiet, like a failed click: without it a hidden app
+    /// is unseen for good. Without a server nothing is owed, and the shell, which keeps
+    /// the login told only once one was shown, tries again at the next start.
+    pub fn no_tray(&mut self, notice: Notice) -> Vec<Effect> {
+        if self.server != Server::Present {
+            return Vec::new();
+        }
+        self.no_tray_shown = true;
+        vec![Effect::Show(notice)]
+    }
+
+    /// A tray shows the app now: what the no-tray popup said is no longer so.
+    pub fn tray_came(&mut self) -> Vec<Effect> {
+        if std::mem::take(&mut self.no_tray_shown) {
+            vec![Effect::Close(NoticeKey::NoTray)]
+        } else {
+            Vec::new()
+        }
     }
 
     /// A click got the person there (a terminal opened, or came to the front): the popup
@@ -1882,6 +1906,23 @@ mod tests {
         assert_eq!(
             shown(&p.on_event(&asked_event(&other), t0, &prefs)).len(),
             1
+        );
+    }
+
+    #[test]
+    fn the_no_tray_popup_shows_through_quiet_and_goes_when_a_tray_comes() {
+        let t0 = noon();
+        let mut p = Popups::default();
+        assert!(p.tray_came().is_empty(), "nothing to take back");
+        p.pause(PauseFor::Indefinite, t0);
+        let notice = crate::notice::no_tray("GNOME");
+        assert_eq!(p.no_tray(notice.clone()), [Effect::Show(notice.clone())]);
+        assert_eq!(p.tray_came(), [Effect::Close(NoticeKey::NoTray)]);
+        assert!(p.tray_came().is_empty(), "closed once");
+        p.set_server(Server::Absent);
+        assert!(
+            p.no_tray(notice).is_empty(),
+            "nothing owed without a server"
         );
     }
 }
