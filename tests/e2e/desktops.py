@@ -223,6 +223,9 @@ def app_starts(ctx):
     wait_for(lambda: "READY" in app_log().messages(), "READY in the app's log", START_TIMEOUT)
     wait_for(lambda: any(m.startswith("SNAPSHOT") for m in app_log().messages()), "the first snapshot",
              START_TIMEOUT)
+    # The panel's tray is there (desktops.sh): no popup of the app's own about a missing one
+    # stands between the checks and the server's screen.
+    wait_for(lambda: "TRAY_HOST present" in app_log().messages(), "the app to see the tray", START_TIMEOUT)
     # Which server it is decides whose do-not-disturb the app follows; with no
     # XDG_CURRENT_DESKTOP set, the server alone must be enough.
     wait_for(lambda: f"SERVER_INFO {ctx.spec['name']}:" in ctx.log_since_start(),

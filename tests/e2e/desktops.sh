@@ -131,6 +131,12 @@ started $!
 setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
 started $!
 
+# The panel's tray, as these desktops have one (xfce4-panel's, LXQt's): without it the app
+# would rightly tell this desktop shows no tray icons, a popup of its own in every check.
+setsid "$PY" "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+started $!
+gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+
 setsid "$(server_program "$E2E_SERVER")" >"$out/server.log" 2>&1 &
 started $!
 export E2E_SERVER_PID=$!
