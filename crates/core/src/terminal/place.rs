@@ -81,6 +81,9 @@ pub struct Process {
     pub argv: Vec<String>,
     /// Its `LF_TERMINAL_ID`, if it has one.
     pub terminal_id: Option<String>,
+    /// Those of its variables that say which tab of a terminal it runs in
+    /// ([`super::tab::VARIABLES`]), as they were when it started.
+    pub env: Vec<(String, String)>,
 }
 
 /// The processes of one user, as read from `/proc` (or made up by a test).
@@ -127,19 +130,25 @@ impl Processes {
                 continue;
             };
             let argv = nul_separated(&std::fs::read(dir.join("cmdline")).unwrap_or_default());
-            let terminal_id =
-                nul_separated(&std::fs::read(dir.join("environ")).unwrap_or_default())
-                    .into_iter()
-                    .find_map(|var| {
-                        var.strip_prefix("LF_TERMINAL_ID=")
-                            .filter(|id| !id.is_empty())
-                            .map(String::from)
-                    });
+            let environ = nul_separated(&std::fs::read(dir.join("environ")).unwrap_or_default());
+            let mut terminal_id = None;
+            let mut env = Vec::new();
+            for var in environ {
+                let Some((key, value)) = var.split_once('=') else {
+                    continue;
+                };
+                if key == TERMINAL_ID && !value.is_empty() {
+                    terminal_id = Some(value.to_string());
+                } else if super::tab::VARIABLES.contains(&key) {
+                    env.push((key.to_string(), value.to_string()));
+                }
+            }
             all.push(Process {
                 pid,
                 ppid,
                 argv,
                 terminal_id,
+                env,
             });
         }
         Processes::new(all)
@@ -480,6 +489,7 @@ mod tests {
             ppid,
             argv: argv.iter().map(|s| s.to_string()).collect(),
             terminal_id: None,
+            env: Vec::new(),
         }
     }
 
@@ -610,6 +620,26 @@ mod tests {
             Some(std::os::unix::process::parent_id())
         );
         assert!(parent_of("7 (a) b) (c) S 42 7 7").is_some_and(|p| p == 42));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_real_proc_view_keeps_the_tab_variables_and_no_others() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("KITTY_WINDOW_ID", "-4=x")
+            .env("LF_TERMINAL_ID", "T-9")
+            .env("SOMETHING_ELSE", "1")
+            .spawn()
+            .unwrap();
+        // SAFETY: getuid cannot fail and touches no memory of ours.
+        let uid = unsafe { libc::getuid() };
+        let v = Processes::read(Path::new("/proc"), uid);
+        let _ = child.kill();
+        let _ = child.wait();
+        let p = v.get(child.id()).expect("the child in the view");
+        assert_eq!(p.terminal_id.as_deref(), Some("T-9"));
+        assert_eq!(p.env, [("KITTY_WINDOW_ID".to_string(), "-4=x".to_string())]);
     }
 
     #[test]
