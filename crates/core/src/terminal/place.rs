@@ -177,7 +177,12 @@ impl Processes {
 
     /// The lf clients of session `id`: processes that carry one of its `terminal_ids`,
     /// then processes whose command line opens it. Lowest pid first within each, so the
-    /// answer is the same from one call to the next.
+    /// answer is the same from one call to the next. A process whose command line names
+    /// the session only because it runs the client (`kitty lf session connect ID`,
+    /// `tmux new-session lf session open ID`) is its parent, not the client: only the
+    /// innermost is kept, whose own variables say which tab it is in; and a terminal
+    /// program is never the client (kitty forks a copy of itself, its command line
+    /// and all, to start later windows faster).
     pub fn clients(&self, id: &str, terminal_ids: &[String]) -> Vec<u32> {
         let mut marked: Vec<u32> = self
             .by_pid
@@ -196,6 +201,18 @@ impl Processes {
             .filter(|p| names_session(&p.argv, id) && !marked.contains(&p.pid))
             .map(|p| p.pid)
             .collect();
+        let found: Vec<u32> = marked.iter().chain(&named).copied().collect();
+        let runs_another = |pid: &u32| {
+            found
+                .iter()
+                .any(|other| other != pid && self.ancestors(*other).contains(pid))
+        };
+        let is_terminal = |pid: &u32| {
+            self.get(*pid)
+                .and_then(program_name)
+                .is_some_and(|name| TERMINAL_PROGRAMS.iter().any(|(p, _)| *p == name))
+        };
+        named.retain(|pid| !runs_another(pid) && !is_terminal(pid));
         marked.sort_unstable();
         named.sort_unstable();
         marked.extend(named);
@@ -562,6 +579,16 @@ mod tests {
         assert_eq!(v.clients("S-2", &["T-1".into()]), [40]);
         assert!(v.clients("ask_", &[]).is_empty(), "whole arguments only");
         assert!(!names_session(&["lf".into(), "ask_1".into()], "ask_1"));
+        // A terminal started on the command names the session too; its lf is the client.
+        let v = Processes::new([
+            proc(70, 1, &["kitty", "/bin/lf", "session", "connect", "S-3"]),
+            // kitty's copy of itself, started before the client (a lower pid).
+            proc(69, 70, &["kitty", "/bin/lf", "session", "connect", "S-3"]),
+            proc(71, 70, &["/bin/lf", "session", "connect", "S-3"]),
+            proc(80, 1, &["tmux", "new", "lf", "session", "connect", "S-3"]),
+            proc(90, 1, &["konsole", "-e", "lf", "session", "connect", "S-3"]),
+        ]);
+        assert_eq!(v.clients("S-3", &[]), [71, 80]);
     }
 
     #[test]
