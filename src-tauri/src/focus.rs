@@ -240,29 +240,23 @@ pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> bool {
     let Some(active) = desktop.active() else {
         return false;
     };
-    match locate(record, terminals, &desktop).map(|p| p.holder) {
-        Some(Holder::Window { window, .. }) => window == Some(active),
-        Some(Holder::Tmux { pane, window, .. }) => {
-            window == Some(active) && tmux::is_active(&pane.pane)
-        }
-        None => false,
-    }
+    let Some(place) = locate(record, terminals, &desktop) else {
+        return false;
+    };
+    let window_seen = match &place.holder {
+        Holder::Window { window, .. } => *window == Some(active),
+        Holder::Tmux { pane, window, .. } => *window == Some(active) && tmux::is_active(&pane.pane),
+    };
+    // Its window focused, but showing another tab: not looked at. A terminal that
+    // cannot be asked leaves the window's answer as it is.
+    window_seen && place.tab.as_ref().and_then(tabs::shown) != Some(false)
 }
 
 /// Run a helper program (tmux, swaymsg) with separate arguments and no shell; its stdout,
 /// or why not.
 fn run(program: &str, args: &[&str]) -> Result<String, String> {
-    run_with(program, args, &[])
-}
-
-fn run_with<S: AsRef<std::ffi::OsStr>>(
-    program: &str,
-    args: &[S],
-    env: &[(String, String)],
-) -> Result<String, String> {
     let out = Command::new(program)
         .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("{program} could not run: {e}"))?;
@@ -277,10 +271,15 @@ mod tabs {
     use super::*;
     use lf_tray_core::terminal::tab::NoCommand;
 
+    /// How long a terminal gets to answer: `kitty @` starts kitty's Python each time,
+    /// ~0.4 s here when idle, a few seconds on a loaded 2-core machine; a terminal that
+    /// hangs must not hold the click (or the popup it decides on) longer than that.
+    const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
     /// Make `tab` the one its terminal window shows.
     pub(super) fn show(tab: &Tab) -> Result<(), String> {
         match tab::command(tab) {
-            Ok(command) => run_with(&command.argv[0], &command.argv[1..], &command.env).map(|_| ()),
+            Ok(command) => run_within(&command, ANSWER_WAIT).map(|_| ()),
             Err(NoCommand::KittyRemoteControlOff) => Err(
                 "kitty's remote control is off (allow_remote_control and listen_on in kitty.conf)"
                     .into(),
@@ -293,6 +292,63 @@ mod tabs {
                 } => konsole::show(service, *session, *window),
                 _ => Err("no way to show this tab".into()),
             },
+        }
+    }
+
+    /// Whether the terminal shows `tab` now; `None` where it cannot be asked (WezTerm,
+    /// kitty without remote control) or did not answer.
+    pub(super) fn shown(tab: &Tab) -> Option<bool> {
+        match tab {
+            Tab::Kitty { window, .. } => {
+                let ls = run_within(&tab::query(tab)?, ANSWER_WAIT).ok()?;
+                tab::kitty_shows(&ls, *window)
+            }
+            Tab::Konsole {
+                service,
+                session,
+                window,
+            } => konsole::shown(service, *session, *window),
+            Tab::WezTerm { .. } => None,
+        }
+    }
+
+    /// Run `command` (no shell), its stdout; killed if it has not ended within `limit`.
+    fn run_within(command: &tab::Command, limit: Duration) -> Result<String, String> {
+        let program = &command.argv[0];
+        let child = Command::new(program)
+            .args(&command.argv[1..])
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{program} could not run: {e}"))?;
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Read on a thread of its own: kitty's `ls` lists every window's environment and
+        // can outgrow a pipe's buffer, so it cannot just be waited for.
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(limit) {
+            Ok(Ok(out)) if out.status.success() => {
+                Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            }
+            Ok(Ok(out)) => Err(format!(
+                "{program}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Ok(Err(e)) => Err(format!("{program}: {e}")),
+            Err(_) => {
+                // Not reaped yet (the thread still waits on it), so the pid is still
+                // this child's.
+                // SAFETY: kill touches no memory; the pid is our unreaped child's.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                Err(format!(
+                    "{program} did not answer within {} s",
+                    limit.as_secs()
+                ))
+            }
         }
     }
 
@@ -310,53 +366,98 @@ mod tabs {
         const SWITCH_WAIT: Duration = Duration::from_secs(2);
         const SWITCH_POLL: Duration = Duration::from_millis(10);
 
-        pub(super) fn show(service: &str, session: u32, window: Option<u32>) -> Result<(), String> {
-            // One short call from the thread that focuses; the tray's own bus connection
-            // lives on the notification runtime, which this does not wait on.
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("no runtime for D-Bus: {e}"))?;
-            runtime.block_on(async {
-                let bus = Connection::session()
-                    .await
-                    .map_err(|e| format!("the session bus: {e}"))?;
-                // The window it was opened in first, then every window (a tab dragged
-                // out to a window of its own is there).
-                let listed = windows(&bus, service).await?;
-                let candidates = window
-                    .into_iter()
-                    .chain(listed.into_iter().filter(|w| Some(*w) != window));
-                for w in candidates {
-                    let path = format!("/Windows/{w}");
-                    let Ok(sessions) =
-                        call::<Vec<String>>(&bus, service, &path, "sessionList", &()).await
-                    else {
-                        continue;
-                    };
-                    if !sessions.iter().any(|s| s == &session.to_string()) {
-                        continue;
-                    }
-                    let id = i32::try_from(session).map_err(|e| e.to_string())?;
-                    call::<()>(&bus, service, &path, "setCurrentSession", &(id,)).await?;
-                    // Konsole answers the call before its event loop switches the tab
-                    // (measured: the old one is still current right after the answer).
-                    let deadline = Instant::now() + SWITCH_WAIT;
-                    loop {
-                        let now = call::<i32>(&bus, service, &path, "currentSession", &()).await?;
-                        if now == id {
-                            return Ok(());
-                        }
-                        if Instant::now() > deadline {
-                            return Err(format!("konsole still shows session {now}, not {id}"));
-                        }
-                        tokio::time::sleep(SWITCH_POLL).await;
+        /// Run `talk` on a connection to the session bus, within [`ANSWER_WAIT`] (zbus
+        /// itself would wait 25 s for a Konsole that does not answer).
+        fn on_bus<T: Send>(
+            talk: impl AsyncFnOnce(&Connection) -> Result<T, String> + Send,
+        ) -> Result<T, String> {
+            // A short exchange on a runtime of its own, on a thread of its own: the
+            // looking-at question is asked from inside the tray's runtime, where another
+            // cannot be entered (tokio panics: measured), and the tray's own bus
+            // connection lives on the notification runtime, which this does not wait on.
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        let runtime = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| format!("no runtime for D-Bus: {e}"))?;
+                        runtime.block_on(async {
+                            let exchange = async {
+                                let bus = Connection::session()
+                                    .await
+                                    .map_err(|e| format!("the session bus: {e}"))?;
+                                talk(&bus).await
+                            };
+                            tokio::time::timeout(ANSWER_WAIT, exchange)
+                                .await
+                                .map_err(|_| {
+                                    format!(
+                                        "konsole did not answer within {} s",
+                                        ANSWER_WAIT.as_secs()
+                                    )
+                                })?
+                        })
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err("the D-Bus exchange with konsole failed".into()))
+            })
+        }
+
+        /// The window (its object path) that holds `session`: the one it was opened in
+        /// first, then every window (a tab dragged out to a window of its own is there).
+        async fn holding(
+            bus: &Connection,
+            service: &str,
+            session: u32,
+            window: Option<u32>,
+        ) -> Result<String, String> {
+            let listed = windows(bus, service).await?;
+            let candidates = window
+                .into_iter()
+                .chain(listed.into_iter().filter(|w| Some(*w) != window));
+            for w in candidates {
+                let path = format!("/Windows/{w}");
+                if let Ok(sessions) =
+                    call::<Vec<String>>(bus, service, &path, "sessionList", &()).await
+                {
+                    if sessions.iter().any(|s| s == &session.to_string()) {
+                        return Ok(path);
                     }
                 }
-                Err(format!(
-                    "no konsole window of {service} holds session {session}"
-                ))
+            }
+            Err(format!(
+                "no konsole window of {service} holds session {session}"
+            ))
+        }
+
+        pub(super) fn show(service: &str, session: u32, window: Option<u32>) -> Result<(), String> {
+            let id = i32::try_from(session).map_err(|e| e.to_string())?;
+            on_bus(async |bus: &Connection| {
+                let path = holding(bus, service, session, window).await?;
+                call::<()>(bus, service, &path, "setCurrentSession", &(id,)).await?;
+                // Konsole answers the call before its event loop switches the tab.
+                let deadline = Instant::now() + SWITCH_WAIT;
+                loop {
+                    let now = call::<i32>(bus, service, &path, "currentSession", &()).await?;
+                    if now == id {
+                        return Ok(());
+                    }
+                    if Instant::now() > deadline {
+                        return Err(format!("konsole still shows session {now}, not {id}"));
+                    }
+                    tokio::time::sleep(SWITCH_POLL).await;
+                }
             })
+        }
+
+        pub(super) fn shown(service: &str, session: u32, window: Option<u32>) -> Option<bool> {
+            let id = i32::try_from(session).ok()?;
+            on_bus(async |bus: &Connection| {
+                let path = holding(bus, service, session, window).await?;
+                Ok(call::<i32>(bus, service, &path, "currentSession", &()).await? == id)
+            })
+            .ok()
         }
 
         async fn windows(bus: &Connection, service: &str) -> Result<Vec<u32>, String> {

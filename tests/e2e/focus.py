@@ -441,6 +441,24 @@ def tab_brought_back(ctx, window, how, click, shown):
     print(f"     {how}: its tab shown {took * 1000:.0f} ms after the click", flush=True)
 
 
+def looked_at_only_on_its_tab(ctx, sid, title, window, show_other, shown):
+    """With its window focused and its tab shown, a turn handed back does not pop up;
+    with the same window focused showing another tab (`show_other()`), it does."""
+    quiet_popups(ctx, sid)
+    expect(active_window() == window and shown(), "the window or its tab lost the focus meanwhile")
+    looked = len(logged(f"LOOKING_AT session={sid}"))
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: len(logged(f"LOOKING_AT session={sid}")) > looked,
+             lambda: f"the tray to see the person at {sid}'s tab; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for the tab looked at: {p}")
+    quiet_popups(ctx, sid)
+    show_other()
+    wait_for(lambda: not shown(), "the terminal to show its other tab")
+    expect(active_window() == window, "the window lost the focus meanwhile")
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: ctx.popup(title, seen), "a popup while the window shows another tab")
+
+
 def fresh_start(ctx):
     """The app as the xterm checks left it, with no popup up (the gone terminal's
     *Cannot go to* stays until acted on)."""
@@ -484,14 +502,18 @@ def kittys_tab_is_focused_with_its_window(ctx):
 
     out = at("launch", "--type=tab", "sleep", "100000")
     expect(out.returncode == 0, f"kitty @ launch: {out.stderr.strip()}")
+    other = out.stdout.strip()
     wait_for(lambda: not shown(), "kitty to show its second tab")
     try:
         window = brings_back(ctx, "kitty", sid, title, call)
         tab_brought_back(ctx, window, "tray row (kitty, session in tab 1 of 2)", click_row(ctx, title), shown)
         expect(logged(f"TAB_SHOWN session={sid} "), "the log does not say the tab was shown")
         print(f"     the tray's own click → focus: {tray_focus_ms(sid)} ms", flush=True)
-    finally:
+        looked_at_only_on_its_tab(ctx, sid, title, window,
+                                  lambda: at("focus-window", "--match", f"id:{other}"), shown)
         quiet_popups(ctx, sid)
+    finally:
+        # Not the popups here: waiting on them after a failure would hide it.
         end([p for p in [Proc.of(call["pid"]), Proc.of(proc.pid)] if p])
 
 
@@ -527,8 +549,11 @@ def konsoles_session_is_made_current_with_its_window(ctx):
                          lambda: current() == own)
         expect(logged(f"TAB_SHOWN session={sid} "), "the log does not say the tab was shown")
         print(f"     the tray's own click → focus: {tray_focus_ms(sid)} ms", flush=True)
-    finally:
+        looked_at_only_on_its_tab(ctx, sid, title, window, lambda: konsole.setCurrentSession(second),
+                                  lambda: current() == own)
         quiet_popups(ctx, sid)
+    finally:
+        # Not the popups here: waiting on them after a failure would hide it.
         end([p for p in [Proc.of(call["pid"]), Proc.of(proc.pid)] if p])
 
 

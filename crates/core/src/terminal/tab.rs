@@ -169,6 +169,46 @@ pub fn command(tab: &Tab) -> Result<Command, NoCommand> {
     }
 }
 
+/// How to ask which tab shows, where the terminal can be asked by a command: kitty's
+/// `ls` (read by [`kitty_shows`]). WezTerm's answer is not known here (its `cli list`
+/// is unverified), Konsole's is over D-Bus.
+pub fn query(tab: &Tab) -> Option<Command> {
+    match tab {
+        Tab::Kitty {
+            listen_on: Some(to),
+            ..
+        } => Some(Command {
+            argv: vec![
+                "kitty".into(),
+                "@".into(),
+                format!("--to={to}"),
+                "ls".into(),
+            ],
+            env: Vec::new(),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether kitty shows `window` (a kitty window id): in the focused tab of its OS
+/// window, and the focused one of that tab's splits, from `kitty @ ls` (kitty 0.26:
+/// each tab's and each window's `is_focused`, the window's within its tab). `None`
+/// when the answer does not list it.
+pub fn kitty_shows(ls: &str, window: u32) -> Option<bool> {
+    let value: serde_json::Value = serde_json::from_str(ls).ok()?;
+    let field = |v: &serde_json::Value, key: &str| v.get(key).and_then(serde_json::Value::as_bool);
+    for os_window in value.as_array()? {
+        for tab in os_window.get("tabs")?.as_array()? {
+            for w in tab.get("windows")?.as_array()? {
+                if w.get("id").and_then(serde_json::Value::as_u64) == Some(u64::from(window)) {
+                    return Some(field(tab, "is_focused")? && field(w, "is_focused")?);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The windows (`/Windows/N`, as N) listed in the introspection XML of Konsole's
 /// `/Windows` object (`<node name="1"/>`), in their order.
 pub fn konsole_windows(xml: &str) -> Vec<u32> {
@@ -367,6 +407,36 @@ mod tests {
                 "WEZTERM_UNIX_SOCKET".to_string(),
                 "/run/user/1000/wezterm/gui-sock-10".to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn kitty_says_which_tab_shows() {
+        // Two tabs, the second shown, as kitty 0.26 answers (trimmed).
+        let ls = r#"[{"id": 1, "is_focused": true, "tabs": [
+            {"id": 1, "is_focused": false, "windows": [{"id": 1, "is_focused": true}]},
+            {"id": 2, "is_focused": true, "windows": [
+                {"id": 2, "is_focused": false}, {"id": 3, "is_focused": true}]}]}]"#;
+        assert_eq!(
+            kitty_shows(ls, 1),
+            Some(false),
+            "its tab is not the shown one"
+        );
+        assert_eq!(
+            kitty_shows(ls, 2),
+            Some(false),
+            "another split of the tab has it"
+        );
+        assert_eq!(kitty_shows(ls, 3), Some(true));
+        assert_eq!(kitty_shows(ls, 4), None);
+        assert_eq!(kitty_shows("not json", 1), None);
+        let tab = Tab::Kitty {
+            window: 1,
+            listen_on: Some("unix:/k".into()),
+        };
+        assert_eq!(
+            query(&tab).unwrap().argv,
+            ["kitty", "@", "--to=unix:/k", "ls"]
         );
     }
 
