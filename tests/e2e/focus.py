@@ -25,8 +25,8 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, Proc,  # noqa: E402
-                     ancestors, app_log, become_subreaper, end, expect, never, own_children, recent_steps,
-                     run_checks, wait_for)
+                     ancestors, app_log, become_subreaper, end, environ, expect, never, own_children,
+                     recent_steps, run_checks, wait_for)
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 
@@ -408,11 +408,153 @@ def person_opened(name):
         try:
             window = brings_back(ctx, name, sid, title, call)
             brought_back(ctx, window, f"tray row ({name} opened by the person)", click_row(ctx, title))
+            if name == "kitty":
+                # Remote control is off in a kitty as it comes: its window comes to the
+                # front as it is, and the log says why not its tab.
+                wait_for(lambda: logged(f"TAB_NOT_SHOWN session={sid} ", "remote control is off"),
+                         lambda: f"the log to say kitty's tab was not shown; its last steps: {recent_steps()}")
         finally:
             quiet_popups(ctx, sid)
             end([p for p in [Proc.of(call["pid"])] if p])
     check.__name__ = f"{name.replace('-', '_')}_opened_by_the_person_comes_back"
     return check
+
+
+def logged(*words):
+    return [line for line in app_log().all() if all(w in line for w in words)]
+
+
+def tray_focus_ms(sid):
+    """The tray's own click → focus time for sid's latest Go to terminal."""
+    found = [re.search(r" in (\d+) ms", line) for line in logged(f"FOCUSED session={sid} in ")]
+    return int(found[-1].group(1)) if found else None
+
+
+def tab_brought_back(ctx, window, how, click, shown):
+    """brought_back, and then the session's tab the one its window shows (`shown()`);
+    the time to both is noted, the test's and the tray's own."""
+    t0 = time.monotonic()
+    brought_back(ctx, window, how, click)
+    wait_for(shown, lambda: f"{how}: the session's tab to be shown; the app's last steps: {recent_steps()}")
+    took = time.monotonic() - t0
+    ctx.timings.append((f"{how}, its tab shown", took))
+    print(f"     {how}: its tab shown {took * 1000:.0f} ms after the click", flush=True)
+
+
+def looked_at_only_on_its_tab(ctx, sid, title, window, show_other, shown):
+    """With its window focused and its tab shown, a turn handed back does not pop up;
+    with the same window focused showing another tab (`show_other()`), it does."""
+    quiet_popups(ctx, sid)
+    expect(active_window() == window and shown(), "the window or its tab lost the focus meanwhile")
+    looked = len(logged(f"LOOKING_AT session={sid}"))
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: len(logged(f"LOOKING_AT session={sid}")) > looked,
+             lambda: f"the tray to see the person at {sid}'s tab; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for the tab looked at: {p}")
+    quiet_popups(ctx, sid)
+    show_other()
+    wait_for(lambda: not shown(), "the terminal to show its other tab")
+    expect(active_window() == window, "the window lost the focus meanwhile")
+    seen = ctx.ask(sid, title)
+    wait_for(lambda: ctx.popup(title, seen), "a popup while the window shows another tab")
+
+
+def fresh_start(ctx):
+    """The app as the xterm checks left it, with no popup up (the gone terminal's
+    *Cannot go to* stays until acted on)."""
+    if ctx.app is None or ctx.terminal != "xterm":
+        ctx.start_app()
+    subprocess.run(["dunstctl", "close-all"], check=True)
+    wait_for(lambda: ctx.displayed() == 0, "dunst to close every popup")
+
+
+def kittys_tab_is_focused_with_its_window(ctx):
+    """kitty with remote control on, two tabs, the session's client in the first while
+    the second shows: the click brings kitty's window back with the session's tab."""
+    expect(shutil.which("kitty"), "kitty is not installed")
+    fresh_start(ctx)
+    title = "Kitty tab " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    before = len(ctx.sim_argv.json())
+    to = f"unix:{ctx.tmp / 'kitty'}"
+    proc = subprocess.Popen(["kitty", "-o", "allow_remote_control=yes", "--listen-on", to,
+                             ctx.lf_bin, "session", "connect", sid], env=ctx.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ctx.mine.append(proc)
+    call = wait_for(lambda: lf_call(ctx, sid, before), "lf session connect in kitty's first tab",
+                    TERMINAL_TIMEOUT)
+
+    def at(*args):
+        # kitty @ starts kitty's Python each time: ~0.4 s here, several on a loaded machine.
+        return subprocess.run(["kitty", "@", "--to", to, *args], capture_output=True, text=True,
+                              timeout=TERMINAL_TIMEOUT)
+
+    wait_for(lambda: at("ls").returncode == 0, "kitty's remote control to answer", TERMINAL_TIMEOUT)
+    own = int(environ(Proc.of(call["pid"]))["KITTY_WINDOW_ID"])
+
+    def shown():
+        for os_window in json.loads(at("ls").stdout):
+            for tab in os_window["tabs"]:
+                if any(w["id"] == own for w in tab["windows"]):
+                    return tab["is_focused"]
+        raise CheckFailed(f"kitty lists no window {own}")
+
+    out = at("launch", "--type=tab", "sleep", "100000")
+    expect(out.returncode == 0, f"kitty @ launch: {out.stderr.strip()}")
+    other = out.stdout.strip()
+    wait_for(lambda: not shown(), "kitty to show its second tab")
+    try:
+        window = brings_back(ctx, "kitty", sid, title, call)
+        tab_brought_back(ctx, window, "tray row (kitty, session in tab 1 of 2)", click_row(ctx, title), shown)
+        expect(logged(f"TAB_SHOWN session={sid} "), "the log does not say the tab was shown")
+        print(f"     the tray's own click → focus: {tray_focus_ms(sid)} ms", flush=True)
+        looked_at_only_on_its_tab(ctx, sid, title, window,
+                                  lambda: at("focus-window", "--match", f"id:{other}"), shown)
+        quiet_popups(ctx, sid)
+    finally:
+        # Not the popups here: waiting on them after a failure would hide it.
+        end([p for p in [Proc.of(call["pid"]), Proc.of(proc.pid)] if p])
+
+
+def konsoles_session_is_made_current_with_its_window(ctx):
+    """Konsole with two tabs, the session in the first while the second shows: the
+    click brings Konsole's window back with the session's tab current (read back over
+    D-Bus, `org.kde.konsole.Window.currentSession`)."""
+    expect(shutil.which("konsole"), "konsole is not installed")
+    fresh_start(ctx)
+    title = "Konsole tab " + uuid.uuid4().hex[:6]
+    sid = ctx.new_session(title)
+    before = len(ctx.sim_argv.json())
+    proc = subprocess.Popen(["konsole", "--separate", "-e", ctx.lf_bin, "session", "connect", sid],
+                            env=ctx.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ctx.mine.append(proc)
+    call = wait_for(lambda: lf_call(ctx, sid, before), "lf session connect in konsole's first tab",
+                    TERMINAL_TIMEOUT)
+    env = environ(Proc.of(call["pid"]))
+    own = int(env["KONSOLE_DBUS_SESSION"].rsplit("/", 1)[1])
+    konsole = dbus.Interface(dbus.SessionBus().get_object(env["KONSOLE_DBUS_SERVICE"],
+                                                          env["KONSOLE_DBUS_WINDOW"]),
+                             "org.kde.konsole.Window")
+    # newSession is overloaded (no argument, a profile, a profile and a directory): the
+    # one without arguments, by its signature.
+    second = int(konsole.newSession(signature=""))
+    expect(second != own, f"konsole's new tab is session {second}, the session's own")
+    current = lambda: int(konsole.currentSession())  # noqa: E731
+    wait_for(lambda: current() == second, lambda: f"konsole to show its second tab; it shows {current()}")
+    try:
+        window = brings_back(ctx, "konsole", sid, title, call)
+        tab_brought_back(ctx, window, "tray row (konsole, session in tab 1 of 2)", click_row(ctx, title),
+                         lambda: current() == own)
+        expect(logged(f"TAB_SHOWN session={sid} "), "the log does not say the tab was shown")
+        print(f"     the tray's own click → focus: {tray_focus_ms(sid)} ms", flush=True)
+        looked_at_only_on_its_tab(ctx, sid, title, window, lambda: konsole.setCurrentSession(second),
+                                  lambda: current() == own)
+        quiet_popups(ctx, sid)
+    finally:
+        # Not the popups here: waiting on them after a failure would hide it.
+        end([p for p in [Proc.of(call["pid"]), Proc.of(proc.pid)] if p])
 
 
 MATRIX = [check for name in BY_HAND for check in (tray_opened(name), person_opened(name))]
@@ -437,6 +579,8 @@ CHECKS = [
     a_terminal_the_person_opened_is_found_and_comes_back,
     a_tmux_window_inside_an_xterm_is_selected_and_its_xterm_focused,
     a_terminal_that_is_gone_is_said_with_lfs_ways_there,
+    kittys_tab_is_focused_with_its_window,
+    konsoles_session_is_made_current_with_its_window,
 ]
 
 
@@ -445,6 +589,10 @@ def main():
     ctx = Ctx()
     # E2E_FOCUS_MATRIX=0: the xterm and tmux checks only (the matrix adds six terminals).
     checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else [])
+    # E2E_FOCUS_ONLY=kitty: only the checks whose name holds it, for working on one.
+    only = os.environ.get("E2E_FOCUS_ONLY")
+    if only:
+        checks = [c for c in checks if only in c.__name__]
     return run_checks(checks, ctx, ctx.out / "result", finish)
 
 

@@ -21,6 +21,7 @@ mod adapter;
 mod macos;
 pub mod place;
 mod quote;
+pub mod tab;
 mod template;
 #[cfg(any(windows, test))]
 mod windows;

@@ -81,6 +81,9 @@ pub struct Process {
     pub argv: Vec<String>,
     /// Its `LF_TERMINAL_ID`, if it has one.
     pub terminal_id: Option<String>,
+    /// Those of its variables that say which tab of a terminal it runs in
+    /// ([`super::tab::VARIABLES`]), as they were when it started.
+    pub env: Vec<(String, String)>,
 }
 
 /// The processes of one user, as read from `/proc` (or made up by a test).
@@ -127,19 +130,25 @@ impl Processes {
                 continue;
             };
             let argv = nul_separated(&std::fs::read(dir.join("cmdline")).unwrap_or_default());
-            let terminal_id =
-                nul_separated(&std::fs::read(dir.join("environ")).unwrap_or_default())
-                    .into_iter()
-                    .find_map(|var| {
-                        var.strip_prefix("LF_TERMINAL_ID=")
-                            .filter(|id| !id.is_empty())
-                            .map(String::from)
-                    });
+            let environ = nul_separated(&std::fs::read(dir.join("environ")).unwrap_or_default());
+            let mut terminal_id = None;
+            let mut env = Vec::new();
+            for var in environ {
+                let Some((key, value)) = var.split_once('=') else {
+                    continue;
+                };
+                if key == TERMINAL_ID && !value.is_empty() {
+                    terminal_id = Some(value.to_string());
+                } else if super::tab::VARIABLES.contains(&key) {
+                    env.push((key.to_string(), value.to_string()));
+                }
+            }
             all.push(Process {
                 pid,
                 ppid,
                 argv,
                 terminal_id,
+                env,
             });
         }
         Processes::new(all)
@@ -168,7 +177,12 @@ impl Processes {
 
     /// The lf clients of session `id`: processes that carry one of its `terminal_ids`,
     /// then processes whose command line opens it. Lowest pid first within each, so the
-    /// answer is the same from one call to the next.
+    /// answer is the same from one call to the next. A process whose command line names
+    /// the session only because it runs the client (`kitty lf session connect ID`,
+    /// `tmux new-session lf session open ID`) is its parent, not the client: only the
+    /// innermost is kept, whose own variables say which tab it is in; and a terminal
+    /// program is never the client (kitty forks a copy of itself, its command line
+    /// and all, to start later windows faster).
     pub fn clients(&self, id: &str, terminal_ids: &[String]) -> Vec<u32> {
         let mut marked: Vec<u32> = self
             .by_pid
@@ -187,6 +201,18 @@ impl Processes {
             .filter(|p| names_session(&p.argv, id) && !marked.contains(&p.pid))
             .map(|p| p.pid)
             .collect();
+        let found: Vec<u32> = marked.iter().chain(&named).copied().collect();
+        let runs_another = |pid: &u32| {
+            found
+                .iter()
+                .any(|other| other != pid && self.ancestors(*other).contains(pid))
+        };
+        let is_terminal = |pid: &u32| {
+            self.get(*pid)
+                .and_then(program_name)
+                .is_some_and(|name| TERMINAL_PROGRAMS.iter().any(|(p, _)| *p == name))
+        };
+        named.retain(|pid| !runs_another(pid) && !is_terminal(pid));
         marked.sort_unstable();
         named.sort_unstable();
         marked.extend(named);
@@ -480,6 +506,7 @@ mod tests {
             ppid,
             argv: argv.iter().map(|s| s.to_string()).collect(),
             terminal_id: None,
+            env: Vec::new(),
         }
     }
 
@@ -552,6 +579,16 @@ mod tests {
         assert_eq!(v.clients("S-2", &["T-1".into()]), [40]);
         assert!(v.clients("ask_", &[]).is_empty(), "whole arguments only");
         assert!(!names_session(&["lf".into(), "ask_1".into()], "ask_1"));
+        // A terminal started on the command names the session too; its lf is the client.
+        let v = Processes::new([
+            proc(70, 1, &["kitty", "/bin/lf", "session", "connect", "S-3"]),
+            // kitty's copy of itself, started before the client (a lower pid).
+            proc(69, 70, &["kitty", "/bin/lf", "session", "connect", "S-3"]),
+            proc(71, 70, &["/bin/lf", "session", "connect", "S-3"]),
+            proc(80, 1, &["tmux", "new", "lf", "session", "connect", "S-3"]),
+            proc(90, 1, &["konsole", "-e", "lf", "session", "connect", "S-3"]),
+        ]);
+        assert_eq!(v.clients("S-3", &[]), [71, 80]);
     }
 
     #[test]
@@ -610,6 +647,26 @@ mod tests {
             Some(std::os::unix::process::parent_id())
         );
         assert!(parent_of("7 (a) b) (c) S 42 7 7").is_some_and(|p| p == 42));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_real_proc_view_keeps_the_tab_variables_and_no_others() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("KITTY_WINDOW_ID", "-4=x")
+            .env("LF_TERMINAL_ID", "T-9")
+            .env("SOMETHING_ELSE", "1")
+            .spawn()
+            .unwrap();
+        // SAFETY: getuid cannot fail and touches no memory of ours.
+        let uid = unsafe { libc::getuid() };
+        let v = Processes::read(Path::new("/proc"), uid);
+        let _ = child.kill();
+        let _ = child.wait();
+        let p = v.get(child.id()).expect("the child in the view");
+        assert_eq!(p.terminal_id.as_deref(), Some("T-9"));
+        assert_eq!(p.env, [("KITTY_WINDOW_ID".to_string(), "-4=x".to_string())]);
     }
 
     #[test]
