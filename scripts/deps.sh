@@ -18,7 +18,9 @@ TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty t
 
 # tests/e2e/gnome.sh: a real GNOME Shell 43 (X11) and the gjs that runs its notification
 # service (only a Recommends of gnome-shell, which is installed without them).
-GNOME_PACKAGES=(gnome-shell gjs)
+# gnome-shell-extension-appindicator: the tray on GNOME (gnome.sh with E2E_GNOME_TRAY=appindicator;
+# one package, 50 kB, ~2 s).
+GNOME_PACKAGES=(gnome-shell gjs gnome-shell-extension-appindicator)
 # tests/e2e/desktops.sh: the notification servers of Xfce (with xfconf: xfconfd holds its
 # do-not-disturb, xfconf-query flips it), LXQt and notification-daemon (14 packages, ~17 s),
 # and gir1.2-atspi-2.0 to read what the GTK servers draw over the accessibility bus.

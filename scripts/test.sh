@@ -48,6 +48,7 @@ install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}" "${GNOME_PAC
 cargo build --locked -p lf-tray -p lf-sim --bins
 desktops_failed=0
 bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+E2E_GNOME_TRAY=appindicator bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/desktops.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/plasma.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
