@@ -44,10 +44,14 @@ PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/sessio
 # the block fails after them if any failed.
 echo "== real desktops: GNOME Shell, Xfce's, LXQt's and notification-daemon's servers, Wayland (sway, waybar, mako, foot), eight real terminals, Go to terminal"
 install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}" "${GNOME_PACKAGES[@]}" "${DESKTOP_PACKAGES[@]}"
+# and KDE Plasma (plasma.sh); GNOME's AppIndicator extension is in GNOME_PACKAGES.
+install_packages "${PLASMA_PACKAGES[@]}"
 cargo build --locked -p lf-tray -p lf-sim --bins
 desktops_failed=0
 bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+E2E_GNOME_TRAY=appindicator bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/desktops.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/plasma.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/focus.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1

@@ -6,6 +6,7 @@ notification server (the gjs process org.gnome.Shell.Notifications) sends to the
 """
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,8 @@ from harness import (Lines, app_log, expect, never, proc_stat, run_checks,  # no
                      wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
+from tray import WATCHER, Tray  # noqa: E402
+from tray import plain as menu_text  # noqa: E402
 
 # gnome-shell under Xvfb renders with llvmpipe: its start, to the overview standing still,
 # took about 3 s on the 2-core machine while two builds ran; these bound what a broken part
@@ -223,6 +226,110 @@ def a_click_on_the_banner_opens_the_session_once(ctx):
            f"ActionInvoked for the popup came from {sorted(senders)} (the server is {ctx.server}); "
            "gnome-shell's own broadcast was expected beside it")
     shot(ctx, "after-click.png")
+
+
+# --- the tray: GNOME's AppIndicator extension (E2E_GNOME_TRAY=appindicator), or none ------
+
+EXTENSION = os.environ.get("E2E_GNOME_EXTENSION", "")
+PROPS = "org.freedesktop.DBus.Properties"
+# The top bar right of the clock, where the extension puts its icons, up to the system
+# menu at the far right (seen: the icon and its count at x 1190–1220 of 1280).
+INDICATORS = (SCREEN[0] * 2 // 3, 0, SCREEN[0] // 3 - 45, TOP_BAR)
+
+
+def indicators():
+    """The top bar's indicator area (without the system menu's icons at the far right), as
+    raw RGB."""
+    x, y, w, h = INDICATORS
+    return subprocess.run(["import", "-window", "root", "-crop", f"{w}x{h}+{x}+{y}", "-depth", "8", "rgb:-"],
+                          capture_output=True, check=True, timeout=20).stdout
+
+
+def menu_labels(ctx):
+    return [menu_text(e.label) for e in ctx.tray.layout(ctx.item).rows() if e.type != "separator"]
+
+
+def pid_of(ctx, name):
+    return int(ctx.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus").GetConnectionUnixProcessID(
+        name, dbus_interface="org.freedesktop.DBus"))
+
+
+if EXTENSION:
+    @check
+    def the_appindicator_extension_shows_the_item_with_its_count(ctx):
+        expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+        ctx.tray = Tray(ctx.bus)
+        # The extension runs inside gnome-shell and is its own StatusNotifierWatcher.
+        owner = wait_for(lambda: ctx.bus.name_has_owner(WATCHER[0]) and ctx.bus.get_name_owner(WATCHER[0]),
+                         "the extension's StatusNotifierWatcher", STEP_TIMEOUT)
+        shell = int(os.environ["E2E_SHELL_PID"])
+        expect(pid_of(ctx, owner) == shell, f"the watcher is pid {pid_of(ctx, owner)}, not gnome-shell ({shell})")
+        watcher = ctx.bus.get_object(*WATCHER)
+        expect(watcher.Get(WATCHER[0], "IsStatusNotifierHostRegistered", dbus_interface=PROPS),
+               "the extension's watcher says no host is registered")
+        ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid),
+                            lambda: f"the app's item on the watcher; it lists {ctx.tray.items()}", START_TIMEOUT)
+        # The ask of the click before still waits: the count is 1. One more makes it 2.
+        wait_for(lambda: str(ctx.tray.properties(ctx.item).get("XAyatanaLabel", "")) == "1",
+                 lambda: f"the item's count (XAyatanaLabel) to be 1; it is "
+                 f"{str(ctx.tray.properties(ctx.item).get('XAyatanaLabel', ''))!r}")
+        ctx.indicators = wait_for(lambda: (lambda a: a if a == indicators() else None)(indicators()),
+                                  "the top bar to stand still")
+        shot(ctx, "tray-1.png")
+        sid = "ask_" + uuid.uuid4().hex
+        cwd = ctx.tmp / "work" / "gnome-tray"
+        cwd.mkdir(parents=True, exist_ok=True)
+        title = "A row of GNOME's tray menu"
+        ctx.home.write_ask(sid, title=title, prompt=title + "\nFrom the tray.", cwd=cwd, detail="tray")
+        wait_for(lambda: str(ctx.tray.properties(ctx.item).get("XAyatanaLabel", "")) == "2",
+                 "the item's count (XAyatanaLabel) to be 2")
+        # The extension draws the count beside the icon: the top bar changes.
+        wait_for(lambda: indicators() != ctx.indicators, "the top bar to show the new count", STEP_TIMEOUT)
+        shot(ctx, "tray-2.png")
+        ctx.tray_ask = (sid, title, cwd)
+
+    @check
+    def a_row_of_the_extensions_menu_opens_one_terminal(ctx):
+        expect(getattr(ctx, "tray_ask", None), "no ask in the tray (the check before failed)")
+        sid, title, cwd = ctx.tray_ask
+        wait_for(lambda: any(title in label for label in menu_labels(ctx)), f"{title!r} in the tray menu")
+        launched = len(ctx.terminal.json())
+
+        def click():
+            entry = next((e for e in ctx.tray.layout(ctx.item).rows() if title in menu_text(e.label)), None)
+            if entry is None:
+                return None
+            try:
+                ctx.tray.click(ctx.item, entry.id)
+            except dbus.DBusException as e:
+                if "does not refer to a menu item" in str(e):
+                    return None
+                raise
+            return True
+        wait_for(click, "a click on the session's row")
+
+        def launches():
+            return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
+        launch = wait_for(launches, "the row to open the session in a terminal", STEP_TIMEOUT)[0]
+        expect(launch["cwd"] == str(cwd), f"the terminal runs in {launch['cwd']!r}")
+        never(lambda: len(launches()) > 1, lambda _: f"one row opened {len(launches())} terminals")
+else:
+    @check
+    def without_a_tray_what_the_app_does(ctx):
+        """Stock GNOME has no StatusNotifierWatcher: the app's item is nowhere. What the app
+        says about it is told (a no-tray popup is being added elsewhere), not asserted."""
+        expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+        expect(not ctx.bus.name_has_owner(WATCHER[0]), "a StatusNotifierWatcher is on the bus of stock GNOME")
+        said = [m for m in app_log().messages() if re.search(r"(?<![-\w])tray(?![-\w])|StatusNotifier|watcher", m, re.I)]
+        ctx.notes.refresh()
+        # The app's own Notify calls (GNOME's notification service passes each on to the
+        # shell with a Notify of its own).
+        popups = [n.summary for n in ctx.notes.notifications
+                  if n.app_name == "Loopflow Tray" and n.sender != ctx.server]
+        with open(ctx.out / "app.log", errors="replace") as f:
+            stderr = [line.strip() for line in f if "CRITICAL" in line or "WARN" in line]
+        print(f"     without a tray: the app's log says {said or 'nothing about it'}; its popups: {popups}; "
+              f"stderr warnings: {stderr[:3] or 'none'}", flush=True)
 
 
 def finish(ctx):

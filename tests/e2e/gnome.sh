@@ -12,11 +12,22 @@
 #   LF_STAND_IN  the stand-in lf (default: `lf` beside APP_BINARY)
 #   PY           python3 with dbus and gi (default /usr/bin/python3)
 #   E2E_KEEP=1   keep the temporary directory (its path is printed)
+#   E2E_GNOME_TRAY=appindicator  the shell with GNOME's AppIndicator extension
+#                (gnome-shell-extension-appindicator, enabled in the run's own dconf): its
+#                StatusNotifierWatcher, the app's icon with its count, and its menu. Without
+#                it, what the app does on stock GNOME (no tray at all) is told.
 #
-# Ends with `e2e-gnome: N passed, M failed` and exits non-zero if any check failed.
+# Ends with `e2e-gnome: N passed, M failed` (`e2e-gnome+appindicator` with the extension)
+# and exits non-zero if any check failed.
 set -uo pipefail
 
 name=e2e-gnome
+extension=
+case ${E2E_GNOME_TRAY:-} in
+  "") ;;
+  appindicator) name=e2e-gnome+appindicator extension=ubuntu-appindicators@ubuntu.com ;;
+  *) echo "$name: E2E_GNOME_TRAY is ${E2E_GNOME_TRAY}, not appindicator" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
 [ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
@@ -28,7 +39,9 @@ if [ -z "${LF_E2E_GNOME_INSIDE:-}" ]; then
   for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus gnome-shell xdotool import setsid; do
     command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
   done
-  out=${E2E_OUT:-ci-out/gnome}
+  [ -z "$extension" ] || [ -f "/usr/share/gnome-shell/extensions/$extension/metadata.json" ] ||
+    give_up "no $extension (gnome-shell-extension-appindicator)"
+  out=${E2E_OUT:-ci-out/gnome${extension:++appindicator}}
   mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
   rm -f "$E2E_OUT/result"
   tmp=$(mktemp -d /tmp/lf-gnome.XXXXXX)
@@ -107,6 +120,14 @@ mkdir -p "$XDG_DATA_HOME/gnome-shell"
 # A plain background, so that gnome.py tells a desktop with no banner on it at a glance.
 gsettings set org.gnome.desktop.background picture-options none ||
   fail_setup "gsettings could not set the background (dconf on the private bus)"
+# The tray, where asked for: GNOME's AppIndicator extension, enabled as a person does
+# (Extensions, or gsettings), in this run's own dconf and before the shell starts.
+if [ -n "$extension" ]; then
+  gsettings set org.gnome.shell disable-user-extensions false &&
+    gsettings set org.gnome.shell enabled-extensions "['$extension']" ||
+    fail_setup "gsettings could not enable $extension"
+fi
+export E2E_GNOME_EXTENSION=$extension
 setsid gnome-shell --x11 --replace --sm-disable >"$out/gnome-shell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!

@@ -72,7 +72,10 @@ class Tray:
         """The registered item owned by process pid, as (bus name, object path), or None."""
         dbus_daemon = self.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
         for item in self.items():
-            name, _, path = item.partition("/")
+            # "<bus name><path>" (Plasma's and the suites' watcher), or "<bus name>@<path>"
+            # (GNOME's AppIndicator extension).
+            name, _, path = item.partition("@") if "@" in item else item.partition("/")
+            path = path.lstrip("/")
             try:
                 owner_pid = dbus_daemon.GetConnectionUnixProcessID(
                     name, dbus_interface="org.freedesktop.DBus")

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The app under a real KDE Plasma 5.27 (X11, under Xvfb, no window manager): plasmashell
+# owns org.freedesktop.Notifications and shows the popup, one real click (xdotool) on it
+# opens exactly one terminal, an ask stays while Plasma's own popups go, Plasma's
+# do-not-disturb (`Inhibited`, set with Inhibit from another connection) holds popups
+# back and its end brings one summary; the tray item is registered with Plasma's
+# StatusNotifierWatcher (kded5's statusnotifierwatcher module) and served to Plasma's
+# system tray, its menu opens a session, and how often it registers is counted.
+#
+#   tests/e2e/plasma.sh APP_BINARY
+#
+# Needs scripts/deps.sh's PLASMA_PACKAGES (plasma-workspace and the desktop shell's
+# package, without recommends: 256 packages, 233 MB to fetch, 611 MB installed, ~95 s
+# cold) beside the e2e suite's xvfb, dbus, xdotool, x11-utils and imagemagick.
+# Environment (all optional):
+#   E2E_OUT      where screenshots and logs go (default: ci-out/plasma under the cwd)
+#   LF_STAND_IN  the stand-in lf (default: `lf` beside APP_BINARY)
+#   PY           python3 with dbus and gi (default /usr/bin/python3)
+#   E2E_KEEP=1   keep the temporary directory (its path is printed)
+#
+# Ends with `e2e-plasma: N passed, M failed` and exits non-zero if any check failed.
+set -uo pipefail
+
+name=e2e-plasma
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+give_up() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 APP_BINARY" >&2; exit 2; }
+app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
+
+. "$here/lib.sh"
+
+if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
+  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 xdotool xprop import setsid; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
+  done
+  [ -d /usr/share/plasma/shells/org.kde.plasma.desktop ] ||
+    give_up "no Plasma desktop shell package (plasma-desktop-data; see the head of $0)"
+  out=${E2E_OUT:-ci-out/plasma}
+  mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
+  rm -f "$E2E_OUT/result"
+  started_at=$SECONDS
+  tmp=$(mktemp -d /tmp/lf-plasma.XXXXXX)
+  chmod 700 "$tmp"
+  export E2E_TMP=$tmp
+  # Before the bus starts: what it activates (kactivitymanagerd, kglobalaccel, kscreen)
+  # writes there.
+  private_homes "$tmp"
+  mkdir "$tmp/services"
+  for service in /usr/share/dbus-1/services/*.service; do
+    grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || ln -s "$service" "$tmp/services/"
+  done
+  sed "s|@SERVICES@|$tmp/services|" "$here/plasma/session-bus.conf" >"$tmp/session-bus.conf"
+  # What startplasma sets for a Plasma session: kded5 loads its session modules (the
+  # StatusNotifierWatcher among them) only where KDE_FULL_SESSION says it is one.
+  export LF_E2E_PLASMA_INSIDE=1 LANG=C.UTF-8 XDG_CURRENT_DESKTOP=KDE XDG_SESSION_TYPE=x11 \
+    KDE_FULL_SESSION=true KDE_SESSION_VERSION=5 DESKTOP_SESSION=plasma
+  unset LC_ALL WAYLAND_DISPLAY NO_AT_BRIDGE
+  exec 3>&1 4>&2
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
+    -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  # What the bus started for Plasma (kactivitymanagerd, kglobalaccel5, kscreen's backend,
+  # kioslaves) is no process group of the suite's: it must have gone with the bus and
+  # the display. Everything it started carries E2E_TMP.
+  if [ -f "$E2E_OUT/result" ]; then
+    read -r passed failed skipped <"$E2E_OUT/result"
+    if left=$(leftovers "env:E2E_TMP=$tmp"); then
+      echo "ok   nothing_plasma_started_outlives_the_suite"
+      passed=$((passed + 1))
+    else
+      echo "FAIL nothing_plasma_started_outlives_the_suite: still running 2 s after the bus ended:"
+      sed 's/^/  /' <<<"$left"
+      failed=$((failed + 1))
+    fi
+    echo "$passed $failed${skipped:+ $skipped}" >"$E2E_OUT/result"
+  fi
+  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
+  echo "$name: took $((SECONDS - started_at)) s"
+  inner_result "$name" "$rc"
+  exit
+fi
+exec 1>&3 2>&4 3>&- 4>&-
+
+out=$E2E_OUT
+tmp=$E2E_TMP
+cleanup() {
+  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  stop_started
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1 0" >"$out/result"
+  exit 1
+}
+bus_has() {
+  gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+    -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true
+}
+
+PY=${PY:-/usr/bin/python3}
+"$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi"
+
+# lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
+export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
+mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
+ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
+export LF_BIN=$tmp/bin/lf
+unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
+  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
+export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
+
+rules=("interface='org.freedesktop.Notifications'"
+  "type='method_return',sender='org.freedesktop.Notifications'"
+  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
+started $!
+setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
+started $!
+# Every call to the watcher (RegisterStatusNotifierItem: how often the tray item
+# registers), every host's read of an item (Plasma's system tray reading the app's) and
+# every property change of the notification server (Plasma's `Inhibited`).
+export E2E_WATCHER_LOG=$out/watcher.log
+setsid dbus-monitor --session "type='method_call',interface='org.kde.StatusNotifierWatcher'" \
+  "type='signal',interface='org.kde.StatusNotifierWatcher'" \
+  "type='method_call',member='GetAll',arg0='org.kde.StatusNotifierItem'" \
+  "type='signal',interface='org.freedesktop.DBus.Properties',path='/org/freedesktop/Notifications'" \
+  >"$E2E_WATCHER_LOG" 2>&1 &
+started $!
+
+# kded5 first, as plasma_session starts it: its statusnotifierwatcher module is the
+# watcher Plasma's system tray registers with as a host.
+setsid kded5 >"$out/kded5.log" 2>&1 &
+started $!
+export E2E_KDED_PID=$!
+for _ in $(seq 300); do bus_has org.kde.StatusNotifierWatcher && break; sleep 0.1; done
+bus_has org.kde.StatusNotifierWatcher || fail_setup "kded5 did not load its StatusNotifierWatcher (see $out/kded5.log)"
+setsid plasmashell --no-respawn >"$out/plasmashell.log" 2>&1 &
+started $!
+export E2E_SHELL_PID=$!
+
+# What the suite's apps start carries this, and Plasma and its services do not.
+export LF_E2E_AUDIT=$tmp
+
+"$PY" "$here/plasma.py" 2>&1 | tee "$out/e2e.log"
+rc=${PIPESTATUS[0]}
+# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
+export -n LF_E2E_AUDIT
+audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+exit "$rc"
