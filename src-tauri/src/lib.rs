@@ -11,6 +11,8 @@
 
 mod actions;
 mod autostart;
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
+mod badge;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;

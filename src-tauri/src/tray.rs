@@ -1,5 +1,5 @@
-//! The tray: an icon that shows whether anything waits, the count beside it where the
-//! platform shows one, and a menu that reaches every action (Linux trays are menu-only).
+//! The tray: an icon that shows whether anything waits, the count (on the icon on Linux,
+//! beside it on macOS), and a menu that reaches every action (Linux trays are menu-only).
 //!
 //! The menu is a plain model built from the sessions (tested without a display), turned into
 //! Tauri menu items on the main thread each time the engine's list changes.
@@ -251,7 +251,7 @@ impl Look {
     }
 }
 
-/// The tooltip (macOS, Windows) and the count shown beside the icon (Linux, macOS).
+/// The tooltip and the count shown beside the icon (macOS; elsewhere it is on the icon).
 fn count_text(count: usize) -> (String, Option<String>) {
     match count {
         0 => ("Loopflow Tray — nothing waiting".into(), None),
@@ -310,7 +310,14 @@ pub fn create<R: Runtime>(
     on_item: impl Fn(&AppHandle<R>, Item) + Send + Sync + 'static,
 ) -> tauri::Result<TrayIcon<R>> {
     let menu = build(app, &starting_menu())?;
-    TrayIconBuilder::with_id(TRAY_ID)
+    let builder = TrayIconBuilder::with_id(TRAY_ID);
+    // Where the title is not drawn beside the icon, it names the item for the host.
+    let builder = if COUNT_ON_ICON {
+        builder.title(APP_TITLE)
+    } else {
+        builder
+    };
+    builder
         .icon(Image::from_bytes(Look::Idle.png())?)
         .tooltip(count_text(0).0)
         .menu(&menu)
@@ -363,14 +370,39 @@ fn apply<R: Runtime>(
         tracing::debug!("TRAY_MENU {items}");
         shown.entries = entries;
     }
-    if shown.look != Some(look) {
-        tray.set_icon(Some(Image::from_bytes(look.png())?))?;
-        shown.look = Some(look);
+    let count = board::needing_person(sessions);
+    let (tooltip, title) = count_text(count);
+    let drawn = if COUNT_ON_ICON { count } else { 0 };
+    if shown.look != Some((look, drawn)) {
+        tray.set_icon(Some(icon(look, drawn)?))?;
+        shown.look = Some((look, drawn));
     }
-    let (tooltip, title) = count_text(board::needing_person(sessions));
-    tray.set_title(title.as_deref())?;
+    if COUNT_ON_ICON {
+        // The item's title names the app in the host's list of tray items; the count is
+        // on the icon.
+        tray.set_title(Some(APP_TITLE))?;
+    } else {
+        tray.set_title(title.as_deref())?;
+    }
     tray.set_tooltip(Some(tooltip))?;
     Ok(())
+}
+
+/// Linux and the BSDs: a StatusNotifierItem has no place for a number beside its icon that
+/// every host draws (see [`crate::badge`]). macOS shows the title beside the icon.
+const COUNT_ON_ICON: bool = cfg!(all(unix, not(target_os = "macos")));
+const APP_TITLE: &str = "Loopflow Tray";
+
+/// The icon of this look, with the count drawn on it (none for 0).
+fn icon(look: Look, count: usize) -> tauri::Result<Image<'static>> {
+    let plain = Image::from_bytes(look.png())?;
+    if count == 0 {
+        return Ok(plain.to_owned());
+    }
+    let (width, height) = (plain.width(), plain.height());
+    let mut rgba = plain.rgba().to_vec();
+    crate::badge::draw(&mut rgba, width, height, count);
+    Ok(Image::new_owned(rgba, width, height))
 }
 
 /// What the tray shows now (managed app state).
@@ -379,7 +411,8 @@ pub struct Shown(std::sync::Mutex<ShownState>);
 
 #[derive(Default)]
 struct ShownState {
-    look: Option<Look>,
+    /// The icon drawn: its look and the count on it.
+    look: Option<(Look, usize)>,
     entries: Vec<Entry>,
 }
 

@@ -220,11 +220,14 @@ def app_starts_with_its_item_in_plasmas_tray(ctx):
         expect(control in ctx.menu_labels(), f"the tray menu lacks {control!r}: {ctx.menu_labels()}")
     # Plasma's system tray reads the item it was told of (GetAll from plasmashell's
     # connection to the item's): it draws what it read.
-    unique = ctx.unique(ctx.item[0])
+    # Addressed by the connection's unique name, or by the name the item registered with
+    # (a StatusNotifierItem-<pid>-<n> name, as ksni registers it).
+    names = {ctx.unique(ctx.item[0]), ctx.item[0]}
 
     def host_read():
         return [line for line in ctx.watcher_log.all()
-                if "member=GetAll" in line and f"destination={unique} " in line
+                if "member=GetAll" in line
+                and any(f"destination={name} " in line for name in names)
                 and ctx.pid_of(line.split("sender=", 1)[1].split()[0]) == ctx.shell]
     wait_for(host_read, "plasmashell to read the app's tray item", START_TIMEOUT)
     # And draws it: the panel changes (the icon is a file the item names; Plasma was seen

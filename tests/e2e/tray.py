@@ -72,8 +72,8 @@ class Tray:
         """The registered item owned by process pid, as (bus name, object path), or None."""
         dbus_daemon = self.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus")
         for item in self.items():
-            # "<bus name><path>" (Plasma's and the suites' watcher), or "<bus name>@<path>"
-            # (GNOME's AppIndicator extension).
+            # "<bus name><path>" (Plasma's and the suites' watcher), "<bus name>@<path>"
+            # (GNOME's AppIndicator extension), or a bare bus name.
             name, _, path = item.partition("@") if "@" in item else item.partition("/")
             path = path.lstrip("/")
             try:
@@ -82,7 +82,9 @@ class Tray:
             except dbus.DBusException:
                 continue  # its owner just left the bus
             if int(owner_pid) == pid:
-                return name, "/" + path
+                # A bare bus name (as an item that owns a StatusNotifierItem-<pid>-<n> name
+                # registers it) is at the spec's path.
+                return name, "/" + (path or "StatusNotifierItem")
         return None
 
     def properties(self, item):
