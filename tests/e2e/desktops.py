@@ -20,7 +20,7 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, Skipped, app_log, expect, never,  # noqa: E402
+from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, Skipped, app_log, end_app, expect, never,  # noqa: E402
                      run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
@@ -421,12 +421,7 @@ def the_servers_do_not_disturb_holds_popups_then_one_summary(ctx):
 
 
 def finish(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        ctx.app.terminate()
-        try:
-            ctx.app.wait(5)
-        except subprocess.TimeoutExpired:
-            ctx.app.kill()
+    end_app(ctx.app)
 
 
 def main():

@@ -25,7 +25,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, Proc,  # noqa: E402
-                     ancestors, app_log, become_subreaper, end, environ, expect, never, own_children,
+                     ancestors, app_log, become_subreaper, end, environ, end_app, expect, never, own_children,
                      recent_steps, run_checks, wait_for)
 from notifications import NotificationLog  # noqa: E402
 from tray import Tray, plain  # noqa: E402
@@ -561,12 +561,7 @@ MATRIX = [check for name in BY_HAND for check in (tray_opened(name), person_open
 
 
 def finish(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        ctx.app.terminate()
-        try:
-            ctx.app.wait(5)
-        except subprocess.TimeoutExpired:
-            ctx.app.kill()
+    end_app(ctx.app)
     subprocess.run(["tmux", "kill-session", "-t", "work"], capture_output=True)
     for p in ctx.mine:
         p.terminate()

@@ -16,7 +16,7 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (Lines, Skipped, app_log, expect, never, proc_stat, run_checks,  # noqa: E402
+from harness import (Lines, Skipped, app_log, end_app, expect, never, proc_stat, run_checks,  # noqa: E402
                      wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
@@ -349,12 +349,7 @@ else:
 
 
 def finish(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        ctx.app.terminate()
-        try:
-            ctx.app.wait(5)
-        except subprocess.TimeoutExpired:
-            ctx.app.kill()
+    end_app(ctx.app)
 
 
 def main():

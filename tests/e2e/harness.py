@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 import traceback
 from pathlib import Path
@@ -302,6 +303,16 @@ def become_subreaper():
 
 
 # --- running ------------------------------------------------------------------------------
+
+
+def end_app(app):
+    """End an app a suite started (SIGTERM, then SIGKILL after 5 s), if it still runs."""
+    if app is not None and app.poll() is None:
+        app.terminate()
+        try:
+            app.wait(5)
+        except subprocess.TimeoutExpired:
+            app.kill()
 
 
 def run_checks(checks, ctx, result_file, finish=None):

@@ -17,7 +17,7 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, app_log, expect, never, run_checks,  # noqa: E402
+from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, app_log, end_app, expect, never, run_checks,  # noqa: E402
                      wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
@@ -425,12 +425,7 @@ def tray_registrations_per_change(ctx):
 
 
 def finish(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        ctx.app.terminate()
-        try:
-            ctx.app.wait(5)
-        except subprocess.TimeoutExpired:
-            ctx.app.kill()
+    end_app(ctx.app)
 
 
 def main():
