@@ -13,8 +13,10 @@ TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
 # makoctl 1.7 is a shell script around systemd's busctl), foot, grim (screenshots); setpriv
 # (util-linux) and pgrep (procps) to run it as an unprivileged user, since sway refuses root.
 WAYLAND_PACKAGES=(sway waybar mako-notifier foot grim systemd util-linux procps)
-# tests/e2e/terminals.sh: the real terminals the app opens, and openbox as the window manager.
-TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty tilix tmux openbox)
+# tests/e2e/terminals.sh: the real terminals the app opens, and openbox as the window manager;
+# x11-utils for focus.sh's xprop (only a Recommends of xterm, installed without them).
+TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty tilix tmux openbox
+  x11-utils)
 
 # tests/e2e/gnome.sh: a real GNOME Shell 43 (X11) and the gjs that runs its notification
 # service (only a Recommends of gnome-shell, which is installed without them).
