@@ -8,6 +8,12 @@
 //! lf of generation C and later records a Process row, so a write that lands while one of
 //! them runs, or just after, is the tray's own and ignored; re-listing on it would wake
 //! the tray again and again.
+//!
+//! Except one case: a write that lands while the tray's own list runs may be someone
+//! else's, committed after that lf read the sessions, and inotify does not say whose it
+//! is. When such a list found something new (someone is writing now), one more list
+//! follows it; one that found nothing new ends the chain, so the lists' own writes still
+//! never wake the tray for ever.
 
 use std::time::Duration;
 
@@ -31,6 +37,12 @@ pub const SELF_GRACE: Duration = Duration::from_millis(250);
 /// Waiting, and no write announces it. The re-check comes one second later so that lf's
 /// own `now - observed_at >= 120` already holds when the tray asks.
 pub const QUIET_RECHECK: Duration = Duration::from_secs(121);
+/// The longest chain of lists that follow a list for a write that came while it ran.
+/// Each link needs the list before it to have found something new, which a burst of one
+/// writer (a session created, set working, asking: three commits) gives three times; a
+/// writer that goes on longer is followed by its own next writes, and a field lf might
+/// compute at each read cannot keep the tray listing.
+pub const DOUBT_CHAIN: u32 = 4;
 
 /// Why a list is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +65,10 @@ pub struct Schedule {
     /// A list is running; `again` asks for one more when it ends.
     running: bool,
     again: bool,
+    /// A write came while the running list ran (it may be someone else's, after lf read).
+    doubt: bool,
+    /// How many lists in a row followed one for such a write.
+    chain: u32,
     due: Option<Instant>,
     burst_started: Option<Instant>,
     /// How many of the tray's own lf processes run now, and until when the writes of the
@@ -74,6 +90,8 @@ impl Schedule {
             quiet,
             running: false,
             again: false,
+            doubt: false,
+            chain: 0,
             due: None,
             burst_started: None,
             own: 0,
@@ -102,8 +120,11 @@ impl Schedule {
         let late_own = self.own_until.is_some_and(|until| now < until) && !moved;
         if self.own > 0 || late_own {
             self.ignored += 1;
+            self.doubt |= self.running;
             return false;
         }
+        // Someone else's for sure: the lists after it start a chain of their own.
+        self.chain = 0;
         self.changed(now);
         true
     }
@@ -190,14 +211,25 @@ impl Schedule {
         self.safety_due = now + self.safety;
     }
 
-    /// The list ended. Returns true when another one must start right away (something
-    /// asked for it while this one ran).
-    pub fn finished(&mut self, now: Instant) -> bool {
+    /// The list ended; `found` says whether it found anything new. Returns true when
+    /// another one must start right away (something asked for it while this one ran).
+    /// A write that came while it ran, from a list that found something new, lists once
+    /// more after the debounce, as a write by someone else would.
+    pub fn finished(&mut self, now: Instant, found: bool) -> bool {
         self.running = false;
         self.own_ended(now);
+        let doubt = std::mem::take(&mut self.doubt);
         if std::mem::take(&mut self.again) {
+            self.chain = 0;
             self.start(now);
             return true;
+        }
+        if doubt && found && self.chain < DOUBT_CHAIN {
+            self.chain += 1;
+            self.burst_started.get_or_insert(now);
+            self.due = Some(now + DEBOUNCE);
+        } else {
+            self.chain = 0;
         }
         false
     }
@@ -230,7 +262,7 @@ mod tests {
             if ends.is_some_and(|e| now >= e) {
                 ends = None;
                 // lf's own write lands just after it exited, seen by the watcher.
-                assert!(s.finished(now) || !s.running);
+                assert!(s.finished(now, false) || !s.running);
                 s.written(now + 5 * MS, false);
                 if s.running {
                     started.push(now);
@@ -317,18 +349,18 @@ mod tests {
         let mut s = Schedule::new(start, Duration::from_secs(3600), Some(q));
         s.changed(start);
         assert_eq!(s.poll(at(start, 100)), Some(Why::Changed));
-        assert!(!s.finished(at(start, 150)));
+        assert!(!s.finished(at(start, 150), false));
         // A second change 4 s later does not postpone the first deadline...
         s.changed(at(start, 4000));
         assert_eq!(s.poll(at(start, 4100)), Some(Why::Changed));
-        s.finished(at(start, 4150));
+        s.finished(at(start, 4150), false);
         assert_eq!(s.deadline(), Some(start + q));
         assert_eq!(s.poll(start + q), Some(Why::Quiet));
-        s.finished(start + q + MS);
+        s.finished(start + q + MS, false);
         // ...and gets its own, 10 s after it.
         assert_eq!(s.deadline(), Some(at(start, 14_000)));
         assert_eq!(s.poll(at(start, 14_000)), Some(Why::Quiet));
-        s.finished(at(start, 14_001));
+        s.finished(at(start, 14_001), false);
         assert_eq!(
             s.deadline(),
             Some(at(start, 14_000) + Duration::from_secs(3600))
@@ -337,7 +369,7 @@ mod tests {
         let mut s = Schedule::new(start, SAFETY, None);
         s.changed(start);
         s.poll(at(start, 100));
-        s.finished(at(start, 200));
+        s.finished(at(start, 200), false);
         assert_eq!(s.deadline(), Some(at(start, 100) + SAFETY));
     }
 
@@ -350,8 +382,11 @@ mod tests {
         s.ask(at(start, 10));
         s.ask(at(start, 20));
         assert_eq!(s.poll(at(start, 20)), None, "folded into one more");
-        assert!(s.finished(at(start, 300)), "the one more starts at once");
-        assert!(!s.finished(at(start, 600)));
+        assert!(
+            s.finished(at(start, 300), false),
+            "the one more starts at once"
+        );
+        assert!(!s.finished(at(start, 600), false));
         assert!(!s.running);
     }
 
@@ -361,7 +396,7 @@ mod tests {
         let mut s = Schedule::new(start, SAFETY, None);
         assert_eq!(s.deadline(), Some(start + SAFETY));
         assert_eq!(s.poll(start + SAFETY), Some(Why::Safety));
-        s.finished(start + SAFETY + 300 * MS);
+        s.finished(start + SAFETY + 300 * MS, false);
         assert_eq!(s.deadline(), Some(start + SAFETY + SAFETY));
     }
 }

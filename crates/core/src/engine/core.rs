@@ -354,8 +354,11 @@ impl Core {
             Input::Listed(result) => {
                 self.changed = true;
                 self.finished += 1;
+                // What lf said, not what the tray made of it: a write that came while this
+                // list ran is followed up only while lists find something new.
+                let found = matches!(&result, Ok((records, _)) if *records != self.listed);
                 self.take_listed(result);
-                let again = self.schedule.finished(mono);
+                let again = self.schedule.finished(mono, found);
                 self.stamp = files.stamp();
                 if again {
                     self.start_list();

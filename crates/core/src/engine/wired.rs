@@ -28,6 +28,8 @@ struct Script {
     acted: Mutex<Vec<String>>,
     /// What an action does while it runs: lf writes its database, which the watcher sees.
     on_act: Mutex<Option<Box<dyn FnMut() + Send>>>,
+    /// What happens once, while the next list runs after it read the sessions.
+    on_list: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Script {
@@ -52,7 +54,16 @@ impl Cli for Scripted {
     fn list(&self, _dialect: &Dialect) -> Running<Listed> {
         *self.0.lists.lock().unwrap() += 1;
         let sessions = self.0.sessions.lock().unwrap().clone();
-        Box::pin(async move { Ok((sessions, Vec::new())) })
+        let Some(meanwhile) = self.0.on_list.lock().unwrap().take() else {
+            return Box::pin(async move { Ok((sessions, Vec::new())) });
+        };
+        meanwhile();
+        // lf prints and exits after that: longer than the debounce, so the write is
+        // delivered while this list still runs.
+        Box::pin(async move {
+            tokio::time::sleep(crate::schedule::DEBOUNCE_MAX).await;
+            Ok((sessions, Vec::new()))
+        })
     }
     fn read(
         &self,
@@ -156,6 +167,7 @@ impl Rig {
             lists: Mutex::new(0),
             acted: Mutex::new(Vec::new()),
             on_act: Mutex::new(None),
+            on_list: Mutex::new(None),
         });
         let inotify = Inotify::default();
         let made = inotify.clone();
@@ -251,6 +263,37 @@ async fn a_foreign_write_is_listed_again_and_what_changed_is_told() {
 }
 
 #[tokio::test]
+async fn a_write_that_lands_while_lf_lists_after_it_read_is_still_told() {
+    let mut rig = Rig::start(Generation::E, vec![test_record("S1", None, State::Active)]).await;
+    rig.next(snapshot_ids).await;
+    // An agent starts a session, and asks while the list its start caused runs, after
+    // that lf read the sessions: the write looks like the list's own.
+    let (lf, inotify, db) = (rig.lf.clone(), rig.inotify.clone(), rig.db.clone());
+    *rig.lf.on_list.lock().unwrap() = Some(Box::new(move || {
+        *lf.sessions.lock().unwrap() = vec![test_record("S1", None, State::Active), waiting("S2")];
+        std::fs::write(&db, b"lf's database, S2 asks").unwrap();
+        inotify.written(&db);
+    }));
+    rig.set(vec![
+        test_record("S1", None, State::Active),
+        test_record("S2", None, State::Active),
+    ]);
+    rig.foreign_write(b"lf's database, S2 started");
+    let asked = rig
+        .next(|e| match e {
+            Event::Asked { session, .. } => Some(session.id.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(asked, "S2");
+    assert_eq!(
+        rig.lf.lists(),
+        3,
+        "the first, S2's start, and one more after it"
+    );
+}
+
+#[tokio::test]
 async fn an_action_is_listed_after_once_and_its_own_write_wakes_nothing() {
     let mut rig = Rig::start(Generation::E, vec![waiting("S1")]).await;
     rig.next(snapshot_ids).await;
@@ -293,6 +336,7 @@ async fn without_a_watcher_the_engine_says_so_and_still_lists() {
         lists: Mutex::new(0),
         acted: Mutex::new(Vec::new()),
         on_act: Mutex::new(None),
+        on_list: Mutex::new(None),
     });
     let parts = Parts {
         cli: Some(Arc::new(Scripted(lf.clone()))),
