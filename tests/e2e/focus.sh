@@ -34,14 +34,8 @@ if [ -z "${LF_E2E_FOCUS_INSIDE:-}" ]; then
   # bare CI shell); a desktop session always has one.
   export LANG=C.UTF-8
   unset LC_ALL
-  exec 3>&1 4>&2
-  # The bus daemon and what it activates chatter on its stdout/stderr; they get a log
-  # of their own.
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$BASH" "$0" "$app" \
-    >"$E2E_OUT/session-bus.log" 2>&1
-  rc=$?
-  exec 3>&- 4>&-
-  inner_result "$name" "$rc"
+  run_inside "$app"
+  inner_result "$name" "$?"
   exit
 fi
 exec 1>&3 2>&4 3>&- 4>&-
@@ -60,11 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-fail_setup() {
-  echo "FAIL setup: $*"
-  echo "0 1" >"$out/result"
-  exit 1
-}
 
 private_homes "$tmp"
 # Nothing must steer the app's choice but settings.json.
@@ -81,40 +70,15 @@ started $!
 gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
 gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
 
-rules=("interface='org.freedesktop.Notifications'"
-  "type='method_return',sender='org.freedesktop.Notifications'"
-  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
-setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
-started $!
-# Ready when a harmless call shows up in the capture; 5 s covers a loaded machine.
-for _ in $(seq 50); do
-  gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
-    --method org.freedesktop.Notifications.GetServerInformation >/dev/null
-  grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" && break
-  sleep 0.1
-done
-grep -qa GetServerInformation "$E2E_NOTIFY_PCAP" || fail_setup "dbus-monitor did not start"
+capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 
 # lf's side: the stand-in lf (its home is the checks' own).
-export LF_SIM_DIR=$tmp/lf-sim
-mkdir -p "$LF_SIM_DIR" "$tmp/bin"
-ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
-export LF_BIN=$tmp/bin/lf
-unset LF_HOME LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
-  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+stand_in_lf "$tmp" "$app"
 # tmux: the checks start their own server, at the default socket of a private directory
 # (the tray finds it there as a person's tray finds theirs).
 export TMUX_TMPDIR=$tmp/tmux
 mkdir -m 700 "$TMUX_TMPDIR"
 
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
-# What the suite's apps start carries this, and the servers above (tmux too) do not.
-export LF_E2E_AUDIT=$tmp
-
-/usr/bin/python3 "$here/focus.py" 2>&1 | tee "$out/e2e.log"
-rc=${PIPESTATUS[0]}
-# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
-export -n LF_E2E_AUDIT
-audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
-exit "$rc"
+run_driver /usr/bin/python3 "$here/focus.py"

@@ -59,11 +59,8 @@ if [ -z "${LF_E2E_GNOME_INSIDE:-}" ]; then
   sed "s|@SOCKET@|$tmp/system_bus_socket|" "$here/gnome/system-bus.conf" >"$tmp/system-bus.conf"
   export LF_E2E_GNOME_INSIDE=1 LANG=C.UTF-8 XDG_CURRENT_DESKTOP=GNOME XDG_SESSION_TYPE=x11
   unset LC_ALL WAYLAND_DISPLAY
-  exec 3>&1 4>&2
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
-    -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
+  run_inside "$app" --config-file "$tmp/session-bus.conf"
   rc=$?
-  exec 3>&- 4>&-
   if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
   inner_result "$name" "$rc"
   exit
@@ -78,11 +75,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-fail_setup() {
-  echo "FAIL setup: $*"
-  echo "0 1 0" >"$out/result"
-  exit 1
-}
 
 PY=${PY:-/usr/bin/python3}
 "$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi"
@@ -95,22 +87,13 @@ for _ in $(seq 50); do [ -S "$tmp/system_bus_socket" ] && break; sleep 0.1; done
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$tmp/system_bus_socket
 
 # lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
-export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
-mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
-ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
-export LF_BIN=$tmp/bin/lf
-unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
-  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+stand_in_lf "$tmp" "$app"
+export LF_HOME=$tmp/lf-home
+mkdir -p "$LF_HOME"
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
 export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
 
-rules=("interface='org.freedesktop.Notifications'"
-  "type='method_return',sender='org.freedesktop.Notifications'"
-  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
-setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
-started $!
-setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
-started $!
+capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 
 # A shell without GDM warns once that it cannot lock the screen, in a banner that would
 # stand before the app's; a person's desktop has shown it long ago. (The warning for a
@@ -132,12 +115,5 @@ setsid gnome-shell --x11 --replace --sm-disable >"$out/gnome-shell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!
 
-# What the suite's apps start carries this, and the shell and servers above do not.
-export LF_E2E_AUDIT=$tmp
-
-"$PY" "$here/gnome.py" 2>&1 | tee "$out/e2e.log"
-rc=${PIPESTATUS[0]}
-# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
-export -n LF_E2E_AUDIT
-audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
-exit "$rc"
+# The shell and servers above carry no audit mark.
+run_driver "$PY" "$here/gnome.py"

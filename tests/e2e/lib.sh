@@ -1,6 +1,8 @@
-# What the desktop suites' scripts share (run.sh, wayland.sh, terminals.sh, gnome.sh and
-# tests/remote/run.sh), sourced by each: the process groups they start and stop, the fresh
-# homes the app runs in, and the audit of what the app left running.
+# What the desktop suites' scripts share (run.sh, wayland.sh, terminals.sh, focus.sh,
+# gnome.sh, plasma.sh, desktops.sh and tests/remote/run.sh), sourced by each: running
+# inside a display and bus of their own, the process groups they start and stop, the fresh
+# homes the app runs in, the stand-in lf, the notification capture, and the audit of what
+# the app left running.
 
 # Every part is started with setsid, so its pid is its process group's id and stopping
 # the group ends whatever it spawned.
@@ -131,4 +133,80 @@ inner_result() {
   rm -f "$E2E_OUT/result"
   echo "$name: $passed passed, $failed failed"
   [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+}
+
+# The outer half of a suite that runs inside a display and session bus of its own: this
+# script again, under Xvfb and dbus-run-session (the arguments are dbus-run-session's
+# options), its inside taking the caller's stdout and stderr back from fds 3 and 4. The
+# bus daemon and what it activates chatter on theirs, into $E2E_OUT/session-bus.log.
+# Returns the inside's exit status.
+run_inside() {
+  local app=$1 rc
+  shift
+  exec 3>&1 4>&2
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session "$@" -- "$BASH" "$0" "$app" \
+    >"$E2E_OUT/session-bus.log" 2>&1
+  rc=$?
+  exec 3>&- 4>&-
+  return "$rc"
+}
+
+# A setup step of an inside failed: one failed check, and the suite ends ($out/result is
+# what inner_result reads).
+fail_setup() {
+  echo "FAIL setup: $*"
+  echo "0 1 0" >"$out/result"
+  exit 1
+}
+
+# lf's side: the stand-in lf (lf-sim's, built beside APP, or $LF_STAND_IN) as $LF_BIN in
+# DIR/bin, where it keeps its record of calls ($LF_SIM_DIR), and none of the caller's lf
+# context: a suite sets the home and any Run context it wants after this.
+stand_in_lf() {
+  local dir=$1 app=$2
+  export LF_SIM_DIR=$dir/lf-sim
+  mkdir -p "$LF_SIM_DIR" "$dir/bin"
+  ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$dir/bin/lf"
+  export LF_BIN=$dir/bin/lf
+  unset LF_HOME LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
+    LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+}
+
+# The notification traffic from before the app starts, in DIR/notifications.log for
+# people and in $E2E_NOTIFY_PCAP for the checks (dbus-monitor's text escapes neither
+# quotes nor newlines). Both take the server's method returns, which carry the popups'
+# ids, and AddMatch calls, which show when the app listens for a popup's actions. Ready
+# once a probe's own AddMatch stands in both, which needs no notification server yet
+# (GNOME's and Plasma's come with their shells); fails if the monitors never get there.
+capture_notifications() {
+  local dir=$1 probe=LfE2eCaptureReady
+  local rules=("interface='org.freedesktop.Notifications'"
+    "type='method_return',sender='org.freedesktop.Notifications'"
+    "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
+  setsid dbus-monitor --session "${rules[@]}" >"$dir/notifications.log" 2>&1 &
+  started $!
+  setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$dir/dbus-monitor-pcap.err" &
+  started $!
+  # 5 s: both monitors are up within a second on a loaded 2-core machine.
+  for _ in $(seq 50); do
+    gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+      -m org.freedesktop.DBus.AddMatch "type='signal',member='$probe'" >/dev/null 2>&1
+    grep -qa "$probe" "$dir/notifications.log" && grep -qa "$probe" "$E2E_NOTIFY_PCAP" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The suite's driver (the command given), with every process it starts marked for the
+# audit (the servers started before carry no mark), its output in $out/e2e.log, then the
+# audit as one more check. Returns the driver's exit status.
+run_driver() {
+  local rc
+  export LF_E2E_AUDIT=$tmp
+  "$@" 2>&1 | tee "$out/e2e.log"
+  rc=${PIPESTATUS[0]}
+  # No longer passed on: what runs from here (the audit, tee) is not the app's.
+  export -n LF_E2E_AUDIT
+  audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
+  return "$rc"
 }

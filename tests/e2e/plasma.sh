@@ -55,11 +55,8 @@ if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
   export LF_E2E_PLASMA_INSIDE=1 LANG=C.UTF-8 XDG_CURRENT_DESKTOP=KDE XDG_SESSION_TYPE=x11 \
     KDE_FULL_SESSION=true KDE_SESSION_VERSION=5 DESKTOP_SESSION=plasma
   unset LC_ALL WAYLAND_DISPLAY NO_AT_BRIDGE
-  exec 3>&1 4>&2
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
-    -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
+  run_inside "$app" --config-file "$tmp/session-bus.conf"
   rc=$?
-  exec 3>&- 4>&-
   # What the bus started for Plasma (kactivitymanagerd, kglobalaccel5, kscreen's backend,
   # kioslaves) is no process group of the suite's: it must have gone with the bus and
   # the display. Everything it started carries E2E_TMP.
@@ -90,11 +87,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-fail_setup() {
-  echo "FAIL setup: $*"
-  echo "0 1 0" >"$out/result"
-  exit 1
-}
 bus_has() {
   gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
     -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true
@@ -104,22 +96,13 @@ PY=${PY:-/usr/bin/python3}
 "$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi"
 
 # lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
-export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
-mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
-ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
-export LF_BIN=$tmp/bin/lf
-unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
-  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+stand_in_lf "$tmp" "$app"
+export LF_HOME=$tmp/lf-home
+mkdir -p "$LF_HOME"
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
 export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
 
-rules=("interface='org.freedesktop.Notifications'"
-  "type='method_return',sender='org.freedesktop.Notifications'"
-  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
-setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
-started $!
-setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
-started $!
+capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 # Every call to the watcher (RegisterStatusNotifierItem: how often the tray item
 # registers), every host's read of an item (Plasma's system tray reading the app's) and
 # every property change of the notification server (Plasma's `Inhibited`).
@@ -142,12 +125,5 @@ setsid plasmashell --no-respawn >"$out/plasmashell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!
 
-# What the suite's apps start carries this, and Plasma and its services do not.
-export LF_E2E_AUDIT=$tmp
-
-"$PY" "$here/plasma.py" 2>&1 | tee "$out/e2e.log"
-rc=${PIPESTATUS[0]}
-# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
-export -n LF_E2E_AUDIT
-audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
-exit "$rc"
+# Plasma and its services carry no audit mark.
+run_driver "$PY" "$here/plasma.py"

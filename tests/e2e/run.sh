@@ -90,13 +90,10 @@ fail_setup() {
 # A home for everything the app and its helpers might write or read.
 private_homes "$tmp"
 
-# lf's side: an empty home, and the app binary itself as the stand-in lf.
-export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
-mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
-# lf is played by lf-sim's stand-in, built beside the app (LF_STAND_IN overrides).
-ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
-export LF_BIN=$tmp/bin/lf
-unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY
+# lf's side: an empty home, and lf-sim's stand-in lf.
+stand_in_lf "$tmp" "$app"
+export LF_HOME=$tmp/lf-home
+mkdir -p "$LF_HOME"
 # A run context the app inherits and must not pass on to the sessions it opens.
 export LF_RUN_ID=run_e2e00000000000000000000000000001 LF_RUN_DIR=$tmp/parent-run \
   LF_PARENT_RUN_ID=run_e2e00000000000000000000000000000 \
@@ -115,29 +112,7 @@ started $!
 gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
 gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start (see $out/sni_watcher.log)"
 
-# The text log is for people; the pcap one is what e2e.py decodes (dbus-monitor's text
-# does not escape quotes or newlines). Both also match the server's method returns,
-# which carry the notification ids, and AddMatch calls, which show when the app listens
-# for a notification's actions.
-rules=("interface='org.freedesktop.Notifications'"
-  "type='method_return',sender='org.freedesktop.Notifications'"
-  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
-setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
-started $!
-setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
-started $!
-# Ready when a harmless call shows up in both logs.
-ready=""
-for _ in $(seq 50); do
-  gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
-    --method org.freedesktop.Notifications.GetServerInformation >/dev/null
-  if grep -qa GetServerInformation "$out/notifications.log" && [ "$(stat -c %s "$E2E_NOTIFY_PCAP")" -gt 24 ]; then
-    ready=1
-    break
-  fi
-  sleep 0.1
-done
-[ -n "$ready" ] || fail_setup "dbus-monitor did not start"
+capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 
 # What the suite's apps start carries this, and what the suite's servers above do not
 # (tauri-driver below does, for the apps it starts): the audit after the suite finds them.
