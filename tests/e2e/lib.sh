@@ -4,6 +4,9 @@
 # homes the app runs in, the stand-in lf, the notification capture, and the audit of what
 # the app left running.
 
+# Where this file and the suites' shared parts (dunstrc, sni_watcher.py) are.
+e2e_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 # Every part is started with setsid, so its pid is its process group's id and stopping
 # the group ends whatever it spawned.
 pids=()
@@ -209,4 +212,20 @@ run_driver() {
   export -n LF_E2E_AUDIT
   audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
   return "$rc"
+}
+
+# The notification server and tray of the plain-X suites: dunst with the tests' dunstrc
+# and the test StatusNotifierWatcher (run by python PY), logs in DIR. Returns once both
+# own their names on the bus; a setup failure (the suite's fail_setup) if either does
+# not within 10 s (a loaded machine starts them in one or two).
+dunst_and_tray() {
+  local dir=$1 py=$2
+  setsid dunst -config "$e2e_dir/dunstrc" >"$dir/dunst.log" 2>&1 &
+  started $!
+  setsid "$py" "$e2e_dir/sni_watcher.py" >"$dir/sni_watcher.log" 2>&1 &
+  started $!
+  gdbus wait --session --timeout 10 org.freedesktop.Notifications ||
+    fail_setup "dunst did not take org.freedesktop.Notifications (see $dir/dunst.log)"
+  gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher ||
+    fail_setup "sni_watcher.py did not start (see $dir/sni_watcher.log)"
 }

@@ -105,12 +105,7 @@ export E2E_DMENU=$here/stand-in-dmenu E2E_DMENU_CHOICE=$tmp/dmenu-choice
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
 export APP=$app E2E_OUT=$out E2E_TMP=$tmp
 
-setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
-started $!
-setsid "$PY" "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
-started $!
-gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
-gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start (see $out/sni_watcher.log)"
+dunst_and_tray "$out" "$PY"
 
 capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 

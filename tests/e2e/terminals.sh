@@ -67,12 +67,7 @@ unset TERMINAL TMUX TMUX_PANE XDG_CURRENT_DESKTOP WAYLAND_DISPLAY
 # and focused (konsole, tilix) behave as they would for a person.
 setsid openbox --sm-disable >"$out/openbox.log" 2>&1 &
 started $!
-setsid dunst -config "$here/dunstrc" >"$out/dunst.log" 2>&1 &
-started $!
-setsid /usr/bin/python3 "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
-started $!
-gdbus wait --session --timeout 10 org.freedesktop.Notifications || fail_setup "dunst did not take org.freedesktop.Notifications"
-gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+dunst_and_tray "$out" /usr/bin/python3
 
 export E2E_NOTIFY_PCAP=$out/notifications.pcap
 capture_notifications "$out" || fail_setup "dbus-monitor did not start"
