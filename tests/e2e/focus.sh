@@ -24,9 +24,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_FOCUS_INSIDE:-}" ]; then
-  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool xprop openbox setsid xterm tmux; do
-    command -v "$tool" >/dev/null || give_up "missing $tool (see tests/e2e/README.md)"
-  done
+  need xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool xprop openbox setsid xterm tmux
   out=${E2E_OUT:-ci-out/focus}
   mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
   export LF_E2E_FOCUS_INSIDE=1
@@ -45,15 +43,7 @@ rm -f "$out/result"
 tmp=$(mktemp -d /tmp/lf-focus.XXXXXX)
 chmod 700 "$tmp"
 
-cleanup() {
-  [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
-  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
-  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  stop_started
-  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+end_inside_with "$tmp"
 
 private_homes "$tmp"
 # Nothing must steer the app's choice but settings.json.

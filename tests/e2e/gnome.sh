@@ -36,9 +36,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_GNOME_INSIDE:-}" ]; then
-  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus gnome-shell xdotool import setsid; do
-    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
-  done
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus gnome-shell xdotool import setsid
   [ -z "$extension" ] || [ -f "/usr/share/gnome-shell/extensions/$extension/metadata.json" ] ||
     give_up "no $extension (gnome-shell-extension-appindicator)"
   out=${E2E_OUT:-ci-out/gnome${extension:++appindicator}}
@@ -69,12 +67,7 @@ exec 1>&3 2>&4 3>&- 4>&-
 
 out=$E2E_OUT
 tmp=$E2E_TMP
-cleanup() {
-  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  stop_started
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+end_inside_with
 
 PY=${PY:-/usr/bin/python3}
 "$PY" -c 'import dbus, gi' 2>/dev/null || fail_setup "$PY cannot import dbus and gi"

@@ -229,3 +229,30 @@ dunst_and_tray() {
   gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher ||
     fail_setup "sni_watcher.py did not start (see $dir/sni_watcher.log)"
 }
+
+# The outer half's first step: each command named is on PATH, or the suite ends as one
+# failed setup (the script's give_up) naming the one missing.
+need() {
+  local tool
+  for tool; do
+    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
+  done
+}
+
+# However the inside ends: the app's log (where it keeps it, $XDG_STATE_HOME/lf-tray/)
+# goes beside the other outputs in $out, a tmux server at $TMUX_TMPDIR ends, every part
+# started stops, and the directories named here go (E2E_KEEP=1 keeps them, and says so).
+end_inside_with() {
+  inside_leaves=("$@")
+  trap end_inside EXIT
+  trap 'exit 130' INT TERM
+}
+end_inside() {
+  local dir
+  [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
+  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
+  stop_started
+  for dir in "${inside_leaves[@]}"; do
+    if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $dir" >&2; else rm -rf "$dir"; fi
+  done
+}

@@ -30,9 +30,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
-  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 xdotool xprop import setsid; do
-    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
-  done
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 xdotool xprop import setsid
   [ -d /usr/share/plasma/shells/org.kde.plasma.desktop ] ||
     give_up "no Plasma desktop shell package (plasma-desktop-data; see the head of $0)"
   out=${E2E_OUT:-ci-out/plasma}
@@ -81,12 +79,7 @@ exec 1>&3 2>&4 3>&- 4>&-
 
 out=$E2E_OUT
 tmp=$E2E_TMP
-cleanup() {
-  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  stop_started
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+end_inside_with
 bus_has() {
   gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
     -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true

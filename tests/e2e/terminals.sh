@@ -26,9 +26,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 if [ -z "${LF_E2E_TERMINALS_INSIDE:-}" ]; then
   # The terminals are not checked for here: one that is missing is a failed check of
   # its own, with the reason, not a setup failure of all eight.
-  for tool in xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import openbox setsid; do
-    command -v "$tool" >/dev/null || give_up "missing $tool (see tests/e2e/README.md)"
-  done
+  need xvfb-run dbus-run-session dbus-monitor dunst dunstctl gdbus xdotool import openbox setsid
   out=${E2E_OUT:-ci-out/terminals}
   mkdir -p "$out" && E2E_OUT=$(cd "$out" && pwd) && export E2E_OUT
   export LF_E2E_TERMINALS_INSIDE=1
@@ -49,15 +47,7 @@ rm -f "$out/result"
 tmp=$(mktemp -d /tmp/lf-terminals.XXXXXX)
 chmod 700 "$tmp"
 
-cleanup() {
-  [ -n "${TMUX_TMPDIR:-}" ] && tmux kill-server 2>/dev/null
-  # The app's log, where it keeps it ($XDG_STATE_HOME/lf-tray/), goes with the other outputs.
-  cp "${XDG_STATE_HOME:-/nonexistent}/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  stop_started
-  if [ -n "${E2E_KEEP:-}" ]; then echo "$name: kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+end_inside_with "$tmp"
 
 private_homes "$tmp"
 # Nothing must steer the app's choice but settings.json.
