@@ -16,12 +16,11 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (Lines, Skipped, app_log, end_app, expect, never, proc_stat, run_checks,  # noqa: E402
-                     wait_for)
+from harness import (Lines, Skipped, app_log, end_app, expect, one_terminal, proc_stat,  # noqa: E402
+                     run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import WATCHER, Tray  # noqa: E402
-from tray import plain as menu_text  # noqa: E402
 
 # gnome-shell under Xvfb renders with llvmpipe: its start, to the overview standing still,
 # took about 3 s on the 2-core machine while two builds ran; these bound what a broken part
@@ -215,12 +214,7 @@ def a_click_on_the_banner_opens_the_session_once(ctx):
     x, y = (x0 + x1) // 2 - (x1 - x0) // 4, y0 + (y1 - y0) // 3
     subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], check=True)
 
-    def launches():
-        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-    launch = wait_for(launches, "the click to open the session in a terminal", STEP_TIMEOUT)[0]
-    expect(launch["argv"][-1] == sid and "session" in launch["argv"] and launch["cwd"] == str(cwd),
-           f"the terminal runs {launch['argv']!r} in {launch['cwd']!r}")
-    never(lambda: len(launches()) > 1, lambda _: f"one click opened {len(launches())} terminals")
+    one_terminal(ctx.terminal, launched, sid, cwd, timeout=STEP_TIMEOUT)
     # What makes this a test of the double: more than one connection said ActionInvoked.
     ctx.notes.refresh()
     senders = {sender for _, sender in n.invoked_by}
@@ -248,7 +242,7 @@ def indicators():
 
 
 def menu_labels(ctx):
-    return [menu_text(e.label) for e in ctx.tray.layout(ctx.item).rows() if e.type != "separator"]
+    return ctx.tray.labels(ctx.item)
 
 
 def pid_of(ctx, name):
@@ -310,25 +304,8 @@ if EXTENSION:
         sid, title, cwd = ctx.tray_ask
         wait_for(lambda: any(title in label for label in menu_labels(ctx)), f"{title!r} in the tray menu")
         launched = len(ctx.terminal.json())
-
-        def click():
-            entry = next((e for e in ctx.tray.layout(ctx.item).rows() if title in menu_text(e.label)), None)
-            if entry is None:
-                return None
-            try:
-                ctx.tray.click(ctx.item, entry.id)
-            except dbus.DBusException as e:
-                if "does not refer to a menu item" in str(e):
-                    return None
-                raise
-            return True
-        wait_for(click, "a click on the session's row")
-
-        def launches():
-            return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-        launch = wait_for(launches, "the row to open the session in a terminal", STEP_TIMEOUT)[0]
-        expect(launch["cwd"] == str(cwd), f"the terminal runs in {launch['cwd']!r}")
-        never(lambda: len(launches()) > 1, lambda _: f"one row opened {len(launches())} terminals")
+        wait_for(lambda: ctx.tray.click_row(ctx.item, title), "a click on the session's row")
+        one_terminal(ctx.terminal, launched, sid, cwd, by="the row", timeout=STEP_TIMEOUT)
 else:
     @check
     def without_a_tray_what_the_app_does(ctx):

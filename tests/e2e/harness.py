@@ -147,6 +147,19 @@ def unmarked(argv):
     return argv, None
 
 
+def one_terminal(terminals, since, sid, cwd, by="the click", timeout=STEP_TIMEOUT):
+    """What `by` opened after the stand-in terminal's first `since` launches (its
+    `Lines` log): exactly one terminal, running lf's session verb for sid in cwd; a second
+    one within the quiet spell fails. Returns that launch."""
+    def launches():
+        return [launch for launch in terminals.json()[since:] if sid in launch["argv"]]
+    launch = wait_for(launches, f"{by} to open the session in a terminal", timeout)[0]
+    expect(launch["argv"][-1] == sid and "session" in launch["argv"] and launch["cwd"] == str(cwd),
+           f"the terminal runs {launch['argv']!r} in {launch['cwd']!r}")
+    never(lambda: len(launches()) > 1, lambda _: f"{by} opened {len(launches())} terminals")
+    return launch
+
+
 def expect_session_call(call, session_id, cwd, lf_home):
     """What a person must get in the terminal: lf itself asked to open that session, on
     a terminal (stdin is a tty), in the session's directory, outside the tray's Run."""

@@ -17,11 +17,11 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, app_log, end_app, expect, never, run_checks,  # noqa: E402
-                     wait_for)
+from harness import (QUIET_SPELL, Lines, app_log, end_app, expect, never, one_terminal,  # noqa: E402
+                     run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
-from tray import Tray, plain  # noqa: E402
+from tray import Tray  # noqa: E402
 
 # plasmashell's start, to its notification server and tray, took 2–3 s on the idle
 # 2-core machine; these bound what a broken part costs on a loaded one. A server's own
@@ -88,7 +88,7 @@ class Ctx:
         return "\n".join(app_log().messages())
 
     def menu_labels(self):
-        return [plain(e.label) for e in self.tray.layout(self.item).rows() if e.type != "separator"]
+        return self.tray.labels(self.item)
 
     def unique(self, name):
         return name if name.startswith(":") else self.bus.get_name_owner(name)
@@ -268,12 +268,7 @@ def one_click_on_the_popup_opens_one_terminal(ctx):
     launched = len(ctx.terminal.json())
     xdotool("mousemove", *point, "click", 1)
 
-    def launches():
-        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-    launch = wait_for(launches, "the click to open the session in a terminal", STEP_TIMEOUT)[0]
-    expect(launch["argv"][-1] == sid and "session" in launch["argv"] and launch["cwd"] == str(cwd),
-           f"the terminal runs {launch['argv']!r} in {launch['cwd']!r}")
-    never(lambda: len(launches()) > 1, lambda _: f"one click opened {len(launches())} terminals")
+    launch = one_terminal(ctx.terminal, launched, sid, cwd)
     ctx.notes.refresh()
     expect([key for key, sender in n.invoked_by if sender == ctx.owner] == ["default"],
            f"the server sent {n.invoked_by} for the popup; one `default` from {ctx.owner} was expected")
@@ -375,25 +370,8 @@ def a_row_of_the_tray_menu_opens_one_terminal(ctx):
     sid, title, cwd = ctx.ask("menu")
     wait_for(lambda: any(title in label for label in ctx.menu_labels()), f"{title!r} in the tray menu")
     launched = len(ctx.terminal.json())
-
-    def click():
-        entry = next((e for e in ctx.tray.layout(ctx.item).rows() if title in plain(e.label)), None)
-        if entry is None:
-            return None
-        try:
-            ctx.tray.click(ctx.item, entry.id)
-        except dbus.DBusException as e:
-            if "does not refer to a menu item" in str(e):
-                return None
-            raise
-        return True
-    wait_for(click, "a click on the session's row")
-
-    def launches():
-        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-    launch = wait_for(launches, "the row to open the session in a terminal", STEP_TIMEOUT)[0]
-    expect(launch["cwd"] == str(cwd), f"the terminal runs in {launch['cwd']!r}")
-    never(lambda: len(launches()) > 1, lambda _: f"one row opened {len(launches())} terminals")
+    wait_for(lambda: ctx.tray.click_row(ctx.item, title), "a click on the session's row")
+    one_terminal(ctx.terminal, launched, sid, cwd, by="the row")
     ctx.home.complete(sid)
     wait_for(lambda: not any(title in label for label in ctx.menu_labels()), f"{title!r} to leave the tray menu")
 

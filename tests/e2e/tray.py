@@ -102,6 +102,25 @@ class Tray:
                                          dbus_interface=MENU)
         return _entry(root)
 
+    def labels(self, item):
+        """The menu's rows as a user reads them, separators left out."""
+        return [plain(e.label) for e in self.layout(item).rows() if e.type != "separator"]
+
+    def click_row(self, item, text):
+        """Click the first row whose text holds `text`. None while there is no such row,
+        or when dbusmenu refused the click because the app rebuilt the menu (renumbering
+        its rows) between the read and the click: for wait_for to try again."""
+        entry = next((e for e in self.layout(item).rows() if text in plain(e.label)), None)
+        if entry is None:
+            return None
+        try:
+            self.click(item, entry.id)
+        except dbus.DBusException as e:
+            if "does not refer to a menu item" in str(e):
+                return None
+            raise
+        return True
+
     def click(self, item, entry_id):
         menu = self._menu(item)
         menu.Event(dbus.Int32(entry_id), "clicked", dbus.String("", variant_level=1),
