@@ -193,6 +193,7 @@ fn store_generation(generation: &str, idle: bool) {
 
     let mut asked = Vec::new();
     let mut cleared = Vec::new();
+    let runs_before = count("argv.jsonl");
     for _ in 0..2 {
         for spec in &specs {
             let t = Instant::now();
@@ -212,6 +213,13 @@ fn store_generation(generation: &str, idle: bool) {
     );
     let (p50, p99) = percentiles(&mut cleared);
     println!("attention cleared → state line: p50 {p50:.1?}, p99 {p99:.1?}");
+    // Each change is one write by someone else; the lists it cost, the safety list aside.
+    let changes = asked.len() + cleared.len();
+    println!(
+        "lf runs per change: {:.2} ({} runs for {changes} changes, one at a time)",
+        (count("argv.jsonl") - runs_before) as f64 / changes as f64,
+        count("argv.jsonl") - runs_before
+    );
     if generation.starts_with('e') {
         let mut deaths = Vec::with_capacity(DEATHS);
         for spec in specs.iter().take(DEATHS) {

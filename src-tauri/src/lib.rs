@@ -195,19 +195,6 @@ impl Shell {
         }
     }
 
-    /// No popup for a turn handed back in the terminal the person is looking at.
-    fn watch_focus(&self) {
-        let terminals = Arc::clone(&self.terminals);
-        lock(&self.popups).set_looking_at(Box::new(move |record| {
-            let terminals = lock(&terminals).clone();
-            let seen = focus::looking_at(record, &terminals);
-            if seen {
-                tracing::info!("LOOKING_AT session={}: no popup", record.id);
-            }
-            seen
-        }));
-    }
-
     /// Remember a terminal the tray opened, and keep the list on disk.
     fn remember_terminal(
         &self,
@@ -451,7 +438,6 @@ pub(crate) fn start(
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
             let mut shell = Shell::new(engine, settings_path, loaded).with_history(history_path);
             shell.remote = remote;
-            shell.watch_focus();
             let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, events, hidden)?;
@@ -642,9 +628,30 @@ async fn follow<R: Runtime>(
                 });
             }
         }
+        // No popup for a turn handed back in the terminal the person is looking at. The
+        // desktop says so, and a terminal may take seconds to answer (`kitty @ ls`): asked
+        // here, not under the popups' lock, which the tray's clicks take too.
+        let looked: Vec<&SessionRecord> = {
+            let terminals = lock(&shell.terminals).clone();
+            batch
+                .iter()
+                .filter_map(|event| match event {
+                    Event::Asked { session, .. } => Some(session),
+                    _ => None,
+                })
+                .filter(|session| {
+                    let seen = focus::looking_at(session, &terminals);
+                    if seen {
+                        tracing::info!("LOOKING_AT session={}: no popup", session.id);
+                    }
+                    seen
+                })
+                .collect()
+        };
         let effects = {
             let now = Clock::system();
             let mut popups = lock(&shell.popups);
+            popups.set_looked_at(looked);
             if batch.is_empty() {
                 popups.flush(now, &prefs)
             } else {

@@ -12,8 +12,8 @@
 //! Except one case: a write that lands while the tray's own list runs may be someone
 //! else's, committed after that lf read the sessions, and inotify does not say whose it
 //! is. When such a list found something new (someone is writing now), one more list
-//! follows it; one that found nothing new ends the chain, so the lists' own writes still
-//! never wake the tray for ever.
+//! follows it a moment later ([`DOUBT_RECHECK`]); one that found nothing new ends the
+//! chain, so the lists' own writes still never wake the tray for ever.
 
 use std::time::Duration;
 
@@ -37,6 +37,12 @@ pub const SELF_GRACE: Duration = Duration::from_millis(250);
 /// Waiting, and no write announces it. The re-check comes one second later so that lf's
 /// own `now - observed_at >= 120` already holds when the tray asks.
 pub const QUIET_RECHECK: Duration = Duration::from_secs(121);
+/// When the list that follows a list for a write that came while it ran starts: not at
+/// once. Whoever wrote (an agent, the person answering the tray) acts again right after the
+/// tray reacted, within a second; a list right then would often be running as that next
+/// write lands and miss it the same way. A second later the burst is over, and an ask the
+/// list before missed is told a second late rather than at the safety list.
+pub const DOUBT_RECHECK: Duration = Duration::from_secs(1);
 /// The longest chain of lists that follow a list for a write that came while it ran.
 /// Each link needs the list before it to have found something new, which a burst of one
 /// writer (a session created, set working, asking: three commits) gives three times; a
@@ -214,7 +220,7 @@ impl Schedule {
     /// The list ended; `found` says whether it found anything new. Returns true when
     /// another one must start right away (something asked for it while this one ran).
     /// A write that came while it ran, from a list that found something new, lists once
-    /// more after the debounce, as a write by someone else would.
+    /// more a moment later ([`DOUBT_RECHECK`]).
     pub fn finished(&mut self, now: Instant, found: bool) -> bool {
         self.running = false;
         self.own_ended(now);
@@ -226,8 +232,9 @@ impl Schedule {
         }
         if doubt && found && self.chain < DOUBT_CHAIN {
             self.chain += 1;
-            self.burst_started.get_or_insert(now);
-            self.due = Some(now + DEBOUNCE);
+            // A write by someone else may have asked for a list sooner already.
+            let at = now + DOUBT_RECHECK;
+            self.due = Some(self.due.map_or(at, |due| due.min(at)));
         } else {
             self.chain = 0;
         }

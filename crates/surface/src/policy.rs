@@ -321,13 +321,10 @@ pub struct Popups {
     /// Sessions whose popup the server took down before the person acted on it, until one
     /// naming them is shown again: their tray rows are marked.
     went_unseen: HashSet<String>,
-    /// Whether the person is looking at the session's own terminal now (the shell asks
-    /// the desktop); `None`: focus cannot be known here.
-    looking_at: Option<LookingAt>,
+    /// The sessions whose own terminal has the person's focus, as the shell last found
+    /// (see [`Popups::set_looked_at`]).
+    looked_at: HashSet<String>,
 }
-
-/// See [`Popups::set_looking_at`].
-pub type LookingAt = Box<dyn Fn(&SessionRecord) -> bool + Send + Sync>;
 
 impl Default for Popups {
     fn default() -> Popups {
@@ -353,16 +350,18 @@ impl Popups {
             launch_failure: false,
             no_tray_shown: false,
             went_unseen: HashSet::new(),
-            looking_at: None,
+            looked_at: HashSet::new(),
         }
     }
 
-    /// Ask `looking_at` before a session's turn pops up: a turn handed back to a person
-    /// whose focus is in that session's terminal is seen there, so it does not pop up
-    /// (the tray row still says it waits). The attached grace stays for where focus
-    /// cannot be known.
-    pub fn set_looking_at(&mut self, looking_at: LookingAt) {
-        self.looking_at = Some(looking_at);
+    /// The sessions whose own terminal (its window, tab or pane) has the person's focus,
+    /// as the shell found just before the events it hands over next: a turn handed back
+    /// to a person looking at it is seen there, so it does not pop up (the tray row still
+    /// says it waits). The attached grace stays for where focus cannot be known. Found by
+    /// the shell, not asked from here: a terminal may take seconds to answer, and the
+    /// policy is held by the tray's clicks too.
+    pub fn set_looked_at<'a>(&mut self, sessions: impl IntoIterator<Item = &'a SessionRecord>) {
+        self.looked_at = sessions.into_iter().map(history::key).collect();
     }
 
     /// A resume from suspend is told like a start: what waits unseen, in one summary.
@@ -579,7 +578,7 @@ impl Popups {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
                     self.hold(ready(session), session, now.at);
-                } else if self.looking_at.as_ref().is_some_and(|f| f(session)) {
+                } else if self.looked_at.contains(&history::key(session)) {
                     // Seen in its own terminal: no popup for this turn.
                 } else if watched(session) && !prefs.attached_grace.is_zero() {
                     self.defer(asked(session), session, now.at + prefs.attached_grace);
@@ -1886,22 +1885,18 @@ mod tests {
 
     #[test]
     fn a_turn_handed_to_the_terminal_the_person_looks_at_does_not_pop_up() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        use std::sync::Arc;
-        let looking = Arc::new(AtomicBool::new(true));
         let mut p = Popups::default();
-        let seen = Arc::clone(&looking);
-        p.set_looking_at(Box::new(move |_| seen.load(Ordering::SeqCst)));
         let t0 = noon();
         let prefs = Preferences {
             attached_grace: Duration::ZERO,
             ..PREFS
         };
         let r = record_d("S-1", State::Active, true);
+        p.set_looked_at([&r]);
         assert!(shown(&p.on_event(&asked_event(&r), t0, &prefs)).is_empty());
         assert!(shown(&p.flush(t0 + Duration::from_secs(60), &prefs)).is_empty());
         // Looking elsewhere, the next turn pops up at once.
-        looking.store(false, Ordering::SeqCst);
+        p.set_looked_at([]);
         let other = record_d("S-2", State::Active, true);
         assert_eq!(
             shown(&p.on_event(&asked_event(&other), t0, &prefs)).len(),

@@ -416,27 +416,42 @@ fn a_lists_own_writes_never_cause_another() {
 fn a_write_while_a_list_runs_that_found_something_new_is_listed_once_more() {
     // lf read the sessions, then someone committed before that lf exited: the write
     // arrives while the list runs and looks like its own. The list found a new session,
-    // so someone is writing now: one more list, which finds the rest.
+    // so someone is writing now: one more list a second later, which finds the rest.
     let mut r = Replay::new(E);
     r.at(1000).write();
     assert_eq!(r.at(1100).lists(), 1);
     r.at(1150).write();
     r.at(1300).listed(vec![open_in("s1", "/r/a")]);
     assert_eq!(
-        r.at(1399).lists(),
+        r.at(2299).lists(),
         0,
-        "after the debounce, as a write would"
+        "not at once: the writer's next step first"
     );
-    assert_eq!(r.at(1400).lists(), 1);
+    assert_eq!(r.at(2300).lists(), 1);
     let mut asked = open_in("s1", "/r/a");
     asked.state = State::Waiting;
     // Its own Process row lands while it runs too; it finds the ask, so once more...
-    r.at(1450).write();
-    r.at(1500).listed(vec![asked.clone()]);
-    assert_eq!(r.at(1600).lists(), 1);
+    r.at(2350).write();
+    r.at(2400).listed(vec![asked.clone()]);
+    assert_eq!(r.at(3400).lists(), 1);
     // ...and that one finds nothing new: its own write ends the chain.
-    r.at(1650).write();
-    r.at(1700).listed(vec![asked]);
+    r.at(3450).write();
+    r.at(3500).listed(vec![asked]);
+    assert_eq!(r.at(10_000).lists(), 0);
+}
+
+#[test]
+fn someone_elses_write_before_the_recheck_lists_after_the_debounce_and_serves_for_it() {
+    let mut r = Replay::new(E);
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1150).write();
+    r.at(1300).listed(vec![open_in("s1", "/r/a")]);
+    // The person answers right after the tray told them: listed after the debounce...
+    r.at(1400).write();
+    assert_eq!(r.at(1500).lists(), 1);
+    // ...and that list, finding nothing new with no write while it ran, is the last.
+    r.at(1600).listed(vec![open_in("s1", "/r/a")]);
     assert_eq!(r.at(10_000).lists(), 0);
 }
 
@@ -446,6 +461,7 @@ fn lists_that_keep_finding_something_new_follow_their_writes_a_few_times_only() 
     let mut r = Replay::hourly(E);
     r.at(1000).write();
     let (mut lists, mut t) = (0, 1100);
+    let recheck = crate::schedule::DOUBT_RECHECK.as_millis() as u64;
     // Each list writes its own Process row while it runs, and lists something new.
     while r.at(t).lists() == 1 && lists < 100 {
         lists += 1;
@@ -453,7 +469,7 @@ fn lists_that_keep_finding_something_new_follow_their_writes_a_few_times_only() 
         let mut record = open_in("s1", "/r/a");
         record.title = format!("read {lists}");
         r.at(t + 50).listed(vec![record]);
-        t += 150;
+        t += 50 + recheck;
     }
     assert_eq!(lists, 1 + crate::schedule::DOUBT_CHAIN as usize);
     assert_eq!(r.at(100_000).lists(), 0);
