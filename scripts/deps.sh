@@ -25,8 +25,12 @@ TERMINAL_PACKAGES=(xterm xfce4-terminal gnome-terminal konsole kitty alacritty t
 GNOME_PACKAGES=(gnome-shell gjs gnome-shell-extension-appindicator)
 # tests/e2e/desktops.sh: the notification servers of Xfce (with xfconf: xfconfd holds its
 # do-not-disturb, xfconf-query flips it), LXQt and notification-daemon (14 packages, ~17 s),
-# and gir1.2-atspi-2.0 to read what the GTK servers draw over the accessibility bus.
-DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gir1.2-atspi-2.0)
+# and gir1.2-atspi-2.0 to read what the GTK servers draw over the accessibility bus; the
+# panels whose trays host the app's item beside Xfce's and LXQt's servers, xfce4-panel 4.18
+# (its Status Tray plugin) and lxqt-panel 1.2 (its statusnotifier plugin): 22 more packages
+# on top of the servers', ~17 s, and nothing they need at run time beyond their Depends.
+DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gir1.2-atspi-2.0
+  xfce4-panel lxqt-panel)
 # tests/e2e/plasma.sh: KDE Plasma 5.27's plasmashell (its notification server and system
 # tray; kded5's statusnotifierwatcher module is the watcher) and the desktop shell's
 # package (plasma-desktop-data: plasmashell starts no shell without it; plasma-desktop

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use lf_tray_core::{SessionKey, SessionRecord};
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
-use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::board::{self, Group};
@@ -322,6 +322,12 @@ pub fn create<R: Runtime>(
         .tooltip(count_text(0).0)
         .menu(&menu)
         .show_menu_on_left_click(true)
+        .on_tray_icon_event(|tray, event| {
+            if ACTIVATE_SHOWS_WINDOW && activated(&event) {
+                tracing::info!("TRAY activated");
+                crate::window::show(tray.app_handle(), None);
+            }
+        })
         .on_menu_event(move |app, event| {
             let id = event.id().as_ref();
             tracing::info!("MENU {id}");
@@ -331,6 +337,26 @@ pub fn create<R: Runtime>(
             }
         })
         .build(app)
+}
+
+/// Linux and the BSDs: the host's primary action on the item (`Activate`: a left click on
+/// xfce4-panel's and lxqt-panel's trays) reaches the app as a left click, and nothing else
+/// answers it: the host draws the menu (on a right click), and tray-icon's ksni item does not
+/// ask it to on a left one (`show_menu_on_left_click` is not read there). It shows the window,
+/// as the menu's *Show window* does. Elsewhere the left click opens the menu.
+const ACTIVATE_SHOWS_WINDOW: bool = cfg!(all(unix, not(target_os = "macos")));
+
+/// Whether a tray event is the item's activation: a left click, released (how tray-icon's
+/// ksni backend passes `Activate` on; `SecondaryActivate` comes as the middle button).
+fn activated(event: &TrayIconEvent) -> bool {
+    matches!(
+        event,
+        TrayIconEvent::Click {
+            button: MouseButton::Left,
+            button_state: MouseButtonState::Up,
+            ..
+        }
+    )
 }
 
 /// Show these sessions in the tray. Safe to call from any thread: the work happens on the
@@ -715,6 +741,27 @@ mod tests {
             assert_eq!(Item::parse(&item.id()), Some(item));
         }
         assert_eq!(Item::parse("note:3"), None);
+    }
+
+    #[test]
+    fn only_a_released_left_click_activates() {
+        let click = |button, button_state| TrayIconEvent::Click {
+            id: TRAY_ID.into(),
+            position: tauri::PhysicalPosition::new(4.0, 778.0),
+            rect: tauri::Rect::default(),
+            button,
+            button_state,
+        };
+        assert!(activated(&click(MouseButton::Left, MouseButtonState::Up)));
+        assert!(!activated(&click(
+            MouseButton::Left,
+            MouseButtonState::Down
+        )));
+        assert!(
+            !activated(&click(MouseButton::Middle, MouseButtonState::Up)),
+            "SecondaryActivate"
+        );
+        assert!(!activated(&click(MouseButton::Right, MouseButtonState::Up)));
     }
 
     #[test]

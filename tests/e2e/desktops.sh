@@ -5,7 +5,11 @@
 # session bus of its own, and for each: the popup is shown with the buttons intended, one
 # real click (xdotool) opens exactly one terminal, an ask stays where the server lets its
 # own popups go, and — for Xfce and LXQt — their own do-not-disturb holds popups back
-# and its end brings one summary.
+# and its end brings one summary. The tray is the desktop's own panel where the suite has it
+# (xfce4-panel's Status Tray with xfce4-notifyd, lxqt-panel's statusnotifier with
+# lxqt-notificationd, each with a private config from desktops/), else sni_watcher.py: the
+# panel takes the app's item, draws its icon and its count, and a real click on the icon
+# opens what the app's tray opens there.
 #
 #   tests/e2e/desktops.sh APP_BINARY
 #
@@ -40,6 +44,18 @@ server_program() {
   esac
 }
 
+# The panel whose tray is the host beside each server: Xfce's and LXQt's own; notification-
+# daemon's desktop (GNOME Flashback) has no panel here, and sni_watcher.py stands in for it.
+# xfce4-panel waits for a window manager before it shows itself unless told not to, and this
+# suite runs none.
+panel_program() {
+  case $1 in
+    xfce4-notifyd) echo "xfce4-panel --disable-wm-check" ;;
+    lxqt-notificationd) echo lxqt-panel ;;
+    *) return 1 ;;
+  esac
+}
+
 if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
   for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus xdotool import setsid xfconf-query; do
     command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
@@ -48,6 +64,9 @@ if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
   for server in $servers; do
     program=$(server_program "$server") && [ -x "$program" ] ||
       give_up "no $server (${program:-unknown server}; see the head of $0)"
+    if panel=$(panel_program "$server"); then
+      command -v "${panel%% *}" >/dev/null || give_up "no ${panel%% *} for $server (see the head of $0)"
+    fi
   done
   out=${E2E_OUT:-ci-out/desktops}
   mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -64,6 +83,15 @@ if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
       export E2E_TMP=$tmp E2E_SERVER=$server
       # Before the bus starts: what it activates (xfconfd, the accessibility bus) writes there.
       private_homes "$tmp"
+      # The panel's settings, where it (xfconfd, for xfce4-panel) reads them in these homes.
+      case $server in
+        xfce4-notifyd)
+          mkdir -p "$XDG_CONFIG_HOME/xfce4/xfconf/xfce-perchannel-xml"
+          cp "$here/desktops/xfce4-panel.xml" "$XDG_CONFIG_HOME/xfce4/xfconf/xfce-perchannel-xml/" ;;
+        lxqt-notificationd)
+          mkdir -p "$XDG_CONFIG_HOME/lxqt"
+          cp "$here/desktops/lxqt-panel.conf" "$XDG_CONFIG_HOME/lxqt/panel.conf" ;;
+      esac
       # The bus's services are the system's less every org.freedesktop.Notifications one
       # (dunst's, xfce4-notifyd's, GNOME's): only the server started below may own the name.
       mkdir "$tmp/services"
@@ -131,11 +159,31 @@ started $!
 setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
 started $!
 
-# The panel's tray, as these desktops have one (xfce4-panel's, LXQt's): without it the app
-# would rightly tell this desktop shows no tray icons, a popup of its own in every check.
-setsid "$PY" "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+# What the tray host and the app's item say to each other (the host's Activate and
+# ContextMenu, its reading of the menu): desktops.py tells from it whether a click that did
+# nothing on the screen reached the app at all.
+setsid dbus-monitor --session "interface='org.kde.StatusNotifierItem'" "interface='com.canonical.dbusmenu'" \
+  "interface='org.kde.StatusNotifierWatcher'" >"$out/tray.log" 2>&1 &
 started $!
-gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+export E2E_TRAY_LOG=$out/tray.log
+
+# The panel's tray: without one the app would rightly tell this desktop shows no tray
+# icons, a popup of its own in every check. The desktop's own panel where there is one; it
+# owns the watcher (xfce4-panel: its Status Tray plugin, in a wrapper process of its own).
+# Its host registering is the first check's to wait for (desktops.py). 30 s for the name:
+# both panels took it within 0.3 s on the idle 2-core machine, and a build beside them
+# slows GTK's and Qt's start many times over.
+if panel=$(panel_program "$E2E_SERVER"); then
+  # shellcheck disable=SC2086 # the program and its options
+  setsid $panel >"$out/panel.log" 2>&1 &
+  started $!
+  export E2E_PANEL_PID=$!
+  gdbus wait --session --timeout 30 org.kde.StatusNotifierWatcher || fail_setup "${panel%% *} did not start its tray"
+else
+  setsid "$PY" "$here/sni_watcher.py" >"$out/sni_watcher.log" 2>&1 &
+  started $!
+  gdbus wait --session --timeout 10 org.kde.StatusNotifierWatcher || fail_setup "sni_watcher.py did not start"
+fi
 
 setsid "$(server_program "$E2E_SERVER")" >"$out/server.log" 2>&1 &
 started $!

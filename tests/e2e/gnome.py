@@ -16,7 +16,7 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (Lines, Skipped, app_log, end_app, expect, one_terminal, proc_stat,  # noqa: E402
+from harness import (Lines, Skipped, app_log, changed_box, end_app, expect, one_terminal, proc_stat,  # noqa: E402
                      run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
@@ -68,17 +68,9 @@ def screen():
 
 
 def changed(before, after):
-    """The box (x0, y0, x1, y1) where two screens differ, or None."""
-    rows = [y for y, (a, b) in enumerate(zip(before, after)) if a != b]
-    if not rows:
-        return None
-    xs = []
-    for y in rows:
-        a, b = before[y], after[y]
-        first = next(i for i in range(len(a)) if a[i] != b[i])
-        last = next(i for i in range(len(a) - 1, -1, -1) if a[i] != b[i])
-        xs += [first // 3, last // 3]
-    return min(xs), rows[0] + TOP_BAR, max(xs), rows[-1] + TOP_BAR
+    """The box (x0, y0, x1, y1) on the screen where two screens differ, or None."""
+    box = changed_box(before, after)
+    return box and (box[0], box[1] + TOP_BAR, box[2], box[3] + TOP_BAR)
 
 
 def plain(rows):
@@ -250,20 +242,6 @@ def pid_of(ctx, name):
         name, dbus_interface="org.freedesktop.DBus"))
 
 
-# The badge's red (src-tauri/src/badge.rs), as an ARGB pixel of the item's IconPixmap.
-BADGE_ARGB = bytes([0xff, 0xd9, 0x30, 0x25])
-
-
-def badged(ctx):
-    """The item's icon when it carries the count's badge, else None."""
-    pixmaps = ctx.tray.properties(ctx.item).get("IconPixmap") or []
-    for _w, _h, data in pixmaps:
-        raw = bytes(data)
-        if any(raw[i:i + 4] == BADGE_ARGB for i in range(0, len(raw), 4)):
-            return raw
-    return None
-
-
 if EXTENSION:
     @check
     def the_appindicator_extension_shows_the_item_with_its_count(ctx):
@@ -282,7 +260,7 @@ if EXTENSION:
         props = ctx.tray.properties(ctx.item)
         expect(str(props.get("Title")) == "Loopflow Tray", f"the item's title {str(props.get('Title'))!r}")
         # The ask of the click before still waits: the count, 1, is drawn on the icon.
-        one = wait_for(lambda: badged(ctx), "the count drawn on the item's icon")
+        one = wait_for(lambda: ctx.tray.badged(ctx.item), "the count drawn on the item's icon")
         ctx.indicators = wait_for(lambda: (lambda a: a if a == indicators() else None)(indicators()),
                                   "the top bar to stand still")
         shot(ctx, "tray-1.png")
@@ -291,7 +269,7 @@ if EXTENSION:
         cwd.mkdir(parents=True, exist_ok=True)
         title = "A row of GNOME's tray menu"
         ctx.home.write_ask(sid, title=title, prompt=title + "\nFrom the tray.", cwd=cwd, detail="tray")
-        wait_for(lambda: (lambda two: two if two and two != one else None)(badged(ctx)),
+        wait_for(lambda: (lambda two: two if two and two != one else None)(ctx.tray.badged(ctx.item)),
                  "the icon to show a new count")
         # The extension draws the new icon: the top bar changes.
         wait_for(lambda: indicators() != ctx.indicators, "the top bar to show the new count", STEP_TIMEOUT)

@@ -315,6 +315,30 @@ def become_subreaper():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+# --- the screen ---------------------------------------------------------------------------
+
+
+def grab(box):
+    """The screen's pixels in box (x, y, width, height), as rows of raw RGB bytes."""
+    x, y, w, h = box
+    raw = subprocess.run(["import", "-window", "root", "-crop", f"{w}x{h}+{x}+{y}", "-depth", "8", "rgb:-"],
+                         capture_output=True, check=True, timeout=20).stdout
+    return [raw[r * w * 3:(r + 1) * w * 3] for r in range(h)]
+
+
+def changed_box(before, after):
+    """Where two grabs of the same box differ, as (x0, y0, x1, y1) inside it, or None."""
+    rows = [y for y, (a, b) in enumerate(zip(before, after)) if a != b]
+    if not rows:
+        return None
+    xs = []
+    for y in rows:
+        a, b = before[y], after[y]
+        xs.append(next(i for i in range(len(a)) if a[i] != b[i]) // 3)
+        xs.append(next(i for i in range(len(a) - 1, -1, -1) if a[i] != b[i]) // 3)
+    return min(xs), rows[0], max(xs), rows[-1]
+
+
 # --- running ------------------------------------------------------------------------------
 
 

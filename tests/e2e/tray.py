@@ -10,6 +10,8 @@ WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher")
 SNI = "org.kde.StatusNotifierItem"
 MENU = "com.canonical.dbusmenu"
 PROPS = "org.freedesktop.DBus.Properties"
+# The count badge's red (src-tauri/src/badge.rs), as an ARGB pixel of an item's IconPixmap.
+BADGE_ARGB = bytes([0xff, 0xd9, 0x30, 0x25])
 
 
 @dataclass
@@ -91,12 +93,21 @@ class Tray:
         obj = self.bus.get_object(*item)
         return obj.GetAll(SNI, dbus_interface=PROPS)
 
+    def badged(self, item):
+        """The item's icon (IconPixmap's ARGB) when it carries the count's badge, else None."""
+        for _w, _h, data in self.properties(item).get("IconPixmap") or []:
+            raw = bytes(data)
+            if any(raw[i:i + 4] == BADGE_ARGB for i in range(0, len(raw), 4)):
+                return raw
+        return None
+
     def _menu(self, item):
         obj = self.bus.get_object(*item)
         path = obj.Get(SNI, "Menu", dbus_interface=PROPS)
         return self.bus.get_object(item[0], path)
 
     def layout(self, item):
+        """The item's menu as the host reads it: the root Entry, its rows below."""
         menu = self._menu(item)
         _revision, root = menu.GetLayout(0, -1, dbus.Array([], signature="s"),
                                          dbus_interface=MENU)
