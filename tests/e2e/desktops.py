@@ -24,8 +24,8 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, STEP_TIMEOUT, Lines, Skipped, ancestors, app_log, changed_box, end_app,  # noqa: E402
-                     expect, grab, never, proc_stat, run_checks, wait_for)
+from harness import (QUIET_SPELL, Lines, Skipped, ancestors, app_log, changed_box, end_app,  # noqa: E402
+                     expect, grab, never, one_terminal, proc_stat, run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import PROPS, WATCHER, Tray, plain  # noqa: E402
@@ -507,12 +507,7 @@ def one_click_opens_one_terminal(ctx):
     launched = len(ctx.terminal.json())
     subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "1"], check=True, timeout=20)
 
-    def launches():
-        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-    launch = wait_for(launches, "the click to open the session in a terminal", STEP_TIMEOUT)[0]
-    expect(launch["argv"][-1] == sid and "session" in launch["argv"] and launch["cwd"] == str(cwd),
-           f"the terminal runs {launch['argv']!r} in {launch['cwd']!r}")
-    never(lambda: len(launches()) > 1, lambda _: f"one click opened {len(launches())} terminals")
+    one_terminal(ctx.terminal, launched, sid, cwd)
     ctx.notes.refresh()
     expect([key for key, sender in n.invoked_by if sender == ctx.owner] == ["default"],
            f"the server sent {n.invoked_by} for the popup; one `default` from {ctx.owner} was expected")
@@ -684,11 +679,7 @@ def a_right_click_on_the_icon_draws_the_apps_menu_and_a_row_opens_its_session(ct
         if menus(ctx, before):
             subprocess.run(["xdotool", "key", "Escape"], check=False, timeout=20)
 
-    def launches():
-        return [launch for launch in ctx.terminal.json()[launched:] if sid in launch["argv"]]
-    launch = wait_for(launches, "the row to open the session in a terminal", STEP_TIMEOUT)[0]
-    expect(launch["cwd"] == str(cwd), f"the terminal runs in {launch['cwd']!r}")
-    never(lambda: len(launches()) > 1, lambda _: f"one row opened {len(launches())} terminals")
+    one_terminal(ctx.terminal, launched, sid, cwd, by="the row")
     wait_for(lambda: not menus(ctx, before), "the menu to close after the click")
 
 

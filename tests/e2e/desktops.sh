@@ -57,9 +57,7 @@ panel_program() {
 }
 
 if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
-  for tool in xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus xdotool import setsid xfconf-query; do
-    command -v "$tool" >/dev/null || give_up "missing $tool (see the head of $0)"
-  done
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus xdotool import setsid xfconf-query
   servers=${E2E_DESKTOPS:-xfce4-notifyd lxqt-notificationd notification-daemon}
   for server in $servers; do
     program=$(server_program "$server") && [ -x "$program" ] ||
@@ -101,12 +99,8 @@ if [ -z "${LF_E2E_DESKTOP_INSIDE:-}" ]; then
       sed "s|@SERVICES@|$tmp/services|" "$here/desktops/session-bus.conf" >"$tmp/session-bus.conf"
       export LF_E2E_DESKTOP_INSIDE=1 LANG=C.UTF-8
       unset LC_ALL WAYLAND_DISPLAY XDG_CURRENT_DESKTOP NO_AT_BRIDGE
-      exec 3>&1 4>&2
-      xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --config-file "$tmp/session-bus.conf" \
-        -- "$BASH" "$0" "$app" >"$E2E_OUT/session-bus.log" 2>&1
-      rc=$?
-      exec 3>&- 4>&-
-      line=$(inner_result "$name/$server" "$rc")
+      run_inside "$app" --config-file "$tmp/session-bus.conf"
+      line=$(inner_result "$name/$server" "$?")
       rc=$?
       echo "$line"
       exit "$rc"
@@ -125,39 +119,20 @@ exec 1>&3 2>&4 3>&- 4>&-
 
 out=$E2E_OUT
 tmp=$E2E_TMP
-cleanup() {
-  cp "$XDG_STATE_HOME/lf-tray/lf-tray.log" "$out/lf-tray.log" 2>/dev/null
-  stop_started
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-fail_setup() {
-  echo "FAIL setup: $*"
-  echo "0 1 0" >"$out/result"
-  exit 1
-}
+end_inside_with
 
 PY=${PY:-/usr/bin/python3}
 "$PY" -c 'import dbus, gi; gi.require_version("Atspi", "2.0")' 2>/dev/null ||
   fail_setup "$PY cannot import dbus, gi and Atspi"
 
 # lf's side, as in run.sh: an empty home, the stand-in lf, the stand-in terminal.
-export LF_HOME=$tmp/lf-home LF_SIM_DIR=$tmp/lf-sim
-mkdir -p "$LF_HOME" "$LF_SIM_DIR" "$tmp/bin"
-ln -s "${LF_STAND_IN:-$(dirname "$app")/lf}" "$tmp/bin/lf"
-export LF_BIN=$tmp/bin/lf
-unset LF_CONTROL_HOME LF_DB_PATH LF_CONTROL_DB_PATH LF_TERMINAL_ID LF_TERMINAL_TTY \
-  LF_RUN_ID LF_RUN_DIR LF_PARENT_RUN_ID LF_HUMAN_SESSION
+stand_in_lf "$tmp" "$app"
+export LF_HOME=$tmp/lf-home
+mkdir -p "$LF_HOME"
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
 export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
 
-rules=("interface='org.freedesktop.Notifications'"
-  "type='method_return',sender='org.freedesktop.Notifications'"
-  "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'")
-setsid dbus-monitor --session "${rules[@]}" >"$out/notifications.log" 2>&1 &
-started $!
-setsid dbus-monitor --session --pcap "${rules[@]}" >"$E2E_NOTIFY_PCAP" 2>"$out/dbus-monitor-pcap.err" &
-started $!
+capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 
 # What the tray host and the app's item say to each other (the host's Activate and
 # ContextMenu, its reading of the menu): desktops.py tells from it whether a click that did
@@ -189,12 +164,5 @@ setsid "$(server_program "$E2E_SERVER")" >"$out/server.log" 2>&1 &
 started $!
 export E2E_SERVER_PID=$!
 
-# What the suite's apps start carries this, and the servers above do not.
-export LF_E2E_AUDIT=$tmp
-
-"$PY" "$here/desktops.py" 2>&1 | tee "$out/e2e.log"
-rc=${PIPESTATUS[0]}
-# No longer passed on: what the script runs from here (the audit, tee) is not the app's.
-export -n LF_E2E_AUDIT
-audit_into "$out/result" "env:LF_E2E_AUDIT=$tmp" | tee -a "$out/e2e.log"
-exit "$rc"
+# The panels and servers above carry no audit mark.
+run_driver "$PY" "$here/desktops.py"
