@@ -220,6 +220,25 @@ fn store_generation(generation: &str, idle: bool) {
         (count("argv.jsonl") - runs_before) as f64 / changes as f64,
         count("argv.jsonl") - runs_before
     );
+    // Changes apart, the tray left alone between them as a person's sessions change: what
+    // one costs in lf runs, the list that rechecks a list someone may have written during
+    // included. 2 s apart: past that recheck (1 s), and short of the safety list.
+    let runs_before = count("argv.jsonl");
+    let apart = 10;
+    for spec in specs.iter().take(apart) {
+        store.activity(&spec.id, Activity::Ask).unwrap();
+        watch.next(|e| e["type"] == "asked" && e["session"]["id"] == spec.id.as_str());
+        std::thread::sleep(Duration::from_secs(2));
+        store.activity(&spec.id, Activity::Working).unwrap();
+        watch.next(|e| e["type"] == "state" && e["session"]["id"] == spec.id.as_str());
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let runs = count("argv.jsonl") - runs_before;
+    println!(
+        "lf runs per change, changes 2 s apart: {:.2} ({runs} runs for {} changes)",
+        runs as f64 / (2 * apart) as f64,
+        2 * apart
+    );
     if generation.starts_with('e') {
         let mut deaths = Vec::with_capacity(DEATHS);
         for spec in specs.iter().take(DEATHS) {
