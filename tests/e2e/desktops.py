@@ -18,12 +18,9 @@ import uuid
 from pathlib import Path
 
 import dbus
-import gi
-
-gi.require_version("Atspi", "2.0")
-from gi.repository import Atspi  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import atspi  # noqa: E402
 from harness import (QUIET_SPELL, Lines, Skipped, ancestors, app_log, changed_box, end_app,  # noqa: E402
                      expect, grab, never, one_terminal, proc_stat, run_checks, wait_for)
 from lfhome import LfHome  # noqa: E402
@@ -144,46 +141,9 @@ class Ctx:
 # --- what is on the screen ----------------------------------------------------------------
 
 
-def atspi_popups(app_name):
-    """Each top-level window of the server's accessible application, as
-    (texts, [(button name, centre)], {text: centre}); the tree is read anew every time."""
-    desktop = Atspi.get_desktop(0)
-    desktop.clear_cache()
-    popups = []
-    for i in range(desktop.get_child_count()):
-        application = desktop.get_child_at_index(i)
-        if application is None or application.get_name() != app_name:
-            continue
-        # Read anew: a server may reuse a window for its next popup, and a cached name
-        # would still show the last one's words.
-        application.clear_cache()
-        for j in range(application.get_child_count()):
-            texts, buttons, where = [], [], {}
-
-            def walk(node, depth=0):
-                if node is None or depth > 20:
-                    return
-                role, text = node.get_role_name(), node.get_name() or ""
-                if role in ("label", "push button"):
-                    ext = node.get_extents(Atspi.CoordType.SCREEN)
-                    centre = (ext.x + ext.width // 2, ext.y + ext.height // 2)
-                    if ext.width > 0 and ext.height > 0 and role == "label":
-                        texts.append(text)
-                        where[text] = centre
-                    elif ext.width > 0 and ext.height > 0 and text:
-                        # The close button is drawn as an icon, without a name.
-                        buttons.append((text, centre))
-                for k in range(node.get_child_count()):
-                    walk(node.get_child_at_index(k), depth + 1)
-            walk(application.get_child_at_index(j))
-            if texts:
-                popups.append((texts, buttons, where))
-    return popups
-
-
 def drawn(ctx, text):
     """The popup the server draws with `text` in one of its labels, or None."""
-    found = [p for p in atspi_popups(ctx.spec["app"]) if any(text in t for t in p[0])]
+    found = [p for p in atspi.popups(ctx.spec["app"]) if any(text in t for t in p[0])]
     return found[0] if found else None
 
 

@@ -94,6 +94,10 @@ capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 mkdir -p "$XDG_DATA_HOME/gnome-shell"
 : >"$XDG_DATA_HOME/gnome-shell/lock-warning-shown"
 # A plain background, so that gnome.py tells a desktop with no banner on it at a glance.
+# The shell's drawing over AT-SPI, as a screen reader reads it: gnome.py reads the banner's
+# buttons there.
+gsettings set org.gnome.desktop.interface toolkit-accessibility true ||
+  fail_setup "gsettings could not turn accessibility on"
 gsettings set org.gnome.desktop.background picture-options none ||
   fail_setup "gsettings could not set the background (dconf on the private bus)"
 # The tray, where asked for: GNOME's AppIndicator extension, enabled as a person does
