@@ -756,6 +756,24 @@ impl Store {
     }
 
     /// How many times any lf ran so far (the stand-in logs each call).
+    /// The lf runs once none has come for two seconds (past the one list that may follow
+    /// a change a second later), within the events' timeout.
+    fn settled_lf_runs(&self) -> usize {
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        loop {
+            let runs = self.lf_runs();
+            std::thread::sleep(QUIET_SECOND * 2);
+            if self.lf_runs() == runs {
+                return runs;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "lf kept running: {} runs",
+                self.lf_runs()
+            );
+        }
+    }
+
     fn lf_runs(&self) -> usize {
         std::fs::read_to_string(self.f.root.join("sim/argv.jsonl"))
             .map(|log| log.lines().count())
@@ -1174,8 +1192,10 @@ fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not(
     assert_eq!(quit["session"]["stopped"], true);
     // Told once: a quiet second brings nothing more about either.
     watch.no_more_session_lines("e2");
-    // And the dead agents, which lf still names, wake nothing: no lf runs while idle.
-    let runs = store.lf_runs();
+    // And the dead agents, which lf still names, wake nothing: no lf runs while idle. The
+    // list that told the quit may be checked once more a second after it (someone may have
+    // written while it ran); from then on, nothing.
+    let runs = store.settled_lf_runs();
     std::thread::sleep(QUIET_SECOND);
     assert_eq!(store.lf_runs(), runs, "lf ran while nothing changed");
 }
