@@ -21,8 +21,8 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import atspi  # noqa: E402
-from harness import (QUIET_SPELL, Lines, Skipped, ancestors, app_log, changed_box, end_app,  # noqa: E402
-                     expect, grab, never, one_terminal, proc_stat, run_checks, wait_for)
+from harness import (QUIET_SPELL, Checks, Lines, Skipped, ancestors, app_log, changed_box,  # noqa: E402
+                     expect, grab, never, one_terminal, proc_stat, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import PROPS, WATCHER, Tray, plain  # noqa: E402
@@ -301,12 +301,8 @@ def needs_item(ctx):
 
 # --- the checks ---------------------------------------------------------------------------
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 @check
@@ -674,14 +670,5 @@ def a_left_click_on_the_icon_shows_the_window(ctx):
     shot(ctx, "window.png")
 
 
-def finish(ctx):
-    end_app(ctx.app)
-
-
-def main():
-    ctx = Ctx()
-    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(Ctx(), CHECKS))

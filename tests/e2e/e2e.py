@@ -26,7 +26,7 @@ import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, QUIET_SPELL, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT,  # noqa: E402,F401
-                     CheckFailed, Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
+                     CheckFailed, Checks, Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -285,12 +285,8 @@ class Ctx:
         return path
 
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 def window_check(fn):

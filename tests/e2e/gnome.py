@@ -17,8 +17,8 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import atspi  # noqa: E402
-from harness import (Lines, Skipped, app_log, changed_box, end_app, expect, one_terminal, proc_stat,  # noqa: E402
-                     run_checks, wait_for)
+from harness import (Checks, Lines, Skipped, app_log, changed_box, expect, one_terminal, proc_stat,  # noqa: E402
+                     run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import WATCHER, Tray  # noqa: E402
@@ -84,12 +84,8 @@ def shot(ctx, name):
     subprocess.run(["import", "-window", "root", str(ctx.out / name)], timeout=20, check=False)
 
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 @check
@@ -314,14 +310,5 @@ else:
               f"stderr warnings: {stderr[:3] or 'none'}", flush=True)
 
 
-def finish(ctx):
-    end_app(ctx.app)
-
-
-def main():
-    ctx = Ctx()
-    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(Ctx(), CHECKS))

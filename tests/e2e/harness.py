@@ -147,6 +147,21 @@ def unmarked(argv):
     return argv, None
 
 
+class Checks(list):
+    """A driver's checks, in the order they are defined; `check = CHECKS.add` is the
+    decorator that lists one."""
+
+    def add(self, fn):
+        self.append(fn)
+        return fn
+
+
+def run_suite(ctx, checks, finish=None):
+    """A driver's main: its checks on `ctx`, the counts in ctx.out/result, and its app ended
+    after them (or `finish(ctx)`, for a driver that leaves more behind)."""
+    return run_checks(checks, ctx, ctx.out / "result", finish or (lambda ctx: end_app(ctx.app)))
+
+
 def one_terminal(terminals, since, sid, cwd, by="the click", timeout=STEP_TIMEOUT):
     """What `by` opened after the stand-in terminal's first `since` launches (its
     `Lines` log): exactly one terminal, running lf's session verb for sid in cwd; a second

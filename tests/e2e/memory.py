@@ -18,16 +18,12 @@ from pathlib import Path
 
 import e2e
 from e2e import Ctx
-from harness import QUIET_SPELL, START_TIMEOUT, expect, run_checks, wait_for
+from harness import QUIET_SPELL, START_TIMEOUT, Checks, expect, run_checks, wait_for
 
 HERE = Path(__file__).resolve().parent
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 class Memory(Ctx):

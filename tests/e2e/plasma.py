@@ -17,8 +17,8 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, Lines, app_log, end_app, expect, never, one_terminal,  # noqa: E402
-                     run_checks, wait_for)
+from harness import (QUIET_SPELL, Checks, Lines, app_log, expect, never, one_terminal,  # noqa: E402
+                     run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import Tray  # noqa: E402
@@ -166,12 +166,8 @@ def pointer_away():
 
 # --- the checks ---------------------------------------------------------------------------
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 @check
@@ -472,14 +468,5 @@ def tray_registrations_per_change(ctx):
     expect(ctx.tray.item_of_pid(ctx.app.pid), "the item is no longer on the watcher")
 
 
-def finish(ctx):
-    end_app(ctx.app)
-
-
-def main():
-    ctx = Ctx()
-    return run_checks(CHECKS, ctx, ctx.out / "result", finish)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(Ctx(), CHECKS))

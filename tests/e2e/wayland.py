@@ -21,7 +21,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
-                     app_log, become_subreaper, end, environ, expect, expect_session_call, open_calls,
+                     Checks, app_log, become_subreaper, end, environ, expect, expect_session_call, open_calls,
                      own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
@@ -138,12 +138,8 @@ class Ctx:
         return call, foot
 
 
-CHECKS = []
-
-
-def check(fn):
-    CHECKS.append(fn)
-    return fn
+CHECKS = Checks()
+check = CHECKS.add
 
 
 @check
