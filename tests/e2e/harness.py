@@ -162,6 +162,41 @@ def run_suite(ctx, checks, finish=None):
     return run_checks(checks, ctx, ctx.out / "result", finish or (lambda ctx: end_app(ctx.app)))
 
 
+# A popup's buttons, as drawn: Breeze (Plasma) and LXQt's style fill a button lighter than
+# the popup around it. The bottom strip of a popup holds its buttons (about 30 px high).
+BUTTON_STRIP = 44
+# A button is at least this wide (the narrowest word, with the styles' margins, is ~45 px);
+# a lighter run shorter than that is a glyph's gap or an edge's antialiasing.
+BUTTON_MIN_WIDTH = 24
+
+
+def lighter_buttons(popup):
+    """The buttons drawn in the popup window's box (x, y, w, h), left to right, as the
+    centres of the runs lighter than the popup's own background on the scanline of its
+    bottom strip that crosses the most of them; read off the screen."""
+    x, y, w, h = popup
+    top = y + h - BUTTON_STRIP
+    raw = subprocess.run(["import", "-window", "root", "-crop", f"{w}x{BUTTON_STRIP}+{x}+{top}", "-depth", "8",
+                          "rgb:-"], capture_output=True, check=True, timeout=20).stdout
+    light = lambda i: sum(raw[i * 3:i * 3 + 3])  # noqa: E731
+    # The popup's background: its left margin, where nothing is drawn.
+    background = light((BUTTON_STRIP // 2) * w + 2)
+    best = []
+    for row in range(BUTTON_STRIP):
+        runs, start = [], None
+        for col in range(w + 1):
+            lighter = col < w and light(row * w + col) > background + 12
+            if lighter and start is None:
+                start = col
+            elif not lighter and start is not None:
+                if col - start >= BUTTON_MIN_WIDTH:
+                    runs.append((x + (start + col) // 2, top + row))
+                start = None
+        if len(runs) > len(best):
+            best = runs
+    return best
+
+
 def one_terminal(terminals, since, sid, cwd, by="the click", timeout=STEP_TIMEOUT):
     """What `by` opened after the stand-in terminal's first `since` launches (its
     `Lines` log): exactly one terminal, running lf's session verb for sid in cwd; a second

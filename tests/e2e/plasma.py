@@ -17,8 +17,8 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, Checks, Lines, app_log, expect, never, one_terminal,  # noqa: E402
-                     run_suite, wait_for)
+from harness import (QUIET_SPELL, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
+                     one_terminal, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import Tray  # noqa: E402
@@ -276,41 +276,6 @@ def one_click_on_the_popup_opens_one_terminal(ctx):
     gone(ctx, n)
 
 
-# Plasma's buttons, as drawn: Breeze fills a button lighter than the popup around it. The
-# bottom strip of a popup holds its buttons (about 30 px high, 6 px above the edge).
-BUTTON_STRIP = 44
-# A button is at least this wide (the narrowest word, with Breeze's margins, is ~45 px); a
-# lighter run shorter than that is a glyph's gap or an edge's antialiasing.
-BUTTON_MIN_WIDTH = 24
-
-
-def drawn_buttons(popup):
-    """The buttons Plasma draws in the popup window (x, y, w, h), left to right, as the
-    centres of the runs lighter than the popup's own background on the scanline of the
-    strip that crosses the most of them; read from the screen."""
-    x, y, w, h = popup
-    top = y + h - BUTTON_STRIP
-    raw = subprocess.run(["import", "-window", "root", "-crop", f"{w}x{BUTTON_STRIP}+{x}+{top}", "-depth", "8",
-                          "rgb:-"], capture_output=True, check=True, timeout=20).stdout
-    light = lambda i: sum(raw[i * 3:i * 3 + 3])  # noqa: E731
-    # The popup's background: its left margin, where nothing is drawn.
-    background = light((BUTTON_STRIP // 2) * w + 2)
-    best = []
-    for row in range(BUTTON_STRIP):
-        runs, start = [], None
-        for col in range(w + 1):
-            lighter = col < w and light(row * w + col) > background + 12
-            if lighter and start is None:
-                start = col
-            elif not lighter and start is not None:
-                if col - start >= BUTTON_MIN_WIDTH:
-                    runs.append((x + (start + col) // 2, top + row))
-                start = None
-        if len(runs) > len(best):
-            best = runs
-    return best
-
-
 @check
 def the_popups_two_buttons_are_open_and_dismiss(ctx):
     """Plasma draws no button for `default` (a click on the body is it): an ask's popup has
@@ -323,8 +288,8 @@ def the_popups_two_buttons_are_open_and_dismiss(ctx):
         n = wait_for(lambda: ctx.notes.find(lambda n: title in n.body), "the app's Notify on the bus")[-1]
         wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
         popup, = steady(ctx.popups)
-        buttons = wait_for(lambda: (lambda b: b if len(b) == 2 else None)(drawn_buttons(popup)),
-                           lambda: f"the popup {popup} to draw two buttons; drawn: {drawn_buttons(popup)}")
+        buttons = wait_for(lambda: (lambda b: b if len(b) == 2 else None)(lighter_buttons(popup)),
+                           lambda: f"the popup {popup} to draw two buttons; drawn: {lighter_buttons(popup)}")
         shot(ctx, f"buttons-{key}.png")
         launched = len(ctx.terminal.json())
         xdotool("mousemove", *buttons[0 if key == "open" else 1], "click", 1)
