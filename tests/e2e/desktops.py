@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import dbus
@@ -24,7 +23,7 @@ import atspi  # noqa: E402
 from harness import (QUIET_SPELL, Checks, Lines, Skipped, ancestors, app_log, changed_box,  # noqa: E402
                      expect, grab, lighter_buttons, never, one_terminal, proc_stat, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
-from notifications import IFACE, NotificationLog  # noqa: E402
+from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
 from tray import PROPS, WATCHER, Tray, plain  # noqa: E402
 
 # The app's start as in harness.py, doubled: the servers start beside it on the same
@@ -107,22 +106,13 @@ class Ctx:
         self.pids = {}  # bus connection → pid, as pid_of found them
 
     def ask(self, label):
-        sid = f"ask_{label}_{uuid.uuid4().hex[:12]}"
-        cwd = self.tmp / "work" / label
-        cwd.mkdir(parents=True, exist_ok=True)
-        title = f"{self.server} {label} {sid[-6:]}"
-        self.home.write_ask(sid, title=title, prompt=f"{title}\nWhat now?", cwd=cwd, detail=label)
-        return sid, title, cwd
+        return self.home.ask(self.tmp / "work", self.server, label)
 
     def ours(self):
         return self.notes.find(lambda n: n.app_name == "Loopflow Tray")
 
     def control(self, summary, timeout):
-        """A popup of another app, sent by the harness: what the server does by itself."""
-        server = self.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
-        return int(server.Notify("e2e control", dbus.UInt32(0), "", summary, "from the harness",
-                                 dbus.Array([], signature="s"), dbus.Dictionary({}, signature="sv"),
-                                 dbus.Int32(timeout), dbus_interface=IFACE))
+        return control_popup(self.bus, summary, timeout)
 
     def log_since_start(self):
         return "\n".join(app_log().messages())

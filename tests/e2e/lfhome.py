@@ -41,6 +41,16 @@ class LfHome:
     def ask_path(self, ask_id) -> Path:
         return self.asks_dir / f"{ask_id}.json"
 
+    def ask(self, work, prefix, label):
+        """A fresh Ask in a directory of its own under `work`, titled `prefix label` and a
+        piece of its id (so each check's popups are told apart): (id, title, cwd)."""
+        sid = f"ask_{label}_{uuid.uuid4().hex[:12]}"
+        cwd = work / label
+        cwd.mkdir(parents=True, exist_ok=True)
+        title = f"{prefix} {label} {sid[-6:]}"
+        self.write_ask(sid, title=title, prompt=f"{title}\nWhat now?", cwd=cwd, detail=label)
+        return sid, title, cwd
+
     def write_ask(self, ask_id, *, title, prompt, cwd, detail="Human ask",
                   ready_summary=None, status="waiting"):
         """A generation-A Ask record, as `lf ask` writes it before a session is attached."""

@@ -48,6 +48,16 @@ class Notification:
         return f"#{self.id} {self.summary!r} / {self.body!r} actions={self.action_keys()}"
 
 
+def control(bus, summary, timeout):
+    """A popup of another app, sent by the harness to show what the server does by itself
+    with one (`timeout`: its expire_timeout); its id."""
+    import dbus
+    server = bus.get_object(IFACE, "/org/freedesktop/Notifications")
+    return int(server.Notify("e2e control", dbus.UInt32(0), "", summary, "from the harness",
+                             dbus.Array([], signature="s"), dbus.Dictionary({}, signature="sv"),
+                             dbus.Int32(timeout), dbus_interface=IFACE))
+
+
 class NotificationLog:
     """Incrementally reads a growing pcap file written by dbus-monitor."""
 

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import dbus
@@ -20,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (QUIET_SPELL, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
                      one_terminal, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
-from notifications import IFACE, NotificationLog  # noqa: E402
+from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
 from tray import Tray  # noqa: E402
 
 # plasmashell's start, to its notification server and tray, took 2–3 s on the idle
@@ -62,12 +61,7 @@ class Ctx:
         self.bare_panel = None  # the panel's pixels before the app started
 
     def ask(self, label):
-        sid = f"ask_{label}_{uuid.uuid4().hex[:12]}"
-        cwd = self.tmp / "work" / label
-        cwd.mkdir(parents=True, exist_ok=True)
-        title = f"Plasma {label} {sid[-6:]}"
-        self.home.write_ask(sid, title=title, prompt=f"{title}\nWhat now?", cwd=cwd, detail=label)
-        return sid, title, cwd
+        return self.home.ask(self.tmp / "work", "Plasma", label)
 
     def ours(self):
         return self.notes.find(lambda n: n.app_name == "Loopflow Tray")
@@ -76,10 +70,7 @@ class Ctx:
         return self.bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
 
     def control(self, summary, timeout):
-        """A popup of another app, sent by the harness: what the server does by itself."""
-        return int(self.server().Notify("e2e control", dbus.UInt32(0), "", summary, "from the harness",
-                                        dbus.Array([], signature="s"), dbus.Dictionary({}, signature="sv"),
-                                        dbus.Int32(timeout), dbus_interface=IFACE))
+        return control_popup(self.bus, summary, timeout)
 
     def popups(self):
         return windows(self.shell, "NOTIFICATION")
