@@ -631,14 +631,19 @@ async fn follow<R: Runtime>(
         // No popup for a turn handed back in the terminal the person is looking at. The
         // desktop says so, and a terminal may take seconds to answer (`kitty @ ls`): asked
         // here, not under the popups' lock, which the tray's clicks take too.
-        let looked: Vec<&SessionRecord> = {
+        let asked: Vec<&SessionRecord> = batch
+            .iter()
+            .filter_map(|event| match event {
+                Event::Asked { session, .. } => Some(session),
+                _ => None,
+            })
+            .collect();
+        let looked: Vec<&SessionRecord> = if asked.is_empty() {
+            Vec::new()
+        } else {
             let terminals = lock(&shell.terminals).clone();
-            batch
-                .iter()
-                .filter_map(|event| match event {
-                    Event::Asked { session, .. } => Some(session),
-                    _ => None,
-                })
+            asked
+                .into_iter()
                 .filter(|session| {
                     let seen = focus::looking_at(session, &terminals);
                     if seen {
