@@ -44,7 +44,13 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
                 } else {
                     a.label.clone()
                 },
-                help: a.help.clone(),
+                help: match lf_tray_core::actions::moves_from(record, &a.kind) {
+                    Some(warning) => Some(match &a.help {
+                        Some(help) if !help.is_empty() => format!("{help}. {warning}"),
+                        _ => warning.to_string(),
+                    }),
+                    None => a.help.clone(),
+                },
                 enabled: reason.is_none(),
                 unavailable_reason: reason,
                 text_hint: text_hint(&a.kind).map(Into::into),

@@ -30,6 +30,7 @@ use lf_tray_core::terminal::place::{
 };
 use lf_tray_core::terminal::tab::{self, Tab};
 use lf_tray_core::SessionRecord;
+use lf_tray_surface::policy::Focus;
 
 /// The desktop's way of listing and focusing windows.
 enum Desktop {
@@ -102,7 +103,14 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
     // Only the person's own processes: a client of someone else's is not theirs to go to.
     let processes = Processes::read(Path::new("/proc"), uid);
     let ids = terminal_ids(record);
-    let clients = processes.clients(&record.id, &ids);
+    let mut clients = processes.clients(&record.id, &ids);
+    // Today's lf runs the agent as its own child on the person's terminal, and no
+    // command line need name the session (§10.6): the agent's process is where it runs.
+    if let Some(pid) = record.agent.as_ref().and_then(|a| a.pid) {
+        if processes.get(pid).is_some() && !clients.contains(&pid) {
+            clients.push(pid);
+        }
+    }
     if clients.is_empty() {
         return None;
     }
@@ -232,16 +240,16 @@ pub fn where_it_runs(record: &SessionRecord, terminals: &Terminals) -> Option<St
 
 /// Whether the window (or tmux pane, in the active window of the client showing it)
 /// holding `record`'s client has the focus now.
-pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> bool {
-    if !record.attached() {
-        return false;
+pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> Focus {
+    if !record.in_terminal() {
+        return Focus::Elsewhere;
     }
     let desktop = Desktop::current();
     let Some(active) = desktop.active() else {
-        return false;
+        return Focus::Unknown;
     };
     let Some(place) = locate(record, terminals, &desktop) else {
-        return false;
+        return Focus::Unknown;
     };
     let window_seen = match &place.holder {
         Holder::Window { window, .. } => *window == Some(active),
@@ -249,7 +257,11 @@ pub fn looking_at(record: &SessionRecord, terminals: &Terminals) -> bool {
     };
     // Its window focused, but showing another tab: not looked at. A terminal that
     // cannot be asked leaves the window's answer as it is.
-    window_seen && place.tab.as_ref().and_then(tabs::shown) != Some(false)
+    if window_seen && place.tab.as_ref().and_then(tabs::shown) != Some(false) {
+        Focus::Looking
+    } else {
+        Focus::Elsewhere
+    }
 }
 
 /// Run a helper program (tmux, swaymsg) with separate arguments and no shell; its stdout,

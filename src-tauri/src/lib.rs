@@ -48,6 +48,7 @@ use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
+use lf_tray_surface::policy::Focus;
 use lf_tray_surface::route::{destination, Click, Destination};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
@@ -638,25 +639,25 @@ async fn follow<R: Runtime>(
                 _ => None,
             })
             .collect();
-        let looked: Vec<&SessionRecord> = if asked.is_empty() {
+        let focus: Vec<(&SessionRecord, Focus)> = if asked.is_empty() {
             Vec::new()
         } else {
             let terminals = lock(&shell.terminals).clone();
             asked
                 .into_iter()
-                .filter(|session| {
-                    let seen = focus::looking_at(session, &terminals);
-                    if seen {
+                .map(|session| {
+                    let focus = focus::looking_at(session, &terminals);
+                    if focus == Focus::Looking {
                         tracing::info!("LOOKING_AT session={}: no popup", session.id);
                     }
-                    seen
+                    (session, focus)
                 })
                 .collect()
         };
         let effects = {
             let now = Clock::system();
             let mut popups = lock(&shell.popups);
-            popups.set_looked_at(looked);
+            popups.set_focus(focus);
             if batch.is_empty() {
                 popups.flush(now, &prefs)
             } else {

@@ -60,14 +60,19 @@ fn views(
         .map(|(group, record)| {
             let key = history::key(record);
             let mut buttons = actions::buttons(record);
-            let attached = record.attached() && record.machine.is_none();
-            if attached && reach == Reach::Button {
+            let shown = record.in_terminal() && record.machine.is_none();
+            if shown && reach == Reach::Button {
                 buttons.insert(0, go_to_button());
             }
-            SessionView {
-                runs_in: (attached && reach == Reach::Say)
+            let runs_in = if record.headless() {
+                Some(lf_tray_surface::notice::HEADLESS.to_string())
+            } else {
+                (shown && reach == Reach::Say)
                     .then(|| runs_in(record))
-                    .flatten(),
+                    .flatten()
+            };
+            SessionView {
+                runs_in,
                 buttons,
                 question: board::question(record),
                 repo_name: (record.presents() == Presents::Waits)

@@ -123,6 +123,24 @@ pub fn unavailable(record: &SessionRecord, action: &Action) -> Option<String> {
         .then(|| "lf gave no command to open this session.".to_string())
 }
 
+/// What Move here does to where the session's agent runs, which lf's own help does not
+/// say (generation E2, loopflow-model.md §10.6): a live agent in another terminal is
+/// stopped there, and a headless one goes on while a second conversation starts here.
+pub fn moves_from(record: &SessionRecord, kind: &ActionKind) -> Option<&'static str> {
+    let agent = record.agent.as_ref()?;
+    if *kind != ActionKind::MoveHere || record.state != State::Active {
+        return None;
+    }
+    Some(match agent.runs {
+        crate::Runs::Headless => {
+            "It runs headless: Move here starts a second conversation here beside it, and the headless run goes on"
+        }
+        crate::Runs::Terminal | crate::Runs::Unknown => {
+            "Move here stops the agent in its other terminal (text typed there and not sent is lost) and resumes the conversation here"
+        }
+    })
+}
+
 /// The guard between a request and the world: `kind` must be an available action of this
 /// session (its `actions`, as the engine completed them), and an action that needs text
 /// must have some. Anything else is refused with a sentence to show.

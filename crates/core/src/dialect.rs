@@ -88,9 +88,10 @@ pub struct Dialect {
     /// exit), to be told once when nobody was attached; before E, `closed` in a list meant
     /// an Ask's client left while the caller still waits.
     pub closed_means_stopped: bool,
-    /// Records name the agent's process (`agent_process_id`): the tray watches it exit,
-    /// since lf writes nothing when an agent dies.
-    pub agent_pids: bool,
+    /// Records name the agent's process by lf's id (`agent_process_id`, E2): the tray maps
+    /// it to a pid with lf's process list and watches it exit, since lf writes nothing
+    /// when an agent dies together with its lf.
+    pub agent_ids: bool,
 }
 
 /// Generations A and B (and an unknown lf): lf's defaults list every session already.
@@ -123,7 +124,7 @@ impl Dialect {
             quiet: false,
             flow_decision: FlowDecision::ApproveIterate,
             closed_means_stopped: false,
-            agent_pids: false,
+            agent_ids: false,
         };
         let store = Dialect {
             session_files: false,
@@ -159,7 +160,7 @@ impl Dialect {
                 quiet: true,
                 flow_decision: FlowDecision::LfOwn,
                 closed_means_stopped: true,
-                agent_pids: true,
+                agent_ids: true,
                 ..store
             },
         }
@@ -212,19 +213,20 @@ impl Dialect {
         (verbs.contains(&"resume") || verbs.contains(&"ensure")) && !verbs.contains(&"complete")
     }
 
-    /// The agent process a record names, where this lf names one and it may still be
-    /// alive: a positive pid, on a session lf does not already read `closed` (its agent
-    /// is gone, and there is no exit left to wait for).
-    pub fn agent_pid(&self, record: &SessionRecord) -> Option<i32> {
-        if !self.agent_pids || record.state == crate::State::Closed {
+    /// The agent process a record names, by lf's id, where this lf names one and it may
+    /// still be alive: not on a session lf already reads `closed` (its agent is gone, and
+    /// there is no exit left to wait for). lf's id is a UUID string (§10.6); anything else
+    /// names no process the tray could find.
+    pub fn agent_id<'r>(&self, record: &'r SessionRecord) -> Option<&'r str> {
+        if !self.agent_ids || record.state == crate::State::Closed {
             return None;
         }
         record
             .extra
             .get("agent_process_id")?
-            .as_i64()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .filter(|pid| *pid > 0)
+            .as_str()
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
     }
 }
 
@@ -329,28 +331,28 @@ mod tests {
         // E's scoped reader would sync the person's issue tracker: never started.
         let e = Dialect::of(Generation::E);
         assert_eq!(e.follow, Follow::Store);
-        assert!(e.quiet && e.closed_means_stopped && e.agent_pids);
+        assert!(e.quiet && e.closed_means_stopped && e.agent_ids);
         assert!(!Dialect::of(Generation::D).closed_means_stopped);
     }
 
     #[test]
-    fn agent_pids_only_where_lf_names_them() {
+    fn agent_ids_only_where_lf_names_them() {
+        const ID: &str = "44444444-4444-4444-8444-444444444444";
         let mut record = crate::session::test_record("s", None, crate::State::Active);
-        record.extra.insert("agent_process_id".into(), 4242.into());
-        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), Some(4242));
-        assert_eq!(Dialect::of(Generation::D).agent_pid(&record), None);
+        record.extra.insert("agent_process_id".into(), ID.into());
+        let e = Dialect::of(Generation::E);
+        assert_eq!(e.agent_id(&record), Some(ID));
+        assert_eq!(Dialect::of(Generation::D).agent_id(&record), None);
+        record.state = crate::State::Other("interrupted".into());
+        assert_eq!(e.agent_id(&record), Some(ID), "E2a's interrupted");
         record.state = crate::State::Closed;
-        assert_eq!(
-            Dialect::of(Generation::E).agent_pid(&record),
-            None,
-            "known dead"
-        );
+        assert_eq!(e.agent_id(&record), None, "known dead");
         record.state = crate::State::Active;
-        record
-            .extra
-            .insert("agent_process_id".into(), serde_json::Value::Null);
-        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), None);
-        record.extra.insert("agent_process_id".into(), (-1).into());
-        assert_eq!(Dialect::of(Generation::E).agent_pid(&record), None);
+        for nothing in [serde_json::Value::Null, "".into(), "  ".into(), 4242.into()] {
+            record
+                .extra
+                .insert("agent_process_id".into(), nothing.clone());
+            assert_eq!(e.agent_id(&record), None, "{nothing}");
+        }
     }
 }

@@ -276,6 +276,21 @@ impl Lf {
         }))
     }
 
+    /// The processes lf knows (generation E2): `lf monitor ps --json`, or on a build
+    /// without it `lf monitor active --json`. Read-only, as any lf run it records its own
+    /// Process row.
+    pub async fn processes(&self) -> Result<Vec<crate::agent::Process>, LfError> {
+        let ps = match self.run(&["monitor", "ps", "--json"]).await {
+            Ok(out) => out,
+            Err(LfError::Failed { .. }) => {
+                let out = self.run(&["monitor", "active", "--json"]).await?;
+                return crate::agent::decode_active(&out).map_err(LfError::BadOutput);
+            }
+            Err(e) => return Err(e),
+        };
+        crate::agent::decode_ps(&ps).map_err(LfError::BadOutput)
+    }
+
     /// `lf monitor work --watch --json`, ready to spawn, with pipes for its requests and
     /// frames. It ends when its stdin closes, and is killed if dropped.
     pub fn monitor_command(&self) -> Command {

@@ -3,6 +3,7 @@
 //! launcher that opens a session where the user works.
 
 pub mod actions;
+mod agent;
 mod ask;
 pub mod child;
 mod dialect;
@@ -28,5 +29,6 @@ pub use dialect::{Dialect, FlowDecision, Follow, Generation};
 pub use event::{Event, Warning};
 pub use home::Home;
 pub use session::{
-    Action, ActionKind, Kind, Presents, Reason, SessionKey, SessionRecord, State, WorkRef,
+    Action, ActionKind, Agent, Kind, Presents, Reason, Runs, SessionKey, SessionRecord, State,
+    WorkRef,
 };

@@ -155,6 +155,19 @@ fn command_names_harness(command: &[u8], harness: &str) -> bool {
         })
 }
 
+/// The process's start in Unix seconds, or `None` if it is not running (gone, or a zombie
+/// waiting to be reaped).
+#[cfg(target_os = "linux")]
+pub(crate) fn start_time(pid: i32) -> Option<f64> {
+    procfs::start_time(pid)
+}
+
+/// Whether the process has a controlling terminal; `None` if it is not running.
+#[cfg(target_os = "linux")]
+pub(crate) fn has_terminal(pid: i32) -> Option<bool> {
+    procfs::has_terminal(pid)
+}
+
 #[cfg(target_os = "linux")]
 mod procfs {
     use super::{command_names_harness, started_near, ProviderClient};
@@ -170,19 +183,31 @@ mod procfs {
             .is_ok_and(|command| command_names_harness(&command, harness))
     }
 
+    /// The fields of `/proc/PID/stat` after `comm` (field 2, in parentheses, which may
+    /// itself hold spaces and `)`), from field 3, the state, on; `None` for a process
+    /// that is not running (gone, or a zombie waiting to be reaped).
+    fn stat_fields(pid: i32) -> Option<Vec<String>> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after_comm = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<String> = after_comm
+            .split_ascii_whitespace()
+            .map(str::to_string)
+            .collect();
+        // Z is a zombie, X dead.
+        (!matches!(fields.first()?.as_str(), "Z" | "X")).then_some(fields)
+    }
+
+    /// Field 7, `tty_nr`: 0 for a process without a controlling terminal.
+    pub(super) fn has_terminal(pid: i32) -> Option<bool> {
+        let tty: i64 = stat_fields(pid)?.get(4)?.parse().ok()?;
+        Some(tty != 0)
+    }
+
     /// The process's start in Unix seconds, or `None` if it is not running (gone, or a
     /// zombie waiting to be reaped).
-    fn start_time(pid: i32) -> Option<f64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `comm` (field 2) is in parentheses and may itself hold spaces and `)`.
-        let after_comm = &stat[stat.rfind(')')? + 1..];
-        let mut fields = after_comm.split_ascii_whitespace();
-        // Field 3, the state: Z is a zombie, X dead.
-        if matches!(fields.next()?, "Z" | "X") {
-            return None;
-        }
+    pub(super) fn start_time(pid: i32) -> Option<f64> {
         // Field 22, `starttime`, in clock ticks since boot.
-        let ticks: u64 = fields.nth(18)?.parse().ok()?;
+        let ticks: u64 = stat_fields(pid)?.get(19)?.parse().ok()?;
         Some(boot_time()? as f64 + ticks as f64 / clock_ticks_per_second()? as f64)
     }
 

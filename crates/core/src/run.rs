@@ -260,6 +260,7 @@ impl Run {
             needs_you: false,
             reason: None,
             stopped: false,
+            agent: None,
             prompt: None,
             created_at: Some(self.manifest.created_at),
             extra: serde_json::Map::new(),

@@ -181,6 +181,14 @@ pub struct SessionRecord {
     /// the engine for the lf in use; lf never sends it.
     #[serde(default)]
     pub stopped: bool,
+    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
+    /// engine found it on this machine: set by the engine; lf never sends it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
+    pub agent: Option<Agent>,
     /// The Ask's full question. Only the files carry it; lf's list does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -191,6 +199,54 @@ pub struct SessionRecord {
     /// Every other field lf sent, kept as it was.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
+}
+
+/// A session's agent process (generation E2): lf's id for it and, once lf's process list
+/// named it, its pid here and whether it has a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Agent {
+    /// lf's Process id (a UUID), never an OS pid.
+    pub id: String,
+    /// Its process on the session's machine; `None` until lf's process list named it,
+    /// or where lf cannot say.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Where it runs, as far as the tray knows.
+    #[serde(default)]
+    pub runs: Runs,
+}
+
+/// Where an agent runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runs {
+    /// On a terminal (its controlling tty): a person's terminal, a tmux pane, a pane of
+    /// Loopflow.app. The tray goes there.
+    Terminal,
+    /// With no terminal anyone types in (`lf -b`, a Flow step).
+    Headless,
+    /// Not known (yet): lf did not name its process, or it is on another machine.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl Agent {
+    /// Whether it runs headless, as far as the tray knows.
+    pub fn headless(&self) -> bool {
+        self.runs == Runs::Headless
+    }
+}
+
+/// A field the tray adds to lf's records, read back from another tray (a machine's
+/// `lf-tray watch --json`): one it cannot read is left out rather than losing the record.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 /// Why an agent waits, as it reported itself: the newest `blocked` record of its
@@ -308,17 +364,42 @@ impl SessionRecord {
     /// terminal id, or offers Move here (which moves it from that client), or, where the
     /// record names no agent process, its state says `active` (before generation E that
     /// meant a client; on E an agent that lives).
+    ///
+    /// A record that names its agent process (generation E2) offers Move here for every
+    /// live agent, and reads `active` for it, terminal or not (loopflow-model.md §10.6):
+    /// there only a listed terminal id counts. Where the agent itself runs is
+    /// [`SessionRecord::agent`]'s to say.
     pub fn attached(&self) -> bool {
         let terminals = self
             .extra
             .get("terminal_ids")
             .and_then(Value::as_array)
             .is_some_and(|ids| !ids.is_empty());
+        if self.extra.contains_key("agent_process_id") {
+            return terminals;
+        }
         let move_here = self
             .action(&ActionKind::MoveHere)
             .is_some_and(|a| a.unavailable_reason.is_none());
-        let active = self.state == State::Active && !self.extra.contains_key("agent_process_id");
+        let active = self.state == State::Active;
         terminals || move_here || active
+    }
+
+    /// Whether a terminal shows it now that the tray can go to: one attached to it, or
+    /// the terminal its agent runs on (E2: lf's child on the person's terminal, where no
+    /// terminal id is listed).
+    pub fn in_terminal(&self) -> bool {
+        self.attached()
+            || self
+                .agent
+                .as_ref()
+                .is_some_and(|a| a.runs == Runs::Terminal)
+    }
+
+    /// Its agent runs headless: no terminal shows it, and Move here would start a second
+    /// conversation beside it rather than move it (lf's fallback, §10.6).
+    pub fn headless(&self) -> bool {
+        self.agent.as_ref().is_some_and(Agent::headless)
     }
 
     /// Where the work is, for a record that says (generation D, and C's lists): lf's
@@ -525,6 +606,7 @@ pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> Session
         needs_you: false,
         reason: None,
         stopped: false,
+        agent: None,
         prompt: None,
         created_at: None,
         extra: Default::default(),

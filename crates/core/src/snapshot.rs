@@ -551,18 +551,23 @@ mod generation_e {
         status: Value,
         attached: bool,
     ) -> SessionRecord {
+        // As lf (E2) lists it (§10.6): the actions follow the state, so a live agent
+        // offers Move here whatever its terminal; only a listed terminal id is attached.
+        let live = state == "active";
         let mut actions = vec![json!({"kind": "open", "label": "Open here", "help": null,
-            "unavailable_reason": attached.then_some("This Session is active in another terminal; use Move here to transfer it")})];
-        if attached {
+            "unavailable_reason": live.then_some("This Session is active in another terminal; use Move here to transfer it")})];
+        if live {
             actions.push(json!({"kind": "move_here", "label": "Move here", "help": null, "unavailable_reason": null}));
         }
+        let terminals: Vec<&str> = if attached { vec!["T-1"] } else { vec![] };
         serde_json::from_value(json!({
             "attention": attention, "id": id, "workspace": {"worktree": "/src/app"},
             "interactive": true, "actions": actions, "title": format!("title {id}"),
             "title_source": "generated", "flow_membership": {"kind": "independent"},
             "detail": "claude:opus", "provider": "claude", "cwd": "/src/app/sub", "state": state,
             "ready_summary": null, "open_argv": ["/usr/bin/env", "/lf", "session", "connect", id],
-            "terminal_ids": [], "program_status": status, "agent_process_id": 4242
+            "terminal_ids": terminals, "program_status": status,
+            "agent_process_id": "44444444-4444-4444-8444-444444444444"
         }))
         .unwrap()
     }
@@ -692,7 +697,10 @@ mod generation_e {
             unreachable!()
         };
         assert_eq!(previous, &State::Active);
-        // Attached: the person quit it in their terminal; a state line only.
+        // Move here is offered for every live agent on E2: that is no terminal.
+        assert!(!working.get("S").unwrap().attached());
+        // Attached (lf lists a terminal of the person's): they quit it there; a state
+        // line only.
         let attached = only(e("S", None, "active", Value::Null, true));
         assert!(attached.get("S").unwrap().attached());
         assert_eq!(types(&attached.diff(&dead, now)), ["state"]);

@@ -26,6 +26,7 @@ pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         needs_you: false,
         reason: None,
         stopped: false,
+        agent: None,
         prompt: None,
         created_at: None,
         extra: Default::default(),
@@ -75,17 +76,30 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
     )
 }
 
+/// lf's Process id of the agent in [`record_e`].
+pub const AGENT_ID: &str = "44444444-4444-4444-8444-444444444444";
+
 /// A generation-E record: D's, with the agent's own status and its process.
 pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value) -> SessionRecord {
     let mut record = record_d(id, state, waiting);
     record.extra.insert("program_status".into(), status);
     record
         .extra
-        .insert("agent_process_id".into(), serde_json::json!(4242));
+        .insert("agent_process_id".into(), serde_json::json!(AGENT_ID));
     lf_tray_core::snapshot::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
     )
+}
+
+/// That record with its agent found on this machine, running as `runs` says.
+pub fn with_agent(mut record: SessionRecord, runs: lf_tray_core::Runs) -> SessionRecord {
+    record.agent = Some(lf_tray_core::Agent {
+        id: AGENT_ID.into(),
+        pid: Some(4242),
+        runs,
+    });
+    record
 }
 
 /// `program_status` with one `blocked` report of this kind.

@@ -272,6 +272,10 @@ pub fn asked(record: &SessionRecord) -> Notice {
     session_notice(record, NoticeKind::Asked, summary, body, false)
 }
 
+/// Said of an agent that runs with no terminal: the click shows the window, where lf's
+/// Move here is, rather than a terminal.
+pub const HEADLESS: &str = "It runs headless: no terminal shows it.";
+
 /// A conversation whose agent handed its turn back (generation D and later). Where the
 /// agent said why (generation E): `claude asks permission · <title>`, the body its own
 /// words, then the title and where the work is. Otherwise lf says only that it waits:
@@ -292,6 +296,9 @@ fn waits(record: &SessionRecord) -> Notice {
     let summary = one_line(&summary, MAX_SUMMARY);
     lines.push(title(record).to_string());
     lines.extend(record.work());
+    if record.headless() {
+        lines.push(HEADLESS.to_string());
+    }
     let body = lines
         .iter()
         .map(|line| escape(&one_line(line, MAX_TITLE)))
@@ -532,6 +539,26 @@ mod tests {
             assert_eq!(kind.expire_timeout(), 0, "{kind:?}");
         }
         assert_eq!(NoticeKind::Reminder.expire_timeout(), -1);
+    }
+
+    #[test]
+    fn a_headless_agent_says_so() {
+        use crate::fixtures::{blocked, record_e, with_agent};
+        let e = record_e(
+            "S-1",
+            State::Active,
+            true,
+            blocked("question", "Which?", ""),
+        );
+        assert!(!asked(&e).body.contains(HEADLESS));
+        let native = with_agent(e.clone(), lf_tray_core::Runs::Terminal);
+        assert!(!asked(&native).body.contains(HEADLESS));
+        let headless = with_agent(e, lf_tray_core::Runs::Headless);
+        assert!(
+            asked(&headless).body.ends_with(HEADLESS),
+            "{}",
+            asked(&headless).body
+        );
     }
 
     #[test]

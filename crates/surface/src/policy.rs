@@ -321,9 +321,21 @@ pub struct Popups {
     /// Sessions whose popup the server took down before the person acted on it, until one
     /// naming them is shown again: their tray rows are marked.
     went_unseen: HashSet<String>,
-    /// The sessions whose own terminal has the person's focus, as the shell last found
-    /// (see [`Popups::set_looked_at`]).
-    looked_at: HashSet<String>,
+    /// Where the person's focus is, for the sessions whose terminal the shell last asked
+    /// about (see [`Popups::set_focus`]).
+    focus: HashMap<String, Focus>,
+}
+
+/// Whether the person looks at a session's own terminal, as the shell found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// Its window, tab or pane has the focus: a turn handed back there is seen there.
+    Looking,
+    /// The desktop says the focus is elsewhere: a turn handed back pops up at once.
+    Elsewhere,
+    /// The desktop cannot say (a Wayland desktop that shows no focus, a terminal the tray
+    /// cannot find): a session a terminal is attached to gets the attached grace.
+    Unknown,
 }
 
 impl Default for Popups {
@@ -350,7 +362,7 @@ impl Popups {
             launch_failure: false,
             no_tray_shown: false,
             went_unseen: HashSet::new(),
-            looked_at: HashSet::new(),
+            focus: HashMap::new(),
         }
     }
 
@@ -360,8 +372,14 @@ impl Popups {
     /// says it waits). The attached grace stays for where focus cannot be known. Found by
     /// the shell, not asked from here: a terminal may take seconds to answer, and the
     /// policy is held by the tray's clicks too.
-    pub fn set_looked_at<'a>(&mut self, sessions: impl IntoIterator<Item = &'a SessionRecord>) {
-        self.looked_at = sessions.into_iter().map(history::key).collect();
+    pub fn set_focus<'a>(
+        &mut self,
+        sessions: impl IntoIterator<Item = (&'a SessionRecord, Focus)>,
+    ) {
+        self.focus = sessions
+            .into_iter()
+            .map(|(record, focus)| (history::key(record), focus))
+            .collect();
     }
 
     /// A resume from suspend is told like a start: what waits unseen, in one summary.
@@ -578,9 +596,14 @@ impl Popups {
                     // This very transition was shown (or dismissed) before a restart.
                 } else if is_ready {
                     self.hold(ready(session), session, now.at);
-                } else if self.looked_at.contains(&history::key(session)) {
+                } else if self.focus.get(&history::key(session)) == Some(&Focus::Looking) {
                     // Seen in its own terminal: no popup for this turn.
-                } else if watched(session) && !prefs.attached_grace.is_zero() {
+                } else if watched(session)
+                    && !prefs.attached_grace.is_zero()
+                    && self.focus.get(&history::key(session)) != Some(&Focus::Elsewhere)
+                {
+                    // Only where the focus cannot be known: where it can, a turn handed
+                    // back to a terminal the person is not looking at is news now.
                     self.defer(asked(session), session, now.at + prefs.attached_grace);
                 } else {
                     self.hold(asked(session), session, now.at);
@@ -1892,16 +1915,35 @@ mod tests {
             ..PREFS
         };
         let r = record_d("S-1", State::Active, true);
-        p.set_looked_at([&r]);
+        p.set_focus([(&r, Focus::Looking)]);
         assert!(shown(&p.on_event(&asked_event(&r), t0, &prefs)).is_empty());
         assert!(shown(&p.flush(t0 + Duration::from_secs(60), &prefs)).is_empty());
         // Looking elsewhere, the next turn pops up at once.
-        p.set_looked_at([]);
         let other = record_d("S-2", State::Active, true);
+        p.set_focus([(&other, Focus::Elsewhere)]);
         assert_eq!(
             shown(&p.on_event(&asked_event(&other), t0, &prefs)).len(),
             1
         );
+    }
+
+    #[test]
+    fn the_attached_grace_is_only_for_where_focus_cannot_be_known() {
+        let t0 = noon();
+        let mut p = Popups::default();
+        // The desktop says the person looks elsewhere: at once, with the default grace.
+        let r = record_d("S-1", State::Active, true);
+        p.set_focus([(&r, Focus::Elsewhere)]);
+        assert_eq!(
+            shown(&p.on_event(&asked_event(&r), t0, &PREFS)),
+            [(NoticeKind::Asked, "S-1")]
+        );
+        // It cannot say: the grace.
+        let other = record_d("S-2", State::Active, true);
+        p.set_focus([(&other, Focus::Unknown)]);
+        assert!(shown(&p.on_event(&asked_event(&other), t0, &PREFS)).is_empty());
+        assert!(shown(&p.flush(t0 + HOLD, &PREFS)).is_empty());
+        assert_eq!(p.next_deadline(t0, &PREFS), Some(t0 + PREFS.attached_grace));
     }
 
     #[test]

@@ -38,8 +38,9 @@ pub enum Destination {
 /// Where a click on the session `key` goes, given its record now (`None`: it was resolved
 /// meanwhile). A Flow review is decided in the window, so its tray row goes there; a
 /// popup's body and Open go where lf lets the session open (a terminal), else to the
-/// window, which says why not. A session a terminal of the person's is attached to is
-/// reached in that terminal first, whatever lf would do for Open.
+/// window, which says why not. A session a terminal shows (one of the person's attached
+/// to it, or the one its agent runs on) is reached in that terminal first, whatever lf
+/// would do for Open: on today's lf, Open on a live agent is refused.
 pub fn destination(
     key: &SessionKey,
     record: Option<&SessionRecord>,
@@ -52,7 +53,7 @@ pub fn destination(
     );
     let review_row = click == Click::Row && record.is_some_and(board::reviews_in_window);
     match record {
-        Some(r) if reaches_terminal && !review_row && r.attached() => Destination::Existing {
+        Some(r) if reaches_terminal && !review_row && r.in_terminal() => Destination::Existing {
             // The window's own button has nowhere else to go than the window, which
             // offers what lf does (Open here, Move here).
             otherwise: Box::new(match click {
@@ -172,6 +173,37 @@ mod tests {
             destination(&idle.key(), Some(&idle), Click::GoToTerminal),
             Destination::Window(Some(idle.key()))
         );
+    }
+
+    #[test]
+    fn todays_agent_is_reached_where_it_runs_and_a_headless_one_in_the_window() {
+        use crate::fixtures::{blocked, record_e, with_agent};
+        use lf_tray_core::Runs;
+        // lf lists no terminal and offers Move here for every live agent (E2): that alone
+        // reaches nothing; the agent's own terminal does.
+        let e = record_e("S", State::Active, true, blocked("question", "Which?", ""));
+        assert!(!e.attached() && !e.in_terminal());
+        let key = e.key();
+        let window = Destination::Window(Some(key.clone()));
+        assert_eq!(destination(&key, Some(&e), Click::Popup(DEFAULT)), window);
+        let native = with_agent(e.clone(), Runs::Terminal);
+        for click in [Click::Row, Click::Popup(DEFAULT), Click::Popup(OPEN)] {
+            assert_eq!(
+                destination(&key, Some(&native), click),
+                Destination::Existing {
+                    otherwise: Box::new(window.clone())
+                },
+                "{click:?}: never a connect lf refuses"
+            );
+        }
+        let headless = with_agent(e, Runs::Headless);
+        for click in [Click::Row, Click::Popup(DEFAULT), Click::GoToTerminal] {
+            assert_eq!(
+                destination(&key, Some(&headless), click),
+                window,
+                "{click:?}"
+            );
+        }
     }
 
     #[test]

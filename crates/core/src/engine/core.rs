@@ -18,13 +18,14 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 
 use super::{all_sessions, one_line, status_line, write, Shared};
+use crate::agent::Found;
 use crate::dialect::{Dialect, Follow, Generation};
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
 use crate::machine;
 use crate::monitor::{Part, Report};
 use crate::schedule::Schedule;
-use crate::session::SessionRecord;
+use crate::session::{Agent, Runs, SessionRecord};
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 
 /// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
@@ -106,8 +107,12 @@ pub(crate) enum Input {
     ReaderFailed(u64, LfError),
     /// A [`Command::Detect`] answered.
     Detected(Result<Dialect, LfError>),
-    /// An agent process a [`Command::WatchAgent`] named exited.
-    AgentExited(i32),
+    /// What a [`Command::FindAgents`] found: each lf id asked for, with its process here
+    /// if lf lists one that still runs.
+    AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
+    /// The agent process a [`Command::WatchAgent`] named (by lf's id) exited, or was
+    /// already another process.
+    AgentExited(String),
     /// The follower of the machine with this id reported.
     Machine(u64, machine::Report),
     /// The machines to follow now, in this order.
@@ -131,9 +136,17 @@ pub(crate) enum Command {
     StopReader(u64),
     /// Ask that reader for every part again.
     Refresh(u64),
-    /// Watch this agent process for its exit ([`Input::AgentExited`]), or stop.
-    WatchAgent(i32),
-    UnwatchAgent(i32),
+    /// Ask lf which processes these agents (lf ids) are; the answer comes back as
+    /// [`Input::AgentsFound`].
+    FindAgents(Vec<String>),
+    /// Watch this agent process for its exit ([`Input::AgentExited`]) once it is still
+    /// the process lf recorded, or stop.
+    WatchAgent {
+        id: String,
+        pid: u32,
+        started_at: Option<i64>,
+    },
+    UnwatchAgent(String),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
@@ -150,6 +163,21 @@ pub(crate) enum Command {
 pub(crate) struct Out {
     pub events: Vec<Event>,
     pub commands: Vec<Command>,
+}
+
+/// An agent process a listed session names (generation E2), as far as the tray followed it.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    /// lf is being asked which process it is.
+    Finding,
+    /// Found, and watched for its exit.
+    Watched(Found),
+    /// lf could not say (no process list, no pid): nothing to watch; a list still tells
+    /// its death, later.
+    Unknown,
+    /// Its process exited, or lf no longer lists it: never watched again while a list
+    /// names it (lf may read a dead agent `closed` for good, or alive for a moment).
+    Exited,
 }
 
 /// One of lf's readers, as the core follows it.
@@ -201,13 +229,11 @@ pub(crate) struct Core {
     program_due: Option<Instant>,
     /// How lf's database files looked when the tray's last own lf ended.
     stamp: Stamp,
-    /// The agent processes listed sessions name, each watched for its exit.
-    agents: HashSet<i32>,
-    /// Agents seen to exit, never watched again while a listed session still names them:
-    /// lf may list a dead agent's pid for good (reading `closed`), or as alive for a moment
-    /// (a zombie not yet reaped), and watching a pid that is gone ends at once — a list,
-    /// then the same watch again, without end.
-    exited: HashSet<i32>,
+    /// The agent processes listed sessions name, by lf's id: one `lf monitor ps` per new
+    /// id finds each, and its exit is watched.
+    agents: HashMap<String, Seen>,
+    /// An `lf monitor ps` is under way: ids that appear meanwhile wait for the next.
+    finding: bool,
     /// Whether a source directory exists (cached: it changes only on top-level events).
     files_active: bool,
     /// Set when a change may touch any session (a rescan, a new lf list): the next
@@ -254,8 +280,8 @@ impl Core {
             told: HashSet::new(),
             program_due: None,
             stamp: Vec::new(),
-            agents: HashSet::new(),
-            exited: HashSet::new(),
+            agents: HashMap::new(),
+            finding: false,
             files_active: false,
             full: true,
             changed: false,
@@ -381,10 +407,19 @@ impl Core {
                     self.back_off(&r.key, mono);
                 }
             }
-            Input::AgentExited(pid) => {
-                self.agents.remove(&pid);
-                self.exited.insert(pid);
-                self.schedule.ask(mono);
+            Input::AgentsFound(result) => {
+                self.finding = false;
+                self.own_ended(mono, files);
+                self.found(result, mono);
+            }
+            Input::AgentExited(id) => {
+                if let Some(seen) = self.agents.get_mut(&id) {
+                    *seen = Seen::Exited;
+                    // lf reads the death at its next list (`closed`), which tells it.
+                    self.schedule.ask(mono);
+                    self.changed = true;
+                    self.full = true;
+                }
             }
             Input::Detected(result) => {
                 self.own_ended(mono, files);
@@ -765,27 +800,108 @@ impl Core {
         }
     }
 
-    /// Watch the agent process of every listed session that names one, and stop watching
-    /// those no longer listed: an agent's death is written nowhere (lf reads it at query
-    /// time), so its exit is the one sign that the session stopped.
+    /// Find and watch the agent process of every listed session that names one, and
+    /// forget those no longer listed: an agent that dies together with its lf is written
+    /// nowhere (lf reads it at query time), so its exit is the one sign that the session
+    /// stopped. One `lf monitor ps` finds every id new since the last.
     fn sync_agents(&mut self) {
         let dialect = self.dialect();
-        let named: HashSet<i32> = self
+        let named: HashSet<&str> = self
             .listed
             .iter()
-            .filter_map(|r| dialect.agent_pid(r))
+            .filter_map(|r| dialect.agent_id(r))
             .collect();
-        // An exited pid no list names any more may come back as another agent.
-        self.exited.retain(|pid| named.contains(pid));
-        let wanted: HashSet<i32> = named.difference(&self.exited).copied().collect();
-        let mut gone: Vec<i32> = self.agents.difference(&wanted).copied().collect();
-        let mut new: Vec<i32> = wanted.difference(&self.agents).copied().collect();
+        let mut gone: Vec<String> = self
+            .agents
+            .keys()
+            .filter(|id| !named.contains(id.as_str()))
+            .cloned()
+            .collect();
         gone.sort_unstable();
+        for id in gone {
+            if let Some(Seen::Watched(_)) = self.agents.remove(&id) {
+                self.out.commands.push(Command::UnwatchAgent(id));
+            }
+        }
+        if self.finding || self.lf_bin.is_none() {
+            return;
+        }
+        let mut new: Vec<String> = named
+            .into_iter()
+            .filter(|id| !self.agents.contains_key(*id))
+            .map(str::to_string)
+            .collect();
+        if new.is_empty() {
+            return;
+        }
         new.sort_unstable();
-        self.agents = wanted;
-        let commands = &mut self.out.commands;
-        commands.extend(gone.into_iter().map(Command::UnwatchAgent));
-        commands.extend(new.into_iter().map(Command::WatchAgent));
+        for id in &new {
+            self.agents.insert(id.clone(), Seen::Finding);
+        }
+        self.finding = true;
+        // Its one write to the store (lf's own Process row) is the tray's.
+        self.schedule.own_started();
+        self.out.commands.push(Command::FindAgents(new));
+    }
+
+    /// What lf's process list said of the agents asked for.
+    fn found(&mut self, result: Result<Vec<(String, Option<Found>)>, LfError>, now: Instant) {
+        let found = match result {
+            Ok(found) => found,
+            Err(e) => {
+                self.warn_once(format!(
+                    "lf monitor ps: {}; an agent that dies is told at lf's next list",
+                    one_line(&e.to_string())
+                ));
+                for seen in self.agents.values_mut() {
+                    if *seen == Seen::Finding {
+                        *seen = Seen::Unknown;
+                    }
+                }
+                return;
+            }
+        };
+        for (id, process) in found {
+            let Some(seen) = self.agents.get_mut(&id) else {
+                continue; // no longer listed
+            };
+            *seen = match process {
+                Some(process) => {
+                    self.out.commands.push(Command::WatchAgent {
+                        id: id.clone(),
+                        pid: process.pid,
+                        started_at: process.started_at,
+                    });
+                    Seen::Watched(process)
+                }
+                // lf lists only processes not proven dead: this one died since its list,
+                // which a new list tells.
+                None => {
+                    self.schedule.ask(now);
+                    Seen::Exited
+                }
+            };
+        }
+        // Its pid and terminal reach the records; ids listed meanwhile are asked for next.
+        self.changed = true;
+        self.full = true;
+    }
+
+    /// A listed record with what the tray found of its agent.
+    fn with_agent(&self, record: &SessionRecord) -> SessionRecord {
+        let mut record = record.clone();
+        if let Some(id) = self.dialect().agent_id(&record) {
+            let found = match self.agents.get(id) {
+                Some(Seen::Watched(found)) => Some(found),
+                _ => None,
+            };
+            record.agent = Some(Agent {
+                id: id.to_string(),
+                pid: found.map(|f| f.pid),
+                runs: found.map_or(Runs::Unknown, |f| f.runs),
+            });
+        }
+        record
     }
 
     /// Bring the published list up to date, with its transitions. A change that touched
@@ -796,20 +912,23 @@ impl Core {
         let mut touched = files.take_touched();
         touched.extend(self.touched.drain());
         let dialect = self.detected;
+        let agents = self.dialect().agent_ids;
+        let full = std::mem::take(&mut self.full);
+        let annotated: Vec<SessionRecord> = if full && agents {
+            self.listed.iter().map(|r| self.with_agent(r)).collect()
+        } else {
+            Vec::new()
+        };
+        let listed = if agents { &annotated } else { &self.listed };
         let mut shared = write(&self.shared);
-        let events = if std::mem::take(&mut self.full) {
+        let events = if full {
             self.files_active = self.files && files.present();
             let file_sessions = if self.files {
                 files.sessions()
             } else {
                 Vec::new()
             };
-            let next = Snapshot::merge(
-                file_sessions,
-                &self.listed,
-                self.files_active,
-                dialect.as_ref(),
-            );
+            let next = Snapshot::merge(file_sessions, listed, self.files_active, dialect.as_ref());
             let events = shared.snapshot.diff(&next, at);
             shared.snapshot = next;
             events
@@ -818,10 +937,13 @@ impl Core {
                 .into_iter()
                 .filter_map(|id| {
                     let file = if self.files { files.session(&id) } else { None };
-                    let cli = self.index.get(&id).map(|&i| &self.listed[i]);
+                    let cli = self
+                        .index
+                        .get(&id)
+                        .map(|&i| self.with_agent(&self.listed[i]));
                     let next = merge_one(
                         file,
-                        cli,
+                        cli.as_ref(),
                         self.files_active,
                         &self.boundary,
                         dialect.as_ref(),

@@ -4,6 +4,7 @@
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use crate::agent::Found;
 use crate::dialect::Dialect;
 use crate::lf::LfError;
 use crate::monitor::Report;
@@ -20,9 +21,11 @@ pub(super) enum Msg {
     Reader(u64, Report),
     ReaderFailed(u64, LfError),
     Detected(Result<Dialect, LfError>),
-    /// An agent process a listed session names exited: lf writes nothing for that, and
-    /// only a new list says the session stopped.
-    AgentExited(i32),
+    /// What lf's process list said of the agents asked for.
+    AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
+    /// An agent process a listed session names (by lf's id) exited: lf writes nothing for
+    /// that, and only a new list says the session stopped.
+    AgentExited(String),
     /// The machines to follow now ([`super::Engine::set_machines`]).
     Machines(Vec<String>),
 }

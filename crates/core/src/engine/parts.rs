@@ -9,6 +9,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::agent::Process;
 use crate::dialect::Dialect;
 use crate::lf::{Lf, LfAction, LfError};
 use crate::monitor::{Reader, Report};
@@ -37,6 +38,8 @@ pub trait Cli: Send + Sync {
         report: Box<dyn Fn(Report) + Send + Sync>,
     ) -> Result<Box<dyn Reading>, LfError>;
     fn act(&self, action: LfAction) -> Running<Result<String, LfError>>;
+    /// The processes lf knows (its agents' pids, generation E2).
+    fn processes(&self) -> Running<Result<Vec<Process>, LfError>>;
 }
 
 /// A reader that runs until it is dropped.
@@ -81,6 +84,11 @@ impl Cli for Lf {
     fn act(&self, action: LfAction) -> Running<Result<String, LfError>> {
         let lf = self.clone();
         Box::pin(async move { lf.act(&action).await })
+    }
+
+    fn processes(&self) -> Running<Result<Vec<Process>, LfError>> {
+        let lf = self.clone();
+        Box::pin(async move { lf.processes().await })
     }
 }
 

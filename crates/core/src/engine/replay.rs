@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::core::{Command, Core, FileView, Input, Now, Stamp};
 use super::{Shared, SAFETY_INTERVAL};
+use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
@@ -19,6 +20,7 @@ use crate::machine;
 use crate::monitor::{Frame, Part, Report};
 use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
+use crate::session::{Agent, Runs};
 
 /// The file half and lf's database, as data. `db` stands for the database files' size
 /// and time: a write by someone else moves it.
@@ -340,10 +342,45 @@ fn waiting_in(id: &str, worktree: &str) -> SessionRecord {
     }
 }
 
-fn with_agent(id: &str, pid: i32) -> SessionRecord {
+/// An E2 session whose agent lf names by its Process id.
+fn with_agent(id: &str, agent: &str) -> SessionRecord {
     let mut record = test_record(id, None, State::Active);
-    record.extra.insert("agent_process_id".into(), pid.into());
+    record.extra.insert("agent_process_id".into(), agent.into());
     record
+        .extra
+        .insert("terminal_ids".into(), serde_json::json!([]));
+    record
+}
+
+const A1: &str = "11111111-1111-4111-8111-111111111111";
+const A2: &str = "22222222-2222-4222-8222-222222222222";
+const A3: &str = "33333333-3333-4333-8333-333333333333";
+
+fn find(ids: &[&str]) -> Command {
+    Command::FindAgents(ids.iter().map(|id| id.to_string()).collect())
+}
+
+fn watch(id: &str, pid: u32) -> Command {
+    Command::WatchAgent {
+        id: id.into(),
+        pid,
+        started_at: Some(1_800_000_000),
+    }
+}
+
+/// lf's process list: these agents found, each with its pid, on a terminal or not.
+fn found(agents: &[(&str, Option<(u32, Runs)>)]) -> Input {
+    Input::AgentsFound(Ok(agents
+        .iter()
+        .map(|(id, process)| {
+            let process = process.map(|(pid, runs)| Found {
+                pid,
+                started_at: Some(1_800_000_000),
+                runs,
+            });
+            (id.to_string(), process)
+        })
+        .collect()))
 }
 
 fn start(serial: u64, key: &str) -> Command {
@@ -969,83 +1006,165 @@ fn without_an_lf_nothing_is_ever_listed() {
     assert!(r.status().starts_with("No lf found"), "{}", r.status());
 }
 
-// Agents (generation E): lf writes nothing when an agent dies, so its exit is watched.
+// Agents (generation E2): lf names each by its Process id, lf's process list says which
+// process that is, and lf writes nothing when an agent dies with its lf, so its exit is
+// watched.
 
 #[test]
-fn a_listed_agent_is_watched() {
-    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
-    assert_eq!(r.take(), [Command::WatchAgent(4242)]);
+fn a_new_agent_is_found_with_one_process_list_then_watched() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [find(&[A1])]);
+    r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
+    assert_eq!(r.take(), [watch(A1, 4242)]);
+    let shared = super::read(&r.shared);
+    let record = shared.snapshot.get("s1").unwrap();
+    assert_eq!(
+        record.agent,
+        Some(Agent {
+            id: A1.into(),
+            pid: Some(4242),
+            runs: Runs::Terminal
+        })
+    );
+    assert!(record.in_terminal() && !record.attached() && !record.headless());
+    drop(shared);
+    // Listed again: nothing new to ask lf.
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [], "one process list per new agent");
 }
 
 #[test]
-fn an_agents_exit_is_a_list_now() {
-    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+fn the_process_lists_own_write_lists_nothing() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
     r.take();
-    r.at(1000).feed(Input::AgentExited(4242));
-    assert_eq!(r.take(), [list(E)]);
-    r.at(1200)
-        .listed(vec![test_record("s1", None, State::Closed)]);
-    assert_eq!(r.take(), [], "the exited one is not watched again");
+    // lf records its own Process row while it lists its processes.
+    r.at(50).write();
+    r.at(100).feed(found(&[(A1, Some((4242, Runs::Headless)))]));
+    assert_eq!(r.at(5_000).take(), [watch(A1, 4242)]);
+    assert!(super::read(&r.shared)
+        .snapshot
+        .get("s1")
+        .unwrap()
+        .headless());
 }
 
 #[test]
-fn a_dead_agent_lf_still_names_is_not_watched_again_and_lists_once() {
-    // As lf (E2) lists it for good: `closed`, the dead agent's pid still in the record.
-    let mut dead = with_agent("s1", 4242);
+fn agents_listed_while_lf_is_asked_wait_for_the_next_question() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1), with_agent("s2", A2)]);
+    assert_eq!(r.take(), [find(&[A1, A2])], "both in one lf run");
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200).listed(vec![
+        with_agent("s1", A1),
+        with_agent("s2", A2),
+        with_agent("s3", A3),
+    ]);
+    assert_eq!(r.take(), [], "one question at a time");
+    r.at(1300).feed(found(&[
+        (A1, Some((4242, Runs::Terminal))),
+        (A2, Some((4343, Runs::Terminal))),
+    ]));
+    assert_eq!(r.take(), [watch(A1, 4242), watch(A2, 4343), find(&[A3])]);
+}
+
+#[test]
+fn an_agents_exit_is_a_list_now_and_never_watched_again() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
+    r.take();
+    r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
+    r.take();
+    r.at(1000).feed(Input::AgentExited(A1.into()));
+    assert_eq!(r.take(), [list(E)], "at once");
+    // A zombie not yet reaped reads as alive to lf for a moment: its exit was seen once.
+    r.at(1200).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [], "no second question, no second watch");
+    let mut dead = with_agent("s1", A1);
     dead.state = State::Closed;
-    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
-    r.take();
-    r.at(1000).feed(Input::AgentExited(4242));
-    assert_eq!(r.take(), [list(E)]);
-    r.at(1200).listed(vec![dead.clone()]);
-    assert_eq!(r.take(), [], "a dead agent's pid is not watched again");
+    r.at(2000).write();
+    r.at(2100).take();
+    r.at(2200).listed(vec![dead.clone()]);
+    assert_eq!(r.take(), []);
+    let told = r.told();
+    assert!(
+        told.contains(&"stopped s1".to_string()),
+        "its stop, with no terminal attached: {told:?}"
+    );
     assert_eq!(
         r.at(30_000).take(),
         [],
-        "and nothing lists again before the safety list"
+        "and nothing lists before the safety list"
     );
-    // Arriving already dead: nothing to watch either.
+    // Arriving already dead: nothing to find or watch.
     let mut r = Replay::with(E, vec![dead]);
     assert_eq!(r.take(), []);
 }
 
 #[test]
-fn an_agent_lf_lists_alive_after_its_exit_is_not_watched_again() {
-    // A zombie not yet reaped reads as alive to lf for a moment: its exit was seen, once.
-    let mut r = Replay::with(E, vec![with_agent("s1", 4242)]);
+fn an_agent_lf_no_longer_lists_is_dead_a_list_tells_it() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
     r.take();
-    r.at(1000).feed(Input::AgentExited(4242));
+    r.at(100).feed(found(&[(A1, None)]));
     assert_eq!(r.take(), [list(E)]);
-    r.at(1200).listed(vec![with_agent("s1", 4242)]);
-    assert_eq!(r.take(), [], "no second watch of an exited pid");
-    // Once no list names it, the pid may be another agent's.
-    r.at(2000).write();
-    r.at(2100).take();
-    r.at(2200).listed(vec![]);
-    r.at(3000).write();
-    r.at(3100).take();
-    r.at(3200).listed(vec![with_agent("s9", 4242)]);
-    assert_eq!(r.take(), [Command::WatchAgent(4242)]);
+    r.at(300).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [], "not asked again while listed");
 }
 
 #[test]
 fn an_agent_no_longer_listed_is_no_longer_watched() {
-    let mut r = Replay::with(E, vec![with_agent("s1", 4242), with_agent("s2", 4343)]);
+    let mut r = Replay::with(E, vec![with_agent("s1", A1), with_agent("s2", A2)]);
+    r.take();
+    r.at(100).feed(found(&[
+        (A1, Some((4242, Runs::Terminal))),
+        (A2, Some((4343, Runs::Terminal))),
+    ]));
     r.take();
     r.at(1000).write();
     r.at(1100).take();
     r.at(1200)
-        .listed(vec![with_agent("s2", 4343), with_agent("s3", 4444)]);
-    assert_eq!(
-        r.take(),
-        [Command::UnwatchAgent(4242), Command::WatchAgent(4444)]
+        .listed(vec![with_agent("s2", A2), with_agent("s3", A3)]);
+    assert_eq!(r.take(), [Command::UnwatchAgent(A1.into()), find(&[A3])]);
+    // A late exit of the forgotten one changes nothing.
+    r.at(1300).feed(Input::AgentExited(A1.into()));
+    assert_eq!(r.take(), []);
+}
+
+#[test]
+fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
+    r.take();
+    r.at(100).feed(Input::AgentsFound(Err(failure(
+        "unrecognized subcommand 'ps'",
+    ))));
+    assert_eq!(r.take(), []);
+    let warnings = r.warnings();
+    assert!(
+        warnings.len() == 1 && warnings[0].starts_with("lf monitor ps: unrecognized"),
+        "{warnings:?}"
     );
+    r.at(1000).write();
+    r.at(1100).take();
+    r.at(1200)
+        .listed(vec![with_agent("s1", A1), with_agent("s2", A2)]);
+    assert_eq!(r.take(), [find(&[A2])], "only the new one");
+    r.at(1300).feed(Input::AgentsFound(Err(failure(
+        "unrecognized subcommand 'ps'",
+    ))));
+    assert_eq!(r.warnings(), Vec::<String>::new(), "told once");
+    let shared = super::read(&r.shared);
+    let agent = shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
+    assert_eq!((agent.pid, agent.runs), (None, Runs::Unknown));
 }
 
 #[test]
 fn before_e_agents_are_not_watched() {
-    let mut r = Replay::with(D0, vec![with_agent("s1", 4242)]);
+    let mut r = Replay::with(D0, vec![with_agent("s1", A1)]);
     assert_eq!(r.take(), []);
+    assert_eq!(
+        super::read(&r.shared).snapshot.get("s1").unwrap().agent,
+        None
+    );
 }
 
 // An action: the tray's own lf run, then a list whose end lets the caller go on.

@@ -42,7 +42,8 @@ pub(super) struct Task {
     /// follower sees its channel closed and ends with its ssh.
     reports: mpsc::UnboundedSender<(u64, machine::Report)>,
     reports_rx: Option<mpsc::UnboundedReceiver<(u64, machine::Report)>>,
-    agents: HashMap<i32, AbortHandle>,
+    /// The agents' exit watchers, by lf's id.
+    agents: HashMap<String, AbortHandle>,
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
     next_waiter: u64,
@@ -171,9 +172,10 @@ impl Task {
             Msg::Reader(serial, report) => Input::Reader(serial, report),
             Msg::ReaderFailed(serial, e) => Input::ReaderFailed(serial, e),
             Msg::Detected(result) => Input::Detected(result),
-            Msg::AgentExited(pid) => {
-                self.agents.remove(&pid);
-                Input::AgentExited(pid)
+            Msg::AgentsFound(result) => Input::AgentsFound(result),
+            Msg::AgentExited(id) => {
+                self.agents.remove(&id);
+                Input::AgentExited(id)
             }
             Msg::Machines(dests) => Input::Machines(dests),
         };
@@ -260,14 +262,34 @@ impl Task {
                     reader.refresh();
                 }
             }
-            Command::WatchAgent(pid) => {
-                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(pid));
-                if let Some(old) = self.agents.insert(pid, handle) {
+            Command::FindAgents(named) => {
+                let Some(lf) = &self.lf else { return };
+                let listing = lf.processes();
+                tokio::spawn(async move {
+                    let found = listing
+                        .await
+                        .map(|processes| crate::agent::find(&named, &processes));
+                    let _ = tx.send(Msg::AgentsFound(found));
+                });
+            }
+            Command::WatchAgent {
+                id,
+                pid,
+                started_at,
+            } => {
+                // Found a moment ago; a pid another process took meanwhile is no agent.
+                if crate::agent::is_still(pid, started_at) == Some(false) {
+                    let _ = tx.send(Msg::AgentExited(id));
+                    return;
+                }
+                let Ok(pid) = i32::try_from(pid) else { return };
+                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(id.clone()));
+                if let Some(old) = self.agents.insert(id, handle) {
                     old.abort();
                 }
             }
-            Command::UnwatchAgent(pid) => {
-                if let Some(handle) = self.agents.remove(&pid) {
+            Command::UnwatchAgent(id) => {
+                if let Some(handle) = self.agents.remove(&id) {
                     handle.abort();
                 }
             }

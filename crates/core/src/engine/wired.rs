@@ -87,6 +87,9 @@ impl Cli for Scripted {
             Ok(String::new())
         })
     }
+    fn processes(&self) -> Running<Result<Vec<crate::agent::Process>, LfError>> {
+        Box::pin(async { Err(LfError::NotFound) })
+    }
 }
 
 /// The watcher: what is watched, and the handler the engine gave it.
