@@ -64,6 +64,10 @@ Commands:
 /// as invoked). Returns the exit code.
 pub fn main(args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
+    // An agent this lf started: it plays the provider and touches nothing of lf's.
+    if let Some(mode) = env::var_os(crate::agent::PLAY_AGENT) {
+        return crate::agent::play(&mode.to_string_lossy());
+    }
     let program = args.next().unwrap_or_else(|| "lf".into());
     let args: Vec<OsString> = args.collect();
     let generation = match LfGeneration::from_env() {
