@@ -1,7 +1,8 @@
 //! The stand-in `lf`: generation A's `lf session` verbs (loopflow-model.md §4.1, §4.4,
 //! §4.8) over the records a [`SimHome`] holds, or with `LF_SIM_GENERATION` = `c`, `d0`,
-//! `d`, `e1` or `e2` (`e` = `e2`) those generations' verbs over the SQLite inventory
-//! (§4.3, §9, §10). Errors print `Error: <message>` on stderr and exit 1; usage errors
+//! `d`, `e1`, `e2a` or `e2` (`e` = `e2`) those generations' verbs over the SQLite
+//! inventory (§4.3, §9, §10). With `LF_SIM_PLAY_AGENT` set it is an agent an E2 lf
+//! started (see `agent.rs`) and records nothing. Errors print `Error: <message>` on stderr and exit 1; usage errors
 //! exit 2, as lf's clap front end does.
 //!
 //! For tests it records every call and obeys knobs, both in `$LF_SIM_DIR` so a test can

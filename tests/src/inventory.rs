@@ -6,8 +6,10 @@
 //! E is D plus §10: `history` and `desktop` at the top, `-a/--agent`, `observe-status`
 //! (refused here: only an agent's terminal may call it), `program_status` in records,
 //! and an agent process whose liveness is read at query time. E1 reports
-//! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` and lets
-//! the agent's liveness decide `state` (a dead agent reads `closed`).
+//! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` (lf's
+//! Process id of the agent, a UUID) and lets the agent's liveness decide `state` (a dead
+//! agent reads `closed`) and, through `state`, the actions; E2a is E2 that may still
+//! print `interrupted`. E2's agents run as lf's children (`agent.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::env;
