@@ -192,6 +192,12 @@ pub fn pty() -> (fs::File, fs::File) {
         )
     };
     assert_eq!(rc, 0, "openpty");
+    // Close-on-exec, so that no process this test starts holds the master open: an
+    // agent left on the terminal then reads its end when the test lets go.
+    for fd in [master, slave] {
+        // SAFETY: fcntl on descriptors this function owns.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     unsafe { (fs::File::from_raw_fd(master), fs::File::from_raw_fd(slave)) }
 }
 
