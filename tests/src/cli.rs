@@ -1,7 +1,8 @@
 //! The stand-in `lf`: generation A's `lf session` verbs (loopflow-model.md §4.1, §4.4,
 //! §4.8) over the records a [`SimHome`] holds, or with `LF_SIM_GENERATION` = `c`, `d0`,
-//! `d`, `e1` or `e2` (`e` = `e2`) those generations' verbs over the SQLite inventory
-//! (§4.3, §9, §10). Errors print `Error: <message>` on stderr and exit 1; usage errors
+//! `d`, `e1`, `e2a` or `e2` (`e` = `e2`) those generations' verbs over the SQLite
+//! inventory (§4.3, §9, §10). With `LF_SIM_PLAY_AGENT` set it is an agent an E2 lf
+//! started (see `agent.rs`) and records nothing. Errors print `Error: <message>` on stderr and exit 1; usage errors
 //! exit 2, as lf's clap front end does.
 //!
 //! For tests it records every call and obeys knobs, both in `$LF_SIM_DIR` so a test can
@@ -64,6 +65,10 @@ Commands:
 /// as invoked). Returns the exit code.
 pub fn main(args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
+    // An agent this lf started: it plays the provider and touches nothing of lf's.
+    if let Some(mode) = env::var_os(crate::agent::PLAY_AGENT) {
+        return crate::agent::play(&mode.to_string_lossy());
+    }
     let program = args.next().unwrap_or_else(|| "lf".into());
     let args: Vec<OsString> = args.collect();
     let generation = match LfGeneration::from_env() {

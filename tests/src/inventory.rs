@@ -6,8 +6,10 @@
 //! E is D plus §10: `history` and `desktop` at the top, `-a/--agent`, `observe-status`
 //! (refused here: only an agent's terminal may call it), `program_status` in records,
 //! and an agent process whose liveness is read at query time. E1 reports
-//! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` and lets
-//! the agent's liveness decide `state` (a dead agent reads `closed`).
+//! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` (lf's
+//! Process id of the agent, a UUID) and lets the agent's liveness decide `state` (a dead
+//! agent reads `closed`) and, through `state`, the actions; E2a is E2 that may still
+//! print `interrupted`. E2's agents run as lf's children (`agent.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::env;
@@ -21,8 +23,8 @@ use serde_json::{json, Value};
 use crate::home::not_found;
 use crate::records::WorkRef;
 use crate::store::{
-    repo_of, Activity, Query, Row, SessionSpec, StatusReport, Store, TitleSource, WaitingRule,
-    PROGRAM_KINDS, PROGRAM_STATES,
+    repo_of, Activity, Liveness, Query, Row, SessionSpec, StatusReport, Store, TitleSource,
+    WaitingRule, DEFAULT_PROVIDER, PROGRAM_KINDS, PROGRAM_STATES,
 };
 
 pub(crate) const VERSION: &str = "lf 0.63.0\n";
@@ -37,6 +39,9 @@ pub(crate) enum LfGeneration {
     D,
     /// E's first variant: `provider_generation`, `flow_process_lfid`, `interrupted`.
     E1,
+    /// E's intermediate build: E2's `agent_process_id` and liveness, but `interrupted`
+    /// may still be printed (§10.6).
+    E2a,
     /// E's second variant (also `e`): `agent_process_id`, `flow_lf_process_id`, and a
     /// `state` the agent's liveness decides.
     E2,
@@ -50,9 +55,10 @@ impl LfGeneration {
             Ok("d0") => Ok(LfGeneration::D0),
             Ok("d") => Ok(LfGeneration::D),
             Ok("e1") => Ok(LfGeneration::E1),
+            Ok("e2a") => Ok(LfGeneration::E2a),
             Ok("e2") | Ok("e") => Ok(LfGeneration::E2),
             Ok(other) => Err(format!(
-                "LF_SIM_GENERATION is a, c, d0, d, e1 or e2 (e), not {other:?}"
+                "LF_SIM_GENERATION is a, c, d0, d, e1 or e2 (e), or e2a, not {other:?}"
             )),
         }
     }
@@ -61,12 +67,24 @@ impl LfGeneration {
     fn is_d(self) -> bool {
         matches!(
             self,
-            LfGeneration::D0 | LfGeneration::D | LfGeneration::E1 | LfGeneration::E2
+            LfGeneration::D0
+                | LfGeneration::D
+                | LfGeneration::E1
+                | LfGeneration::E2a
+                | LfGeneration::E2
         )
     }
 
     pub(crate) fn is_e(self) -> bool {
-        matches!(self, LfGeneration::E1 | LfGeneration::E2)
+        matches!(
+            self,
+            LfGeneration::E1 | LfGeneration::E2a | LfGeneration::E2
+        )
+    }
+
+    /// E2a and E2: agents are lf Processes with UUIDs, whose liveness decides `state`.
+    pub(crate) fn has_agent_processes(self) -> bool {
+        matches!(self, LfGeneration::E2a | LfGeneration::E2)
     }
 
     /// `--waiting` and `lf monitor`: D and E.
@@ -196,7 +214,7 @@ Commands:
 
 fn list_help(generation: LfGeneration) -> String {
     let filter = match generation {
-        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2 => {
+        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2a | LfGeneration::E2 => {
             "      --waiting                    Only conversations waiting on you\n"
         }
         LfGeneration::D0 => {
@@ -400,6 +418,16 @@ enum Command {
         watch: bool,
         json: bool,
     },
+    /// E2: `lf monitor ps --json`.
+    MonitorPs,
+    /// E2: `lf monitor active --json`, one document.
+    MonitorActive,
+    /// E2: `lf -a <PROVIDER[:MODEL]>` with no command: a new Session here, its agent run
+    /// on this terminal.
+    Start {
+        provider: String,
+        model: Option<String>,
+    },
     Sim(Sim),
 }
 
@@ -415,6 +443,8 @@ enum Sim {
     Attention(String, Option<String>),
     Status(String, StatusReport),
     Agent(String, Option<u32>),
+    /// E2: a detached headless agent for the Session.
+    Headless(String),
 }
 
 fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
@@ -426,14 +456,21 @@ fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
         "--version" | "-V" => Ok(Command::Print(VERSION.into())),
         "--help" | "-h" | "help" => Ok(Command::Print(top_help(generation))),
         // E's global agent flag takes its value and changes nothing the stand-in does.
+        // E2 without a command starts a Session in this directory, as `lf -a claude` does.
         "-a" | "--agent" if generation.is_e() => match rest.split_first() {
+            Some((agent, [])) if generation.has_agent_processes() => Ok(start(agent)),
             Some((_, rest)) => parse(generation, rest),
             None => Err(usage_error(
                 "a value is required for '--agent <PROVIDER[:MODEL]>' but none was supplied",
                 top_usage,
             )),
         },
-        agent if generation.is_e() && agent.starts_with("--agent=") => parse(generation, rest),
+        agent if generation.is_e() && agent.starts_with("--agent=") => {
+            if rest.is_empty() && generation.has_agent_processes() {
+                return Ok(start(&agent["--agent=".len()..]));
+            }
+            parse(generation, rest)
+        }
         "session" => parse_session(generation, rest),
         "monitor" if generation.has_monitor() => parse_monitor(generation, rest),
         "history" if generation.is_e() => parse_history(rest),
@@ -450,6 +487,33 @@ fn parse(generation: LfGeneration, args: &[String]) -> Result<Command, Usage> {
             top_usage,
         )),
     }
+}
+
+fn start(agent: &str) -> Command {
+    let (provider, model) = match agent.split_once(':') {
+        Some((provider, model)) => (provider.to_string(), Some(model.to_string())),
+        None => (agent.to_string(), None),
+    };
+    Command::Start { provider, model }
+}
+
+fn observe_status_help(generation: LfGeneration) -> String {
+    let (flag, help) = if generation.has_agent_processes() {
+        (
+            "--agent-process <ID>",
+            "The lf Process id of the agent whose status this is",
+        )
+    } else {
+        (
+            "--generation <N>",
+            "The provider generation whose status this is",
+        )
+    };
+    format!(
+        "Report an agent program's status from its terminal\n\n\
+         Usage: lf session observe-status [OPTIONS] {flag} <SESSION>\n\n\
+         Options:\n      {flag:<22}{help}\n  -h, --help              Print help\n"
+    )
 }
 
 fn exactly<const N: usize>(
@@ -568,6 +632,9 @@ fn parse_session(generation: LfGeneration, args: &[String]) -> Result<Command, U
         "history" | "ensure" | "replace" | "bind" => Ok(Command::Unsimulated(verb.clone())),
         // Recorded in argv.jsonl and as a Process like every call, then refused.
         "observe-status" if generation.is_e() => {
+            if rest.iter().any(|w| w == "--help" || w == "-h") {
+                return Ok(Command::Print(observe_status_help(generation)));
+            }
             Ok(Command::Refused(OBSERVE_STATUS_REFUSED.into()))
         }
         "resume" if d => Ok(Command::Unsimulated(verb.clone())),
@@ -583,7 +650,9 @@ fn parse_list(generation: LfGeneration, args: &[String]) -> Result<Command, Usag
     let usage = LIST_USAGE;
     let mut flags = vec!["--json", "--all", "--history", "--page", "--orphan"];
     let filter = match generation {
-        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2 => Some("--waiting"),
+        LfGeneration::D | LfGeneration::E1 | LfGeneration::E2a | LfGeneration::E2 => {
+            Some("--waiting")
+        }
         LfGeneration::D0 => Some("--needs-me"),
         _ => None,
     };
@@ -683,6 +752,31 @@ fn parse_monitor(generation: LfGeneration, args: &[String]) -> Result<Command, U
             Ok(Command::Monitor {
                 watch: words.has("--watch"),
                 json: words.has("--json"),
+            })
+        }
+        "ps" | "active" if generation.has_agent_processes() => {
+            let usage = format!("lf monitor {verb} --json");
+            let words = split(rest, &usage, &["--json"], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "List this Machine's lf Processes\n\nUsage: {usage}\n"
+                )));
+            }
+            if let Some(word) = words.positional.first() {
+                return Err(usage_error(
+                    &format!("unexpected argument '{word}' found"),
+                    &usage,
+                ));
+            }
+            if !words.has("--json") {
+                return Ok(Command::Unsimulated(format!(
+                    "monitor {verb} without --json"
+                )));
+            }
+            Ok(if verb == "ps" {
+                Command::MonitorPs
+            } else {
+                Command::MonitorActive
             })
         }
         "active" => Ok(Command::Unsimulated("monitor active".into())),
@@ -855,13 +949,20 @@ fn parse_sim(generation: LfGeneration, args: &[String]) -> Result<Command, Usage
             Sim::Status(id, report)
         }
         "agent" if e => {
-            let usage = "lf sim agent <ID> <PID|none>";
-            let [id, pid] = exactly(split(rest, usage, &[], &[])?, ["<ID>", "<PID|none>"], usage)?;
+            let usage = "lf sim agent <ID> <PID|none|headless>";
+            let [id, pid] = exactly(
+                split(rest, usage, &[], &[])?,
+                ["<ID>", "<PID|none|headless>"],
+                usage,
+            )?;
             let pid = match pid.as_str() {
+                "headless" if generation.has_agent_processes() => {
+                    return Ok(Command::Sim(Sim::Headless(id)))
+                }
                 "none" => None,
                 _ => Some(pid.parse().map_err(|e| {
                     usage_error(
-                        &format!("invalid value '{pid}' for '<PID|none>': {e}"),
+                        &format!("invalid value '{pid}' for '<PID|none|headless>': {e}"),
                         usage,
                     )
                 })?),
@@ -997,7 +1098,7 @@ pub(crate) struct RecordE {
     #[serde(skip_serializing_if = "Option::is_none")]
     provider_generation: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    agent_process_id: Option<Option<u32>>,
+    agent_process_id: Option<Option<String>>,
 }
 
 #[derive(Serialize, Clone, PartialEq)]
@@ -1141,37 +1242,23 @@ impl Lf {
                 attention: row.review_attention.clone(),
             });
         }
-        let state = if row.completed {
-            "closed"
-        } else if self.generation == LfGeneration::E2 && row.agent_pid.is_some() {
-            // E2: the agent's liveness decides, even without a recorded exit.
-            if row.agent_alive() == Some(true) {
-                "active"
-            } else {
-                "closed"
-            }
-        } else if active {
-            "active"
-        } else if row.interrupted && self.generation != LfGeneration::E2 {
-            "interrupted"
+        let state = self.state(row);
+        // E lists a live client's terminal only by the id its launcher gave it (§10.6);
+        // in E2 the agent itself is a native Session's client.
+        let terminal_ids = if self.generation.is_e() {
+            let agent = row
+                .agent_pid
+                .filter(|_| !row.agent_headless && row.agent_liveness() == Some(Liveness::Alive));
+            let client = row.client_pid.filter(|_| active);
+            let mut ids: Vec<String> = client
+                .into_iter()
+                .chain(agent)
+                .filter_map(crate::agent::terminal_id)
+                .collect();
+            ids.dedup();
+            ids
         } else {
-            "unknown"
-        };
-        // The buttons follow the person's client, as in D: on E2 `active` may mean only that
-        // the agent lives, and connecting is refused only while a client is attached.
-        let active = if self.generation.is_e() {
-            active
-        } else {
-            state == "active"
-        };
-        // E lists the terminal of a live client: as lf does, the client's own
-        // `LF_TERMINAL_ID` when its launcher set it and `LF_TERMINAL_TTY`, else a made-up
-        // one, so that a test sees the field filled.
-        let terminal_ids = match row.client_pid {
-            Some(pid) if active && self.generation.is_e() => {
-                vec![launcher_terminal_id(pid).unwrap_or_else(|| format!("sim-terminal-{pid}"))]
-            }
-            _ => Vec::new(),
+            Vec::new()
         };
         let d = RecordD {
             primary_scope: None,
@@ -1189,7 +1276,7 @@ impl Lf {
             work,
             wave_id: None,
             work_path: row.work_path.clone(),
-            actions: actions(active),
+            actions: actions(state == "active"),
             title: row.title.clone(),
             title_source: row.title_source.clone(),
             flow_membership: json!({"kind": "independent"}),
@@ -1212,7 +1299,7 @@ impl Lf {
         if !self.generation.is_e() {
             return Record::D(d);
         }
-        let e2 = self.generation == LfGeneration::E2;
+        let e2 = self.generation.has_agent_processes();
         Record::E(RecordE {
             d,
             program_status: (!row.program_status.is_empty()).then(|| ProgramStatus {
@@ -1220,19 +1307,53 @@ impl Lf {
                 records: row.program_status.clone(),
             }),
             provider_generation: (!e2).then_some(row.provider_generation),
-            agent_process_id: e2.then_some(row.agent_pid),
+            agent_process_id: e2.then(|| row.agent_process_id.clone()),
         })
+    }
+
+    /// A D/E Session's `state`: completed → closed; in E2a/E2 an agent process's
+    /// liveness decides (alive → active, dead → closed, unknown → unknown); else a live
+    /// client → active, then `interrupted` (not in E2), else unknown.
+    fn state(&self, row: &Row) -> &'static str {
+        let liveness = row
+            .agent_liveness()
+            .filter(|_| self.generation.has_agent_processes());
+        if row.completed {
+            "closed"
+        } else if let Some(liveness) = liveness {
+            match liveness {
+                Liveness::Alive => "active",
+                Liveness::Dead => "closed",
+                Liveness::Unknown => "unknown",
+            }
+        } else if row.client_alive() {
+            "active"
+        } else if row.interrupted && self.generation != LfGeneration::E2 {
+            "interrupted"
+        } else {
+            "unknown"
+        }
     }
 
     fn find(&self, store: &Store, id: &str) -> Result<Row> {
         store.session(id, self.rule())?.ok_or_else(|| not_found(id))
     }
 
-    fn run(&self, command: Command) -> Result<()> {
+    /// Runs `command`; returns lf's exit code (an agent's lf exits with its agent's).
+    fn run(&self, command: Command) -> Result<i32> {
         match command {
             Command::Print(text) => print!("{text}"),
             Command::List(args) => self.list(&args)?,
-            Command::Connect { id, json, mode } => self.connect(&id, json, mode)?,
+            Command::Connect { id, json, mode } => return self.connect(&id, json, mode),
+            Command::Start { provider, model } => return self.start(&provider, model),
+            Command::MonitorPs => {
+                let doc = crate::agent::monitor_ps(&self.store()?)?;
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            }
+            Command::MonitorActive => {
+                let doc = crate::agent::monitor_active(&self.store()?)?;
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            }
             Command::Rename {
                 id,
                 name,
@@ -1251,7 +1372,7 @@ impl Lf {
             }
             Command::Sim(sim) => self.sim(sim)?,
         }
-        Ok(())
+        Ok(0)
     }
 
     fn list(&self, args: &ListArgs) -> Result<()> {
@@ -1316,14 +1437,29 @@ impl Lf {
         Ok(())
     }
 
-    fn connect(&self, id: &str, json: bool, mode: Option<&str>) -> Result<()> {
-        let store = self.store()?;
+    fn connect(&self, id: &str, json: bool, mode: Option<&str>) -> Result<i32> {
+        let mut store = self.store()?;
         let row = self.find(&store, id)?;
         let mut record = self.record(&row);
         if json {
             record.open_argv().extend(mode.map(String::from));
             println!("{}", serde_json::to_string_pretty(&record)?);
-            return Ok(());
+            return Ok(0);
+        }
+        if self.generation.has_agent_processes() {
+            if self.state(&row) == "active" {
+                if mode != Some("--replace") {
+                    bail!(ACTIVE_ELSEWHERE);
+                }
+                // Move here stops the other terminal's native agent; beside a headless
+                // one it stops nothing and resumes a second, native agent (lf's fallback).
+                if let Some(agent) = store.current_agent(id)? {
+                    if !agent.headless && agent.liveness() == Liveness::Alive {
+                        crate::agent::stop_for_move(&mut store, &agent)?;
+                    }
+                }
+            }
+            return self.run_agent_here(&mut store, &row, "lf session");
         }
         // Instead of resuming a provider, say which Session would open and wait for the
         // person to leave, so a terminal launched by the tray stays up and shows it.
@@ -1333,7 +1469,37 @@ impl Lf {
         writeln!(out, "(simulated lf: press Enter to leave)")?;
         out.flush()?;
         io::stdin().lock().read_line(&mut String::new())?;
-        Ok(())
+        Ok(0)
+    }
+
+    /// E2: says which Session opens, then runs its agent as this lf's child here.
+    fn run_agent_here(&self, store: &mut Store, row: &Row, label: &str) -> Result<i32> {
+        {
+            let mut out = io::stdout().lock();
+            writeln!(out, "Session {}: {}", row.id, row.title)?;
+            writeln!(out, "  in {}", row.cwd)?;
+            out.flush()?;
+        }
+        let provider = row.provider.as_deref().unwrap_or(DEFAULT_PROVIDER);
+        crate::agent::run_here(store, &row.id, provider, &row.cwd, label)
+    }
+
+    /// E2's `lf -a <PROVIDER>`: a new interactive Session in this directory (its id a
+    /// UUID, as lf's are opaque), with its agent run here.
+    fn start(&self, provider: &str, model: Option<String>) -> Result<i32> {
+        if provider.is_empty() || provider.starts_with('-') {
+            bail!("invalid agent {provider:?}: expected <provider[:model]>");
+        }
+        let cwd = env::current_dir()?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut spec = SessionSpec::new(id.clone(), "New conversation", cwd.clone());
+        spec.repo = repo_of(&cwd);
+        spec.provider = Some(provider.to_string());
+        spec.model = model;
+        let mut store = self.store()?;
+        store.create_session(&spec)?;
+        let row = self.find(&store, &id)?;
+        self.run_agent_here(&mut store, &row, "lf")
     }
 
     fn rename(&self, id: &str, name: &str, json: bool, suggest: bool) -> Result<()> {
@@ -1423,6 +1589,14 @@ impl Lf {
             Sim::Attention(id, attention) => store.review_attention(&id, attention.as_deref()),
             Sim::Status(id, report) => store.report_status(&id, &report),
             Sim::Agent(id, pid) => store.set_agent(&id, pid),
+            Sim::Headless(id) => {
+                let row = self.find(&store, &id)?;
+                let provider = row.provider.as_deref().unwrap_or(DEFAULT_PROVIDER);
+                let (agent, pid) =
+                    crate::agent::start_headless(&mut store, &id, provider, &row.cwd)?;
+                println!("{}", json!({"agent_process_id": agent, "pid": pid}));
+                Ok(())
+            }
         }
     }
 }
@@ -1437,7 +1611,7 @@ pub(crate) fn main(lf: &Lf, args: &[String]) -> i32 {
         }
     };
     match lf.run(command) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {}", crate::cli::report(&e));
             1
@@ -1457,19 +1631,4 @@ pub(crate) fn quiet_seconds() -> f64 {
 /// The canonical form of a path when it exists.
 pub(crate) fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// The `LF_TERMINAL_ID` of process `pid`, if its launcher set it and `LF_TERMINAL_TTY`
-/// (model §2.5: lf records a terminal only with both).
-fn launcher_terminal_id(pid: u32) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let var = |name: &str| {
-        environ
-            .split(|b| *b == 0)
-            .find_map(|kv| kv.strip_prefix(format!("{name}=").as_bytes()))
-            .filter(|v| !v.is_empty())
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-    };
-    var("LF_TERMINAL_TTY")?;
-    var("LF_TERMINAL_ID")
 }

@@ -8,6 +8,7 @@
 //! commits show in the database's directory, and every C/D0/D/E call of the stand-in
 //! commits a Process row, so a tray that re-lists on every database write wakes itself.
 
+mod agent;
 pub mod cli;
 mod home;
 mod inventory;

@@ -95,9 +95,141 @@ CREATE TABLE IF NOT EXISTS planning_syncs (
 PRAGMA user_version = 2;
 ";
 
+/// Generation E2's agent processes (loopflow-model.md §10.6): lf's own Process rows for
+/// the agents it launched or was told of, keyed by lf's Process id (a UUID, never an OS
+/// pid), with the OS `pid` and `os_started_at` (unix seconds, ~1 s resolution) that
+/// liveness is judged by. `lf_*` name the lf process that launched the agent and waits
+/// on it (null for an agent lf was only told of). `moved_at` is set by a Move here just
+/// before it stops the agent, so that the agent's own lf can tell a move from a death.
+/// `conversation_id` is the provider's conversation, which resumes never name by the
+/// Session id.
+const SCHEMA_3: &str = "
+CREATE TABLE IF NOT EXISTS agent_processes (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    provider TEXT NOT NULL,
+    pid INTEGER,
+    os_started_at INTEGER,
+    headless INTEGER NOT NULL,
+    lf_id TEXT,
+    lf_pid INTEGER,
+    lf_os_started_at INTEGER,
+    lf_label TEXT,
+    started_at REAL NOT NULL,
+    exited_at REAL,
+    exit_code INTEGER,
+    moved_at REAL
+);
+ALTER TABLE sessions ADD COLUMN agent_process_id TEXT;
+ALTER TABLE sessions ADD COLUMN conversation_id TEXT;
+PRAGMA user_version = 3;
+";
+
+/// lf's pid-reuse tolerance: a process whose start time is more than this far from the
+/// recorded `os_started_at` is another process that reused the pid. `ps etime` and
+/// `/proc` both give whole seconds, so an honest reading is off by at most ~1 s; lf
+/// allows 3.
+pub const START_TOLERANCE_SECONDS: i64 = 3;
+
+/// How lf judges a recorded process at read time (§10.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    /// Gone, a zombie, its pid reused, or its exit recorded.
+    Dead,
+    /// No pid or no start time was recorded, or the process table could not be read.
+    Unknown,
+}
+
+/// lf's check: the process exists, is no zombie, and started when it was recorded to.
+pub fn judge(pid: Option<u32>, os_started_at: Option<i64>) -> Liveness {
+    let (Some(pid), Some(recorded)) = (pid, os_started_at) else {
+        return Liveness::Unknown;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Liveness::Dead,
+        Err(_) => return Liveness::Unknown,
+        Ok(_) if !alive(pid) => return Liveness::Dead,
+        Ok(_) => {}
+    }
+    match crate::process::process_start_time(pid) {
+        Ok(started) if (started - recorded).abs() <= START_TOLERANCE_SECONDS => Liveness::Alive,
+        Ok(_) => Liveness::Dead,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Liveness::Dead,
+        Err(_) => Liveness::Unknown,
+    }
+}
+
+/// An agent process as lf records it when it launches one, or is told of one.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentStart {
+    pub session_id: String,
+    pub provider: String,
+    pub pid: u32,
+    pub os_started_at: Option<i64>,
+    pub headless: bool,
+    /// The launching lf: its Process id, pid, start and label (`lf session`).
+    pub lf: Option<(String, u32, Option<i64>, String)>,
+}
+
+/// One row of `agent_processes`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AgentRow {
+    pub id: String,
+    pub session_id: String,
+    pub provider: String,
+    pub pid: Option<u32>,
+    pub os_started_at: Option<i64>,
+    pub headless: bool,
+    pub lf_id: Option<String>,
+    pub lf_pid: Option<u32>,
+    pub lf_os_started_at: Option<i64>,
+    pub lf_label: Option<String>,
+    pub exited: bool,
+    pub moved: bool,
+    pub repo: Option<String>,
+    pub cwd: String,
+}
+
+impl AgentRow {
+    pub fn liveness(&self) -> Liveness {
+        if self.exited {
+            Liveness::Dead
+        } else {
+            judge(self.pid, self.os_started_at)
+        }
+    }
+}
+
+const AGENT_COLUMNS: &str = "ap.id, ap.session_id, ap.provider, ap.pid, ap.os_started_at, \
+    ap.headless, ap.lf_id, ap.lf_pid, ap.lf_os_started_at, ap.lf_label, \
+    ap.exited_at IS NOT NULL, ap.moved_at IS NOT NULL, s.repo, s.cwd";
+
+fn read_agent(r: &rusqlite::Row) -> rusqlite::Result<AgentRow> {
+    Ok(AgentRow {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        provider: r.get(2)?,
+        pid: r.get(3)?,
+        os_started_at: r.get(4)?,
+        headless: r.get(5)?,
+        lf_id: r.get(6)?,
+        lf_pid: r.get(7)?,
+        lf_os_started_at: r.get(8)?,
+        lf_label: r.get(9)?,
+        exited: r.get(10)?,
+        moved: r.get(11)?,
+        repo: r.get(12)?,
+        cwd: r.get(13)?,
+    })
+}
+
 /// The program-status states and kinds of `swift/Loopflow/Models/ProgramStatus.swift`.
 pub const PROGRAM_STATES: [&str; 6] = ["idle", "working", "done", "blocked", "error", "clear"];
 pub const PROGRAM_KINDS: [&str; 3] = ["permission", "question", "auth"];
+
+/// The provider lf launches when a Session names none.
+pub(crate) const DEFAULT_PROVIDER: &str = "claude";
 
 /// lf's `WAITING_QUIET_SECONDS`.
 pub const DEFAULT_QUIET_SECONDS: f64 = 120.0;
@@ -566,20 +698,185 @@ impl Store {
         )
     }
 
-    /// Generation E: the provider's agent process is now `pid` (or none). Each new agent
-    /// after a first one is another provider generation (E1's `provider_generation`).
+    /// Generation E: the provider's agent process is now `pid` (or none), a process lf
+    /// was told of rather than launched. It becomes an agent-process row with a new lf
+    /// Process id (a UUID) and the start time read now, unless it is the current agent
+    /// already. Each new agent after a first one is another provider generation (E1's
+    /// `provider_generation`).
     pub fn set_agent(&mut self, id: &str, pid: Option<u32>) -> Result<()> {
-        if let Some(pid) = pid {
-            ensure!(pid > 1, "an agent process pid must be greater than 1");
+        let Some(pid) = pid else {
+            return self.change_session(
+                id,
+                "UPDATE sessions SET agent_pid = NULL, agent_process_id = NULL WHERE id = ?1",
+                vec![],
+            );
+        };
+        ensure!(pid > 1, "an agent process pid must be greater than 1");
+        // A process that is already gone gets no start time: lf then judges it unknown.
+        let os_started_at = crate::process::process_start_time(pid).ok();
+        let provider: Option<String> = self
+            .conn
+            .query_row("SELECT provider FROM sessions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| not_found(id))?;
+        if let Some(current) = self.current_agent(id)? {
+            let same_start = match (current.os_started_at, os_started_at) {
+                (Some(a), Some(b)) => (a - b).abs() <= START_TOLERANCE_SECONDS,
+                _ => true,
+            };
+            if current.pid == Some(pid) && same_start && !current.exited {
+                return Ok(());
+            }
         }
+        self.start_agent(&AgentStart {
+            session_id: id.to_string(),
+            provider: provider.unwrap_or_else(|| DEFAULT_PROVIDER.into()),
+            pid,
+            os_started_at,
+            headless: false,
+            lf: None,
+        })
+        .map(drop)
+    }
+
+    /// An agent process started (or became known) for a Session: a new row with a new lf
+    /// Process id, made the Session's current agent. Returns that id.
+    pub(crate) fn start_agent(&mut self, agent: &AgentStart) -> Result<String> {
+        let agent_id = uuid::Uuid::new_v4().to_string();
+        let (lf_id, lf_pid, lf_started, lf_label) = match &agent.lf {
+            Some((id, pid, started, label)) => {
+                (Some(id.clone()), Some(*pid), *started, Some(label.clone()))
+            }
+            None => (None, None, None, None),
+        };
+        let changed = self.write(&["sessions", "processes"], |tx| {
+            tx.execute(
+                "INSERT INTO agent_processes (id, session_id, provider, pid, os_started_at,
+                     headless, lf_id, lf_pid, lf_os_started_at, lf_label, started_at)
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+                 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?2)",
+                params![
+                    agent_id,
+                    agent.session_id,
+                    agent.provider,
+                    agent.pid,
+                    agent.os_started_at,
+                    agent.headless,
+                    lf_id,
+                    lf_pid,
+                    lf_started,
+                    lf_label,
+                    now()
+                ],
+            )?;
+            Ok(tx.execute(
+                "UPDATE sessions SET provider_generation = provider_generation +
+                     (agent_pid IS NOT NULL AND agent_pid IS NOT ?2),
+                     agent_pid = ?2, agent_process_id = ?3
+                 WHERE id = ?1",
+                params![agent.session_id, agent.pid, agent_id],
+            )?)
+        })?;
+        if changed == 0 {
+            return Err(not_found(&agent.session_id));
+        }
+        Ok(agent_id)
+    }
+
+    /// The Session's current agent process, if it has one.
+    pub(crate) fn current_agent(&self, session_id: &str) -> Result<Option<AgentRow>> {
+        let sql = format!(
+            "SELECT {AGENT_COLUMNS} FROM sessions s JOIN agent_processes ap
+             ON ap.id = s.agent_process_id WHERE s.id = ?1"
+        );
+        Ok(self
+            .conn
+            .query_row(&sql, [session_id], read_agent)
+            .optional()?)
+    }
+
+    /// A Session's title and Task, for `lf monitor active`.
+    pub(crate) fn session_title_and_task(&self, id: &str) -> Result<(String, Option<String>)> {
+        self.conn
+            .query_row(
+                "SELECT title, task_id FROM sessions WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// Every agent process with no recorded exit, oldest first (`lf monitor ps`).
+    pub(crate) fn unfinished_agents(&self) -> Result<Vec<AgentRow>> {
+        let sql = format!(
+            "SELECT {AGENT_COLUMNS} FROM agent_processes ap JOIN sessions s
+             ON s.id = ap.session_id WHERE ap.exited_at IS NULL ORDER BY ap.started_at, ap.id"
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map([], read_agent)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// A Move here is about to stop `agent_id`: its own lf will say so in its terminal.
+    pub(crate) fn mark_moved(&mut self, agent_id: &str) -> Result<()> {
+        self.write(&["processes"], |tx| {
+            tx.execute(
+                "UPDATE agent_processes SET moved_at = ?2 WHERE id = ?1",
+                params![agent_id, now()],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The agent's lf outlived it and records its exit (the only write an agent's end
+    /// causes; nothing is written when both die).
+    pub(crate) fn record_agent_exit(&mut self, agent_id: &str, code: Option<i32>) -> Result<()> {
+        self.write(&["sessions", "processes"], |tx| {
+            tx.execute(
+                "UPDATE agent_processes SET exited_at = ?2, exit_code = ?3 WHERE id = ?1",
+                params![agent_id, now(), code],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Whether `agent_id` was moved away (read by its own lf once it has exited).
+    pub(crate) fn agent_moved(&self, agent_id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT moved_at IS NOT NULL FROM agent_processes WHERE id = ?1",
+                [agent_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(false))
+    }
+
+    /// The provider conversation a resume names; the first launch starts one.
+    pub(crate) fn conversation(&mut self, session_id: &str) -> Result<(String, bool)> {
+        let existing: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT conversation_id FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or_else(|| not_found(session_id))?;
+        if let Some(id) = existing {
+            return Ok((id, true));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
         self.change_session(
-            id,
-            "UPDATE sessions SET provider_generation = provider_generation +
-                 (agent_pid IS NOT NULL AND ?2 IS NOT NULL AND agent_pid IS NOT ?2),
-                 agent_pid = ?2
-             WHERE id = ?1",
-            vec![pid.map_or(Sql::Null, |p| Sql::Integer(p.into()))],
-        )
+            session_id,
+            "UPDATE sessions SET conversation_id = ?2 WHERE id = ?1",
+            vec![Sql::Text(id.clone())],
+        )?;
+        Ok((id, false))
     }
 
     /// Generation E: a scoped `lf monitor work` reader started `repo`'s planning sync,
@@ -605,18 +902,20 @@ impl Store {
 
     // ---- What the CLI projects ----
 
-    /// The agent pids that are alive now, as the JSON array `?3` of the Waiting SQL:
-    /// liveness is read at query time, never written.
+    /// The ids of the Sessions' current agent processes that are alive now, as the JSON
+    /// array `?3` of the Waiting SQL: liveness is read at query time, never written.
     fn live_agents(&self) -> Result<String> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT agent_pid FROM sessions WHERE agent_pid IS NOT NULL",
-        )?;
-        let pids = stmt.query_map([], |r| r.get::<_, u32>(0))?;
+        let sql = format!(
+            "SELECT {AGENT_COLUMNS} FROM sessions s JOIN agent_processes ap
+             ON ap.id = s.agent_process_id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let agents = stmt.query_map([], read_agent)?;
         let mut live = Vec::new();
-        for pid in pids {
-            let pid = pid?;
-            if alive(pid) {
-                live.push(pid);
+        for agent in agents {
+            let agent = agent?;
+            if agent.liveness() == Liveness::Alive {
+                live.push(agent.id);
             }
         }
         Ok(serde_json::to_string(&live)?)
@@ -709,7 +1008,8 @@ impl Store {
             "AND s.interactive = 1"
         };
         let newest = if rule.newest {
-            "AND (s.agent_pid IS NULL OR s.agent_pid IN (SELECT value FROM json_each(?4)))
+            "AND (s.agent_process_id IS NULL
+                  OR s.agent_process_id IN (SELECT value FROM json_each(?4)))
              AND NOT EXISTS (SELECT 1 FROM program_status r WHERE r.session_id = s.id)"
         } else {
             ""
@@ -746,7 +1046,7 @@ fn initialize(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     // Checked first so that opening an existing store writes nothing.
-    if version < 2 {
+    if version < 3 {
         migrate(conn).inspect_err(|_| {
             let _ = conn.execute_batch("ROLLBACK");
         })?;
@@ -765,6 +1065,9 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     }
     if version < 2 {
         conn.execute_batch(SCHEMA_2)?;
+    }
+    if version < 3 {
+        conn.execute_batch(SCHEMA_3)?;
     }
     conn.execute_batch("COMMIT")
 }
@@ -788,12 +1091,13 @@ const WAITING: &str = "(s.completed_at IS NULL AND a.session_id IS NOT NULL AND 
     (a.pending_input > 0 OR (a.open_tools = 0 AND \
     ((s.interactive = 1 AND a.yielded = 1) OR ?1 - a.observed_at >= ?2))))";
 
-/// §9.4 "Rule, newest" (generation E); `?3` is the JSON array of the agent pids alive
+/// §9.4 "Rule, newest" (generation E); `?3` is the JSON array of the agent processes alive
 /// at the query's clock, so a dead agent stops Waiting with no write. The newest
 /// program-status report `p`, when there is one, decides instead of the reading: blocked,
 /// or idle on an interactive Session, waits; anything else (clear included) does not.
 const WAITING_NEWEST: &str = "(s.completed_at IS NULL \
-    AND (s.agent_pid IS NULL OR s.agent_pid IN (SELECT value FROM json_each(?3))) \
+    AND (s.agent_process_id IS NULL \
+        OR s.agent_process_id IN (SELECT value FROM json_each(?3))) \
     AND CASE WHEN p.state IS NULL THEN \
         (a.session_id IS NOT NULL AND (a.pending_input > 0 OR (a.open_tools = 0 AND \
         ((s.interactive = 1 AND a.yielded = 1) OR ?1 - a.observed_at >= ?2)))) \
@@ -808,15 +1112,17 @@ fn waiting_sql(rule: WaitingRule) -> &'static str {
 }
 
 const FROM: &str = "sessions s LEFT JOIN session_activity a ON a.session_id = s.id \
+    LEFT JOIN agent_processes ap ON ap.id = s.agent_process_id \
     LEFT JOIN program_status p ON p.seq = \
         (SELECT MAX(seq) FROM program_status WHERE session_id = s.id)";
 
 const COLUMNS: &str = "s.id, s.title, s.title_source, s.cwd, s.repo, s.interactive, s.provider, \
     s.model, s.work_path, s.task_id, s.kind, s.ready_summary, s.review_attention, s.client_pid, \
-    s.interrupted, s.completed_at IS NOT NULL, s.agent_pid, s.provider_generation, \
+    s.interrupted, s.completed_at IS NOT NULL, ap.pid, s.provider_generation, \
     (SELECT json_group_array(json_object('state', r.state, 'id', r.status_id, 'kind', r.kind, \
         'progress', r.progress, 'app', r.app, 'title', r.title, 'msg', r.msg) ORDER BY r.seq) \
-     FROM program_status r WHERE r.session_id = s.id)";
+     FROM program_status r WHERE r.session_id = s.id), \
+    ap.id, ap.os_started_at, ap.exited_at IS NOT NULL, ap.headless";
 
 /// A Session row with its Waiting reading at the query's clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -837,8 +1143,14 @@ pub(crate) struct Row {
     pub client_pid: Option<u32>,
     pub interrupted: bool,
     pub completed: bool,
-    /// Generation E: the provider's current agent process.
+    /// Generation E: the OS pid of the provider's current agent process.
     pub agent_pid: Option<u32>,
+    /// Generation E2: lf's Process id of that agent (a UUID), its recorded start, whether
+    /// its lf recorded its exit, and whether it runs headless.
+    pub agent_process_id: Option<String>,
+    pub agent_os_started_at: Option<i64>,
+    pub agent_exited: bool,
+    pub agent_headless: bool,
     pub provider_generation: i64,
     /// Generation E: the program's status reports, oldest first.
     pub program_status: Vec<StatusReport>,
@@ -876,7 +1188,11 @@ impl Row {
                     )
                 })?
             },
-            waiting: r.get(19)?,
+            agent_process_id: r.get(19)?,
+            agent_os_started_at: r.get(20)?,
+            agent_exited: r.get::<_, Option<bool>>(21)?.unwrap_or(false),
+            agent_headless: r.get::<_, Option<bool>>(22)?.unwrap_or(false),
+            waiting: r.get(23)?,
         })
     }
 
@@ -885,9 +1201,14 @@ impl Row {
         self.client_pid.is_some_and(alive)
     }
 
-    /// Whether the Session's agent process is alive; `None` when it has none.
-    pub fn agent_alive(&self) -> Option<bool> {
-        self.agent_pid.map(alive)
+    /// How lf judges the Session's agent process; `None` when it has none.
+    pub fn agent_liveness(&self) -> Option<Liveness> {
+        self.agent_process_id.as_ref()?;
+        Some(if self.agent_exited {
+            Liveness::Dead
+        } else {
+            judge(self.agent_pid, self.agent_os_started_at)
+        })
     }
 }
 
@@ -944,7 +1265,7 @@ mod tests {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 2);
+        assert_eq!(version, 3);
         store
             .report_status("old", &StatusReport::new("blocked"))
             .unwrap();
@@ -955,7 +1276,7 @@ mod tests {
         };
         let row = store.session("old", rule).unwrap().unwrap();
         assert!(row.waiting);
-        assert_eq!(row.agent_alive(), Some(true));
+        assert_eq!(row.agent_liveness(), Some(Liveness::Alive));
         assert_eq!(row.provider_generation, 1);
         assert_eq!(row.program_status[0].id, "status-1");
     }

@@ -50,6 +50,9 @@ impl Drop for Agent {
     }
 }
 
+const ACTIVE_ELSEWHERE: &str =
+    "This Session is active in another terminal; use Move here to transfer it";
+
 fn new_session(lf: &Lf, id: &str, extra: &[&str]) {
     let repo = lf.repo_a().display().to_string();
     let mut args = vec!["sim", "new", id, "--title", id, "--cwd", &repo];
@@ -231,8 +234,19 @@ fn records_add_program_status_and_each_variants_own_key() {
     assert_eq!(record(&e2, "s")["agent_process_id"], Value::Null);
     e2.ok(&["sim", "agent", "s", &first.pid()]);
     let r = record(&e2, "s");
-    assert_eq!(r["agent_process_id"], first.0.id());
+    // lf's Process id of the agent (§10.6): a UUID v4, not the OS pid.
+    let agent_id = r["agent_process_id"].as_str().unwrap().to_string();
+    let uuid = uuid::Uuid::parse_str(&agent_id).unwrap();
+    assert_eq!(uuid.get_version_num(), 4, "{agent_id}");
     assert!(r.get("provider_generation").is_none(), "{r}");
+    e2.ok(&["sim", "agent", "s", &first.pid()]);
+    assert_eq!(
+        record(&e2, "s")["agent_process_id"],
+        agent_id.as_str(),
+        "the same process keeps its id"
+    );
+    e2.ok(&["sim", "agent", "s", &second.pid()]);
+    assert_ne!(record(&e2, "s")["agent_process_id"], agent_id.as_str());
     e2.ok(&["sim", "agent", "s", "none"]);
     assert_eq!(record(&e2, "s")["agent_process_id"], Value::Null);
 
@@ -348,8 +362,10 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
         (alive["state"].clone(), alive["attention"].clone()),
         (json!("active"), json!("waiting"))
     );
-    // An agent that lives is no attached client: connecting is not refused.
-    assert_eq!(alive["actions"].as_array().unwrap().len(), 1);
+    // Actions follow `state` (§10.6): a live agent refuses Open here and offers Move
+    // here, though no terminal is known.
+    assert_eq!(alive["actions"][0]["unavailable_reason"], ACTIVE_ELSEWHERE);
+    assert_eq!(alive["actions"][1]["kind"], "move_here");
     assert_eq!(alive["terminal_ids"], json!([]));
     assert_eq!(waiting_ids(&lf), ["s"]);
 
@@ -359,7 +375,7 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
     let dead = record(&lf, "s");
     assert_eq!(dead["state"], "closed");
     assert_eq!(dead["attention"], Value::Null);
-    assert_eq!(dead["agent_process_id"], agent.0.id());
+    assert_eq!(dead["agent_process_id"], alive["agent_process_id"]);
     assert_eq!(
         dead["actions"],
         json!([{"kind": "open", "label": "Open here",
@@ -392,28 +408,30 @@ fn a_dead_agent_never_waits_and_closes_an_e2_session_without_a_commit() {
     let attached = record(&lf, "s");
     assert_eq!(attached["state"], "active");
     assert_eq!(attached["actions"][1]["kind"], "move_here");
-    assert_eq!(
-        attached["terminal_ids"],
-        json!([format!("sim-terminal-{}", client.pid())])
-    );
+    assert_eq!(attached["terminal_ids"], json!([]), "lf never makes one up");
     client.die();
     assert_eq!(record(&lf, "s")["state"], "unknown");
-    // A client its launcher marked is listed by that mark, as lf does; only with both
-    // variables (lf records a terminal id only with its tty).
-    for (tty, listed) in [(Some("/dev/pts/7"), "T-MARK"), (None, "")] {
+    // A client its launcher marked is listed by that mark, only when the mark's tty is
+    // the terminal its stdin is on (§10.6).
+    let (_master, slave) = common::pty();
+    let tty = common::tty_name(&slave);
+    for (mark_tty, listed) in [
+        (Some(tty.as_str()), json!(["T-MARK"])),
+        (Some("/dev/pts/9999"), json!([])),
+        (None, json!([])),
+    ] {
         let mut command = Command::new("sleep");
-        command.arg("1000").env("LF_TERMINAL_ID", "T-MARK");
-        match tty {
+        command
+            .arg("1000")
+            .env("LF_TERMINAL_ID", "T-MARK")
+            .stdin(slave.try_clone().unwrap());
+        match mark_tty {
             Some(tty) => command.env("LF_TERMINAL_TTY", tty),
             None => command.env_remove("LF_TERMINAL_TTY"),
         };
         let mut marked = Agent(command.spawn().unwrap());
         lf.ok(&["sim", "attach", "s", &marked.pid()]);
-        let want = match listed {
-            "" => format!("sim-terminal-{}", marked.pid()),
-            id => id.to_string(),
-        };
-        assert_eq!(record(&lf, "s")["terminal_ids"], json!([want]));
+        assert_eq!(record(&lf, "s")["terminal_ids"], listed, "{mark_tty:?}");
         marked.die();
     }
 }

@@ -177,6 +177,39 @@ impl Lf {
     }
 }
 
+/// A new pseudo-terminal: (master, slave).
+pub fn pty() -> (fs::File, fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, which the Files below take over.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // Close-on-exec, so that no process this test starts holds the master open: an
+    // agent left on the terminal then reads its end when the test lets go.
+    for fd in [master, slave] {
+        // SAFETY: fcntl on descriptors this function owns.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    unsafe { (fs::File::from_raw_fd(master), fs::File::from_raw_fd(slave)) }
+}
+
+/// The terminal's name, as `ttyname` gives it (`/dev/pts/N`).
+pub fn tty_name(tty: &fs::File) -> String {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", tty.as_raw_fd()))
+        .unwrap()
+        .display()
+        .to_string()
+}
+
 pub fn ids(list: &Value) -> Vec<String> {
     list.as_array()
         .unwrap_or_else(|| panic!("not an array: {list}"))
