@@ -1027,32 +1027,6 @@ fn a_reader_that_goes_silent_is_started_again_and_followed() {
 
 // ---- Generation E (loopflow-model.md §10) ------------------------------------------------
 
-/// A stand-in agent process: a `sleep` that a session names as its agent (or its client),
-/// killed and reaped when it dies or is dropped.
-struct Process(std::process::Child);
-
-impl Process {
-    fn start() -> Process {
-        Process(Command::new("sleep").arg("1000").spawn().unwrap())
-    }
-
-    fn pid(&self) -> String {
-        self.0.id().to_string()
-    }
-
-    /// Killed and reaped: gone from the process table, as an agent whose driver reaped it.
-    fn die(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.die();
-    }
-}
-
 fn planning_syncs(store: &Store) -> usize {
     std::fs::read_to_string(store.f.root.join("sim/planning-syncs.jsonl"))
         .map(|log| log.lines().count())
@@ -1148,19 +1122,167 @@ fn why_the_agent_waits_is_told_and_a_new_reason_is_a_new_ask() {
     assert_eq!(state["session"]["reason"], Value::Null);
 }
 
+/// An lf run as in a terminal of the person's: its own session, whose controlling terminal
+/// is a fresh pty it reads and writes. lf runs its agent as its child there (E2, §10.6).
+/// Killed (with its process group) and reaped when dropped.
+struct OnTerminal {
+    lf: Child,
+    master: std::fs::File,
+}
+
+impl OnTerminal {
+    fn start(store: &Store, args: &[&str], terminal_id: Option<&str>) -> OnTerminal {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes two new descriptors, which the Files below take over.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty");
+        for fd in [master, slave] {
+            // SAFETY: fcntl on descriptors this function owns; no child keeps the master.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+        // SAFETY: both descriptors were just opened here and nothing else owns them.
+        let (master, slave) = unsafe {
+            (
+                std::fs::File::from_raw_fd(master),
+                std::fs::File::from_raw_fd(slave),
+            )
+        };
+        let tty = std::fs::read_link(format!("/proc/self/fd/{}", {
+            use std::os::fd::AsRawFd;
+            slave.as_raw_fd()
+        }))
+        .unwrap();
+        let mut command = Command::new(&store.f.lf);
+        command
+            .args(args)
+            .env("LF_HOME", store.f.home())
+            .env("LF_SIM_GENERATION", store.generation)
+            .env("LF_SIM_QUIET_SECONDS", QUIET)
+            .current_dir(store.repo("alpha").join("src"))
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave);
+        if let Some(id) = terminal_id {
+            // A launcher's mark (Loopflow.app's, or the tray's own terminals): lf lists it.
+            command
+                .env("LF_TERMINAL_ID", id)
+                .env("LF_TERMINAL_TTY", &tty);
+        }
+        // SAFETY: setsid and ioctl are async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setsid();
+                libc::ioctl(0, libc::TIOCSCTTY, 0);
+                Ok(())
+            });
+        }
+        OnTerminal {
+            lf: command.spawn().unwrap(),
+            master,
+        }
+    }
+
+    /// What the person types there.
+    fn type_line(&mut self, line: &str) {
+        use std::io::Write;
+        self.master.write_all(line.as_bytes()).unwrap();
+        self.master.write_all(b"\n").unwrap();
+    }
+
+    /// The lf and every process on its terminal killed at once, as a crash or the OOM
+    /// killer does: nothing is written.
+    fn kill_all(&mut self) {
+        // SAFETY: signals lf's own process group (it is its session's leader).
+        unsafe { libc::kill(-(self.lf.id() as i32), libc::SIGKILL) };
+        let _ = self.lf.wait();
+    }
+}
+
+impl Drop for OnTerminal {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+impl Store {
+    /// Each session's agent pid, as lf's own process list names it, once every one of
+    /// `ids` has a live agent.
+    fn agent_pids(&self, ids: &[&str]) -> Vec<u32> {
+        let lf = |args: &[&str]| -> Value {
+            let out = Command::new(&self.f.lf)
+                .args(args)
+                .env("LF_HOME", self.f.home())
+                .env("LF_SIM_GENERATION", self.generation)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "lf {args:?}: {out:?}");
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        loop {
+            let list = lf(&["session", "list", "--json", "--all", "--limit", "0"]);
+            let ps = lf(&["monitor", "ps", "--json"]);
+            let pids: Vec<Option<u32>> = ids
+                .iter()
+                .map(|id| {
+                    let record = list.as_array()?.iter().find(|r| r["id"] == *id)?;
+                    let agent = record["agent_process_id"].as_str()?;
+                    let node = ps["nodes"]
+                        .as_array()?
+                        .iter()
+                        .find(|n| n["id"] == format!("process:{agent}"))?;
+                    (record["state"] == "active").then_some(node["pid"].as_u64()? as u32)
+                })
+                .collect();
+            if let Some(pids) = pids.into_iter().collect::<Option<Vec<u32>>>() {
+                return pids;
+            }
+            assert!(Instant::now() < deadline, "no live agents for {ids:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// How many `lf monitor ps` runs were logged so far.
+    fn process_lists(&self) -> usize {
+        std::fs::read_to_string(self.f.root.join("sim/argv.jsonl"))
+            .map(|log| log.lines().filter(|l| l.contains(r#""monitor","ps""#)).count())
+            .unwrap_or(0)
+    }
+}
+
+fn kill(pid: u32) {
+    // SAFETY: signals a process this test started (through lf).
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
 #[test]
-fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not() {
+fn todays_agents_are_found_by_lf_id_and_each_death_is_told_at_once() {
     let store = Store::new("e2");
     store.sessions(&[
-        spec(&store, "S-alone", "alpha"),
+        spec(&store, "S-native", "alpha"),
+        spec(&store, "S-crash", "alpha"),
+        spec(&store, "S-headless", "beta"),
         spec(&store, "S-seen", "beta"),
     ]);
-    let mut alone = Process::start();
-    let mut seen = Process::start();
-    let mut client = Process::start();
-    store.agent(&["agent", "S-alone", &alone.pid()]);
-    store.agent(&["agent", "S-seen", &seen.pid()]);
-    store.agent(&["attach", "S-seen", &client.pid()]);
+    // Agents as lf runs them: in the person's own terminals (`lf session connect`, no
+    // terminal id), headless, and in a terminal whose launcher marked it.
+    let mut native = OnTerminal::start(&store, &["session", "connect", "S-native"], None);
+    let mut crash = OnTerminal::start(&store, &["session", "connect", "S-crash"], None);
+    store.agent(&["agent", "S-headless", "headless"]);
+    let mut seen = OnTerminal::start(&store, &["session", "connect", "S-seen"], Some("T-seen"));
+    let pids = store.agent_pids(&["S-native", "S-crash", "S-headless", "S-seen"]);
+    let (native_agent, headless_agent) = (pids[0], pids[2]);
+    let ps_before = store.process_lists();
     let watch = store.watch();
     let snapshot = watch.snapshot();
     let states: Vec<&str> = snapshot["sessions"]
@@ -1169,32 +1291,54 @@ fn an_agent_that_dies_unattended_is_told_once_and_one_quit_in_a_terminal_is_not(
         .iter()
         .map(|s| s["state"].as_str().unwrap())
         .collect();
-    assert_eq!(states, ["active", "active"]);
+    assert_eq!(states, ["active"; 4]);
 
-    // Nothing is written when an agent dies: the tray sees its exit itself.
+    // An ask is told at once, whoever's terminal it is in.
     let before = Instant::now();
-    alone.die();
-    let stopped = watch.expect_event("stopped", "S-alone");
+    store.agent(&["ask", "S-native"]);
+    let asked = watch.expect_event("asked", "S-native");
+    println!("ask → asked: {:?}", before.elapsed());
+    assert_eq!(asked["session"]["needs_you"], true);
+    assert_eq!(asked["session"]["terminal_ids"], serde_json::json!([]));
+
+    // The agent killed alone: its lf writes the exit.
+    let before = Instant::now();
+    kill(native_agent);
+    let stopped = watch.expect_event("stopped", "S-native");
     let took = before.elapsed();
-    assert_eq!(stopped["previous"], "active");
+    println!("native agent killed alone → stopped: {took:?}");
     assert_eq!(stopped["session"]["state"], "closed");
-    assert_eq!(stopped["session"]["stopped"], true);
     assert_eq!(stopped["session"]["needs_you"], false);
     assert!(took < Duration::from_secs(2), "told after {took:?}");
+    native.kill_all();
 
-    // The person quits the agent in their terminal: a state line, no `stopped`.
-    seen.die();
-    client.die();
+    // Killed with its lf, nothing written: the tray's own watch tells it.
+    let before = Instant::now();
+    crash.kill_all();
+    watch.expect_event("stopped", "S-crash");
+    let took = before.elapsed();
+    println!("native agent killed with its lf → stopped: {took:?}");
+    assert!(took < Duration::from_secs(2), "told after {took:?}");
+
+    let before = Instant::now();
+    kill(headless_agent);
+    watch.expect_event("stopped", "S-headless");
+    let took = before.elapsed();
+    println!("headless agent killed → stopped: {took:?}");
+    assert!(took < Duration::from_secs(2), "told after {took:?}");
+
+    // The person quits it in the terminal lf lists: a state line, no `stopped`.
+    seen.type_line("/exit");
     let quit = watch.expect("the next line about S-seen", |e| {
         e["session"]["id"] == "S-seen"
     });
     assert_eq!(quit["type"], "state", "{quit}");
     assert_eq!(quit["session"]["stopped"], true);
-    // Told once: a quiet second brings nothing more about either.
     watch.no_more_session_lines("e2");
-    // And the dead agents, which lf still names, wake nothing: no lf runs while idle. The
-    // list that told the quit may be checked once more a second after it (someone may have
-    // written while it ran); from then on, nothing.
+    // One process list per new agent at most (the four were new together: one).
+    let lists = store.process_lists() - ps_before;
+    assert!((1..=4).contains(&lists), "{lists} process lists");
+    // And the dead agents, which lf still names, wake nothing while idle.
     let runs = store.settled_lf_runs();
     std::thread::sleep(QUIET_SECOND);
     assert_eq!(store.lf_runs(), runs, "lf ran while nothing changed");
