@@ -1255,7 +1255,11 @@ impl Store {
     /// How many `lf monitor ps` runs were logged so far.
     fn process_lists(&self) -> usize {
         std::fs::read_to_string(self.f.root.join("sim/argv.jsonl"))
-            .map(|log| log.lines().filter(|l| l.contains(r#""monitor","ps""#)).count())
+            .map(|log| {
+                log.lines()
+                    .filter(|l| l.contains(r#""monitor","ps""#))
+                    .count()
+            })
             .unwrap_or(0)
     }
 }

@@ -81,6 +81,10 @@ pub struct Schedule {
     /// last one to end still count as its own.
     own: usize,
     own_until: Option<Instant>,
+    /// How many of those are not lists (lf's process list), and whether a write came
+    /// while one ran: it may be someone else's, as during a list.
+    aside: usize,
+    aside_doubt: bool,
     quiet_due: Option<Instant>,
     /// The latest change seen while `quiet_due` was pending: its own deadline follows.
     quiet_next: Option<Instant>,
@@ -101,6 +105,8 @@ impl Schedule {
             due: None,
             burst_started: None,
             own: 0,
+            aside: 0,
+            aside_doubt: false,
             own_until: None,
             quiet_due: None,
             quiet_next: None,
@@ -127,6 +133,7 @@ impl Schedule {
         if self.own > 0 || late_own {
             self.ignored += 1;
             self.doubt |= self.running;
+            self.aside_doubt |= self.aside > 0;
             return false;
         }
         // Someone else's for sure: the lists after it start a chain of their own.
@@ -169,6 +176,25 @@ impl Schedule {
     pub fn own_ended(&mut self, now: Instant) {
         self.own = self.own.saturating_sub(1);
         self.own_until = Some(now + SELF_GRACE);
+    }
+
+    /// One of the tray's own lf runs that is not a list starts (lf's process list, for a
+    /// new agent): its own write comes while it runs, and so may someone else's.
+    pub fn aside_started(&mut self) {
+        self.own_started();
+        self.aside += 1;
+    }
+
+    /// That run ended. A write that came while it ran is checked by a list a moment later
+    /// ([`DOUBT_RECHECK`]), unless one is due sooner: the list that found the new agent
+    /// is followed by one anyway, which then serves for both.
+    pub fn aside_ended(&mut self, now: Instant) {
+        self.own_ended(now);
+        self.aside = self.aside.saturating_sub(1);
+        if std::mem::take(&mut self.aside_doubt) {
+            let at = now + DOUBT_RECHECK;
+            self.due = Some(self.due.map_or(at, |due| due.min(at)));
+        }
     }
 
     /// When [`Schedule::poll`] has something to do.

@@ -409,7 +409,8 @@ impl Core {
             }
             Input::AgentsFound(result) => {
                 self.finding = false;
-                self.own_ended(mono, files);
+                self.schedule.aside_ended(mono);
+                self.stamp = files.stamp();
                 self.found(result, mono);
             }
             Input::AgentExited(id) => {
@@ -839,8 +840,9 @@ impl Core {
             self.agents.insert(id.clone(), Seen::Finding);
         }
         self.finding = true;
-        // Its one write to the store (lf's own Process row) is the tray's.
-        self.schedule.own_started();
+        // Its one write to the store (lf's own Process row) is the tray's; another that
+        // lands meanwhile is checked by a list after it.
+        self.schedule.aside_started();
         self.out.commands.push(Command::FindAgents(new));
     }
 

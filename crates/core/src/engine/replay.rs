@@ -1039,15 +1039,53 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
 fn the_process_lists_own_write_lists_nothing() {
     let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
     r.take();
-    // lf records its own Process row while it lists its processes.
-    r.at(50).write();
     r.at(100).feed(found(&[(A1, Some((4242, Runs::Headless)))]));
+    // lf's own Process row, delivered just after it ended: the files as it left them.
+    r.at(150).late_write();
     assert_eq!(r.at(5_000).take(), [watch(A1, 4242)]);
     assert!(super::read(&r.shared)
         .snapshot
         .get("s1")
         .unwrap()
         .headless());
+}
+
+#[test]
+fn a_write_while_lf_lists_its_processes_is_listed_a_moment_after() {
+    // lf's process list writes its own Process row; someone's ask may land meanwhile,
+    // and inotify does not say whose a write is.
+    let mut r = Replay::with(E, vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [find(&[A1])]);
+    r.at(50).write();
+    assert_eq!(r.lists(), 0, "not while it runs");
+    r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
+    assert_eq!(r.take(), [watch(A1, 4242)]);
+    let recheck = crate::schedule::DOUBT_RECHECK.as_millis() as u64;
+    assert_eq!(r.at(100 + recheck - 1).lists(), 0);
+    assert_eq!(r.at(100 + recheck).lists(), 1, "a moment later");
+    r.at(100 + recheck + 100).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.at(30_000).lists(), 0, "and no more");
+}
+
+#[test]
+fn the_list_that_found_a_new_agent_checks_the_process_lists_write_too() {
+    let mut r = Replay::with(E, vec![]);
+    r.take();
+    // Someone starts an agent: a list finds it, while its own write came (a doubt).
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1150).late_write();
+    r.at(1200).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.take(), [find(&[A1])]);
+    r.at(1250).write();
+    r.at(1300)
+        .feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
+    r.take();
+    // One list a second after the first serves for both: no extra lf run.
+    let recheck = crate::schedule::DOUBT_RECHECK.as_millis() as u64;
+    assert_eq!(r.at(1200 + recheck).lists(), 1);
+    r.at(1300 + recheck).listed(vec![with_agent("s1", A1)]);
+    assert_eq!(r.at(1300 + recheck * 3).lists(), 0);
 }
 
 #[test]
