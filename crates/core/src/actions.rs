@@ -45,32 +45,38 @@ pub fn derive(record: &SessionRecord, lf: Option<&Dialect>) -> Vec<Action> {
         None,
     );
     let not_ready = (record.state != State::Ready).then_some(NOT_READY);
-    let decides_with_complete = lf.is_some_and(|d| d.flow_decision == FlowDecision::Complete);
+    // Without an lf (or one not recognised) a Flow step is decided as generation A does.
+    let decision = lf.map_or(FlowDecision::ApproveIterate, |d| d.flow_decision);
     match &record.kind {
-        Some(Kind::Flow) if decides_with_complete => vec![
-            open,
-            action(
-                ActionKind::Complete,
-                "Complete",
-                "Complete the review and return your feedback to the next Flow step",
-                not_ready,
-            ),
-        ],
-        Some(Kind::Flow) => vec![
-            open,
-            action(
-                ActionKind::Approve,
-                "Approve",
-                "Approve this step; the Flow continues",
-                None,
-            ),
-            action(
-                ActionKind::Iterate,
-                "Iterate",
-                "Send the step back to the agent with directions",
-                None,
-            ),
-        ],
+        Some(Kind::Flow) => match decision {
+            // An lf that owns its actions sent none for this step: only Open, never a
+            // verb it may not have.
+            FlowDecision::LfOwn => vec![open],
+            FlowDecision::Complete => vec![
+                open,
+                action(
+                    ActionKind::Complete,
+                    "Complete",
+                    "Complete the review and return your feedback to the next Flow step",
+                    not_ready,
+                ),
+            ],
+            FlowDecision::ApproveIterate => vec![
+                open,
+                action(
+                    ActionKind::Approve,
+                    "Approve",
+                    "Approve this step; the Flow continues",
+                    None,
+                ),
+                action(
+                    ActionKind::Iterate,
+                    "Iterate",
+                    "Send the step back to the agent with directions",
+                    None,
+                ),
+            ],
+        },
         Some(Kind::Ask) => vec![
             open,
             action(
@@ -226,6 +232,15 @@ mod tests {
                 Ok(Step::Lf(LfAction::Complete { id: "f".into() }))
             );
             assert!(plan(&ready, &ActionKind::Approve, Some("ok")).is_err());
+        }
+    }
+
+    #[test]
+    fn an_lf_that_owns_its_actions_never_gets_a_review_verb_it_did_not_send() {
+        for lf in [Generation::D0, Generation::D, Generation::E] {
+            let flow = with_derived(record("f", Some(Kind::Flow), State::Ready), Some(lf));
+            assert_eq!(kinds(&flow), [("open", true)], "{lf:?}");
+            assert!(plan(&flow, &ActionKind::Approve, Some("ok")).is_err());
         }
     }
 

@@ -544,7 +544,10 @@ impl Core {
 
     /// Whether lf's own readers follow the store (generation D's read-only one).
     fn readers_follow(&self) -> bool {
-        self.detected.is_some_and(|d| d.follow == Follow::Readers)
+        match self.detected.map(|d| d.follow) {
+            Some(Follow::Readers) => true,
+            Some(Follow::Files | Follow::Store) | None => false,
+        }
     }
 
     /// A reader whose frames arrive: it covers the store's revisions, so lf's database
