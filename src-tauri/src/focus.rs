@@ -102,7 +102,7 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
     let uid = unsafe { libc::getuid() };
     // Only the person's own processes: a client of someone else's is not theirs to go to.
     let processes = Processes::read(Path::new("/proc"), uid);
-    let ids = terminal_ids(record);
+    let ids = record.terminal_ids();
     let mut clients = processes.clients(&record.id, &ids);
     // Today's lf runs the agent as its own child on the person's terminal, and no
     // command line need name the session (§10.6): the agent's process is where it runs.
@@ -139,19 +139,6 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
         tab,
         sentence,
     })
-}
-
-fn terminal_ids(record: &SessionRecord) -> Vec<String> {
-    record
-        .extra
-        .get("terminal_ids")
-        .and_then(|v| v.as_array())
-        .map(|ids| {
-            ids.iter()
-                .filter_map(|id| id.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// What a Go to terminal came to.

@@ -88,7 +88,7 @@ pub(crate) fn is_still(pid: u32, started_at: Option<i64>) -> Option<bool> {
         let Some(start) = crate::liveness::start_time(pid as i32) else {
             return Some(false);
         };
-        Some(started_at.map_or(true, |at| (start - at as f64).abs() <= START_TOLERANCE_SECS))
+        Some(started_at.is_none_or(|at| (start - at as f64).abs() <= START_TOLERANCE_SECS))
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -125,6 +125,7 @@ impl AskRecord {
             needs_you: false,
             reason: None,
             stopped: false,
+            attached: false,
             agent: None,
             prompt: Some(self.prompt.clone()),
             created_at: None,

@@ -230,6 +230,26 @@ impl Dialect {
     }
 }
 
+impl Dialect {
+    /// Whether a terminal of the person's is attached to the session now: lf lists a live
+    /// client's terminal id, or offers Move here (which moves it from that client), or its
+    /// state says `active` (before generation E that meant a client).
+    ///
+    /// A record that names its agent process (E2) offers Move here for every live agent
+    /// and reads `active` for it, terminal or not (loopflow-model.md §10.6): there only a
+    /// listed terminal id counts. Where the agent itself runs is the engine's to find.
+    pub fn attached(&self, record: &SessionRecord) -> bool {
+        let terminals = !record.terminal_ids().is_empty();
+        if self.agent_ids && record.extra.contains_key("agent_process_id") {
+            return terminals;
+        }
+        let move_here = record
+            .action(&crate::ActionKind::MoveHere)
+            .is_some_and(|a| a.unavailable_reason.is_none());
+        terminals || move_here || record.state == crate::State::Active
+    }
+}
+
 /// lf's help texts, as far as they were asked for.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Help<'a> {

@@ -260,6 +260,7 @@ impl Run {
             needs_you: false,
             reason: None,
             stopped: false,
+            attached: false,
             agent: None,
             prompt: None,
             created_at: Some(self.manifest.created_at),

@@ -181,6 +181,10 @@ pub struct SessionRecord {
     /// the engine for the lf in use; lf never sends it.
     #[serde(default)]
     pub stopped: bool,
+    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
+    /// ([`crate::Dialect::attached`]); set by the engine, lf never sends it.
+    #[serde(default)]
+    pub attached: bool,
     /// The agent process lf names for it (generation E2's `agent_process_id`), as the
     /// engine found it on this machine: set by the engine; lf never sends it.
     #[serde(
@@ -360,36 +364,24 @@ impl SessionRecord {
         }
     }
 
-    /// Whether a terminal of the person's is attached to it now: lf lists a live client's
-    /// terminal id, or offers Move here (which moves it from that client), or, where the
-    /// record names no agent process, its state says `active` (before generation E that
-    /// meant a client; on E an agent that lives).
-    ///
-    /// A record that names its agent process (generation E2) offers Move here for every
-    /// live agent, and reads `active` for it, terminal or not (loopflow-model.md §10.6):
-    /// there only a listed terminal id counts. Where the agent itself runs is
-    /// [`SessionRecord::agent`]'s to say.
-    pub fn attached(&self) -> bool {
-        let terminals = self
-            .extra
+    /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
+    pub fn terminal_ids(&self) -> Vec<String> {
+        self.extra
             .get("terminal_ids")
             .and_then(Value::as_array)
-            .is_some_and(|ids| !ids.is_empty());
-        if self.extra.contains_key("agent_process_id") {
-            return terminals;
-        }
-        let move_here = self
-            .action(&ActionKind::MoveHere)
-            .is_some_and(|a| a.unavailable_reason.is_none());
-        let active = self.state == State::Active;
-        terminals || move_here || active
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| id.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether a terminal shows it now that the tray can go to: one attached to it, or
     /// the terminal its agent runs on (E2: lf's child on the person's terminal, where no
     /// terminal id is listed).
     pub fn in_terminal(&self) -> bool {
-        self.attached()
+        self.attached
             || self
                 .agent
                 .as_ref()
@@ -606,6 +598,7 @@ pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> Session
         needs_you: false,
         reason: None,
         stopped: false,
+        attached: false,
         agent: None,
         prompt: None,
         created_at: None,

@@ -190,6 +190,10 @@ pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord 
     if record.actions.is_none() {
         record.actions = Some(crate::actions::derive(&record, lf));
     }
+    // With the actions the tray derived: Move here counts as lf's does.
+    record.attached = lf
+        .unwrap_or(&Dialect::of(crate::Generation::Unknown))
+        .attached(&record);
     record
 }
 
@@ -226,13 +230,11 @@ fn transition(
         },
         // The agent stopped while nobody was attached: its work stands still unseen. One
         // the person quit in their own terminal is no news to them.
-        (Some(old), Some(new)) if new.stopped && !old.stopped && !old.attached() => {
-            Event::Stopped {
-                at,
-                previous: old.state.clone(),
-                session: new.clone(),
-            }
-        }
+        (Some(old), Some(new)) if new.stopped && !old.stopped && !old.attached => Event::Stopped {
+            at,
+            previous: old.state.clone(),
+            session: new.clone(),
+        },
         // Still waiting, for something else now: a new question, another permission.
         (Some(old), Some(new))
             if old.needs_you
@@ -698,11 +700,11 @@ mod generation_e {
         };
         assert_eq!(previous, &State::Active);
         // Move here is offered for every live agent on E2: that is no terminal.
-        assert!(!working.get("S").unwrap().attached());
+        assert!(!working.get("S").unwrap().attached);
         // Attached (lf lists a terminal of the person's): they quit it there; a state
         // line only.
         let attached = only(e("S", None, "active", Value::Null, true));
-        assert!(attached.get("S").unwrap().attached());
+        assert!(attached.get("S").unwrap().attached);
         assert_eq!(types(&attached.diff(&dead, now)), ["state"]);
         // Resumed: a state line; stopping again is told again.
         assert_eq!(types(&dead.diff(&working, now)), ["state"]);

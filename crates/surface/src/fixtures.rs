@@ -26,6 +26,7 @@ pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         needs_you: false,
         reason: None,
         stopped: false,
+        attached: false,
         agent: None,
         prompt: None,
         created_at: None,

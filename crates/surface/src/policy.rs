@@ -282,7 +282,7 @@ struct Deferred {
 /// with a live client is one whose agent hands turns back to the terminal the person
 /// works in, many times an hour; each hand-back turns it waiting.
 fn watched(record: &SessionRecord) -> bool {
-    record.presents() == Presents::Waits && record.attached()
+    record.presents() == Presents::Waits && record.attached
 }
 
 /// The summary on screen, and the sessions it stands for.

@@ -1026,7 +1026,7 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
             runs: Runs::Terminal
         })
     );
-    assert!(record.in_terminal() && !record.attached() && !record.headless());
+    assert!(record.in_terminal() && !record.attached && !record.headless());
     drop(shared);
     // Listed again: nothing new to ask lf.
     r.at(1000).write();
