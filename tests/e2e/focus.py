@@ -830,7 +830,7 @@ CHECKS = [
 def main():
     become_subreaper()
     ctx = Ctx()
-    # E2E_FOCUS_MATRIX=0: the xterm and tmux checks only (the matrix adds six terminals).
+    # E2E_FOCUS_MATRIX=0: without the matrix of six more terminals.
     checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else []) + E2_CHECKS
     # E2E_FOCUS_ONLY=kitty: only the checks whose name holds it, for working on one.
     only = os.environ.get("E2E_FOCUS_ONLY")
