@@ -5,8 +5,11 @@ terminal the tray opened as well as one the person opened, and a tmux window ins
 xterm; a turn handed back in the terminal the person looks at does not pop up; a
 terminal that is gone is said, with lf's own ways there.
 
-The stand-in lf plays generation E1: `lf sim attach ID PID` makes PID the session's
-client, listed in `terminal_ids` by its `LF_TERMINAL_ID` as lf does.
+The stand-in lf plays generation E1 for most checks: `lf sim attach ID PID` makes PID
+the session's client, listed in `terminal_ids` by its `LF_TERMINAL_ID` as lf does. The
+`e2_` checks play today's lf (E2) in a home of their own, with the README's default
+settings: lf runs the agent as its own child on the person's terminal and lists no
+terminal id, so the tray finds the terminal from the agent's pid alone.
 
 Run through tests/e2e/focus.sh, which exports the paths read here.
 """
@@ -42,6 +45,12 @@ class Ctx:
         self.repo = self.tmp / "work" / "a repo"
         (self.repo / ".git").mkdir(parents=True, exist_ok=True)
         self.env = dict(env, LF_HOME=str(self.home), LF_SIM_GENERATION="e1")
+        # Today's lf in a home of its own: E1's sessions (clients by pid, no agents)
+        # would read differently there.
+        self.e2_home = self.tmp / "lf-home-e2"
+        self.e2_env = dict(env, LF_HOME=str(self.e2_home), LF_SIM_GENERATION="e2")
+        self.generation = None
+        self.agents = []  # headless agents (Proc): detached, so ended at the finish by pid
         self.sim_argv = Lines(Path(env["LF_SIM_DIR"]) / "argv.jsonl")
         self.notes = NotificationLog(env["E2E_NOTIFY_PCAP"])
         self.tray = Tray(dbus.SessionBus())
@@ -52,23 +61,31 @@ class Ctx:
         self.mine = []  # what the checks started (Popen), ended at the finish
         self.timings = []
 
-    def lf(self, *args):
-        out = subprocess.run([self.lf_bin, *args], env=self.env, capture_output=True, text=True)
+    def lf(self, *args, env=None):
+        out = subprocess.run([self.lf_bin, *args], env=env or self.env, capture_output=True, text=True)
         if out.returncode != 0:
             raise CheckFailed(f"lf {' '.join(args)}: {out.stderr.strip()}")
         return out.stdout
 
-    def start_app(self, terminal="xterm"):
+    def start_app(self, terminal="xterm", generation="e1"):
         if self.app is not None:
             self.stop_app()
         settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
-        # No grace: a popup comes at once unless the person looks at the terminal, so
-        # "no popup" below is the looking-at rule and nothing else.
-        settings.write_text(json.dumps({"terminal": terminal, "attached_grace_seconds": 0}) + "\n")
+        if generation == "e1":
+            # No grace: a popup comes at once unless the person looks at the terminal, so
+            # "no popup" below is the looking-at rule and nothing else.
+            chosen = {"terminal": terminal, "attached_grace_seconds": 0}
+        else:
+            # The README's defaults (a 45 s attached grace): on E2 the tray must know where
+            # the person looks without being told to skip the grace.
+            chosen = {"terminal": terminal}
+        settings.write_text(json.dumps(chosen) + "\n")
         self.terminal = terminal
+        self.generation = generation
         log = open(self.out / "app.log", "ab")
-        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=self.env, stdout=log,
+        env = self.env if generation == "e1" else self.e2_env
+        self.app = subprocess.Popen([self.app_bin, "--hidden"], env=env, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.item = wait_for(lambda: self.tray.item_of_pid(self.app.pid), "the app's tray item",
@@ -132,9 +149,9 @@ def windows_of(pid):
     return [int(w) for w in out.stdout.split()]
 
 
-def xterm(ctx, title, *argv):
+def xterm(ctx, title, *argv, env=None, cwd=None):
     """An xterm the test (as the person) starts, and its window once mapped."""
-    proc = subprocess.Popen(["xterm", "-T", title, "-e", *argv], env=ctx.env,
+    proc = subprocess.Popen(["xterm", "-T", title, "-e", *argv], env=env or ctx.env, cwd=cwd,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     ctx.mine.append(proc)
@@ -395,7 +412,7 @@ def tray_opened(name):
 def person_opened(name):
     def check(ctx):
         expect(shutil.which(name), f"{name} is not installed")
-        if ctx.terminal != "xterm":
+        if ctx.terminal != "xterm" or ctx.generation != "e1":
             ctx.start_app()
         title = f"Person's {name} " + uuid.uuid4().hex[:6]
         sid = ctx.new_session(title)
@@ -468,7 +485,7 @@ def looked_at_only_on_its_tab(ctx, sid, title, window, show_other, shown):
 def fresh_start(ctx):
     """The app as the xterm checks left it, with no popup up (the gone terminal's
     *Cannot go to* stays until acted on)."""
-    if ctx.app is None or ctx.terminal != "xterm":
+    if ctx.app is None or ctx.terminal != "xterm" or ctx.generation != "e1":
         ctx.start_app()
     subprocess.run(["dunstctl", "close-all"], check=True)
     wait_for(lambda: ctx.displayed() == 0, "dunst to close every popup")
@@ -569,6 +586,224 @@ def konsoles_session_is_made_current_with_its_window(ctx):
         end([p for p in [Proc.of(call["pid"]), Proc.of(proc.pid)] if p])
 
 
+# --- today's lf (E2): the agent is lf's child on the person's terminal ----------------------
+
+# What the person sees of a headless agent's ask (crates/surface/src/notice.rs HEADLESS).
+HEADLESS = "It runs headless: no terminal shows it."
+# The README's default attached grace: an ask that took this long was held by it.
+ATTACHED_GRACE = 45.0
+# An ask must pop up well inside the grace: this bounds a slow machine's engine read
+# (its 2 s clock at worst), the tray's own lf calls and dunst, and is far from 45 s.
+ASK_TIMEOUT = 20.0
+
+
+def e2_start(ctx):
+    """The app on today's lf, with no popup up."""
+    if ctx.app is None or ctx.generation != "e2" or ctx.terminal != "xterm":
+        ctx.start_app(generation="e2")
+    subprocess.run(["dunstctl", "close-all"], check=True)
+    wait_for(lambda: ctx.displayed() == 0, "dunst to close every popup")
+
+
+def e2_lf(ctx, *args):
+    return ctx.lf(*args, env=ctx.e2_env)
+
+
+def e2_record(ctx, sid=None, cwd=None):
+    for record in json.loads(e2_lf(ctx, "session", "list", "--json", "--all")):
+        if record["id"] == sid or (cwd is not None and record["cwd"] == str(cwd)):
+            return record
+    return None
+
+
+def e2_running(ctx, sid=None, cwd=None):
+    """The session (by id or directory) once lf says its agent lives: `active`, with an
+    agent process id."""
+    record = e2_record(ctx, sid, cwd)
+    return record if record and record["state"] == "active" and record.get("agent_process_id") else None
+
+
+def e2_seen(ctx, sid):
+    """Wait until the tray has read the session as lf's live agent."""
+    wait_for(lambda: logged(f"id={sid} state=active"),
+             lambda: f"the tray to read {sid} as active; its last steps: {recent_steps()}",
+             START_TIMEOUT)
+
+
+def e2_ask(ctx, sid, title):
+    """The agent asks the person a question (lf's `program_status`); returns the popups
+    seen before and the time it asked."""
+    before = ctx.notes.find(lambda n: title in n.body)
+    asked = time.monotonic()
+    e2_lf(ctx, "sim", "status", sid, "blocked", "--kind", "question",
+          "--title", "Which branch should I rebase onto?", "--msg", f"Asked in {title}")
+    return before, asked
+
+
+def e2_popup_at_once(ctx, sid, title, how):
+    """Ask, and wait for its popup; prints and notes ask → popup. Returns the popup."""
+    seen, asked = e2_ask(ctx, sid, title)
+    n = wait_for(lambda: ctx.popup(title, seen),
+                 lambda: f"the ask's popup ({how}); the app's last steps: {recent_steps()}",
+                 ASK_TIMEOUT)[-1]
+    took = time.monotonic() - asked
+    ctx.timings.append((f"ask → popup ({how})", took))
+    print(f"     ask → popup ({how}): {took * 1000:.0f} ms", flush=True)
+    expect(took < ATTACHED_GRACE, f"the popup took {took:.1f} s: the attached grace held it")
+    expect("question" in n.summary and title in n.summary, f"the popup says {n.describe()}")
+    return n
+
+
+def e2_quiet(ctx, sid):
+    """The agent works again, and the tray has read it so (else a second ask would be no
+    change to it); its popups are closed."""
+    def done():
+        return len(logged(f" id={sid} ", "needs_you=false"))
+    seen = done()
+    e2_lf(ctx, "sim", "status", sid, "working")
+    wait_for(lambda: done() > seen,
+             lambda: f"the tray to read {sid} working; its last steps: {recent_steps()}")
+    wait_for(lambda: ctx.displayed() == 0, "the popups to close once the agent works again")
+
+
+def connects(ctx, sid, after):
+    """What would take the session over: any `session connect`/`open` for it run after
+    the first `after` of the stand-in's records (`--json` only reads the record)."""
+    return [c["argv"] for c in ctx.sim_argv.json()[after:]
+            if c.get("argv", [])[:1] == ["session"] and c["argv"][1:2] in (["connect"], ["open"])
+            and sid in c["argv"] and "--json" not in c["argv"]]
+
+
+def no_connect(ctx, sid, after, how):
+    """Nothing took the session over after the click (lf would refuse a plain connect,
+    and `--replace` would stop the agent the person works with)."""
+    never(lambda: connects(ctx, sid, after), lambda calls: f"{how} ran {calls}")
+
+
+def focused_at_its_agent(ctx, sid, window, how, click):
+    """brought_back, with no connect run; the tray's own time is printed too."""
+    after = len(ctx.sim_argv.json())
+    # The tray logs after the window manager has answered, which may be after the test
+    # saw the focus: its line for this click is the one past those already there.
+    focused = len(logged(f"FOCUSED session={sid} in "))
+    brought_back(ctx, window, how, click)
+    wait_for(lambda: len(logged(f"FOCUSED session={sid} in ")) > focused,
+             lambda: f"the log to say {sid} was focused; its last steps: {recent_steps()}")
+    print(f"     the tray's own click → focus: {tray_focus_ms(sid)} ms", flush=True)
+    no_connect(ctx, sid, after, how)
+
+
+def persons_xterm(ctx, title, cwd, *lf_args):
+    """An xterm the person opened, its shell running the stand-in lf (the shell stays
+    lf's parent, as when typed at a prompt): terminal → shell → lf → the agent."""
+    return xterm(ctx, title, "/bin/sh", "-c", '"$@"; echo "lf exited ($?)"; exec sleep 100000',
+                 "sh", ctx.lf_bin, *lf_args, env=ctx.e2_env, cwd=cwd)
+
+
+def e2_lf_a_claude_in_the_persons_xterm_pops_up_at_once_and_is_focused(ctx):
+    """`lf -a claude` typed in the person's xterm: lf lists no terminal and no command
+    line names the session, yet its ask pops up at once, the popup and the tray row bring
+    that xterm back without a connect, and an ask in it while it has the focus does not
+    pop up."""
+    e2_start(ctx)
+    title = "Claude here " + uuid.uuid4().hex[:6]
+    cwd = ctx.repo / title.replace(" ", "-")
+    cwd.mkdir()
+    proc, window = persons_xterm(ctx, "lf -a claude", cwd, "-a", "claude")
+    record = wait_for(lambda: e2_running(ctx, cwd=cwd), f"lf -a claude to start a session in {cwd}",
+                      TERMINAL_TIMEOUT)
+    sid = record["id"]
+    expect(record["terminal_ids"] == [], f"lf lists terminal_ids {record['terminal_ids']} for a plain xterm")
+    # Its title, so that its popups and its row are told apart from the others'.
+    e2_lf(ctx, "sim", "rename", sid, title)
+    e2_seen(ctx, sid)
+
+    look_elsewhere(ctx)
+    n = e2_popup_at_once(ctx, sid, title, "lf -a claude in the person's xterm")
+    focused_at_its_agent(ctx, sid, window, "popup click (lf -a claude in the person's xterm)",
+                         click_popup(ctx, n))
+    # Looking at it: the next ask does not pop up; the row still says it waits.
+    e2_quiet(ctx, sid)
+    expect(active_window() == window, "the xterm lost the focus meanwhile")
+    looked = len(logged(f"LOOKING_AT session={sid}"))
+    seen, _ = e2_ask(ctx, sid, title)
+    wait_for(lambda: len(logged(f"LOOKING_AT session={sid}")) > looked,
+             lambda: f"the tray to see the person at {sid}'s xterm; its last steps: {recent_steps()}")
+    never(lambda: ctx.popup(title, seen), lambda p: f"a popup for the xterm looked at: {p}")
+    look_elsewhere(ctx)
+    focused_at_its_agent(ctx, sid, window, "tray row (lf -a claude in the person's xterm)",
+                         click_row(ctx, title))
+    e2_quiet(ctx, sid)
+
+
+def e2_lf_session_connect_in_the_persons_xterm_pops_up_at_once_and_is_focused(ctx):
+    """`lf session connect <ID>` typed in the person's xterm: lf runs the agent there as
+    `claude`; its ask pops up at once, and the popup and the tray row bring that xterm
+    back without a second connect (lf would refuse it)."""
+    e2_start(ctx)
+    title = "Connected here " + uuid.uuid4().hex[:6]
+    sid = "S-" + uuid.uuid4().hex[:10]
+    e2_lf(ctx, "sim", "new", sid, "--title", title, "--cwd", str(ctx.repo), "--provider", "claude")
+    proc, window = persons_xterm(ctx, "lf session connect", ctx.repo, "session", "connect", sid)
+    record = wait_for(lambda: e2_running(ctx, sid), f"lf session connect to run {sid}'s agent",
+                      TERMINAL_TIMEOUT)
+    expect(record["terminal_ids"] == [], f"lf lists terminal_ids {record['terminal_ids']} for a plain xterm")
+    e2_seen(ctx, sid)
+
+    look_elsewhere(ctx)
+    n = e2_popup_at_once(ctx, sid, title, "lf session connect in the person's xterm")
+    focused_at_its_agent(ctx, sid, window, "popup click (lf session connect in the person's xterm)",
+                         click_popup(ctx, n))
+    look_elsewhere(ctx)
+    focused_at_its_agent(ctx, sid, window, "tray row (lf session connect in the person's xterm)",
+                         click_row(ctx, title))
+    e2_quiet(ctx, sid)
+
+
+def e2_a_headless_agent_says_so_and_its_click_shows_the_window(ctx):
+    """A headless agent's ask says that no terminal shows it, and its click shows the
+    app's window (where lf's Move here is), with no connect."""
+    e2_start(ctx)
+    title = "Headless " + uuid.uuid4().hex[:6]
+    sid = "S-" + uuid.uuid4().hex[:10]
+    e2_lf(ctx, "sim", "new", sid, "--title", title, "--cwd", str(ctx.repo), "--provider", "claude")
+    started = json.loads(e2_lf(ctx, "sim", "agent", sid, "headless"))
+    agent = Proc.of(started["pid"])
+    expect(agent is not None, f"the headless agent is gone at once: {started}")
+    ctx.agents.append(agent)
+    wait_for(lambda: e2_running(ctx, sid),
+             lambda: f"lf to list {sid}'s headless agent as live; it lists {e2_record(ctx, sid)}")
+    e2_seen(ctx, sid)
+
+    look_elsewhere(ctx)
+    n = e2_popup_at_once(ctx, sid, title, "headless agent")
+    expect(n.body.endswith(HEADLESS), f"the popup's body does not end with {HEADLESS!r}: {n.body!r}")
+    after = len(ctx.sim_argv.json())
+    shown = len(logged("WINDOW shown"))
+    click = click_popup(ctx, n)
+    app_windows = lambda: windows_of(ctx.app.pid)  # noqa: E731
+    t0 = time.monotonic()
+    click()
+    wait_for(lambda: active_window() in app_windows(),
+             lambda: f"the app's window ({app_windows()}) to come up; active is {active_window()}; "
+             f"the app's last steps: {recent_steps()}")
+    took = time.monotonic() - t0
+    ctx.timings.append(("popup click (headless agent) → the app's window", took))
+    print(f"     popup click (headless agent): the app's window in {took * 1000:.0f} ms", flush=True)
+    wait_for(lambda: len(logged("WINDOW shown")) > shown,
+             lambda: f"the log to say the window was shown; its last steps: {recent_steps()}")
+    no_connect(ctx, sid, after, "the headless agent's popup click")
+    expect(agent.alive(), "the headless agent stopped after the click")
+    e2_quiet(ctx, sid)
+
+
+E2_CHECKS = [
+    e2_lf_a_claude_in_the_persons_xterm_pops_up_at_once_and_is_focused,
+    e2_lf_session_connect_in_the_persons_xterm_pops_up_at_once_and_is_focused,
+    e2_a_headless_agent_says_so_and_its_click_shows_the_window,
+]
+
+
 MATRIX = [check for name in BY_HAND for check in (tray_opened(name), person_opened(name))]
 
 
@@ -577,6 +812,7 @@ def finish(ctx):
     subprocess.run(["tmux", "kill-session", "-t", "work"], capture_output=True)
     for p in ctx.mine:
         p.terminate()
+    end(ctx.agents)
     end(own_children())
     (ctx.out / "timings.txt").write_text("".join(f"{how}\t{took * 1000:.0f} ms\n" for how, took in ctx.timings))
 
@@ -594,8 +830,8 @@ CHECKS = [
 def main():
     become_subreaper()
     ctx = Ctx()
-    # E2E_FOCUS_MATRIX=0: the xterm and tmux checks only (the matrix adds six terminals).
-    checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else [])
+    # E2E_FOCUS_MATRIX=0: without the matrix of six more terminals.
+    checks = CHECKS + (MATRIX if os.environ.get("E2E_FOCUS_MATRIX", "1") != "0" else []) + E2_CHECKS
     # E2E_FOCUS_ONLY=kitty: only the checks whose name holds it, for working on one.
     only = os.environ.get("E2E_FOCUS_ONLY")
     if only:
