@@ -240,6 +240,12 @@ fn store_generation(generation: &str, idle: bool) {
         2 * apart
     );
     if generation.starts_with('e') {
+        let process_lists = || {
+            fs::read_to_string(calls.join("argv.jsonl"))
+                .map(|log| log.lines().filter(|l| l.contains(r#""monitor","ps""#)).count())
+                .unwrap_or(0)
+        };
+        let (runs_before, lists_before) = (count("argv.jsonl"), process_lists());
         let mut deaths = Vec::with_capacity(DEATHS);
         for spec in specs.iter().take(DEATHS) {
             let mut agent = Command::new("sleep").arg("1000").spawn().unwrap();
@@ -258,6 +264,13 @@ fn store_generation(generation: &str, idle: bool) {
         let (p50, p99) = percentiles(&mut deaths);
         println!(
             "agent killed (no write) → stopped line: p50 {p50:.1?}, p99 {p99:.1?} over {DEATHS}"
+        );
+        // Each agent: lf names it (a write), the tray asks lf which process it is, and its
+        // death is listed.
+        println!(
+            "lf runs per agent, from its start to its stop: {:.2}, of which `lf monitor ps`: {:.2}",
+            (count("argv.jsonl") - runs_before) as f64 / DEATHS as f64,
+            (process_lists() - lists_before) as f64 / DEATHS as f64
         );
     }
     if !idle {
