@@ -11,12 +11,13 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
+from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
                      one_terminal, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
@@ -39,6 +40,13 @@ SUMMARY = "2 sessions wait for you"
 # summary line (18 px), on the first of the body's lines (read over AT-SPI in a probe:
 # the body's text spans 48–81 px of a 125 px popup).
 BODY_Y = 56
+# The app's icon as Plasma's panel draws it: 22 px (the tray's smallMedium size), its grey
+# within a few levels (Plasma's scaling blends the edges). Measured on the 44 px panel: the
+# idle icon draws 89 pixels of its grey in its 22 px column; the most any 22 px column holds
+# without it is 25 (the clock's antialiased digits). Half-way between, with room both ways.
+ICON_SIZE = 22
+INK_TOLERANCE = 12
+ICON_INK = 50
 
 
 class Ctx:
@@ -58,7 +66,6 @@ class Ctx:
         self.item = None  # (bus name, path) of the app's tray item
         self.owner = None  # the unique name that owns org.freedesktop.Notifications
         self.first = None  # (sid, title, cwd, Notification) of the popup to click
-        self.bare_panel = None  # the panel's pixels before the app started
 
     def ask(self, label):
         return self.home.ask(self.tmp / "work", "Plasma", label)
@@ -134,13 +141,36 @@ def steady(read):
     return wait_for(same, lambda: f"the popups to stand still; last saw {last[0]}")
 
 
-def panel_strip(ctx):
-    """The pixels of Plasma's panel left of its clock (the right quarter, which changes
-    every minute), as raw RGB; the system tray's icons are drawn there."""
+def panel_pixels(ctx):
+    """The pixels of Plasma's panel, as raw RGB, and its width."""
     (x, y, w, h), = windows(ctx.shell, "DOCK")
-    geometry = f"{w * 3 // 4}x{h}+{x}+{y}"
-    return subprocess.run(["import", "-window", "root", "-crop", geometry, "-depth", "8", "rgb:-"],
-                          capture_output=True, check=True, timeout=20).stdout
+    return subprocess.run(["import", "-window", "root", "-crop", f"{w}x{h}+{x}+{y}", "-depth", "8", "rgb:-"],
+                          capture_output=True, check=True, timeout=20).stdout, w
+
+
+def icon_colour(props):
+    """The item's ink: the commonest opaque colour of its largest IconPixmap (ARGB, network
+    order), as RGB. The idle icon is one grey on a transparent ground, which Plasma scales
+    down but does not tint."""
+    pixmaps = sorted(((int(w) * int(h), bytes(data)) for w, h, data in props.get("IconPixmap") or []),
+                     reverse=True)
+    expect(pixmaps, "the item has no IconPixmap: Plasma has nothing to draw")
+    raw = pixmaps[0][1]
+    opaque = Counter(raw[i + 1:i + 4] for i in range(0, len(raw), 4) if raw[i] == 0xff)
+    return tuple(opaque.most_common(1)[0][0])
+
+
+def icon_in_panel(ctx, colour):
+    """Where the panel draws the item's icon: (left edge, pixels of its colour) of the
+    icon-sized column that holds the most of them, at least ICON_INK; else None."""
+    raw, width = panel_pixels(ctx)
+    columns = [0] * width
+    for i in range(0, len(raw) - 2, 3):
+        if all(abs(raw[i + k] - colour[k]) <= INK_TOLERANCE for k in range(3)):
+            columns[(i // 3) % width] += 1
+    sums = [sum(columns[x:x + ICON_SIZE]) for x in range(width - ICON_SIZE)]
+    best = max(range(len(sums)), key=sums.__getitem__)
+    return (best, sums[best]) if sums[best] >= ICON_INK else None
 
 
 def shot(ctx, name):
@@ -184,8 +214,8 @@ def plasmashell_serves_notifications_and_the_tray(ctx):
     wait_for(lambda: windows(ctx.shell, "DOCK"), "Plasma's panel on the screen", SHELL_TIMEOUT)
     expect(not ctx.popups(), f"Plasma shows popups before anything was sent: {ctx.popups()}")
     pointer_away()
-    # The panel without the app's icon, once its applets have drawn themselves.
-    ctx.bare_panel = steady(lambda: panel_strip(ctx))
+    # The panel once its applets have drawn themselves.
+    steady(lambda: panel_pixels(ctx)[0])
     shot(ctx, "desktop.png")
 
 
@@ -195,6 +225,7 @@ def app_starts_with_its_item_in_plasmas_tray(ctx):
     ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     log.close()
+    started = time.monotonic()
     wait_for(lambda: "READY" in app_log().messages(), "READY in the app's log", START_TIMEOUT)
     ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the app's item on Plasma's watcher",
                         START_TIMEOUT)
@@ -217,11 +248,23 @@ def app_starts_with_its_item_in_plasmas_tray(ctx):
                 and any(f"destination={name} " in line for name in names)
                 and ctx.pid_of(line.split("sender=", 1)[1].split()[0]) == ctx.shell]
     wait_for(host_read, "plasmashell to read the app's tray item", START_TIMEOUT)
-    # And draws it: the panel changes (the icon is a file the item names; Plasma was seen
-    # to draw the space for it first and the icon a moment later).
-    wait_for(lambda: panel_strip(ctx) != ctx.bare_panel, "Plasma's panel to draw the app's icon", START_TIMEOUT)
+    # And draws it where a person looks: the app's icon in the panel, not only in the
+    # overflow (Plasma puts an item there whose Status is Passive, or that its settings hide).
+    colour = icon_colour(props)
+    read_at = time.monotonic()
+    try:
+        x, ink = wait_for(lambda: icon_in_panel(ctx, colour), "Plasma's panel to draw the app's icon", START_TIMEOUT)
+    except CheckFailed:
+        shot(ctx, "tray.png")
+        print(f"     not drawn {time.monotonic() - read_at:.1f} s after Plasma read the item; the item says "
+              f"Status {str(ctx.tray.properties(ctx.item).get('Status'))!r}; Plasma read it "
+              f"{len(host_read())} times; the panel: tray.png", flush=True)
+        raise
+    print(f"     the icon drawn at x={x} of the panel ({ink} pixels of its {colour}) "
+          f"{time.monotonic() - started:.1f} s after the app's start, "
+          f"{time.monotonic() - read_at:.1f} s after Plasma read it", flush=True)
     # It fades in: the screenshot once it stands still.
-    steady(lambda: panel_strip(ctx))
+    steady(lambda: panel_pixels(ctx)[0])
     print(f"     the item: {ctx.item[0]}{ctx.item[1]}, Title {str(props.get('Title'))!r}, "
           f"IconName {str(props.get('IconName'))!r}, Menu {str(props.get('Menu'))}", flush=True)
     shot(ctx, "tray.png")
