@@ -65,7 +65,12 @@ fn views(
                 buttons.insert(0, go_to_button());
             }
             let runs_in = if record.headless() {
-                Some(lf_tray_surface::notice::HEADLESS.to_string())
+                // The page says "It runs …." around it.
+                Some("headless: no terminal shows it".to_string())
+            } else if let Some(machine) = record.machine.as_deref().filter(|_| record.in_terminal())
+            {
+                // Its terminal is on that machine: nothing here can bring it back.
+                Some(format!("in a terminal on {machine}"))
             } else {
                 (shown && reach == Reach::Say)
                     .then(|| runs_in(record))
@@ -540,6 +545,47 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn todays_agents_say_where_they_run_and_what_move_here_does_there() {
+        use lf_tray_core::{Runs, State};
+        use lf_tray_surface::fixtures::{blocked, record_e, with_agent};
+        let e = |id| record_e(id, State::Active, true, blocked("question", "Which?", ""));
+        let headless = with_agent(e("S-1"), Runs::Headless);
+        let native = with_agent(e("S-2"), Runs::Terminal);
+        let move_help = |v: &SessionView| {
+            v.buttons
+                .iter()
+                .find(|b| b.kind.as_str() == "move_here")
+                .and_then(|b| b.help.clone())
+                .unwrap_or_default()
+        };
+        let views = super::views(
+            &Popups::default(),
+            &[headless, native],
+            Reach::Button,
+            |_| None,
+        );
+        let (h, n) = if views[0].record.headless() {
+            (&views[0], &views[1])
+        } else {
+            (&views[1], &views[0])
+        };
+        assert_eq!(h.runs_in.as_deref(), Some("headless: no terminal shows it"));
+        assert!(h.buttons.iter().all(|b| b.kind.as_str() != GO_TO_TERMINAL));
+        assert!(
+            move_help(h).contains("second conversation"),
+            "{}",
+            move_help(h)
+        );
+        // The native one is reached in its terminal, and Move here warns what it stops.
+        assert_eq!(n.buttons[0].kind.as_str(), GO_TO_TERMINAL);
+        assert!(
+            move_help(n).contains("not sent is lost"),
+            "{}",
+            move_help(n)
+        );
     }
 
     #[test]
