@@ -9,7 +9,8 @@
 //! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` (lf's
 //! Process id of the agent, a UUID) and lets the agent's liveness decide `state` (a dead
 //! agent reads `closed`) and, through `state`, the actions; E2a is E2 that may still
-//! print `interrupted`. E2's agents run as lf's children (`agent.rs`).
+//! print `interrupted`. E2's agents run as lf's children (`agent.rs`); E2's `lf session
+//! ensure <ID>` runs one in a detached tmux session `lf-human-<12>`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::env;
