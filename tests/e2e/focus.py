@@ -797,9 +797,80 @@ def e2_a_headless_agent_says_so_and_its_click_shows_the_window(ctx):
     e2_quiet(ctx, sid)
 
 
+def tmux_out(*args):
+    """`tmux ARGS` on the checks' server; its stdout, or None when it fails."""
+    out = subprocess.run(["tmux", *args], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def e2_lf_session_ensure_in_tmux_attached_in_an_xterm_is_selected_and_focused(ctx):
+    """`lf session ensure ID`: lf runs the agent as its own child in a detached tmux
+    session `lf-human-<12>` (no command line names the session, `terminal_ids` is []); the
+    person attaches to it in an xterm and opens a second window there. Its ask pops up at
+    once, and the popup and the tray row each select the agent's pane and make the xterm
+    active, with no connect."""
+    e2_start(ctx)
+    title = "Ensured " + uuid.uuid4().hex[:6]
+    sid = "S-" + uuid.uuid4().hex[:10]
+    name = "lf-human-" + sid[:12]
+    e2_lf(ctx, "sim", "new", sid, "--title", title, "--cwd", str(ctx.repo), "--provider", "claude")
+    try:
+        said = e2_lf(ctx, "session", "ensure", "--", sid)
+        expect(name in said, f"lf session ensure says {said!r}, not its tmux session {name}")
+        record = wait_for(lambda: e2_running(ctx, sid), f"lf session ensure to run {sid}'s agent",
+                          TERMINAL_TIMEOUT)
+        expect(record["terminal_ids"] == [], f"lf lists terminal_ids {record['terminal_ids']} for tmux")
+        target = f"={name}:"
+        agents_pane = tmux_out("list-panes", "-t", target, "-F", "#{pane_id}")
+        expect(agents_pane and len(agents_pane.split()) == 1,
+               f"tmux session {name} has panes {agents_pane!r}, not the agent's one")
+        shown = lambda: tmux_out("display-message", "-p", "-t", target, "#{pane_id}")  # noqa: E731
+        _, window = xterm(ctx, "tmux attach", "tmux", "attach", "-t", name, env=ctx.e2_env)
+        wait_for(lambda: tmux_out("list-clients", "-t", f"={name}"), f"the xterm's tmux client on {name}")
+        # The person's own second window, shown: the agent's pane is not the selected one.
+        second = tmux_out("new-window", "-P", "-F", "#{window_id}", "-t", target, "--", "sleep", "100000")
+        expect(second, f"tmux new-window in {name} failed")
+        wait_for(lambda: shown() not in (None, agents_pane), f"tmux to show {name}'s second window")
+        e2_seen(ctx, sid)
+
+        look_elsewhere(ctx)
+        n = e2_popup_at_once(ctx, sid, title, "lf session ensure, tmux in an xterm")
+        focused_at_its_agent(ctx, sid, window, "popup click (lf session ensure, tmux in an xterm)",
+                             click_popup(ctx, n))
+        wait_for(lambda: shown() == agents_pane,
+                 lambda: f"tmux to select the agent's pane {agents_pane}; it shows {shown()}; "
+                 f"the app's last steps: {recent_steps()}")
+        subprocess.run(["tmux", "select-window", "-t", second], check=True)
+        wait_for(lambda: shown() not in (None, agents_pane), f"tmux to show {name}'s second window again")
+        look_elsewhere(ctx)
+        focused_at_its_agent(ctx, sid, window, "tray row (lf session ensure, tmux in an xterm)",
+                             click_row(ctx, title))
+        wait_for(lambda: shown() == agents_pane,
+                 lambda: f"tmux to select the agent's pane {agents_pane}; it shows {shown()}; "
+                 f"the app's last steps: {recent_steps()}")
+        e2_quiet(ctx, sid)
+        # Its end: the agent dies with its tmux session, which the tray reads as stopped
+        # and says in a popup of its own; that one is closed here, else the next check
+        # would find it beside its own.
+        seen = ctx.notes.find(lambda n: title in n.summary)
+        subprocess.run(["tmux", "kill-session", "-t", f"={name}"], check=True)
+        wait_for(lambda: logged(f"SESSION stopped id={sid} "),
+                 lambda: f"the tray to read {sid} stopped; its last steps: {recent_steps()}")
+        wait_for(lambda: [n for n in ctx.notes.find(lambda n: title in n.summary) if n not in seen],
+                 lambda: f"the popup saying {sid}'s agent stopped; the app's last steps: {recent_steps()}")
+        subprocess.run(["dunstctl", "close-all"], check=True)
+        wait_for(lambda: ctx.displayed() == 0, "dunst to close every popup")
+    finally:
+        # The pane's lf and its agent end with their tmux session (a hangup), and so
+        # does the xterm's client. (Not the popups here: waiting on them after a failure
+        # would hide it.)
+        subprocess.run(["tmux", "kill-session", "-t", f"={name}"], capture_output=True)
+
+
 E2_CHECKS = [
     e2_lf_a_claude_in_the_persons_xterm_pops_up_at_once_and_is_focused,
     e2_lf_session_connect_in_the_persons_xterm_pops_up_at_once_and_is_focused,
+    e2_lf_session_ensure_in_tmux_attached_in_an_xterm_is_selected_and_focused,
     e2_a_headless_agent_says_so_and_its_click_shows_the_window,
 ]
 

@@ -7,16 +7,18 @@
 //! agent's command line names a Session id, as with real lf.
 
 use std::env;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, BufRead, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use crate::inventory::Lf;
 use crate::process::process_start_time;
 use crate::records::WorkRef;
 use crate::store::{judge, AgentRow, AgentStart, Liveness, Store};
@@ -36,6 +38,19 @@ const KILL_WAIT: Duration = Duration::from_secs(10);
 
 /// Poll interval while waiting for a stopped agent to go: short against the 2 s grace.
 const POLL: Duration = Duration::from_millis(20);
+
+/// How long `ensure` waits for the lf in its tmux pane to record the agent: that lf's
+/// start and its database commits, which take seconds on a slow, busy machine. The wait
+/// ends as soon as the agent is there.
+const ENSURE_WAIT: Duration = Duration::from_secs(30);
+
+/// Poll interval while `ensure` waits for the pane's agent: each poll opens the database
+/// and may run tmux, so not much faster than a person would notice.
+const ENSURE_POLL: Duration = Duration::from_millis(50);
+
+/// What lf strips from the environment of the tmux sessions it starts (§10.6): the
+/// launcher's terminal is not the pane's.
+const NOT_FOR_TMUX: [&str; 2] = ["LF_TERMINAL_ID", "LF_TERMINAL_TTY"];
 
 /// The agent's side: a native agent tells what it is and echoes each line it reads
 /// until `/exit` or the end of its input; a headless one waits until it is killed.
@@ -164,6 +179,107 @@ pub(crate) fn run_here(
         return Ok(0);
     }
     Ok(code)
+}
+
+/// lf's tmux session for a Session's conversation (§10.6): `lf-human-` and the id's first
+/// 12 characters. tmux turns `.` and `:` in a session name into `_`; so does this, so the
+/// name is the one tmux keeps and `has-session -t =<name>` finds.
+pub(crate) fn tmux_session_name(session_id: &str) -> String {
+    let head: String = session_id
+        .chars()
+        .take(12)
+        .map(|c| if matches!(c, '.' | ':') { '_' } else { c })
+        .collect();
+    format!("lf-human-{head}")
+}
+
+/// `tmux <args>`, its output captured; argv only, never through a shell.
+fn tmux(args: &[&OsStr]) -> Result<Output> {
+    match Command::new("tmux")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+    {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => bail!(
+            "lf session ensure runs the conversation in a tmux session, and tmux is not \
+             installed (no tmux on PATH)"
+        ),
+        other => other.context("run tmux"),
+    }
+}
+
+/// `lf session ensure`'s start (E2): a detached tmux session `name` whose one pane runs
+/// this lf's `session connect -- <ID>` in the Session's directory, with this lf's `LF_*`
+/// environment but the launcher's terminal id, so the agent runs as that lf's child on
+/// the pane's tty. A tmux session of that name already there is left alone. Returns
+/// whether it started one, once the pane's lf has recorded a live agent.
+pub(crate) fn ensure_in_tmux(lf: &Lf, session_id: &str, cwd: &str, name: &str) -> Result<bool> {
+    let target = format!("={name}");
+    let exists = |target: &str| -> Result<bool> {
+        Ok(tmux(&[
+            OsStr::new("has-session"),
+            OsStr::new("-t"),
+            OsStr::new(target),
+        ])?
+        .status
+        .success())
+    };
+    let started = !exists(&target)?;
+    if started {
+        let mut args: Vec<OsString> = ["new-session", "-d", "-s", name]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        if Path::new(cwd).is_dir() {
+            args.extend([OsString::from("-c"), OsString::from(cwd)]);
+        }
+        // A pane gets the tmux server's environment, which is whoever started the server
+        // first: `env` sets this lf's own `LF_*` over it and strips what lf strips.
+        args.extend(["--", "/usr/bin/env"].map(OsString::from));
+        for var in NOT_FOR_TMUX {
+            args.extend([OsString::from("-u"), OsString::from(var)]);
+        }
+        for (key, value) in env::vars_os() {
+            let key_text = key.to_string_lossy();
+            if key_text.starts_with("LF_")
+                && !NOT_FOR_TMUX.contains(&key_text.as_ref())
+                && key_text != PLAY_AGENT
+            {
+                let mut pair = key.clone();
+                pair.push("=");
+                pair.push(&value);
+                args.push(pair);
+            }
+        }
+        args.extend(
+            [lf.program.as_str(), "session", "connect", "--", session_id].map(OsString::from),
+        );
+        let refs: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        let out = tmux(&refs)?;
+        if !out.status.success() {
+            bail!(
+                "tmux could not start session {name}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+    }
+    let deadline = Instant::now() + ENSURE_WAIT;
+    loop {
+        let agent = lf.store()?.current_agent(session_id)?;
+        if agent.is_some_and(|a| !a.headless && a.liveness() == Liveness::Alive) {
+            return Ok(started);
+        }
+        if !exists(&target)? {
+            bail!("the conversation in tmux session {name} ended before its agent started");
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "no agent of Session {session_id} started in tmux session {name} within {} s",
+                ENSURE_WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(ENSURE_POLL);
+    }
 }
 
 /// `lf sim agent <ID> headless`: a detached agent with no terminal (its own session,

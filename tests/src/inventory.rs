@@ -9,7 +9,8 @@
 //! `provider_generation` and keeps `interrupted`; E2 reports `agent_process_id` (lf's
 //! Process id of the agent, a UUID) and lets the agent's liveness decide `state` (a dead
 //! agent reads `closed`) and, through `state`, the actions; E2a is E2 that may still
-//! print `interrupted`. E2's agents run as lf's children (`agent.rs`).
+//! print `interrupted`. E2's agents run as lf's children (`agent.rs`); E2's `lf session
+//! ensure <ID>` runs one in a detached tmux session `lf-human-<12>`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::env;
@@ -408,6 +409,11 @@ enum Command {
     Complete {
         id: String,
     },
+    /// E2a/E2: `lf session ensure <ID>`, the Session's conversation in a detached tmux
+    /// session of its own.
+    Ensure {
+        id: String,
+    },
     Ready {
         summary: String,
     },
@@ -628,6 +634,20 @@ fn parse_session(generation: LfGeneration, args: &[String]) -> Result<Command, U
             Ok(Command::Ready {
                 summary: words.positional.join(" "),
             })
+        }
+        // Only E2's tmux-run conversation is simulated, and by a Session id: real lf names
+        // a scope (`[--wave W] [--task T] [--choose SESSION]`, §9.1), which the stand-in
+        // has no Waves or Tasks to resolve.
+        "ensure" if generation.has_agent_processes() => {
+            let usage = "lf session ensure <ID>";
+            let words = split(rest, usage, &[], &[])?;
+            if words.help {
+                return Ok(Command::Print(format!(
+                    "Ensure the one ongoing conversation of a scope\n\nUsage: {usage}\n"
+                )));
+            }
+            let [id] = exactly(words, ["<ID>"], usage)?;
+            Ok(Command::Ensure { id })
         }
         "history" | "ensure" | "replace" | "bind" => Ok(Command::Unsimulated(verb.clone())),
         // Recorded in argv.jsonl and as a Process like every call, then refused.
@@ -1361,6 +1381,7 @@ impl Lf {
                 suggest,
             } => self.rename(&id, &name, json, suggest)?,
             Command::Complete { id } => self.complete(&id)?,
+            Command::Ensure { id } => self.ensure(&id)?,
             Command::Ready { summary } => self.ready(&summary)?,
             Command::Unsimulated(verb) => bail!("the simulated lf does not implement `{verb}`"),
             Command::Refused(message) => bail!(message),
@@ -1470,6 +1491,30 @@ impl Lf {
         out.flush()?;
         io::stdin().lock().read_line(&mut String::new())?;
         Ok(0)
+    }
+
+    /// E2's `lf session ensure`: a Session without a live agent gets one, run by `lf
+    /// session connect` in a detached tmux session `lf-human-<12>` (§10.6); one with a
+    /// live agent (native or headless) is left as it is.
+    fn ensure(&self, id: &str) -> Result<()> {
+        let store = self.store()?;
+        let row = self.find(&store, id)?;
+        let name = crate::agent::tmux_session_name(&row.id);
+        // lf's words here are not known (the model is silent): a plain sentence.
+        if self.state(&row) == "active" {
+            println!("Session {} is already running; nothing started.", row.id);
+            return Ok(());
+        }
+        drop(store);
+        if crate::agent::ensure_in_tmux(self, &row.id, &row.cwd, &name)? {
+            println!("Session {}: started in tmux session {name}.", row.id);
+        } else {
+            println!(
+                "Session {} is already running in tmux session {name}; nothing started.",
+                row.id
+            );
+        }
+        Ok(())
     }
 
     /// E2: says which Session opens, then runs its agent as this lf's child here.

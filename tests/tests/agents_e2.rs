@@ -286,3 +286,176 @@ fn e2a_still_prints_interrupted_and_observe_status_names_each_variants_flag() {
         assert!(help.contains(flag), "{generation}: {help}");
     }
 }
+
+/// A private tmux server for one test (`TMUX_TMPDIR`), killed with the test: its panes'
+/// lf and agents get their hangup then.
+struct TmuxServer(std::path::PathBuf);
+
+impl TmuxServer {
+    fn command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new("tmux");
+        command.env_remove("TMUX").env("TMUX_TMPDIR", &self.0);
+        command
+    }
+
+    fn out(&self, args: &[&str]) -> Option<String> {
+        let out = self.command().args(args).output().unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").output();
+    }
+}
+
+fn tmux_installed() -> bool {
+    std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+#[test]
+fn ensure_runs_the_conversation_in_its_own_tmux_session_once() {
+    if !tmux_installed() {
+        eprintln!("skipped: tmux is not installed, and `lf session ensure` runs in tmux");
+        return;
+    }
+    for generation in ["e2", "e2a"] {
+        ensure_once_on(generation);
+    }
+}
+
+fn ensure_once_on(generation: &'static str) {
+    let lf = Lf::new(generation);
+    let id = "S-0123456789abcdef";
+    let name = "lf-human-S-0123456789";
+    let repo = lf.repo_a().display().to_string();
+    lf.ok(&[
+        "sim",
+        "new",
+        id,
+        "--title",
+        "Ensured",
+        "--cwd",
+        &repo,
+        "--provider",
+        "claude",
+    ]);
+    let tmux = TmuxServer(lf.root().join("tmux"));
+    fs::create_dir(&tmux.0).unwrap();
+    let ensure = || {
+        let out = lf
+            .command_in(&lf.outside(), &["session", "ensure", "--", id])
+            .env("TMUX_TMPDIR", &tmux.0)
+            // A launcher's terminal: lf must not hand it to the pane.
+            .env("LF_TERMINAL_ID", "launcher-terminal")
+            .env("LF_TERMINAL_TTY", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "lf session ensure: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let said = ensure();
+    assert!(said.contains(name), "{said}");
+    assert_eq!(
+        tmux.out(&["list-sessions", "-F", "#{session_name}"])
+            .unwrap(),
+        name
+    );
+    let target = format!("={name}");
+    let pane = tmux
+        .out(&[
+            "list-panes",
+            "-s",
+            "-t",
+            &target,
+            "-F",
+            "#{pane_pid} #{pane_tty}",
+        ])
+        .unwrap();
+    let (pane_pid, pane_tty) = pane.split_once(' ').unwrap();
+    let pane_pid: u32 = pane_pid.parse().unwrap();
+    // The pane's process is lf itself (env execs it), connecting this Session by argv.
+    assert_eq!(
+        cmdline(pane_pid)[1..],
+        ["session", "connect", "--", id],
+        "{:?}",
+        cmdline(pane_pid)
+    );
+    let environ = fs::read(format!("/proc/{pane_pid}/environ")).unwrap();
+    let environ: Vec<String> = environ
+        .split(|b| *b == 0)
+        .map(|kv| String::from_utf8_lossy(kv).into_owned())
+        .collect();
+    assert!(
+        environ.contains(&format!("LF_HOME={}", lf.home().display())),
+        "{environ:?}"
+    );
+    assert!(environ.contains(&format!("LF_SIM_GENERATION={generation}")));
+    assert!(
+        !environ.iter().any(|kv| kv.starts_with("LF_TERMINAL_")),
+        "{environ:?}"
+    );
+
+    // ensure returned once the agent was recorded: lf's child, on the pane's tty.
+    let r = record(&lf, id);
+    assert_eq!(r["state"], "active", "{r}");
+    assert_eq!(r["terminal_ids"], serde_json::json!([]));
+    let (agent, agent_pid) = agent_pid_of(&lf, id, None);
+    assert_eq!(stat_field(agent_pid, 1), pane_pid.to_string(), "ppid");
+    assert_eq!(
+        fs::read_link(format!("/proc/{agent_pid}/fd/0")).unwrap(),
+        std::path::Path::new(pane_tty)
+    );
+    assert_eq!(stat_field(agent_pid, 4), stat_field(pane_pid, 4), "tty_nr");
+    assert_eq!(cmdline(agent_pid), ["claude"]);
+
+    // A second ensure finds the live agent and starts nothing.
+    let said = ensure();
+    assert!(said.contains("already running"), "{said}");
+    assert_eq!(
+        tmux.out(&["list-sessions", "-F", "#{session_name}"])
+            .unwrap(),
+        name
+    );
+    assert_eq!(
+        tmux.out(&["list-panes", "-s", "-t", &target, "-F", "#{pane_pid}"])
+            .unwrap(),
+        pane_pid.to_string()
+    );
+    assert_eq!(agent_pid_of(&lf, id, None).0, agent);
+}
+
+#[test]
+fn ensure_without_tmux_says_so_and_other_generations_do_not_simulate_it() {
+    let lf = Lf::new("e2");
+    lf.ok(&["sim", "new", "s", "--title", "s"]);
+    let no_tools = lf.root().join("no-tools");
+    fs::create_dir(&no_tools).unwrap();
+    let out = lf
+        .command_in(&lf.outside(), &["session", "ensure", "--", "s"])
+        .env("PATH", &no_tools)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("tmux is not installed"), "{said}");
+    assert_eq!(record(&lf, "s")["state"], "unknown", "nothing started");
+    for generation in ["e1", "d", "c"] {
+        let lf = Lf::new(generation);
+        let said = lf.fails(1, &["session", "ensure", "s"]);
+        assert!(
+            said.contains("does not implement `ensure`"),
+            "{generation}: {said}"
+        );
+    }
+}
