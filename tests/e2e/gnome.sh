@@ -87,6 +87,16 @@ export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
 export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
 
 capture_notifications "$out" || fail_setup "dbus-monitor did not start"
+if [ -n "$extension" ]; then
+  # Everything said on the tray item's path (tray-icon's ksni item is at the spec's
+  # /StatusNotifierItem): its New* signals and every property read, whoever reads. gnome.py
+  # waits on the pcap for the extension to have read a new icon; the text is for people.
+  export E2E_TRAY_PCAP=$out/tray-bus.pcap
+  setsid dbus-monitor --session --pcap "path='/StatusNotifierItem'" >"$E2E_TRAY_PCAP" 2>"$out/tray-bus.err" &
+  started $!
+  setsid dbus-monitor --session "path='/StatusNotifierItem'" >"$out/tray-bus.log" 2>&1 &
+  started $!
+fi
 
 # A shell without GDM warns once that it cannot lock the screen, in a banner that would
 # stand before the app's; a person's desktop has shown it long ago. (The warning for a
