@@ -1136,36 +1136,9 @@ struct OnTerminal {
 
 impl OnTerminal {
     fn start(store: &Store, args: &[&str], terminal_id: Option<&str>) -> OnTerminal {
-        use std::os::fd::FromRawFd;
         use std::os::unix::process::CommandExt;
-        let (mut master, mut slave) = (0, 0);
-        // SAFETY: openpty writes two new descriptors, which the Files below take over.
-        let rc = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty");
-        for fd in [master, slave] {
-            // SAFETY: fcntl on descriptors this function owns; no child keeps the master.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        }
-        // SAFETY: both descriptors were just opened here and nothing else owns them.
-        let (master, slave) = unsafe {
-            (
-                std::fs::File::from_raw_fd(master),
-                std::fs::File::from_raw_fd(slave),
-            )
-        };
-        let tty = std::fs::read_link(format!("/proc/self/fd/{}", {
-            use std::os::fd::AsRawFd;
-            slave.as_raw_fd()
-        }))
-        .unwrap();
+        let (master, slave) = lf_sim::pty();
+        let tty = lf_sim::tty_name(&slave);
         let mut command = Command::new(&store.f.lf);
         command
             .args(args)

@@ -19,7 +19,7 @@ mod records;
 mod store;
 
 pub use home::{AskSpec, Generation, Outcome, RunSpec, SimHome, Surface};
-pub use process::process_start_time;
+pub use process::{process_start_time, pty, tty_name};
 pub use records::{FlowSpec, State, WorkRef};
 pub use store::{
     repo_of, Activity, Revisions, SessionSpec, StatusReport, Store, TitleSource,

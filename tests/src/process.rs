@@ -1,5 +1,6 @@
 //! A process's start time, so a simulated provider-client record can name a live
-//! process and pass lf's pid-reuse check (recorded `started_at` within ±5 s).
+//! process and pass lf's pid-reuse check (recorded `started_at` within ±5 s); and a
+//! terminal of its own for an lf the tests run as a person's terminal would.
 
 use std::fs;
 use std::io;
@@ -33,6 +34,41 @@ pub fn process_start_time(pid: u32) -> io::Result<i64> {
 
 fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// A new pseudo-terminal: its master (what the terminal window holds) and its slave (what
+/// the programs in it read and write). Both close on exec, so that no process a test
+/// starts holds the master open: an agent left on the terminal then reads its end when
+/// the test lets go.
+pub fn pty() -> (fs::File, fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, which the Files below take over.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", io::Error::last_os_error());
+    for fd in [master, slave] {
+        // SAFETY: fcntl on descriptors this function owns.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    // SAFETY: both descriptors were just opened here and nothing else owns them.
+    unsafe { (fs::File::from_raw_fd(master), fs::File::from_raw_fd(slave)) }
+}
+
+/// The terminal's name, as `ttyname` gives it (`/dev/pts/N`).
+pub fn tty_name(tty: &fs::File) -> String {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", tty.as_raw_fd()))
+        .unwrap()
+        .display()
+        .to_string()
 }
 
 #[cfg(test)]

@@ -8,39 +8,12 @@ mod common;
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::Child;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
 
-use common::Lf;
+use common::{until, Lf, Reaped};
 use serde_json::Value;
-
-/// Long enough for several lf runs on a slow, busy machine; waits end as soon as the
-/// state is reached.
-const DEADLINE: Duration = Duration::from_secs(30);
 
 const ACTIVE_ELSEWHERE: &str =
     "This Session is active in another terminal; use Move here to transfer it";
-
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        sleep(Duration::from_millis(50));
-    }
-}
 
 /// `lf <args>` on a new terminal of its own, as a terminal window runs it: a new
 /// session whose controlling terminal is the pty. Its output is read from the master.

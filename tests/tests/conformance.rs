@@ -6,16 +6,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-use common::{top_level_keys, Lf};
+use common::{top_level_keys, until, Lf, Reaped};
 use serde_json::Value;
-
-/// Long enough for a few lf runs on a slow, busy machine; the waits end at once when
-/// the state is reached.
-const DEADLINE: Duration = Duration::from_secs(30);
 
 fn fixture(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -152,26 +146,6 @@ fn new_session(lf: &Lf, id: &str) {
         "--work-path",
         "product / APP-7",
     ]);
-}
-
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

@@ -4,14 +4,13 @@
 
 mod common;
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Read;
-use std::os::fd::FromRawFd;
 use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::{ids, top_level_keys, Lf, D_KEYS};
+use common::{ids, pty, top_level_keys, Lf, D_KEYS};
 use lf_sim::{Activity, AskSpec, SessionSpec};
 
 #[test]
@@ -568,22 +567,6 @@ fn connect_prepares_with_json_and_otherwise_holds_the_terminal() {
             lf.repo_a().display()
         )
     );
-}
-
-fn pty() -> (File, File) {
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two new descriptors, which the Files below take over.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) }
 }
 
 #[test]

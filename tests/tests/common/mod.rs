@@ -177,37 +177,36 @@ impl Lf {
     }
 }
 
-/// A new pseudo-terminal: (master, slave).
-pub fn pty() -> (fs::File, fs::File) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two new descriptors, which the Files below take over.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    // Close-on-exec, so that no process this test starts holds the master open: an
-    // agent left on the terminal then reads its end when the test lets go.
-    for fd in [master, slave] {
-        // SAFETY: fcntl on descriptors this function owns.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+// Not every test binary that includes this module uses both.
+#[allow(unused_imports)]
+pub use lf_sim::{pty, tty_name};
+
+/// A child killed and reaped when dropped, so a failing test leaves no process behind.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
-    unsafe { (fs::File::from_raw_fd(master), fs::File::from_raw_fd(slave)) }
 }
 
-/// The terminal's name, as `ttyname` gives it (`/dev/pts/N`).
-pub fn tty_name(tty: &fs::File) -> String {
-    use std::os::fd::AsRawFd;
-    fs::read_link(format!("/proc/self/fd/{}", tty.as_raw_fd()))
-        .unwrap()
-        .display()
-        .to_string()
+/// How long [`until`] waits: lf runs and agents starting on a slow, busy machine.
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `probe`'s first answer, asked every 50 ms until [`DEADLINE`].
+pub fn until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 pub fn ids(list: &Value) -> Vec<String> {
