@@ -242,7 +242,11 @@ fn store_generation(generation: &str, idle: bool) {
     if generation.starts_with('e') {
         let process_lists = || {
             fs::read_to_string(calls.join("argv.jsonl"))
-                .map(|log| log.lines().filter(|l| l.contains(r#""monitor","ps""#)).count())
+                .map(|log| {
+                    log.lines()
+                        .filter(|l| l.contains(r#""monitor","ps""#))
+                        .count()
+                })
                 .unwrap_or(0)
         };
         let (runs_before, lists_before) = (count("argv.jsonl"), process_lists());
