@@ -10,6 +10,7 @@ const COMMANDS: &[&str] = &[
     "settings",
     "save_settings",
     "dismiss",
+    "answer_permission",
     "close_window",
     "open_log",
     "quit",

@@ -263,6 +263,18 @@ function details(session) {
       el('span', { class: 'label', text: 'Ready' }), document.createTextNode(session.ready_summary)));
   }
 
+  // An agent's permission request, answered here as from its popup: what it will run,
+  // untrusted (made visible by the app), set as text.
+  if (session.permission) {
+    node.append(el('div', { class: 'prompt permission-block' },
+      el('span', { class: 'label', text: 'Permission asked' }),
+      document.createTextNode(session.permission)));
+    node.append(el('div', { class: 'actions permission' },
+      el('button', { type: 'button', 'data-permission': 'allow', text: 'Allow',
+        onclick: () => answerPermission(session.key, true) }),
+      el('button', { type: 'button', 'data-permission': 'deny', text: 'Deny',
+        onclick: () => answerPermission(session.key, false) })));
+  }
   const buttons = el('div', { class: 'actions' });
   const reasons = [];
   const texts = [];
@@ -402,6 +414,16 @@ function toggle(id, open = !expanded.has(id)) {
   render();
   const node = rowNode(id);
   if (node) node.focus({ preventScroll: true });
+}
+
+async function answerPermission(id, allow) {
+  errors.delete(id);
+  try {
+    await invoke('answer_permission', { id, allow });
+  } catch (error) {
+    errors.set(id, String(error));
+  }
+  await refresh();
 }
 
 async function dismiss(id) {
@@ -608,6 +630,7 @@ function fillSettings(view) {
   $('set-reminder').value = s.reminder_minutes;
   $('set-grace').value = s.attached_grace_seconds;
   $('set-focus-existing').checked = s.focus_existing;
+  $('set-answer-from-popup').checked = s.answer_from_popup;
   $('set-quiet-from').value = s.quiet_from || '';
   $('set-quiet-to').value = s.quiet_to || '';
   $('set-on-event').value = s.on_event || '';
@@ -650,6 +673,7 @@ async function saveSettings(event) {
     reminder_minutes: Number.isFinite(minutes) && minutes > 0 ? minutes : 0,
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     focus_existing: $('set-focus-existing').checked,
+    answer_from_popup: $('set-answer-from-popup').checked,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
     quiet_from: $('set-quiet-from').value,

@@ -28,6 +28,8 @@ mod launch;
 mod logfile;
 mod notification;
 mod page;
+#[cfg(unix)]
+mod permission;
 mod quiet;
 mod settings;
 mod tray;
@@ -167,6 +169,9 @@ pub(crate) struct Shell {
     tray_host: Mutex<Option<bool>>,
     /// The login the no-tray popup on its way tells, kept as told once it was shown.
     no_tray_login: Mutex<Option<String>>,
+    /// Agents' permission requests waiting for the person's Allow or Deny.
+    #[cfg(unix)]
+    requests: permission::Requests,
 }
 
 impl Shell {
@@ -191,6 +196,8 @@ impl Shell {
             remote: Vec::new(),
             tray_host: Mutex::new(None),
             no_tray_login: Mutex::new(None),
+            #[cfg(unix)]
+            requests: permission::Requests::default(),
             terminals: Arc::default(),
             terminals_path: None,
         }
@@ -471,6 +478,7 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::settings,
             window::save_settings,
             window::dismiss,
+            window::answer_permission,
             window::close_window,
             window::open_log,
             window::quit
@@ -529,6 +537,20 @@ fn setup<R: Runtime>(
         Arc::clone(&shell),
         tray_host::follow(),
     ));
+    #[cfg(unix)]
+    {
+        tauri::async_runtime::spawn(permission::serve(app.clone(), Arc::clone(&shell)));
+        // Put back at each start while on: the entry may have been removed by hand, or
+        // the binary moved since. Off, the person's file is not read at all.
+        if shell.settings().answer_from_popup {
+            let started = Arc::clone(&shell);
+            std::thread::spawn(move || {
+                if let Err(why) = claude_hook(true) {
+                    started.warn(why);
+                }
+            });
+        }
+    }
     tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
@@ -617,10 +639,23 @@ async fn follow<R: Runtime>(
             break;
         }
         let program = shell.settings().on_event;
+        let mut redraw_requests = false;
         for event in &batch {
             log_event(event);
             if let Some(program) = &program {
                 shell.hook.send(program, event);
+            }
+            // lf says the agent no longer waits: a permission request still open was
+            // answered elsewhere, and no answer may reach it later.
+            #[cfg(unix)]
+            if let Some(session) = no_longer_waits(event) {
+                if shell.requests.withdraw(&history::key(session)) {
+                    tracing::info!(
+                        "PERMISSION withdrawn session={}: lf no longer says it waits",
+                        session.id
+                    );
+                    redraw_requests = true;
+                }
             }
             if let Event::Warning { path, message, .. } = event {
                 shell.warn(match path {
@@ -679,7 +714,7 @@ async fn follow<R: Runtime>(
             tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
             held_back = now_held_back;
         }
-        let redraw = shell.redraw.swap(false, Ordering::SeqCst);
+        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || redraw_requests;
         if !batch.is_empty() || held_back_changed || redraw {
             refresh(&app, &shell);
         }
@@ -804,6 +839,51 @@ fn log_event(event: &Event) {
     }
 }
 
+/// The session of an event after which lf no longer says its agent waits.
+#[cfg(unix)]
+fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
+    match event {
+        Event::State {
+            session,
+            previous_needs_you: true,
+            ..
+        } if !session.needs_you => Some(session),
+        Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
+        _ => None,
+    }
+}
+
+/// Put the tray's `PermissionRequest` hook into Claude Code's settings (`on`) or take
+/// exactly it out; the sentence for the person when the file was left alone.
+#[cfg(unix)]
+pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
+    use lf_tray_core::claude_settings::{self, Applied};
+    let path = claude_settings::path(
+        std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+        dirs::home_dir(),
+    )
+    .ok_or("No home directory, so no Claude Code settings to add the hook to.")?;
+    let command = if on {
+        let program = std::env::current_exe()
+            .map_err(|e| format!("Could not find lf-tray's own path for the hook: {e}"))?;
+        Some(claude_settings::command(&program))
+    } else {
+        None
+    };
+    match claude_settings::apply(&path, command.as_deref()) {
+        Ok(Applied::Written) => {
+            tracing::info!(
+                "CLAUDE_HOOK {} in {}",
+                if on { "added" } else { "removed" },
+                path.display()
+            );
+            Ok(())
+        }
+        Ok(Applied::Unchanged) => Ok(()),
+        Err(refusal) => Err(format!("Answering from the popup: {refusal}")),
+    }
+}
+
 /// Show and close popups in the order the policy decided, apart from [`follow`]: a slow or
 /// missing notification server (D-Bus activation can wait 25 s) must not hold up the tray
 /// and the window.
@@ -814,6 +894,8 @@ async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notific
         };
         match effect {
             notification::Effect::Show(notice) => {
+                #[cfg(unix)]
+                let notice = shell.requests.in_place_of(notice);
                 let delivery = notifications.show(&notice, shell.settings().sound).await;
                 let marks = lock(&shell.popups).delivered(&notice, delivery);
                 #[cfg(all(unix, not(target_os = "macos")))]
@@ -994,6 +1076,19 @@ fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match key {
+        #[cfg(unix)]
+        NoticeKey::Session(named)
+            if action == notification::ALLOW || action == notification::DENY =>
+        {
+            let answer = if action == notification::ALLOW {
+                lf_tray_core::permission::Answer::Allow
+            } else {
+                lf_tray_core::permission::Answer::Deny
+            };
+            if !shell.requests.answer(&named, answer) {
+                tracing::info!("IGNORED {action} session={named}: no request open");
+            }
+        }
         NoticeKey::Session(named) if action == notification::EXPIRED => {
             lock(&shell.popups).expired(&named);
             tracing::info!("UNSEEN session={named}: its popup expired");

@@ -190,6 +190,14 @@ fn main() -> ExitCode {
         let argv = std::iter::once(OsString::from("lf")).chain(args[1..].iter().cloned());
         return ExitCode::from(lf_sim::cli::main(argv.collect()).clamp(0, 255) as u8);
     }
+    // Claude Code's `PermissionRequest` hook (answer from the popup): never a usage error,
+    // never exit 2 (Claude's blocking error), whatever it is given.
+    if args
+        .first()
+        .is_some_and(|arg| arg == lf_tray_core::claude_settings::SUBCOMMAND)
+    {
+        return permission_hook();
+    }
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
         Err(message) => {
@@ -231,6 +239,21 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `lf-tray permission-hook`: the request on stdin, Claude's answer (or nothing) on stdout,
+/// one line on stderr saying what happened (Claude shows it in its debug output); exit 0.
+fn permission_hook() -> ExitCode {
+    let socket = lf_tray_core::permission::socket_path(
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+    );
+    let said = lf_tray_core::permission::run_hook(
+        std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        socket.as_deref(),
+    );
+    eprintln!("lf-tray permission-hook: {said}");
+    ExitCode::SUCCESS
 }
 
 #[cfg(feature = "desktop")]

@@ -40,6 +40,10 @@ pub struct SessionView {
     /// Where it runs, said instead of a Go to terminal button where the desktop lets
     /// nothing focus another app's window.
     pub runs_in: Option<String>,
+    /// An agent's permission request open for an answer from here: the tool and exactly
+    /// what it will run, with every hidden character made visible (the page sets it as
+    /// text). Allow and Deny show while it is there.
+    pub permission: Option<String>,
 }
 
 /// Everything the window shows, sent whole on every change.

@@ -44,6 +44,9 @@ pub struct Settings {
     /// Other machines whose sessions to follow: ssh destinations (a `Host` from
     /// `~/.ssh/config`, `user@host`), as the person's own ssh understands them.
     pub machines: Vec<String>,
+    /// Answer an agent's permission request from the popup: adds one hook of the tray's
+    /// to Claude Code's settings while on, and takes exactly it out again when turned off.
+    pub answer_from_popup: bool,
 }
 
 impl Default for Settings {
@@ -66,6 +69,8 @@ impl Default for Settings {
             quiet_to: String::new(),
             on_event: None,
             machines: Vec::new(),
+            // Off: Claude Code's settings are the person's file, never touched unasked.
+            answer_from_popup: false,
         }
     }
 }
@@ -214,6 +219,7 @@ mod tests {
             quiet_to: "07:00".into(),
             on_event: Some("/usr/local/bin/push".into()),
             machines: vec!["build-box".into(), "me@10.0.0.2".into()],
+            answer_from_popup: true,
         };
         save(&path, &settings).unwrap();
         let loaded = load(&path);
@@ -241,6 +247,7 @@ mod tests {
         assert!(loaded.settings.notify_on_ready);
         assert_eq!(loaded.settings.attached_grace_seconds, 45);
         assert!(loaded.settings.focus_existing, "on unless turned off");
+        assert!(!loaded.settings.answer_from_popup, "off unless turned on");
         assert_eq!(
             loaded.settings.terminal_choice(),
             Choice::Named("kitty".into())

@@ -54,6 +54,7 @@ fn views(
     sessions: &[SessionRecord],
     reach: Reach,
     runs_in: impl Fn(&SessionRecord) -> Option<String>,
+    permission: impl Fn(&str) -> Option<String>,
 ) -> Vec<SessionView> {
     board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
         .into_iter()
@@ -88,6 +89,7 @@ fn views(
                 group,
                 group_title: group.title(),
                 reason_phrase: record.reason.as_ref().map(|r| r.phrase()),
+                permission: permission(&key),
                 key: key.clone(),
                 record: record.clone(),
             }
@@ -109,8 +111,17 @@ pub fn board(shell: &Shell) -> Board {
         };
         let terminals = crate::lock(&shell.terminals).clone();
         let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
+        #[cfg(unix)]
+        let permission = |key: &str| {
+            shell.requests.request(key).map(|request| {
+                let runs = lf_tray_surface::notice::runs(&request);
+                lf_tray_surface::notice::visible(&format!("{}: {runs}", request.tool_name))
+            })
+        };
+        #[cfg(not(unix))]
+        let permission = |_: &str| None;
         (
-            views(&popups, &sessions, reach, runs_in),
+            views(&popups, &sessions, reach, runs_in, permission),
             popups.history().recent(),
         )
     };
@@ -298,6 +309,37 @@ pub async fn act<R: Runtime>(
     }
 }
 
+/// Allow (`allow`) or Deny an agent's open permission request from the window, as the
+/// popup's buttons do; the first answer wins.
+#[tauri::command]
+pub fn answer_permission<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Arc<Shell>>,
+    id: String,
+    allow: bool,
+) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use lf_tray_core::permission::Answer;
+        let answer = if allow { Answer::Allow } else { Answer::Deny };
+        let taken = shell.requests.answer(&id, answer);
+        tracing::info!(
+            "PERMISSION {} from the window session={id}: {}",
+            answer.word(),
+            if taken { "sent" } else { "no request open" }
+        );
+        crate::refresh(&app, &shell);
+        taken
+            .then_some(())
+            .ok_or_else(|| "The agent no longer waits for this answer.".to_string())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (app, shell, id, allow);
+        Err("Answering from the tray needs a Unix desktop.".into())
+    }
+}
+
 /// The settings panel's content.
 #[derive(Debug, Serialize)]
 pub struct SettingsView {
@@ -381,6 +423,12 @@ pub fn save_settings(
 ) -> Result<SettingsView, String> {
     let settings = settings.normalized();
     settings.check()?;
+    // Claude Code's file first: refused (it does not parse), the switch stays as it was
+    // and the panel says why.
+    #[cfg(unix)]
+    if settings.answer_from_popup != shell.settings().answer_from_popup {
+        crate::claude_hook(settings.answer_from_popup)?;
+    }
     if let Some(path) = &shell.settings_path {
         settings::save(path, &settings)
             .map_err(|e| format!("Could not save {}: {e}", path.display()))?;
@@ -595,8 +643,14 @@ mod tests {
         let attached = record_d("S-1", State::Active, true);
         let idle = record_d("S-2", State::Other("unknown".into()), false);
         let records = [idle, attached];
-        let views = serde_json::to_value(views(&Popups::default(), &records, Reach::Off, |_| None))
-            .unwrap();
+        let views = serde_json::to_value(views(
+            &Popups::default(),
+            &records,
+            Reach::Off,
+            |_| None,
+            |_| None,
+        ))
+        .unwrap();
         let (waiting, other) = (&views[0], &views[1]);
         assert_eq!(waiting["id"], "S-1");
         assert_eq!(waiting["group"], "waiting");
@@ -633,7 +687,13 @@ mod tests {
 
         // Where the tray can focus windows, the attached one offers Go to terminal
         // first; where it cannot, it says where the session runs instead.
-        let reached = super::views(&Popups::default(), &records, Reach::Button, |_| None);
+        let reached = super::views(
+            &Popups::default(),
+            &records,
+            Reach::Button,
+            |_| None,
+            |_| None,
+        );
         let kinds = |v: &SessionView| -> Vec<String> {
             v.buttons.iter().map(|b| b.kind.to_string()).collect()
         };
@@ -643,9 +703,13 @@ mod tests {
             ["open"],
             "nothing attached, nothing to go to"
         );
-        let said = super::views(&Popups::default(), &records, Reach::Say, |r| {
-            Some(format!("attached in tmux session work ({})", r.id))
-        });
+        let said = super::views(
+            &Popups::default(),
+            &records,
+            Reach::Say,
+            |r| Some(format!("attached in tmux session work ({})", r.id)),
+            |_| None,
+        );
         assert_eq!(kinds(&said[0]), ["open", "move_here"]);
         assert_eq!(
             said[0].runs_in.as_deref(),

@@ -27,6 +27,11 @@ use crate::store::{judge, AgentRow, AgentStart, Liveness, Store};
 /// agent instead of lf, and writes nothing anywhere.
 pub(crate) const PLAY_AGENT: &str = "LF_SIM_PLAY_AGENT";
 
+/// Set to a program's path in lf's environment, a native agent becomes that program (by
+/// exec, so its pid and start time stay the ones lf recorded): a test's stand-in for the
+/// agent itself, such as one that runs the agent's hooks. Unset, the agent echoes.
+pub(crate) const AGENT_PROGRAM: &str = "LF_SIM_AGENT_PROGRAM";
+
 /// lf's grace between SIGTERM and SIGKILL when Move here stops the other terminal's
 /// client (§10.6: "SIGKILL after 2 s").
 const MOVE_GRACE: Duration = Duration::from_secs(2);
@@ -60,6 +65,15 @@ pub(crate) fn play(mode: &str) -> i32 {
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_else(|| "agent".into());
     set_process_name(&name);
+    if let Some(program) = env::var_os(AGENT_PROGRAM).filter(|_| mode == "native") {
+        let error = Command::new(&program)
+            .args(env::args_os().skip(1))
+            .env_remove(PLAY_AGENT)
+            .env_remove(AGENT_PROGRAM)
+            .exec();
+        eprintln!("{}: {error}", Path::new(&program).display());
+        return 127;
+    }
     if mode == "headless" {
         loop {
             std::thread::sleep(Duration::from_secs(3600));

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use lf_tray_core::permission::Request;
 use lf_tray_core::{Kind, Presents, SessionRecord};
 
 use crate::board;
@@ -30,6 +31,9 @@ const MAX_SUMMARY: usize = 90;
 const MAX_TITLE: usize = 120;
 const MAX_PROMPT: usize = 240;
 const MAX_READY: usize = 320;
+/// What a permission request will run: longer than a title, since the person decides on
+/// exactly this text, but still within what a popup can show.
+const MAX_COMMAND: usize = 400;
 /// The notification spec's `expire_timeout` values: the server decides, or never expire.
 const SERVER_DEFAULT: i32 = -1;
 const UNTIL_ACTED_ON: i32 = 0;
@@ -154,6 +158,9 @@ pub const DEFAULT: &str = "default";
 pub const OPEN: &str = "open";
 pub const REVIEW: &str = "review";
 pub const DISMISS: &str = "dismiss";
+/// An agent's permission request, answered from the popup (see [`permission`]).
+pub const ALLOW: &str = "allow";
+pub const DENY: &str = "deny";
 /// Not a button: what the platform module reports when the server took a session's popup
 /// down by itself (it expired) while the person had not acted on it.
 pub const EXPIRED: &str = "expired";
@@ -321,6 +328,78 @@ pub fn stopped(record: &SessionRecord) -> Notice {
         lines.join("\n"),
         false,
     )
+}
+
+/// An agent asks permission through its own hook, answered from the popup: `claude asks
+/// permission · <title>`; the body the tool and exactly what it will run (every control,
+/// bidi and invisible character shown as a visible mark, so the text read is the text
+/// run), then the title and where the work is. **Allow** and **Deny** answer the agent;
+/// the body's click and Open go to its terminal as for any popup.
+pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
+    let who = record.provider().unwrap_or("Agent");
+    let summary = one_line(
+        &format!("{who} asks permission · {}", title(record)),
+        MAX_SUMMARY,
+    );
+    let tool = one_line(&visible(&request.tool_name), MAX_SUMMARY);
+    let mut lines = vec![escape(&format!(
+        "{tool}: {}",
+        cap(&visible(&runs(request)), MAX_COMMAND)
+    ))];
+    lines.extend(
+        std::iter::once(title(record).to_string())
+            .chain(record.work())
+            .map(|line| escape(&one_line(&line, MAX_TITLE)))
+            .filter(|line| !line.is_empty()),
+    );
+    Notice {
+        actions: vec![
+            (DEFAULT, "Open"),
+            (ALLOW, "Allow"),
+            (DENY, "Deny"),
+            (OPEN, "Open"),
+        ],
+        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
+    }
+}
+
+/// What a request will do, in the terms the person judges it by: a shell command as it
+/// will run, the file a tool writes, the address it fetches; otherwise its whole input.
+pub fn runs(request: &Request) -> String {
+    let input = &request.tool_input;
+    let field = match request.tool_name.as_str() {
+        "Bash" => "command",
+        "Write" | "Edit" | "MultiEdit" | "Read" => "file_path",
+        "NotebookEdit" => "notebook_path",
+        "WebFetch" => "url",
+        _ => "",
+    };
+    match input.get(field).and_then(|v| v.as_str()) {
+        Some(text) => text.to_string(),
+        None if input.is_null() => String::new(),
+        None => input.to_string(),
+    }
+}
+
+/// Untrusted text with nothing hidden in it: control characters become their visible
+/// pictures (a newline reads `␊`), and bidi overrides, isolates and invisible characters
+/// (which make a command read other than it runs) become `<U+202E>`.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
+            '\u{7f}' => out.push('␡'),
+            '\u{80}'..='\u{9f}'
+            | '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}' => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A popup about one session, with its buttons; another machine's names it first.
@@ -492,6 +571,90 @@ mod tests {
     use super::*;
     use crate::fixtures::{record, record_d};
     use lf_tray_core::State;
+
+    fn request(tool: &str, input: serde_json::Value) -> Request {
+        Request {
+            session_id: "c1".into(),
+            cwd: "/w".into(),
+            tool_name: tool.into(),
+            tool_input: input,
+        }
+    }
+
+    #[test]
+    fn a_permission_popup_shows_exactly_what_will_run_with_allow_and_deny() {
+        let mut asking = record_d("S1", State::Active, true);
+        asking.title = "Publish <the> crates".into();
+        asking.extra.insert("provider".into(), "claude".into());
+        let bash = request(
+            "Bash",
+            serde_json::json!({"command": "cargo publish --dry-run", "description": "x"}),
+        );
+        let n = permission(&asking, &bash);
+        assert_eq!(n.summary, "claude asks permission · Publish <the> crates");
+        assert_eq!(n.body.lines().next(), Some("Bash: cargo publish --dry-run"));
+        assert!(n.body.contains("Publish &lt;the&gt; crates"));
+        assert_eq!(
+            n.actions,
+            [
+                (DEFAULT, "Open"),
+                (ALLOW, "Allow"),
+                (DENY, "Deny"),
+                (OPEN, "Open")
+            ]
+        );
+        assert_eq!(n.key, NoticeKey::Session("S1".into()));
+        assert_eq!(n.kind.expire_timeout(), 0, "it waits for the answer");
+        let write = request(
+            "Write",
+            serde_json::json!({"file_path": "/etc/x", "content": "y"}),
+        );
+        assert!(permission(&asking, &write)
+            .body
+            .starts_with("Write: /etc/x\n"));
+        let other = request("mcp__db__drop", serde_json::json!({"table": "users"}));
+        assert!(permission(&asking, &other)
+            .body
+            .starts_with(r#"mcp__db__drop: {"table":"users"}"#));
+    }
+
+    #[test]
+    fn a_hostile_command_is_escaped_made_visible_and_capped() {
+        let asking = record_d("S1", State::Active, true);
+        // Markup, a newline hiding a second command, a bidi override that would show
+        // `rm -rf ~` reversed, a zero-width space, an escape sequence.
+        let hostile = "echo <b>hi</b> & true\nrm -rf ~ \u{202e}~ fr- mr\u{202c} \u{200b}\u{1b}[2J";
+        let n = permission(
+            &asking,
+            &request("Bash", serde_json::json!({"command": hostile})),
+        );
+        let first = n.body.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "Bash: echo &lt;b&gt;hi&lt;/b&gt; &amp; true␊rm -rf ~ &lt;U+202E&gt;~ fr- mr&lt;U+202C&gt; &lt;U+200B&gt;␛[2J"
+        );
+        assert_eq!(
+            n.body.lines().count(),
+            3,
+            "the newline made no line of its own"
+        );
+        let long = "x".repeat(5000);
+        let n = permission(
+            &asking,
+            &request("Bash", serde_json::json!({"command": long})),
+        );
+        let first = n.body.lines().next().unwrap();
+        assert!(first.chars().count() < MAX_COMMAND + 10 && first.ends_with('…'));
+        let n = permission(
+            &asking,
+            &request("Bash\u{202e}\n<i>", serde_json::Value::Null),
+        );
+        assert!(
+            n.body.starts_with("Bash&lt;U+202E&gt;␊&lt;i&gt;: "),
+            "{}",
+            n.body
+        );
+    }
 
     #[test]
     fn a_popup_says_why_the_agent_waits_in_its_own_escaped_words() {

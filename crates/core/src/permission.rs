@@ -1,0 +1,360 @@
+//! Answering an agent's permission request from the desktop, through Claude Code's own
+//! `PermissionRequest` hook (lf has no verb to answer an agent).
+//!
+//! Claude Code starts `lf-tray permission-hook` with the request as JSON on stdin while its
+//! terminal shows the same prompt; the first answer wins, and Claude ends the hook when the
+//! person answers in the terminal. The hook hands the request to the running tray over a
+//! socket only the same user can open and waits for the person's click. Whatever goes
+//! wrong — no tray, bad input, popups held back — it prints nothing and exits 0 at once:
+//! no decision, and the terminal's prompt is the only one. It never exits 2 (Claude's
+//! blocking error).
+//!
+//! Between hook and tray: the hook writes one line, the [`Request`] as JSON; the tray
+//! answers `shown` once its popup is up, then `allow` or `deny`. The tray closing the
+//! socket without an answer is "no decision"; the hook going away (Claude ended it) tells
+//! the tray the request was answered elsewhere.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// A request bigger than this is not read: a tool input that large (a whole file for
+/// `Write`) could not be shown in a popup anyway, and the bound keeps a runaway input from
+/// growing the hook without limit.
+pub const MAX_REQUEST: usize = 1 << 20;
+
+/// How long the hook waits for the tray to say its popup is up. The tray decides from
+/// what it already holds, plus one "is the person looking at that terminal" question that
+/// takes up to about a second for a kitty (`kitty @ ls`); past this the tray is taken to be
+/// stuck, and the terminal's prompt stays the only one.
+pub const SHOWN_WAIT: Duration = Duration::from_secs(2);
+
+/// How long the hook waits for the person in all: well before the `timeout` written into
+/// Claude's settings (`claude_settings::TIMEOUT_SECONDS`, 600 s), so Claude never has to
+/// kill it, with room for a loaded machine to print nothing and exit.
+pub const GIVE_UP: Duration = Duration::from_secs(590);
+
+/// The socket's name under `$XDG_RUNTIME_DIR/lf-tray/`.
+const SOCKET: &str = "permission.sock";
+
+/// Where the tray listens: `$XDG_RUNTIME_DIR/lf-tray/permission.sock`. Without a runtime
+/// dir (no login session) there is none: a socket in a shared place could be raced.
+pub fn socket_path(runtime_dir: Option<PathBuf>) -> Option<PathBuf> {
+    runtime_dir
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("lf-tray").join(SOCKET))
+}
+
+/// What the tray needs of Claude's request, as the hook hands it on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Claude's own conversation id (not lf's session).
+    #[serde(default)]
+    pub session_id: String,
+    #[serde(default)]
+    pub cwd: String,
+    pub tool_name: String,
+    #[serde(default)]
+    pub tool_input: serde_json::Value,
+}
+
+/// Why a request was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    TooBig,
+    NotJson(String),
+    OtherEvent(String),
+}
+
+impl Request {
+    /// Claude's hook input: `hook_event_name` must be `PermissionRequest` (a `PreToolUse`
+    /// input looks alike but takes another answer), with a tool name.
+    pub fn decode(bytes: &[u8]) -> Result<Request, Unreadable> {
+        if bytes.len() > MAX_REQUEST {
+            return Err(Unreadable::TooBig);
+        }
+        #[derive(Deserialize)]
+        struct Input {
+            hook_event_name: String,
+            #[serde(flatten)]
+            request: Request,
+        }
+        let input: Input =
+            serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))?;
+        if input.hook_event_name != crate::claude_settings::EVENT {
+            return Err(Unreadable::OtherEvent(input.hook_event_name));
+        }
+        Ok(input.request)
+    }
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Allow,
+    Deny,
+}
+
+/// What Claude reads from a denial: the agent is told who said no, and where.
+pub const DENIED: &str = "Denied by the person from the desktop notification (Loopflow Tray).";
+
+impl Answer {
+    /// The word on the socket.
+    pub fn word(self) -> &'static str {
+        match self {
+            Answer::Allow => "allow",
+            Answer::Deny => "deny",
+        }
+    }
+
+    fn from_word(word: &str) -> Option<Answer> {
+        match word {
+            "allow" => Some(Answer::Allow),
+            "deny" => Some(Answer::Deny),
+            _ => None,
+        }
+    }
+
+    /// Claude's `PermissionRequest` answer (not `PreToolUse`'s `permissionDecision`).
+    pub fn hook_output(self) -> String {
+        let decision = match self {
+            Answer::Allow => serde_json::json!({"behavior": "allow"}),
+            Answer::Deny => serde_json::json!({"behavior": "deny", "message": DENIED}),
+        };
+        serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": crate::claude_settings::EVENT,
+            "decision": decision,
+        }})
+        .to_string()
+    }
+}
+
+/// The tray's line once the popup is up.
+pub const SHOWN: &str = "shown";
+
+/// `lf-tray permission-hook`: read the request from `input`, reach the tray at `socket`,
+/// wait for the person, and write Claude's answer to `output` — or nothing. Returns what
+/// happened, for the hook's one line on stderr; the exit code is always 0.
+pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>) -> String {
+    let mut bytes = Vec::new();
+    if let Err(e) = input.take(MAX_REQUEST as u64 + 1).read_to_end(&mut bytes) {
+        return format!("no decision: could not read the request: {e}");
+    }
+    let request = match Request::decode(&bytes) {
+        Ok(request) => request,
+        Err(why) => return format!("no decision: not a permission request ({why:?})"),
+    };
+    let Some(socket) = socket else {
+        return "no decision: no $XDG_RUNTIME_DIR, so no tray to ask".into();
+    };
+    match ask_tray(socket, &request) {
+        Ok(Some(answer)) => {
+            let _ = writeln!(output, "{}", answer.hook_output());
+            let _ = output.flush();
+            format!("answered {} from the desktop", answer.word())
+        }
+        Ok(None) => "no decision: the tray did not take it".into(),
+        Err(e) => format!("no decision: {e}"),
+    }
+}
+
+fn ask_tray(socket: &Path, request: &Request) -> std::io::Result<Option<Answer>> {
+    let started = Instant::now();
+    let mut stream = UnixStream::connect(socket)?;
+    let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    stream.set_write_timeout(Some(SHOWN_WAIT))?;
+    stream.write_all(&line)?;
+    stream.set_read_timeout(Some(SHOWN_WAIT))?;
+    let mut reader = BufReader::new(stream);
+    let mut said = String::new();
+    if reader.read_line(&mut said)? == 0 || said.trim() != SHOWN {
+        return Ok(None);
+    }
+    let left = GIVE_UP.saturating_sub(started.elapsed());
+    reader
+        .get_ref()
+        .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+    said.clear();
+    match reader.read_line(&mut said) {
+        Ok(_) => Ok(Answer::from_word(said.trim())),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The session whose agent asks: Claude runs the hook below its own process (through a
+/// shell), so the first of the hook's ancestors (`chain`, the hook first) that is a listed
+/// agent's pid on this machine names it.
+pub fn requester<'a>(
+    chain: &[u32],
+    sessions: &'a [crate::SessionRecord],
+) -> Option<&'a crate::SessionRecord> {
+    chain.iter().find_map(|pid| {
+        sessions
+            .iter()
+            .find(|s| s.machine.is_none() && s.agent.as_ref().and_then(|a| a.pid) == Some(*pid))
+    })
+}
+
+/// The tray's side of one line from the hook: the request, or why not.
+pub fn read_request(line: &[u8]) -> Result<Request, Unreadable> {
+    if line.len() > MAX_REQUEST {
+        return Err(Unreadable::TooBig);
+    }
+    serde_json::from_slice(line).map_err(|e| Unreadable::NotJson(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixListener;
+
+    const BASH: &str = r#"{"session_id":"abc","transcript_path":"/t","cwd":"/w",
+        "permission_mode":"default","hook_event_name":"PermissionRequest",
+        "tool_name":"Bash","tool_input":{"command":"cargo publish --dry-run","description":"Publish"}}"#;
+
+    #[test]
+    fn the_requester_is_the_nearest_listed_agent_above_the_hook() {
+        let agent = |id: &str, pid: u32, machine: Option<&str>| {
+            let mut r = crate::session::test_record(id, None, crate::State::Active);
+            r.agent = Some(crate::Agent {
+                id: format!("lf-{id}"),
+                pid: Some(pid),
+                runs: Default::default(),
+            });
+            r.machine = machine.map(String::from);
+            r
+        };
+        let sessions = [
+            agent("far", 300, Some("box")),
+            agent("outer", 100, None),
+            agent("inner", 300, None),
+        ];
+        // hook 500 ← sh 400 ← claude 300 ← lf 100
+        assert_eq!(
+            requester(&[500, 400, 300, 100, 1], &sessions).unwrap().id,
+            "inner"
+        );
+        assert_eq!(requester(&[500, 100], &sessions).unwrap().id, "outer");
+        assert!(requester(&[500, 400, 1], &sessions).is_none());
+    }
+
+    #[test]
+    fn only_a_permission_request_is_taken() {
+        let request = Request::decode(BASH.as_bytes()).unwrap();
+        assert_eq!(request.tool_name, "Bash");
+        assert_eq!(request.tool_input["command"], "cargo publish --dry-run");
+        assert_eq!(request.cwd, "/w");
+        let pre = BASH.replace("PermissionRequest", "PreToolUse");
+        assert_eq!(
+            Request::decode(pre.as_bytes()),
+            Err(Unreadable::OtherEvent("PreToolUse".into()))
+        );
+        assert!(matches!(
+            Request::decode(b"garbage"),
+            Err(Unreadable::NotJson(_))
+        ));
+        assert!(matches!(
+            Request::decode(br#"{"hook_event_name":"PermissionRequest"}"#),
+            Err(Unreadable::NotJson(_))
+        ));
+        let big = vec![b' '; MAX_REQUEST + 1];
+        assert_eq!(Request::decode(&big), Err(Unreadable::TooBig));
+    }
+
+    #[test]
+    fn answers_take_the_permission_request_shape() {
+        let allow: serde_json::Value = serde_json::from_str(&Answer::Allow.hook_output()).unwrap();
+        assert_eq!(
+            allow,
+            serde_json::json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow"}}})
+        );
+        let deny: serde_json::Value = serde_json::from_str(&Answer::Deny.hook_output()).unwrap();
+        assert_eq!(deny["hookSpecificOutput"]["decision"]["behavior"], "deny");
+        assert!(deny["hookSpecificOutput"]["decision"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("desktop"));
+        // Not PreToolUse's answer.
+        assert!(deny["hookSpecificOutput"]
+            .get("permissionDecision")
+            .is_none());
+    }
+
+    fn hook(socket: Option<&Path>, input: &[u8]) -> (String, String, Duration) {
+        let started = Instant::now();
+        let mut out = Vec::new();
+        let said = run_hook(input, &mut out, socket);
+        (String::from_utf8(out).unwrap(), said, started.elapsed())
+    }
+
+    #[test]
+    fn without_a_tray_or_with_bad_input_it_says_nothing_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let nobody = dir.path().join("permission.sock");
+        for (socket, input) in [
+            (Some(nobody.as_path()), BASH.as_bytes()),
+            (None, BASH.as_bytes()),
+            (Some(nobody.as_path()), b"\x00\xffnot json".as_slice()),
+            (Some(nobody.as_path()), b"".as_slice()),
+        ] {
+            let (out, said, took) = hook(socket, input);
+            assert_eq!(out, "", "{said}");
+            assert!(said.starts_with("no decision"), "{said}");
+            assert!(took < Duration::from_millis(200), "{took:?}");
+        }
+    }
+
+    fn tray(
+        replies: &'static [&'static str],
+    ) -> (tempfile::TempDir, PathBuf, std::thread::JoinHandle<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("permission.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let serve = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            for reply in replies {
+                let _ = writeln!(reader.get_mut(), "{reply}");
+            }
+            line
+        });
+        (dir, socket, serve)
+    }
+
+    #[test]
+    fn the_trays_answer_is_printed_once_shown() {
+        let (_dir, socket, serve) = tray(&[SHOWN, "deny"]);
+        let (out, said, _) = hook(Some(&socket), BASH.as_bytes());
+        let sent = read_request(serve.join().unwrap().trim_end().as_bytes()).unwrap();
+        assert_eq!(sent.tool_input["command"], "cargo publish --dry-run");
+        assert_eq!(out.trim_end(), Answer::Deny.hook_output());
+        assert!(said.contains("deny"));
+    }
+
+    #[test]
+    fn a_tray_that_declines_or_answers_without_showing_is_no_decision() {
+        for replies in [&[][..], &["allow"][..], &[SHOWN, "maybe"][..], &[SHOWN][..]] {
+            let replies: &'static [&'static str] = Box::leak(replies.to_vec().into_boxed_slice());
+            let (_dir, socket, serve) = tray(replies);
+            let (out, said, took) = hook(Some(&socket), BASH.as_bytes());
+            serve.join().unwrap();
+            assert_eq!(out, "", "{replies:?}: {said}");
+            assert!(took < Duration::from_secs(1), "{took:?}");
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Answer from the popup: the tray's side of Claude Code's `PermissionRequest` hook
+//! (`lf_tray_core::permission`). The hook reaches the tray over a socket in
+//! `$XDG_RUNTIME_DIR/lf-tray/` (a directory only this user can enter; each connection's
+//! peer checked by its credentials), and the tray either declines at once — popups held
+//! back, a request it cannot tie to a session, the person looking at the agent's own
+//! terminal — or shows the session's popup with Allow and Deny and waits.
+//!
+//! One answer per request: the first Allow or Deny (from the popup or the window) takes
+//! the request; the hook going away (Claude ended it: the terminal answered first) or
+//! lf's attention leaving `waiting` withdraws it, its popup and its buttons.
+
+use std::collections::HashMap;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lf_tray_core::permission::{self, Answer, Request, SHOWN};
+use lf_tray_core::terminal::place::Processes;
+use lf_tray_core::{history, SessionRecord};
+use lf_tray_surface::notice;
+use lf_tray_surface::policy::Focus;
+use tauri::{AppHandle, Runtime};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::oneshot;
+
+use crate::notification::{Clock, Effect, NoticeKey};
+use crate::{lock, Shell};
+
+/// How long a connected hook may take to send its request: it writes it at once, from
+/// memory; a peer slower than this is not a hook.
+const READ_WAIT: Duration = Duration::from_secs(1);
+
+struct Open {
+    id: u64,
+    record: SessionRecord,
+    request: Request,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// The requests waiting for the person, by session key: one per session, the newest.
+#[derive(Default)]
+pub(crate) struct Requests {
+    open: Mutex<HashMap<String, Open>>,
+    next: AtomicU64,
+}
+
+impl Requests {
+    /// The person's answer to the session's open request: true when it took it (the
+    /// first answer), false when there is none (answered, withdrawn) — nothing is sent.
+    pub fn answer(&self, key: &str, answer: Answer) -> bool {
+        let Some(open) = lock(&self.open).remove(key) else {
+            return false;
+        };
+        open.answer.send(answer).is_ok()
+    }
+
+    /// Take back the session's open request without an answer; true when there was one.
+    pub fn withdraw(&self, key: &str) -> bool {
+        lock(&self.open).remove(key).is_some()
+    }
+
+    /// The session's open request, if any: its popup and its window buttons.
+    pub fn request(&self, key: &str) -> Option<Request> {
+        lock(&self.open).get(key).map(|o| o.request.clone())
+    }
+
+    /// The popup for a session with an open request in place of the one the policy would
+    /// show (an ask that arrives after the request must not take its buttons away); the
+    /// policy's bookkeeping (`covers`) stays.
+    pub fn in_place_of(&self, shown: notice::Notice) -> notice::Notice {
+        let NoticeKey::Session(key) = &shown.key else {
+            return shown;
+        };
+        match lock(&self.open).get(key) {
+            Some(open) => notice::Notice {
+                covers: shown.covers,
+                ..notice::permission(&open.record, &open.request)
+            },
+            None => shown,
+        }
+    }
+
+    fn register(
+        &self,
+        key: &str,
+        record: SessionRecord,
+        request: Request,
+    ) -> (u64, oneshot::Receiver<Answer>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        // A newer request of the same session replaces the older: its hook gets no answer.
+        lock(&self.open).insert(
+            key.to_string(),
+            Open {
+                id,
+                record,
+                request,
+                answer,
+            },
+        );
+        (id, answered)
+    }
+
+    /// Withdraw the session's request `id` if it is still the open one.
+    fn withdraw_this(&self, key: &str, id: u64) -> bool {
+        let mut open = lock(&self.open);
+        if open.get(key).is_some_and(|o| o.id == id) {
+            open.remove(key);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Listen for the hook while the tray runs. Without `$XDG_RUNTIME_DIR`, or where the
+/// socket's directory is not this user's alone, there is no listening: the hook then
+/// finds no tray and leaves the terminal's prompt alone.
+pub(crate) async fn serve<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from);
+    let Some(path) = permission::socket_path(runtime) else {
+        tracing::info!("PERMISSION no $XDG_RUNTIME_DIR: answering from the popup is off");
+        return;
+    };
+    let listener = match bind(&path) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::warn!("PERMISSION cannot listen on {}: {e}", path.display());
+            return;
+        }
+    };
+    tracing::info!("PERMISSION listening on {}", path.display());
+    while let Ok((stream, _)) = listener.accept().await {
+        tauri::async_runtime::spawn(take(app.clone(), Arc::clone(&shell), stream));
+    }
+}
+
+fn bind(path: &Path) -> std::io::Result<UnixListener> {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    // The directory also holds the popups' icon, written with the umask's mode: a
+    // directory of this user's own is closed to others before the socket goes in.
+    if meta.is_dir() && meta.uid() == uid && meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is not a directory only this user can enter",
+            dir.display()
+        )));
+    }
+    // Left by a tray that did not end cleanly; only one tray runs per user (single
+    // instance), so no live one listens there.
+    let _ = std::fs::remove_file(path);
+    UnixListener::bind(path)
+}
+
+async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStream) {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let pid = match stream.peer_cred() {
+        Ok(cred) if cred.uid() == uid => cred.pid(),
+        Ok(cred) => {
+            tracing::warn!("PERMISSION refused a connection from uid {}", cred.uid());
+            return;
+        }
+        Err(e) => {
+            tracing::warn!("PERMISSION no peer credentials: {e}");
+            return;
+        }
+    };
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let mut bounded = (&mut reader).take(permission::MAX_REQUEST as u64 + 1);
+    let read = bounded.read_until(b'\n', &mut line);
+    let request = match tokio::time::timeout(READ_WAIT, read).await {
+        Ok(Ok(_)) => permission::read_request(line.trim_ascii_end()),
+        _ => return,
+    };
+    let Ok(request) = request else {
+        tracing::info!("PERMISSION no popup: an unreadable request");
+        return;
+    };
+    let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
+        return;
+    };
+    let record = match decide(&shell, pid).await {
+        Ok(record) => record,
+        Err(why) => {
+            tracing::info!("PERMISSION no popup for pid {pid}: {why}");
+            return;
+        }
+    };
+    let key = history::key(&record);
+    let shown = notice::permission(&record, &request);
+    let (id, answered) = shell.requests.register(&key, record, request);
+    shell.send(vec![Effect::Show(shown)]);
+    tracing::info!("PERMISSION asked session={key} pid={pid}");
+    crate::refresh(&app, &shell);
+    if reader
+        .get_mut()
+        .write_all(format!("{SHOWN}\n").as_bytes())
+        .await
+        .is_err()
+    {
+        withdraw(&app, &shell, &key, id, "the hook left before it was shown");
+        return;
+    }
+    let mut rest = [0u8; 64];
+    tokio::select! {
+        answer = answered => match answer {
+            Ok(answer) => {
+                let sent = reader.get_mut().write_all(format!("{}\n", answer.word()).as_bytes()).await;
+                tracing::info!("PERMISSION answered {} session={key}{}", answer.word(),
+                    if sent.is_ok() { "" } else { " (the hook was gone)" });
+                // Servers close a popup once an action is invoked; the window's buttons
+                // need it gone as well.
+                shell.send(vec![Effect::Close(NoticeKey::Session(key.clone()))]);
+                crate::refresh(&app, &shell);
+            }
+            // Withdrawn (lf's attention left `waiting`, or a newer request): the hook gets
+            // no answer, and the terminal's prompt stands.
+            Err(_) => tracing::info!("PERMISSION withdrawn session={key}"),
+        },
+        // The hook went away or spoke out of turn: Claude ended it, the terminal answered.
+        _ = reader.read(&mut rest) => withdraw(&app, &shell, &key, id, "the hook ended"),
+    }
+}
+
+fn withdraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell, key: &str, id: u64, why: &str) {
+    if shell.requests.withdraw_this(key, id) {
+        tracing::info!("PERMISSION withdrawn session={key}: {why}");
+        shell.send(vec![Effect::Close(NoticeKey::Session(key.to_string()))]);
+        crate::refresh(app, shell);
+    }
+}
+
+/// Whether the request gets a popup: the setting on, popups not held back, a listed agent
+/// above the hook, and the person not looking at that agent's own terminal.
+async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
+    if !shell.settings().answer_from_popup {
+        return Err("answering from the popup is off".into());
+    }
+    if let Some(why) = lock(&shell.popups).held_back(Clock::system(), &shell.preferences()) {
+        return Err(why);
+    }
+    let sessions = shell.engine.sessions();
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let chain = Processes::read(Path::new("/proc"), uid).ancestors(pid);
+    let record = permission::requester(&chain, &sessions)
+        .cloned()
+        .ok_or_else(|| format!("no listed agent above it (ancestors {chain:?})"))?;
+    if lock(&shell.popups).dismissed(&history::key(&record)) {
+        return Err("the session is dismissed".into());
+    }
+    let terminals = lock(&shell.terminals).clone();
+    let looked = record.clone();
+    let focus = tokio::task::spawn_blocking(move || crate::focus::looking_at(&looked, &terminals))
+        .await
+        .unwrap_or(Focus::Unknown);
+    if focus == Focus::Looking {
+        return Err("the person looks at the agent's own terminal".into());
+    }
+    Ok(record)
+}
