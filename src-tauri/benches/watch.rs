@@ -20,6 +20,19 @@ const EVENTS: usize = 400;
 /// The idle window the goal is stated for.
 const IDLE: Duration = Duration::from_secs(60);
 
+/// lf-sim's stand-in `lf`, beside the benchmarked `lf-tray`. Cargo builds no binary of a
+/// dependency, so it is built first (the README's command does); without it the tray
+/// would list nothing and every wait would time out, saying nothing of why.
+fn stand_in_lf() -> std::path::PathBuf {
+    let lf = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+    assert!(
+        lf.is_file(),
+        "no stand-in lf at {}: build it first with `cargo build --release -p lf-sim --bin lf`",
+        lf.display()
+    );
+    lf
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `--no-idle` skips the idle spells, and naming parts
     // (`files`, `d`, `e2`) runs only those.
@@ -113,7 +126,7 @@ fn files(idle: bool) {
             // With lf the safety timer runs `lf session list` once a minute; this counts
             // the tray's own CPU for it (fork, exec, reading the answer), not lf's.
             let lf = dir.path().join("lf");
-            let stand_in = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+            let stand_in = stand_in_lf();
             assert!(
                 stand_in.is_file(),
                 "no stand-in lf: run `cargo build --release -p lf-sim --bin lf` first"
@@ -163,7 +176,7 @@ fn store_generation(generation: &str, idle: bool) {
     let calls = dir.path().join("calls");
     fs::create_dir_all(&calls).unwrap();
     let lf = dir.path().join("lf");
-    let stand_in = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
+    let stand_in = stand_in_lf();
     fs::write(
         &lf,
         format!(
