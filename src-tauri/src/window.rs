@@ -614,6 +614,7 @@ mod tests {
             &[headless, native],
             Reach::Button,
             |_| None,
+            |_| None,
         );
         let (h, n) = if views[0].record.headless() {
             (&views[0], &views[1])
