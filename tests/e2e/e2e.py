@@ -1563,7 +1563,10 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         # Enter on the row is Go to terminal too (its first action).
         from selenium.webdriver.common.keys import Keys
         said_before = len(ctx.notes.find(lambda n: n.summary.startswith("Cannot go to")))
-        ctx.driver.execute_script("arguments[0].focus()", ctx.driver.find_element(By.CSS_SELECTOR, sel))
+        # Found and focused in one step: the window redraws its rows whenever the board
+        # changes (the popup the click before raised is one), and a row found a moment
+        # earlier may be gone by the time it is used (seen in the package run).
+        ctx.driver.execute_script("document.querySelector(arguments[0]).focus()", sel)
         press(ctx, Keys.ENTER)
         wait_for(lambda: ctx.notes.find(lambda n: n.summary.startswith("Cannot go to"))[said_before:],
                  "Enter on the attached row to go to its terminal")
