@@ -322,7 +322,17 @@ def a_foot_the_session_runs_in_comes_back_on_sway(ctx):
                                stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the E1 app's tray item", START_TIMEOUT)
-    wait_for(lambda: "Reading sessions…" not in ctx.menu_labels(), "the first snapshot", START_TIMEOUT)
+    # The app's first list must be over before lf is written to: a menu without "Reading
+    # sessions…" can be the item's empty menu from before it, and a write that lands while
+    # the first list runs reads as that lf's own (seen: the ask never popped up).
+    app = ctx.app.pid
+
+    def first_snapshot():
+        lines = app_log().all()
+        starts = [i for i, line in enumerate(lines) if "START lf-tray" in line and f"pid={app}" in line]
+        return starts and any(" SNAPSHOT " in line for line in lines[starts[-1]:])
+    wait_for(first_snapshot, lambda: f"the E1 app's first snapshot; its last steps: {recent_steps()}",
+             START_TIMEOUT)
     sid = "S-" + uuid.uuid4().hex[:10]
     title = "Bring foot back " + sid
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
