@@ -26,7 +26,8 @@ import dbus.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, QUIET_SPELL, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT,  # noqa: E402,F401
-                     CheckFailed, Checks, Lines, Skipped, expect, never, run_checks, unmarked, wait_for)
+                     CheckFailed, Checks, Lines, Skipped, expect, first_snapshot_logged, never, recent_steps,
+                     run_checks, unmarked, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -113,6 +114,8 @@ class Ctx:
                              START_TIMEOUT)
         wait_for(lambda: "Reading sessions…" not in self.menu_labels(),
                  "the first snapshot in the menu", START_TIMEOUT)
+        wait_for(lambda: first_snapshot_logged(self.app.pid),
+                 lambda: f"{what}'s first snapshot; its last steps: {recent_steps()}", START_TIMEOUT)
 
     def require_app(self):
         if self.app is None:

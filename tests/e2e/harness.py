@@ -123,6 +123,15 @@ def recent_steps(n=4):
     return app_log().all()[-n:]
 
 
+def first_snapshot_logged(pid):
+    """Whether the app with this pid logged its first snapshot: its first lf list is over.
+    What lf writes before that may land while that list runs, and reads as its own lf's
+    write; a menu without "Reading sessions…" can be the item's empty one from before it."""
+    lines = app_log().all()
+    starts = [i for i, line in enumerate(lines) if "START lf-tray" in line and f"pid={pid}" in line]
+    return bool(starts) and any(" SNAPSHOT " in line for line in lines[starts[-1]:])
+
+
 # --- the stand-in lf's records -------------------------------------------------------------
 
 

@@ -22,7 +22,8 @@ import dbus
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
                      Checks, app_log, become_subreaper, end, environ, expect, expect_session_call, open_calls,
-                     own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for)
+                     own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for,
+                     first_snapshot_logged)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -322,17 +323,10 @@ def a_foot_the_session_runs_in_comes_back_on_sway(ctx):
                                stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     ctx.item = wait_for(lambda: ctx.tray.item_of_pid(ctx.app.pid), "the E1 app's tray item", START_TIMEOUT)
-    # The app's first list must be over before lf is written to: a menu without "Reading
-    # sessions…" can be the item's empty menu from before it, and a write that lands while
-    # the first list runs reads as that lf's own (seen: the ask never popped up).
+    # The app's first list must be over before lf is written to (see first_snapshot_logged).
     app = ctx.app.pid
-
-    def first_snapshot():
-        lines = app_log().all()
-        starts = [i for i, line in enumerate(lines) if "START lf-tray" in line and f"pid={app}" in line]
-        return starts and any(" SNAPSHOT " in line for line in lines[starts[-1]:])
-    wait_for(first_snapshot, lambda: f"the E1 app's first snapshot; its last steps: {recent_steps()}",
-             START_TIMEOUT)
+    wait_for(lambda: first_snapshot_logged(app),
+             lambda: f"the E1 app's first snapshot; its last steps: {recent_steps()}", START_TIMEOUT)
     sid = "S-" + uuid.uuid4().hex[:10]
     title = "Bring foot back " + sid
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "codex")
