@@ -896,6 +896,50 @@ fn a_session_that_turns_waiting_by_quiet_alone_is_asked_without_any_write() {
 }
 
 #[test]
+fn an_ask_committed_while_the_trays_first_list_runs_is_told_within_seconds() {
+    for generation in ["c", "d0", "e2"] {
+        let store = Store::new(generation);
+        store.sessions(&[spec(&store, "S-1", "alpha")]);
+        let sim = store.f.root.join("sim");
+        std::fs::write(sim.join("pause-list"), "").unwrap();
+        let watch = store.watch();
+        // The tray's first list has read the sessions; the agent's lf commits the ask
+        // before that list answers, so the list does not show it.
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        while !sim.join("list-paused").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{generation}: the first list never ran"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        match generation {
+            // C's lf has no agent verbs: someone's review asks for a reply.
+            "c" => {
+                let mut db = store.f.sim.store().unwrap();
+                db.review_attention("S-1", Some("reply")).unwrap();
+            }
+            _ => store.agent(&["ask", "S-1"]),
+        }
+        let committed = Instant::now();
+        std::fs::remove_file(sim.join("pause-list")).unwrap();
+        let snapshot = watch.snapshot();
+        assert_eq!(
+            snapshot["sessions"][0]["needs_you"], false,
+            "{generation}: {snapshot}"
+        );
+        // Not at the safety list a minute later: the write came while the tray's own lf
+        // ran and looked like its own.
+        watch.expect_event("asked", "S-1");
+        let took = committed.elapsed();
+        assert!(
+            took < Duration::from_secs(10),
+            "{generation}: told after {took:?}"
+        );
+    }
+}
+
+#[test]
 fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
     for generation in ["d", "d0", "e2", "c"] {
         let store = Store::new(generation);
@@ -903,11 +947,13 @@ fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
         let watch = store.watch();
         watch.snapshot();
         // Start-up: `lf session --help` (and on D-era builds three more help texts), the
-        // first list and, on D, one reader, which starts after the first snapshot.
+        // first list, the list a second after it (the first list wrote its Process row
+        // while it ran, and an ask committed then would look the same) and, on D, one
+        // reader, which starts after the first snapshot.
         let settled = match generation {
-            "d" => 6,
-            "d0" | "e2" => 5,
-            _ => 2,
+            "d" => 7,
+            "d0" | "e2" => 6,
+            _ => 3,
         };
         let deadline = Instant::now() + EVENT_TIMEOUT;
         while store.lf_runs() < settled {

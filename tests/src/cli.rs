@@ -13,6 +13,9 @@
 //! - a file `fail` makes every call fail with the file's contents as the message;
 //! - a file `mute-monitor` silences `lf monitor work` (generations D and E) while it
 //!   exists;
+//! - a file `pause-list` holds `lf session list` (C and later) after it read the
+//!   sessions and before it answers, until the file is removed; it creates `list-paused`
+//!   once it holds, so a test can commit something that list then misses;
 //! - on E, `planning-syncs.jsonl` gets one line `{"pid", "repo", "at"}` for each planning
 //!   sync a scoped `lf monitor work` reader starts (it also commits to the database).
 //!
@@ -615,6 +618,22 @@ fn stdin_tty() -> Option<String> {
                 .to_string_lossy()
                 .into_owned()
         })
+    }
+}
+
+/// The `pause-list` knob: hold here, after the sessions were read, while the file exists.
+pub(crate) fn pause_after_reading() {
+    let Some(dir) = env::var_os("LF_SIM_DIR").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    if !dir.join("pause-list").exists() {
+        return;
+    }
+    let _ = fs::write(dir.join("list-paused"), std::process::id().to_string());
+    // The test removes the file when it has written; 10 ms is far below anything it times.
+    while dir.join("pause-list").exists() {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -1434,6 +1434,7 @@ impl Lf {
             next = rows.last().map(|r| r.id.clone());
         }
         let records: Vec<Record> = rows.iter().map(|r| self.record(r)).collect();
+        crate::cli::pause_after_reading();
         let mut out = io::stdout().lock();
         if args.page {
             #[derive(Serialize)]

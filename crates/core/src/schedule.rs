@@ -192,9 +192,26 @@ impl Schedule {
         self.own_ended(now);
         self.aside = self.aside.saturating_sub(1);
         if std::mem::take(&mut self.aside_doubt) {
-            let at = now + DOUBT_RECHECK;
-            self.due = Some(self.due.map_or(at, |due| due.min(at)));
+            self.recheck(now);
         }
+    }
+
+    /// The tray's first list ended, and lf's database moved while it ran. That list
+    /// wrote its own Process row, and someone else may have committed after it read the
+    /// sessions: nothing tells the two apart, and nothing was seen before to compare
+    /// with, so a list follows a moment later ([`DOUBT_RECHECK`]). One lf run per start,
+    /// where an ask written then would otherwise wait for the safety list.
+    pub fn first_ended(&mut self, now: Instant, moved: bool) {
+        self.own_ended(now);
+        if moved {
+            self.recheck(now);
+        }
+    }
+
+    /// A list a moment from now ([`DOUBT_RECHECK`]), unless one is due sooner already.
+    fn recheck(&mut self, now: Instant) {
+        let at = now + DOUBT_RECHECK;
+        self.due = Some(self.due.map_or(at, |due| due.min(at)));
     }
 
     /// When [`Schedule::poll`] has something to do.
@@ -259,8 +276,7 @@ impl Schedule {
         if doubt && found && self.chain < DOUBT_CHAIN {
             self.chain += 1;
             // A write by someone else may have asked for a list sooner already.
-            let at = now + DOUBT_RECHECK;
-            self.due = Some(self.due.map_or(at, |due| due.min(at)));
+            self.recheck(now);
         } else {
             self.chain = 0;
         }

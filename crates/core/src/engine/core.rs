@@ -312,8 +312,9 @@ impl Core {
 
     /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
     /// so that the first snapshot already holds lf's sessions.
-    pub(crate) fn first_list(&mut self) {
+    pub(crate) fn first_list(&mut self, files: &impl FileView) {
         self.schedule.own_started();
+        self.stamp = files.stamp();
     }
 
     pub(crate) fn first_listed(
@@ -322,7 +323,11 @@ impl Core {
         result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
         files: &mut impl FileView,
     ) {
-        self.own_ended(now.mono, files);
+        // The writes that came while it ran are still queued; the files say whether any
+        // came at all.
+        let moved = files.stamp() != self.stamp;
+        self.schedule.first_ended(now.mono, moved);
+        self.stamp = files.stamp();
         self.take_listed(result);
     }
 

@@ -104,6 +104,16 @@ impl Replay {
     /// An engine whose start-up went this way: what lf said it is, and its first list
     /// (`None` without an lf).
     fn starting(lf: Option<(Result<Dialect, LfError>, Listed)>, safety: Duration) -> Replay {
+        Replay::starting_with_writes(lf, safety, 0)
+    }
+
+    /// One whose first list saw `writes` commits to lf's database while it ran (its own
+    /// Process row, and maybe someone else's).
+    fn starting_with_writes(
+        lf: Option<(Result<Dialect, LfError>, Listed)>,
+        safety: Duration,
+        writes: u64,
+    ) -> Replay {
         let t0 = Instant::now();
         let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let shared = Arc::new(RwLock::new(Shared::default()));
@@ -127,7 +137,8 @@ impl Replay {
         };
         if let Some((detected, listed)) = lf {
             replay.core.begin(detected);
-            replay.core.first_list();
+            replay.core.first_list(&replay.disk);
+            replay.disk.db += writes;
             replay.core.first_listed(now, listed, &mut replay.disk);
         }
         let out = replay.core.open(now, &mut replay.disk);
@@ -435,6 +446,33 @@ fn after_the_grace_an_unchanged_write_is_someone_elses() {
     let mut r = Replay::new(C);
     r.at(300).late_write();
     assert_eq!(r.at(400).lists(), 1);
+}
+
+#[test]
+fn a_first_list_during_which_the_database_moved_is_listed_once_more_a_second_later() {
+    // Its own Process row, or an ask committed after that lf read the sessions: nothing
+    // tells them apart, and an ask missed then would wait for the safety list.
+    let first = Ok((Vec::new(), Vec::new()));
+    let mut r = Replay::starting_with_writes(Some((Ok(Dialect::of(E)), first)), SAFETY_INTERVAL, 1);
+    // Its writes, still queued, are taken for the tray's own...
+    r.at(5).late_write();
+    assert_eq!(r.at(999).lists(), 0);
+    // ...and the list a second later finds what was missed, then lists are followed as
+    // ever: one that found nothing new ends the chain with its own writes.
+    assert_eq!(r.at(1000).lists(), 1);
+    r.at(1050).write();
+    r.at(1200).listed(vec![waiting_in("s1", "/r/a")]);
+    assert_eq!(r.at(2200).lists(), 1);
+    r.at(2250).write();
+    r.at(2300).listed(vec![waiting_in("s1", "/r/a")]);
+    assert_eq!(r.at(30_000).lists(), 0);
+}
+
+#[test]
+fn a_first_list_that_left_the_database_as_it_was_is_not_listed_again() {
+    let mut r = Replay::new(E);
+    r.at(5).late_write();
+    assert_eq!(r.at(30_000).lists(), 0);
 }
 
 #[test]

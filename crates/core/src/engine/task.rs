@@ -99,7 +99,7 @@ impl Task {
         self.core
             .absorb(now(), Input::Warned(fresh), &mut self.files);
         if let Some(lf) = self.lf.clone() {
-            self.core.first_list();
+            self.core.first_list(&self.files);
             let result = lf.list(&self.core.dialect()).await;
             self.core.first_listed(now(), result, &mut self.files);
         }
