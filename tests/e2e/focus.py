@@ -376,8 +376,11 @@ def window_above(pid):
 def brings_back(ctx, name, sid, title, call):
     ctx.attached(sid, call["pid"])
     window = wait_for(lambda: window_above(call["pid"]), f"{name}'s window around lf", TERMINAL_TIMEOUT)
-    seen = ctx.ask(sid, title)
+    # The person reads something else first: an ask that comes while its terminal has the
+    # focus is seen there and gets no popup (on a busy machine the app decided before a
+    # focus change made after the ask).
     look_elsewhere(ctx)
+    seen = ctx.ask(sid, title)
     wait_for(lambda: ctx.popup(title, seen),
              lambda: f"the popup for the session in {name}; the app's last steps: {recent_steps()}")
     return window
