@@ -459,3 +459,210 @@ fn read_runs_parallel(dirs: Vec<PathBuf>) -> Vec<(PathBuf, Option<SystemTime>, R
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! The file half as a person's lf leaves it: records written, replaced, half-written,
+    //! unreadable, removed, and a directory that appears late, on a real directory.
+    use super::*;
+    use crate::session::State;
+    use serde_json::{json, Value};
+
+    const A1: &str = "ask_11111111111111111111111111111111";
+    const A2: &str = "ask_22222222222222222222222222222222";
+
+    struct Files {
+        _dir: tempfile::TempDir,
+        home: Home,
+    }
+
+    impl Files {
+        /// A home whose `human-sessions` directory does not exist yet.
+        fn empty() -> Files {
+            let dir = tempfile::tempdir().unwrap();
+            let home = Home::at(dir.path());
+            Files { _dir: dir, home }
+        }
+
+        fn new() -> Files {
+            let files = Files::empty();
+            fs::create_dir_all(files.home.asks_dir()).unwrap();
+            files
+        }
+
+        fn path(&self, id: &str) -> PathBuf {
+            self.home.asks_dir().join(format!("{id}.json"))
+        }
+
+        /// As lf writes a record: in full, to a temporary name, renamed into place.
+        fn write(&self, id: &str, record: &Value) {
+            let staged = self.home.asks_dir().join(format!(".{id}.tmp"));
+            fs::write(&staged, serde_json::to_vec(record).unwrap()).unwrap();
+            fs::rename(&staged, self.path(id)).unwrap();
+        }
+
+        /// What a writer that does not rename leaves while it writes.
+        fn write_raw(&self, id: &str, bytes: &[u8]) {
+            fs::write(self.path(id), bytes).unwrap();
+        }
+
+        fn records(&self) -> Records {
+            Records::new(self.home.clone(), Some(Path::new("/usr/bin/lf")))
+        }
+    }
+
+    fn ask(id: &str, title: &str) -> Value {
+        json!({
+            "id": id,
+            "parent_run_id": null,
+            "parent_run_dir": null,
+            "work": null,
+            "work_selector": null,
+            "title": title,
+            "detail": "Human ask",
+            "prompt": "Which one?",
+            "cwd": "/src/app",
+            "model": "claude:opus",
+            "session_run_id": null,
+            "ready_summary": null,
+            "status": "waiting"
+        })
+    }
+
+    fn titles(records: &Records) -> Vec<(String, String)> {
+        let mut listed: Vec<_> = records
+            .sessions()
+            .into_iter()
+            .map(|s| (s.id, s.title))
+            .collect();
+        listed.sort();
+        listed
+    }
+
+    fn pair(id: &str, title: &str) -> (String, String) {
+        (id.to_string(), title.to_string())
+    }
+
+    #[test]
+    fn a_record_written_is_a_session_that_lf_opens_by_its_id() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "Ship which?"));
+        let mut records = files.records();
+        assert!(records.rescan().is_empty());
+        let session = records.session(A1).unwrap();
+        assert_eq!(session.title, "Ship which?");
+        assert_eq!(session.state, State::Waiting);
+        assert_eq!(session.open_argv, ["/usr/bin/lf", "session", "open", A1]);
+    }
+
+    #[test]
+    fn a_replaced_record_is_read_again_and_touches_only_its_session() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "First"));
+        files.write(A2, &ask(A2, "Other"));
+        let mut records = files.records();
+        records.rescan();
+        records.take_touched();
+        let mut ready = ask(A1, "First");
+        ready["ready_summary"] = json!("Done: shipped");
+        files.write(A1, &ready);
+        assert!(records.ask_changed(A1).is_empty());
+        assert_eq!(records.take_touched(), HashSet::from([A1.to_string()]));
+        let session = records.session(A1).unwrap();
+        assert_eq!(session.ready_summary.as_deref(), Some("Done: shipped"));
+        assert_eq!(session.state, State::Ready);
+    }
+
+    #[test]
+    fn a_half_written_record_warns_once_and_keeps_its_last_good_version() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "Good"));
+        let mut records = files.records();
+        records.rescan();
+        let full = serde_json::to_vec(&ask(A1, "Better")).unwrap();
+        files.write_raw(A1, &full[..full.len() / 2]);
+        let warned = records.ask_changed(A1);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert_eq!(warned[0].path.as_deref(), Some(files.path(A1).as_path()));
+        assert_eq!(
+            titles(&records),
+            [pair(A1, "Good")],
+            "a bad write closes nothing"
+        );
+        // The next event on the same broken file says nothing new...
+        assert!(records.ask_changed(A1).is_empty());
+        // ...the finished write is read...
+        files.write_raw(A1, &full);
+        assert!(records.ask_changed(A1).is_empty());
+        assert_eq!(titles(&records), [pair(A1, "Better")]);
+        // ...and a file that breaks again warns again.
+        files.write_raw(A1, b"{");
+        assert_eq!(records.ask_changed(A1).len(), 1);
+    }
+
+    #[test]
+    fn one_unreadable_record_hides_none_of_the_others() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "Readable"));
+        files.write_raw(A2, b"\xff\xfe not json");
+        let other = "ask_33333333333333333333333333333333";
+        // A record whose id is not its file's name is refused, not listed under either.
+        files.write(other, &ask(A1, "Misnamed"));
+        let mut records = files.records();
+        let warned = records.rescan();
+        let mut paths: Vec<_> = warned.iter().filter_map(|w| w.path.clone()).collect();
+        paths.sort();
+        assert_eq!(paths, [files.path(A2), files.path(other)], "{warned:?}");
+        assert_eq!(titles(&records), [pair(A1, "Readable")]);
+        // A rescan of the same files repeats no warning.
+        assert!(records.rescan().is_empty());
+    }
+
+    #[test]
+    fn a_removed_record_leaves_the_list() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "Gone soon"));
+        files.write(A2, &ask(A2, "Stays"));
+        let mut records = files.records();
+        records.rescan();
+        fs::remove_file(files.path(A1)).unwrap();
+        assert!(records.ask_changed(A1).is_empty());
+        assert_eq!(titles(&records), [pair(A2, "Stays")]);
+        assert!(records.session(A1).is_none());
+    }
+
+    #[test]
+    fn a_completed_record_is_no_session() {
+        let files = Files::new();
+        let mut done = ask(A1, "Answered");
+        done["status"] = json!({"completed": {"summary": "Ship A"}});
+        files.write(A1, &done);
+        let mut records = files.records();
+        assert!(records.rescan().is_empty());
+        assert!(records.sessions().is_empty());
+    }
+
+    #[test]
+    fn a_directory_that_appears_late_is_read_whole() {
+        let files = Files::empty();
+        let mut records = files.records();
+        assert!(records.rescan().is_empty(), "no directory is no problem");
+        assert!(records.sessions().is_empty());
+        fs::create_dir_all(files.home.asks_dir()).unwrap();
+        files.write(A1, &ask(A1, "One"));
+        files.write(A2, &ask(A2, "Two"));
+        assert!(records.rescan_asks().is_empty());
+        assert_eq!(titles(&records), [pair(A1, "One"), pair(A2, "Two")]);
+    }
+
+    #[test]
+    fn lfs_staging_files_and_other_names_are_no_records() {
+        let files = Files::new();
+        files.write(A1, &ask(A1, "Real"));
+        fs::write(files.home.asks_dir().join(".ask_staging.tmp"), b"{").unwrap();
+        fs::write(files.home.asks_dir().join("notes.txt"), b"hello").unwrap();
+        let mut records = files.records();
+        assert!(records.rescan().is_empty());
+        assert_eq!(titles(&records), [pair(A1, "Real")]);
+    }
+}
