@@ -1,8 +1,8 @@
 //! The window's buttons, drawn from the actions the core completed for each session (lf's
-//! own, or derived for the generation in use in `lf_tray_core::actions`), with what only a
+//! own, or derived for the generation in use in `lf_tray_core::session`), with what only a
 //! screen needs: whether a button is enabled and the hint of the text box lf requires.
 
-use lf_tray_core::actions::unavailable;
+use lf_tray_core::session::unavailable;
 use lf_tray_core::{ActionKind, SessionRecord};
 use serde::Serialize;
 
@@ -44,7 +44,7 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
                 } else {
                     a.label.clone()
                 },
-                help: match lf_tray_core::actions::moves_from(record, &a.kind) {
+                help: match lf_tray_core::session::moves_from(record, &a.kind) {
                     Some(warning) => Some(match &a.help {
                         Some(help) if !help.is_empty() => format!("{help}. {warning}"),
                         _ => warning.to_string(),
@@ -62,7 +62,7 @@ pub fn buttons(record: &SessionRecord) -> Vec<Button> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lf_tray_core::snapshot::finish;
+    use lf_tray_core::session::finish;
     use lf_tray_core::{Dialect, Generation};
     use lf_tray_core::{Kind, State};
     use lf_tray_surface::fixtures::record;

@@ -58,10 +58,7 @@ pub fn run(story_of: Story) -> Result<()> {
         std::env::set_var("LF_SIM_GENERATION", generation);
         std::fs::create_dir_all(project.join(".git"))?;
     }
-    for name in lf_tray_core::lf::RUN_CONTEXT_VARS
-        .iter()
-        .chain(&["LF_SIM_DIR"])
-    {
+    for name in lf_tray_core::RUN_CONTEXT_VARS.iter().chain(&["LF_SIM_DIR"]) {
         std::env::remove_var(name);
     }
 

@@ -196,14 +196,14 @@ async fn nobody_listens() {
 
 /// The number of the first SIGTERM or SIGINT. Handled, not left to kill the process, so
 /// the engine's children are ended on the way out on every platform, not only where the
-/// kernel does it ([`lf_tray_core::child`]). A signal the watch was started with ignored
+/// kernel does it ([`lf_tray_core::end_with_tray`]). A signal the watch was started with ignored
 /// (SIGINT for a job a script put in the background) stays ignored.
 #[cfg(unix)]
 async fn signalled() -> i32 {
     use tokio::signal::unix::{signal, SignalKind};
     async fn one(kind: SignalKind) -> i32 {
         let number = kind.as_raw_value();
-        if lf_tray_core::child::ignored(number) {
+        if lf_tray_core::signal_was_ignored(number) {
             return std::future::pending().await;
         }
         match signal(kind) {

@@ -62,7 +62,7 @@ async fn work(mut queue: mpsc::Receiver<(PathBuf, String, String)>) {
 async fn run(program: &Path, kind: &str, line: &str) -> Result<(), String> {
     let mut command = tokio::process::Command::new(program);
     // A run in progress ends with the tray, however it ends.
-    lf_tray_core::child::end_with_tray(&mut command);
+    lf_tray_core::end_with_tray(&mut command);
     let mut child = command
         .env("LF_TRAY_EVENT", kind)
         .stdin(Stdio::piped())

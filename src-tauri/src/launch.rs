@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_terminal_sees_the_home_the_tray_lists_from() {
-        let lf = lf_tray_core::lf::Lf::new("/usr/bin/lf".into()).with_home("/chosen".as_ref());
+        let lf = lf_tray_core::Lf::new("/usr/bin/lf".into()).with_home("/chosen".as_ref());
         let inherited = Env::default()
             .set("LF_HOME", "/from-login")
             .set("LF_DB_PATH", "/from-login/loopflow.db");

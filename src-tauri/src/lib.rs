@@ -857,7 +857,7 @@ fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
 /// exactly it out; the sentence for the person when the file was left alone.
 #[cfg(unix)]
 pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
-    use lf_tray_core::claude_settings::{self, Applied};
+    use lf_tray_core::permission::claude_settings::{self, Applied};
     let path = claude_settings::path(
         std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
         dirs::home_dir(),

@@ -194,7 +194,7 @@ fn main() -> ExitCode {
     // never exit 2 (Claude's blocking error), whatever it is given.
     if args
         .first()
-        .is_some_and(|arg| arg == lf_tray_core::claude_settings::SUBCOMMAND)
+        .is_some_and(|arg| arg == lf_tray_core::permission::claude_settings::SUBCOMMAND)
     {
         return permission_hook();
     }

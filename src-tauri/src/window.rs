@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lf_tray_core::actions::{plan, Step};
 use lf_tray_core::history;
+use lf_tray_core::session::{plan, Step};
 use lf_tray_core::{ActionKind, Presents, SessionKey, SessionRecord};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use lf_sim::{AskSpec, FlowSpec, SimHome};
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::lf::{LfAction, LfError};
 use lf_tray_core::Generation;
 use lf_tray_core::{Event, State};
+use lf_tray_core::{LfAction, LfError};
 
 /// Long enough for a loaded CI machine; a passing run takes milliseconds.
 const WAIT: Duration = Duration::from_secs(20);

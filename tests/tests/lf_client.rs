@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lf_sim::{AskSpec, FlowSpec, SimHome};
-use lf_tray_core::lf::{resolve, Lf, LfAction, LfError, RUN_CONTEXT_VARS};
 use lf_tray_core::{Dialect, Generation};
 use lf_tray_core::{Kind, State};
+use lf_tray_core::{Lf, LfAction, LfError, RUN_CONTEXT_VARS};
 use serde_json::Value;
 
 const LF: &str = env!("CARGO_BIN_EXE_lf");
@@ -353,7 +353,7 @@ async fn the_resolved_lf_is_the_one_on_path_and_it_answers() {
         "HOME" => Some(home.clone().into()),
         _ => None,
     };
-    let found: PathBuf = resolve(env).expect("lf on PATH");
+    let found: PathBuf = Lf::find(env).expect("lf on PATH");
     assert_eq!(found, bin.join("lf"));
 
     let sim = SimHome::new(&home);

@@ -63,7 +63,7 @@ pub fn end_with_tray(command: &mut Command) -> &mut Command {
 /// unless it was changed since: a program that handles a signal only when it was not
 /// ignored keeps `nohup` and a shell's background jobs working.
 #[cfg(unix)]
-pub fn ignored(signal: i32) -> bool {
+pub fn signal_was_ignored(signal: i32) -> bool {
     // SAFETY: with a null new action, sigaction only reads the current one into `old`.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();

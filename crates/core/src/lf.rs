@@ -21,7 +21,7 @@ use crate::dialect::{Dialect, Help};
 use crate::session::{decode_list, SessionRecord};
 use crate::ssh::Ssh;
 
-pub use crate::home::{RUN_CONTEXT_VARS, STORE_VARS};
+pub use crate::home::RUN_CONTEXT_VARS;
 
 /// `lf session list` opens the SQLite store, reads every record and runs `ps` once per
 /// provider client, which takes seconds on a busy machine; Loopflow.app polls it every
@@ -38,28 +38,6 @@ pub const STDERR_CAP: usize = 64 << 10;
 
 /// Rows per page when an lf answers in pages: lf's own default page size.
 const PAGE_LIMIT: &str = "100";
-
-/// `$LF_BIN`, else `lf` on `PATH`, else `~/.local/bin/lf` (the install docs' target, and
-/// where a GUI session without a login `PATH` still finds it); made absolute without
-/// resolving symlinks. `None` when none of them is an executable file.
-///
-/// Relative `PATH` entries are skipped: they would depend on the tray's working directory.
-pub fn resolve(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.is_empty());
-    let explicit = set("LF_BIN").map(PathBuf::from);
-    let on_path = set("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join("lf"))
-            .find(|candidate| is_executable(candidate))
-    });
-    let installed = set("HOME").map(|home| PathBuf::from(home).join(".local/bin/lf"));
-    [explicit, on_path, installed]
-        .into_iter()
-        .flatten()
-        .find(|candidate| is_executable(candidate))
-        .and_then(|found| std::path::absolute(found).ok())
-}
 
 fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -163,6 +141,28 @@ pub struct Lf {
 }
 
 impl Lf {
+    /// `$LF_BIN`, else `lf` on `PATH`, else `~/.local/bin/lf` (the install docs' target, and
+    /// where a GUI session without a login `PATH` still finds it); made absolute without
+    /// resolving symlinks. `None` when none of them is an executable file.
+    ///
+    /// Relative `PATH` entries are skipped: they would depend on the tray's working directory.
+    pub fn find(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+        let set = |name: &str| env(name).filter(|v| !v.is_empty());
+        let explicit = set("LF_BIN").map(PathBuf::from);
+        let on_path = set("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join("lf"))
+                .find(|candidate| is_executable(candidate))
+        });
+        let installed = set("HOME").map(|home| PathBuf::from(home).join(".local/bin/lf"));
+        [explicit, on_path, installed]
+            .into_iter()
+            .flatten()
+            .find(|candidate| is_executable(candidate))
+            .and_then(|found| std::path::absolute(found).ok())
+    }
+
     pub fn new(bin: PathBuf) -> Lf {
         Lf {
             bin,
@@ -430,7 +430,7 @@ mod tests {
 
     fn resolve_with(vars: &[(&str, &Path)]) -> Option<PathBuf> {
         let map: HashMap<&str, OsString> = vars.iter().map(|(k, v)| (*k, v.into())).collect();
-        resolve(|name| map.get(name).cloned())
+        Lf::find(|name| map.get(name).cloned())
     }
 
     #[test]

@@ -92,10 +92,6 @@ impl Snapshot {
         self.sessions.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
-    }
-
     /// The sessions in lf's list order: title, then id.
     pub fn sessions(&self) -> Vec<SessionRecord> {
         let mut list: Vec<SessionRecord> = self.sessions.values().cloned().collect();

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::lf::{LfAction, LfError};
 use lf_tray_core::{Event, SessionKey};
+use lf_tray_core::{LfAction, LfError};
 
 fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is set with LF_TRAY_TEST_MACHINE"))

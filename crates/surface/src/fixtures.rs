@@ -71,7 +71,7 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
     } else {
         vec![lf_action("open", "Open here", None)]
     });
-    lf_tray_core::snapshot::finish(
+    lf_tray_core::session::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::D)),
     )
@@ -87,7 +87,7 @@ pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value
     record
         .extra
         .insert("agent_process_id".into(), serde_json::json!(AGENT_ID));
-    lf_tray_core::snapshot::finish(
+    lf_tray_core::session::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
     )

@@ -83,7 +83,7 @@ impl Config {
         let home_override = home.is_some();
         Config {
             home: home.map(Home::at).unwrap_or_else(Home::from_env),
-            lf_bin: lf_bin.or_else(|| lf::resolve(|name| std::env::var_os(name))),
+            lf_bin: lf_bin.or_else(|| Lf::find(|name| std::env::var_os(name))),
             lf_timeout: lf::DEFAULT_TIMEOUT,
             safety_interval: SAFETY_INTERVAL,
             reconcile_interval: RECONCILE_INTERVAL,

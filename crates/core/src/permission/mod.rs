@@ -14,6 +14,8 @@
 //! socket without an answer is "no decision"; the hook going away (Claude ended it) tells
 //! the tray the request was answered elsewhere.
 
+pub mod claude_settings;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -84,7 +86,7 @@ impl Request {
         }
         let input: Input =
             serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))?;
-        if input.hook_event_name != crate::claude_settings::EVENT {
+        if input.hook_event_name != claude_settings::EVENT {
             return Err(Unreadable::OtherEvent(input.hook_event_name));
         }
         Ok(input.request)
@@ -125,7 +127,7 @@ impl Answer {
             Answer::Deny => serde_json::json!({"behavior": "deny", "message": DENIED}),
         };
         serde_json::json!({"hookSpecificOutput": {
-            "hookEventName": crate::claude_settings::EVENT,
+            "hookEventName": claude_settings::EVENT,
             "decision": decision,
         }})
         .to_string()
