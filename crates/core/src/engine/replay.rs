@@ -955,6 +955,116 @@ fn a_file_change_merges_only_the_sessions_it_touched() {
     assert_eq!(r.disk.full_merges.get(), full);
 }
 
+/// The file half read `id` again after an event: now `record`, or gone.
+fn on_disk(r: &mut Replay, id: &str, record: Option<SessionRecord>) {
+    match record {
+        Some(record) => r.disk.sessions.insert(id.into(), record),
+        None => r.disk.sessions.remove(id),
+    };
+    r.disk.touched.insert(id.into());
+}
+
+fn ask(id: &str, state: State) -> SessionRecord {
+    test_record(id, Some(crate::Kind::Ask), state)
+}
+
+/// A session Run lf lists as an interactive session (generation A).
+fn conversation(id: &str, state: State) -> SessionRecord {
+    test_record(id, Some(crate::Kind::Interactive), state)
+}
+
+#[test]
+fn a_burst_of_events_on_one_record_is_one_transition() {
+    // lf writes a record to a temporary name and renames it; an editor may write it in
+    // several steps: every event of the burst arrives queued, and the person hears once.
+    let mut r = Replay::new(Generation::A);
+    r.told();
+    on_disk(&mut r, "ask_1", Some(ask("ask_1", State::Waiting)));
+    let burst = (0..5)
+        .map(|_| Input::FilesChanged { full: false })
+        .collect();
+    r.at(1000).burst(burst);
+    assert_eq!(r.told(), ["asked ask_1"]);
+    // The same record written again unchanged is no news.
+    on_disk(&mut r, "ask_1", Some(ask("ask_1", State::Waiting)));
+    r.at(2000).feed(Input::FilesChanged { full: false });
+    assert!(r.told().is_empty());
+}
+
+#[test]
+fn a_replaced_record_is_its_next_transition_and_a_removed_one_is_resolved() {
+    let mut r = Replay::new(Generation::A);
+    on_disk(&mut r, "ask_1", Some(ask("ask_1", State::Waiting)));
+    r.at(1000).feed(Input::FilesChanged { full: false });
+    r.told();
+    let mut ready = ask("ask_1", State::Ready);
+    ready.ready_summary = Some("Shipped".into());
+    on_disk(&mut r, "ask_1", Some(ready));
+    r.at(2000).feed(Input::FilesChanged { full: false });
+    assert_eq!(r.told(), ["ready ask_1"]);
+    on_disk(&mut r, "ask_1", None);
+    r.at(3000).feed(Input::FilesChanged { full: false });
+    assert_eq!(r.told(), ["resolved ask_1"]);
+    assert!(r.shown().is_empty());
+}
+
+#[test]
+fn a_record_that_turned_unreadable_warns_and_keeps_its_session() {
+    // The file half keeps the last good version and says why it could not read the file.
+    let mut r = Replay::new(Generation::A);
+    on_disk(&mut r, "ask_1", Some(ask("ask_1", State::Waiting)));
+    on_disk(&mut r, "ask_2", Some(ask("ask_2", State::Waiting)));
+    r.at(1000).feed(Input::FilesChanged { full: false });
+    r.told();
+    let warning = Warning::new(
+        Some("/home/me/.lf/human-sessions/ask_1.json".into()),
+        "Ask record is not valid JSON",
+    );
+    r.disk.touched.insert("ask_1".into());
+    r.at(2000).burst(vec![
+        Input::Warned(vec![warning]),
+        Input::FilesChanged { full: false },
+    ]);
+    assert_eq!(r.warnings(), ["Ask record is not valid JSON"]);
+    assert!(r.told().is_empty(), "nothing closed, nothing told again");
+    assert_eq!(r.shown(), ["ask_1", "ask_2"]);
+}
+
+#[test]
+fn a_directory_that_appears_late_is_merged_whole() {
+    // `human-sessions/` made after the tray started: the file half reads it all at once.
+    let mut r = Replay::new(Generation::A);
+    r.told();
+    let full = r.disk.full_merges.get();
+    r.disk
+        .sessions
+        .insert("ask_1".into(), ask("ask_1", State::Waiting));
+    r.disk
+        .sessions
+        .insert("ask_2".into(), ask("ask_2", State::Ready));
+    r.at(1000).feed(Input::FilesChanged { full: true });
+    assert_eq!(r.disk.full_merges.get(), full + 1);
+    assert_eq!(r.told(), ["asked ask_1", "ready ask_2"]);
+}
+
+#[test]
+fn a_client_that_exits_is_a_change_of_its_session_alone() {
+    // The file half judges the Run's clients again when one exits (no file changes): the
+    // session it lists turns from Active to Waiting, a change of state told for it alone
+    // (a conversation waiting for its person to come back asks nothing); the other is not
+    // merged again.
+    let mut r = Replay::new(Generation::A);
+    on_disk(&mut r, "run_1", Some(conversation("run_1", State::Active)));
+    on_disk(&mut r, "run_2", Some(conversation("run_2", State::Active)));
+    r.at(1000).feed(Input::FilesChanged { full: false });
+    r.told();
+    let full = r.disk.full_merges.get();
+    on_disk(&mut r, "run_1", Some(conversation("run_1", State::Waiting)));
+    r.at(2000).feed(Input::FilesChanged { full: false });
+    assert_eq!(r.told(), ["state run_1"]);
+    assert_eq!(r.disk.full_merges.get(), full);
+}
+
 #[test]
 fn nothing_that_changed_nothing_costs_an_update() {
     let mut r = Replay::new(C);
