@@ -50,6 +50,7 @@ use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
+use lf_tray_surface::menu;
 use lf_tray_surface::policy::Focus;
 use lf_tray_surface::route::{destination, Click, Destination};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
@@ -315,11 +316,11 @@ impl Shell {
     }
 
     /// What the tray says about popups.
-    fn tray_popups(&self, sessions: &[SessionRecord]) -> tray::Popups {
+    fn tray_popups(&self, sessions: &[SessionRecord]) -> menu::Popups {
         let prefs = self.preferences();
         let now = Clock::system();
         let popups = lock(&self.popups);
-        tray::Popups {
+        menu::Popups {
             held_back: popups.held_back(now, &prefs),
             paused: popups.paused(now),
             dismissed: sessions
@@ -930,17 +931,17 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     window::publish(app, shell);
 }
 
-fn on_menu<R: Runtime>(app: &AppHandle<R>, item: tray::Item) {
+fn on_menu<R: Runtime>(app: &AppHandle<R>, item: menu::Item) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match item {
-        tray::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
-        tray::Item::Dismiss(key) => {
+        menu::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
+        menu::Item::Dismiss(key) => {
             go(app, &shell, &key, Click::Popup(notification::DISMISS), None)
         }
-        tray::Item::More | tray::Item::Show => window::show(app, None),
-        tray::Item::Pause(pause) => shell.pause(Some(pause)),
-        tray::Item::Resume => shell.pause(None),
-        tray::Item::Quit => quit(app, shell),
+        menu::Item::More | menu::Item::Show => window::show(app, None),
+        menu::Item::Pause(pause) => shell.pause(Some(pause)),
+        menu::Item::Resume => shell.pause(None),
+        menu::Item::Quit => quit(app, shell),
     }
 }
 
