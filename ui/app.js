@@ -33,17 +33,6 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
-const KIND_NAMES = { ask: 'Ask', flow: 'Flow review', interactive: 'Interactive' };
-
-const RECENT_WORDS = {
-  asked: 'asked',
-  ready: 'ready for review',
-  waits: 'waits',
-  no_longer_waits: 'no longer waits',
-  resolved: 'resolved',
-  stopped: 'agent stopped',
-};
-
 const waitsOnPerson = (session) => session.group === 'ready' || session.group === 'waiting';
 // A row the person can dismiss: one that waits, or an agent that stopped (generation E).
 const dismissable = (session) => waitsOnPerson(session) || session.group === 'stopped';
@@ -192,7 +181,7 @@ function row(session) {
     el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
     // The whole title on hover: the line cuts a long one short.
     el('span', { class: 'title', text: session.title || session.id, title: session.title || session.id }));
-  const label = [KIND_NAMES[session.kind] || session.kind || session.provider,
+  const label = [session.kind_name || session.provider,
     session.reason_phrase || '',
     typeof session.machine === 'string' ? session.machine : '', repoOf(session)]
     .filter(Boolean).join(' · ');
@@ -309,8 +298,8 @@ function details(session) {
 // on the person comes from `needs_you`, named when the state chip does not already say so.
 function chips(session) {
   const list = [];
-  if (session.kind) {
-    list.push(el('span', { class: 'chip kind', text: KIND_NAMES[session.kind] || session.kind }));
+  if (session.kind_name) {
+    list.push(el('span', { class: 'chip kind', text: session.kind_name }));
   }
   const sayWaiting = session.state === 'waiting' || session.state === 'ready';
   if (session.needs_you && !sayWaiting) {
@@ -447,7 +436,7 @@ function renderRecent() {
   list.replaceChildren(...entries.map((entry) => {
     const item = el('li', { class: 'recent-entry', 'data-what': entry.what, 'data-id': entry.id },
       el('time', { text: when(entry.at, now), dateTime: new Date(entry.at * 1000).toISOString() }),
-      el('span', { class: 'what', text: RECENT_WORDS[entry.what] || entry.what }),
+      el('span', { class: 'what', text: entry.words }),
       el('span', { class: 'recent-title', text: entry.title || entry.id }));
     if (entry.machine) item.append(el('span', { class: 'machine', text: `on ${entry.machine}` }));
     return item;

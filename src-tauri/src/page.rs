@@ -24,6 +24,8 @@ pub struct SessionView {
     pub group: Group,
     /// The group's heading, as the tray says it: the page keeps no copy of its own.
     pub group_title: &'static str,
+    /// What the person calls its kind ("Flow review"), where the record has one.
+    pub kind_name: Option<String>,
     /// Why it waits as a person says it ("asks permission"), where the agent said.
     pub reason_phrase: Option<&'static str>,
     pub buttons: Vec<Button>,
@@ -55,7 +57,7 @@ pub struct Board {
     /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
     pub quiet: Option<String>,
     /// The latest transitions, newest first.
-    pub recent: Vec<lf_tray_core::history::Entry>,
+    pub recent: Vec<RecentView>,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
     /// What the footer says while no tray shows the app (what to do on this desktop).
@@ -63,6 +65,15 @@ pub struct Board {
     /// The session to scroll to, for a window just built to show it (it was not there
     /// yet to hear a `focus` event).
     pub focus: Option<String>,
+}
+
+/// One Recent entry as the window draws it: the memory's entry and its words.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecentView {
+    #[serde(flatten)]
+    pub entry: lf_tray_core::history::Entry,
+    /// The transition as the person says it ("ready for review").
+    pub words: String,
 }
 
 /// The one event the page listens to ([`TO_WINDOW`]); what it carries says what it is, so
@@ -142,6 +153,50 @@ mod tests {
                 "ui/app.js does not handle the message kind {kind:?}"
             );
             assert!(value.get("payload").is_some(), "{kind}: no payload");
+        }
+    }
+
+    /// The page's words come from here: it draws the fields Rust names them by, and keeps
+    /// no table of kinds or transitions of its own that could drift from Rust's.
+    #[test]
+    fn the_page_says_kinds_and_recent_transitions_in_rusts_words() {
+        let page = include_str!("../../ui/app.js");
+        let entry = lf_tray_core::history::Entry {
+            at: 0,
+            what: "ready".into(),
+            id: "S-1".into(),
+            title: "Ship it".into(),
+            machine: None,
+        };
+        let recent = serde_json::to_value(RecentView {
+            words: crate::board::recent_words(&entry.what).into(),
+            entry,
+        })
+        .unwrap();
+        assert_eq!(recent["words"], "ready for review");
+        assert_eq!(
+            recent["what"], "ready",
+            "the id stays for the page's styling"
+        );
+        assert!(
+            page.contains("entry.words"),
+            "ui/app.js does not draw `words`"
+        );
+        assert!(
+            page.contains("session.kind_name"),
+            "ui/app.js does not draw `kind_name`"
+        );
+        for copy in [
+            "Flow review",
+            "ready for review",
+            "agent stopped",
+            "no longer waits",
+        ] {
+            // As a string of its own: prose may use the words.
+            assert!(
+                !page.contains(&format!("'{copy}'")),
+                "ui/app.js keeps its own copy of {copy:?}"
+            );
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::settings::{self, Settings};
 use crate::{autostart, launch, Shell};
 use lf_tray_surface::route::Click;
 
+use crate::page::RecentView;
 pub use crate::page::{tell, Board, SessionView, ToWindow, LABEL};
 
 /// How the window offers to go back to a session's terminal.
@@ -88,6 +89,7 @@ fn views(
                 dismissed: popups.dismissed(&key),
                 group,
                 group_title: group.title(),
+                kind_name: board::kind_name(record.kind.as_ref()),
                 reason_phrase: record.reason.as_ref().map(|r| r.phrase()),
                 permission: permission(&key),
                 key: key.clone(),
@@ -122,7 +124,15 @@ pub fn board(shell: &Shell) -> Board {
         let permission = |_: &str| None;
         (
             views(&popups, &sessions, reach, runs_in, permission),
-            popups.history().recent(),
+            popups
+                .history()
+                .recent()
+                .into_iter()
+                .map(|entry| RecentView {
+                    words: board::recent_words(&entry.what).to_string(),
+                    entry,
+                })
+                .collect(),
         )
     };
     Board {

@@ -120,6 +120,35 @@ pub fn reviews_in_window(record: &SessionRecord) -> bool {
     record.is(Kind::Flow)
 }
 
+/// What the person calls a session of this kind; lf's own word for a kind this tray does
+/// not know yet, and nothing for a record without a kind (generation D and later).
+pub fn kind_name(kind: Option<&Kind>) -> Option<String> {
+    Some(
+        match kind? {
+            Kind::Ask => "Ask",
+            Kind::Flow => "Flow review",
+            Kind::Interactive => "Interactive",
+            Kind::Other(word) => word,
+        }
+        .to_string(),
+    )
+}
+
+/// A Recent entry's transition as the window says it (the memory keeps lf-neutral ids:
+/// `asked`, `ready`, `waits`, `no_longer_waits`, `resolved`, `stopped`); an id from a
+/// newer memory is shown as it is.
+pub fn recent_words(what: &str) -> &str {
+    match what {
+        "asked" => "asked",
+        "ready" => "ready for review",
+        "waits" => "waits",
+        "no_longer_waits" => "no longer waits",
+        "resolved" => "resolved",
+        "stopped" => "agent stopped",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +355,18 @@ mod tests {
         assert_eq!(one_line(&r), "Ship it?");
         r.title = String::new();
         assert_eq!(one_line(&r), "ask_1");
+    }
+
+    #[test]
+    fn kinds_and_recent_transitions_are_named_as_the_person_says_them() {
+        assert_eq!(kind_name(Some(&Kind::Flow)).as_deref(), Some("Flow review"));
+        assert_eq!(
+            kind_name(Some(&Kind::Other("chore".into()))).as_deref(),
+            Some("chore")
+        );
+        assert_eq!(kind_name(None), None);
+        assert_eq!(recent_words("no_longer_waits"), "no longer waits");
+        assert_eq!(recent_words("stopped"), "agent stopped");
+        assert_eq!(recent_words("paused_by_lf"), "paused_by_lf");
     }
 }
