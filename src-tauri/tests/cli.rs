@@ -940,6 +940,52 @@ fn an_ask_committed_while_the_trays_first_list_runs_is_told_within_seconds() {
 }
 
 #[test]
+fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_told_within_seconds() {
+    for generation in ["c", "d0", "e2"] {
+        let store = Store::new(generation);
+        store.sessions(&[spec(&store, "S-1", "alpha")]);
+        let watch = store.watch();
+        watch.snapshot();
+        store.settled_lf_runs();
+        let sim = store.f.root.join("sim");
+        std::fs::write(sim.join("pause-list"), "").unwrap();
+        // Someone's lf writes lf's database (its Process row) and changes no session: the
+        // tray lists for it, and that list holds after reading the sessions...
+        let out = Command::new(&store.f.lf)
+            .args(["session", "--help"])
+            .env("LF_HOME", store.f.home())
+            .env("LF_SIM_GENERATION", generation)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        while !sim.join("list-paused").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{generation}: no list for the write"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // ...while the agent's lf commits the ask.
+        match generation {
+            "c" => {
+                let mut db = store.f.sim.store().unwrap();
+                db.review_attention("S-1", Some("reply")).unwrap();
+            }
+            _ => store.agent(&["ask", "S-1"]),
+        }
+        let committed = Instant::now();
+        std::fs::remove_file(sim.join("pause-list")).unwrap();
+        watch.expect_event("asked", "S-1");
+        let took = committed.elapsed();
+        assert!(
+            took < Duration::from_secs(10),
+            "{generation}: told after {took:?}"
+        );
+    }
+}
+
+#[test]
 fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
     for generation in ["d", "d0", "e2", "c"] {
         let store = Store::new(generation);

@@ -11,8 +11,9 @@
 //!
 //! Except one case: a write that lands while the tray's own list runs may be someone
 //! else's, committed after that lf read the sessions, and inotify does not say whose it
-//! is. When such a list found something new (someone is writing now), one more list
-//! follows it a moment later ([`DOUBT_RECHECK`]); one that found nothing new ends the
+//! is. When such a list found something new, or ran for someone else's write (someone is
+//! writing now: an agent's lf that saved its status and then asks), one more list follows
+//! it a moment later ([`DOUBT_RECHECK`]); a follow-up list that found nothing new ends the
 //! chain, so the lists' own writes still never wake the tray for ever.
 
 use std::time::Duration;
@@ -73,6 +74,8 @@ pub struct Schedule {
     again: bool,
     /// A write came while the running list ran (it may be someone else's, after lf read).
     doubt: bool,
+    /// The running list runs for someone else's write.
+    for_write: bool,
     /// How many lists in a row followed one for such a write.
     chain: u32,
     due: Option<Instant>,
@@ -101,6 +104,7 @@ impl Schedule {
             running: false,
             again: false,
             doubt: false,
+            for_write: false,
             chain: 0,
             due: None,
             burst_started: None,
@@ -250,6 +254,7 @@ impl Schedule {
             return None;
         }
         self.start(now);
+        self.for_write = why == Why::Changed;
         Some(why)
     }
 
@@ -268,12 +273,15 @@ impl Schedule {
         self.running = false;
         self.own_ended(now);
         let doubt = std::mem::take(&mut self.doubt);
+        let for_write = std::mem::take(&mut self.for_write);
         if std::mem::take(&mut self.again) {
             self.chain = 0;
             self.start(now);
+            // What asked for it during this list was someone else's write, or a deadline.
+            self.for_write = true;
             return true;
         }
-        if doubt && found && self.chain < DOUBT_CHAIN {
+        if doubt && (found || for_write) && self.chain < DOUBT_CHAIN {
             self.chain += 1;
             // A write by someone else may have asked for a list sooner already.
             self.recheck(now);
@@ -336,11 +344,12 @@ mod tests {
         s.changed(start);
         let ten_minutes = start + Duration::from_secs(600);
         let lists = replay(&mut s, start, ten_minutes, 300);
-        // The change: one list after the debounce and one at its quiet deadline; besides
-        // those only the safety list, a minute after the last list started. None of the
-        // lists' own writes caused another.
+        // The change: one list after the debounce, one a second after it ended (someone
+        // was writing while it ran), and one at its quiet deadline; besides those only the
+        // safety list, a minute after the last list started. None of the lists' own writes
+        // caused another.
         let secs = |s: f64| start + Duration::from_secs_f64(s);
-        let mut expected = vec![secs(0.1), secs(60.1), secs(120.1), secs(121.0)];
+        let mut expected = vec![secs(0.1), secs(1.4), secs(61.4), secs(121.0)];
         expected.extend((1..=7).map(|n| secs(121.0 + 60.0 * f64::from(n))));
         assert_eq!(lists, expected);
         assert!(

@@ -484,7 +484,33 @@ fn a_lists_own_writes_never_cause_another() {
     r.at(1150).write();
     r.at(1300).listed(Vec::new());
     r.at(1310).late_write();
+    // It ran for someone else's write, who may have written again while it ran: one list
+    // a second later, whose own writes, finding nothing new, end it.
+    assert_eq!(r.at(2300).lists(), 1);
+    r.at(2350).write();
+    r.at(2500).listed(Vec::new());
+    r.at(2510).late_write();
     assert_eq!(r.at(10_000).lists(), 0);
+}
+
+#[test]
+fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_listed_a_second_later() {
+    // An agent's lf saves its status (nothing the list shows), and asks a moment later,
+    // while the tray's list for that first write runs: that list finds nothing new, and
+    // the ask's write looks like the list's own.
+    let mut r = Replay::with(E, vec![open_in("s1", "/r/a")]);
+    r.told();
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1150).write();
+    r.at(1300).listed(vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.at(2299).lists(), 0);
+    assert_eq!(r.at(2300).lists(), 1);
+    r.at(2350).write();
+    let mut asks = waiting_in("s1", "/r/a");
+    asks.extra.insert("attention".into(), "waiting".into());
+    r.at(2500).listed(vec![asks]);
+    assert_eq!(r.told(), ["asked s1"]);
 }
 
 #[test]
