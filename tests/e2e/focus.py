@@ -403,11 +403,10 @@ def tray_opened(name):
         try:
             window = brings_back(ctx, name, sid, title, call)
             brought_back(ctx, window, f"tray row ({name} opened by the tray)", click_row(ctx, title))
+            quiet_popups(ctx, sid)
         finally:
-            try:
-                quiet_popups(ctx, sid)
-            finally:
-                end([p for p in [Proc.of(call["pid"])] if p])
+            # Not the popups here: waiting on them after a failure would hide it.
+            end([p for p in [Proc.of(call["pid"])] if p])
     check.__name__ = f"{name.replace('-', '_')}_opened_by_the_tray_comes_back"
     return check
 
@@ -437,11 +436,10 @@ def person_opened(name):
                 # front as it is, and the log says why not its tab.
                 wait_for(lambda: logged(f"TAB_NOT_SHOWN session={sid} ", "remote control is off"),
                          lambda: f"the log to say kitty's tab was not shown; its last steps: {recent_steps()}")
+            quiet_popups(ctx, sid)
         finally:
-            try:
-                quiet_popups(ctx, sid)
-            finally:
-                end([p for p in [Proc.of(call["pid"])] if p])
+            # Not the popups here: waiting on them after a failure would hide it.
+            end([p for p in [Proc.of(call["pid"])] if p])
     check.__name__ = f"{name.replace('-', '_')}_opened_by_the_person_comes_back"
     return check
 
