@@ -13,6 +13,7 @@ mod actions;
 mod autostart;
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 mod badge;
+mod click;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
@@ -47,12 +48,11 @@ use std::time::{Duration, Instant};
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::{self, History};
 use lf_tray_core::terminal::place::{self, Terminals};
-use lf_tray_core::{Event, SessionKey, SessionRecord};
+use lf_tray_core::{Event, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
 use lf_tray_surface::menu;
 use lf_tray_surface::policy::Focus;
-use lf_tray_surface::route::{destination, Click, Destination};
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::{mpsc, Notify};
 
@@ -395,7 +395,7 @@ impl Shell {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -500,7 +500,7 @@ fn setup<R: Runtime>(
 ) -> tauri::Result<()> {
     let handle = app.clone();
     let on_action: notification::OnAction =
-        Arc::new(move |key, action, token| on_notification(&handle, key, &action, token));
+        Arc::new(move |key, action, token| click::on_notification(&handle, key, &action, token));
     let weak = Arc::downgrade(&shell);
     let on_server: notification::OnServer = Arc::new(move |server| {
         if let Some(shell) = weak.upgrade() {
@@ -514,7 +514,7 @@ fn setup<R: Runtime>(
     #[cfg(all(unix, not(target_os = "macos")))]
     notification::dnd::follow(Arc::clone(&on_server));
     let _ = shell.notifications.set(Notifications::new(
-        notification_icon(),
+        notification::icon(),
         on_action,
         on_server,
     ));
@@ -526,7 +526,7 @@ fn setup<R: Runtime>(
         }
     });
     if tray::at_start() {
-        tray::create(app, on_menu)?;
+        tray::create(app, click::on_menu)?;
     }
     let (effects, queued) = mpsc::unbounded_channel();
     let _ = shell.effects.set(effects.clone());
@@ -546,7 +546,7 @@ fn setup<R: Runtime>(
         if shell.settings().answer_from_popup {
             let started = Arc::clone(&shell);
             std::thread::spawn(move || {
-                if let Err(why) = claude_hook(true) {
+                if let Err(why) = permission::claude_hook(true) {
                     started.warn(why);
                 }
             });
@@ -558,49 +558,6 @@ fn setup<R: Runtime>(
     }
     tracing::info!("READY");
     Ok(())
-}
-
-/// The app icon for popups: its name when the package installed it in the icon theme
-/// (servers then pick the size they draw), else the PNG written where the server can read it.
-fn notification_icon() -> Option<String> {
-    if installed_icon() {
-        return Some(DESKTOP_ENTRY_ICON.to_string());
-    }
-    let dir = dirs::runtime_dir()
-        .or_else(dirs::cache_dir)?
-        .join("lf-tray");
-    let path = dir.join("icon.png");
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, include_bytes!("../../icons/128x128.png")));
-    match written {
-        Ok(()) => Some(path.display().to_string()),
-        Err(e) => {
-            tracing::warn!("notifications go without an icon: {e}");
-            None
-        }
-    }
-}
-
-/// The icon's name in the hicolor theme, as the .deb and .rpm install it.
-const DESKTOP_ENTRY_ICON: &str = "lf-tray";
-
-/// Whether `icons/hicolor/<size>/apps/lf-tray.png` is in one of the XDG data directories.
-fn installed_icon() -> bool {
-    let data_dirs = std::env::var("XDG_DATA_DIRS")
-        .ok()
-        .filter(|dirs| !dirs.is_empty())
-        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
-    dirs::data_dir()
-        .into_iter()
-        .chain(data_dirs.split(':').map(PathBuf::from))
-        .filter(|dir| dir.is_absolute())
-        .filter_map(|dir| std::fs::read_dir(dir.join("icons/hicolor")).ok())
-        .flatten()
-        .flatten()
-        .any(|size| {
-            let png = format!("{DESKTOP_ENTRY_ICON}.png");
-            size.path().join("apps").join(png).is_file()
-        })
 }
 
 /// Take the engine's events to the tray, the window and the notifications, and release
@@ -642,7 +599,7 @@ async fn follow<R: Runtime>(
         let program = shell.settings().on_event;
         let mut redraw_requests = false;
         for event in &batch {
-            log_event(event);
+            logfile::event(event);
             if let Some(program) = &program {
                 shell.hook.send(program, event);
             }
@@ -744,7 +701,7 @@ async fn follow_tray_host<R: Runtime>(
                 tracing::info!("TRAY_HOST present");
                 decided = true;
                 let filled = Arc::clone(&shell);
-                tray::make_late(&app, on_menu, move |app| refresh(app, &filled));
+                tray::make_late(&app, click::on_menu, move |app| refresh(app, &filled));
                 // What it said is no longer so.
                 let effects = lock(&shell.popups).tray_came();
                 shell.send(effects);
@@ -810,36 +767,6 @@ fn no_tray_told(shell: &Shell) {
     }
 }
 
-/// One log line per thing the engine saw: a transition, or a problem reading lf (an lf call
-/// that failed carries lf's own words).
-fn log_event(event: &Event) {
-    let session = |verb: &str, s: &SessionRecord| {
-        tracing::info!(
-            "SESSION {verb} id={} state={} needs_you={}",
-            s.id,
-            s.state.as_str(),
-            s.needs_you
-        )
-    };
-    match event {
-        Event::Snapshot { sessions, .. } => tracing::info!(
-            "SNAPSHOT sessions={} waiting={}",
-            sessions.len(),
-            sessions.iter().filter(|s| s.needs_you).count()
-        ),
-        Event::Asked { session: s, .. } => session("asked", s),
-        Event::Ready { session: s, .. } => session("ready", s),
-        Event::State { session: s, .. } => session("changed", s),
-        Event::Resolved { session: s, .. } => session("resolved", s),
-        Event::Stopped { session: s, .. } => session("stopped", s),
-        Event::Appeared { session: s, .. } => session("appeared", s),
-        Event::Warning { path, message, .. } => match path {
-            Some(path) => tracing::warn!("{}: {message}", path.display()),
-            None => tracing::warn!("{message}"),
-        },
-    }
-}
-
 /// The session of an event after which lf no longer says its agent waits.
 #[cfg(unix)]
 fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
@@ -851,37 +778,6 @@ fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
         } if !session.needs_you => Some(session),
         Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
         _ => None,
-    }
-}
-
-/// Put the tray's `PermissionRequest` hook into Claude Code's settings (`on`) or take
-/// exactly it out; the sentence for the person when the file was left alone.
-#[cfg(unix)]
-pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
-    use lf_tray_core::permission::claude_settings::{self, Applied};
-    let path = claude_settings::path(
-        std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
-        dirs::home_dir(),
-    )
-    .ok_or("No home directory, so no Claude Code settings to add the hook to.")?;
-    let command = if on {
-        let program = std::env::current_exe()
-            .map_err(|e| format!("Could not find lf-tray's own path for the hook: {e}"))?;
-        Some(claude_settings::command(&program))
-    } else {
-        None
-    };
-    match claude_settings::apply(&path, command.as_deref()) {
-        Ok(Applied::Written) => {
-            tracing::info!(
-                "CLAUDE_HOOK {} in {}",
-                if on { "added" } else { "removed" },
-                path.display()
-            );
-            Ok(())
-        }
-        Ok(Applied::Unchanged) => Ok(()),
-        Err(refusal) => Err(format!("Answering from the popup: {refusal}")),
     }
 }
 
@@ -924,112 +820,11 @@ async fn until(deadline: Option<Instant>) {
 }
 
 /// Show the current list in the tray and the window.
-fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
     let popups = shell.tray_popups(&sessions);
     tray::refresh(app, sessions, popups);
     window::publish(app, shell);
-}
-
-fn on_menu<R: Runtime>(app: &AppHandle<R>, item: menu::Item) {
-    let shell = Arc::clone(&app.state::<Arc<Shell>>());
-    match item {
-        menu::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
-        menu::Item::Dismiss(key) => {
-            go(app, &shell, &key, Click::Popup(notification::DISMISS), None)
-        }
-        menu::Item::More | menu::Item::Show => window::show(app, None),
-        menu::Item::Pause(pause) => shell.pause(Some(pause)),
-        menu::Item::Resume => shell.pause(None),
-        menu::Item::Quit => quit(app, shell),
-    }
-}
-
-/// Take the person where their click on the session `key` goes ([`destination`]).
-fn go<R: Runtime>(
-    app: &AppHandle<R>,
-    shell: &Arc<Shell>,
-    key: &SessionKey,
-    click: Click<'_>,
-    token: Option<String>,
-) {
-    let record = shell.engine.session(key);
-    let to = destination(key, record.as_ref(), click);
-    arrive(app, shell, key, record, to, token);
-}
-
-/// Carry out a click's [`Destination`]. Go to terminal runs on a thread of its own and,
-/// when it cannot get there, arrives at its fallback from there.
-fn arrive<R: Runtime>(
-    app: &AppHandle<R>,
-    shell: &Arc<Shell>,
-    key: &SessionKey,
-    record: Option<SessionRecord>,
-    to: Destination,
-    token: Option<String>,
-) {
-    match to {
-        Destination::Terminal { replace } => {
-            if let Some(record) = &record {
-                let _ = launch::open(app, shell, record, replace, token.as_deref());
-            }
-        }
-        Destination::Existing { otherwise } => {
-            let Some(record) = record.filter(|_| shell.settings().focus_existing) else {
-                return arrive(
-                    app,
-                    shell,
-                    key,
-                    shell.engine.session(key),
-                    *otherwise,
-                    token,
-                );
-            };
-            // Reading /proc and waiting for the window manager take a moment: not on the
-            // thread that runs the tray and the window.
-            let (app, shell, key) = (app.clone(), Arc::clone(shell), key.clone());
-            std::thread::spawn(move || {
-                let terminals = lock(&shell.terminals).clone();
-                match focus::go(&record, &terminals) {
-                    focus::Went::There(took) => {
-                        tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());
-                        let effects = lock(&shell.popups).click_reached();
-                        shell.send(effects);
-                    }
-                    focus::Went::Not(why) => {
-                        tracing::info!("NOT_FOCUSED session={}: {why}", record.id);
-                        // lf's own way there (Open here, Move here), with the reason: the
-                        // person asked for the terminal the session is in, so a second one
-                        // (what Open did before D) is theirs to choose in the window.
-                        let fallback = match *otherwise {
-                            Destination::Terminal { .. } => Destination::Window(Some(key.clone())),
-                            other => other,
-                        };
-                        let notice = notification::unreached(&record, &why);
-                        arrive(&app, &shell, &key, Some(record), fallback, token);
-                        let text = why;
-                        page::tell(
-                            &app,
-                            page::ToWindow::Unreached {
-                                key: key.token(),
-                                text,
-                            },
-                        );
-                        let effects = lock(&shell.popups).click_failed(notice);
-                        shell.send(effects);
-                    }
-                }
-            });
-        }
-        Destination::Window(focus) => window::show(app, focus.as_ref()),
-        Destination::Dismiss => {
-            if let Some(record) = &record {
-                shell.dismiss(record);
-                refresh(app, shell);
-            }
-        }
-        Destination::Nothing => {}
-    }
 }
 
 /// Close the app's popups (their buttons would do nothing once it is gone), then exit.
@@ -1061,46 +856,4 @@ async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
         _ = terminate.recv() => {}
     }
     quit(&app, shell);
-}
-
-/// A click on a session's tray row or popup: its terminal when lf lets it open here, else
-/// the window at that session. lf refuses Open for a session attached elsewhere (generation
-/// D: "use Move here"), and a terminal that only prints that refusal and closes focuses
-/// nothing; the window shows lf's reason and its Move here button.
-///
-/// `token`: the notification server's activation token for the click, if any.
-fn on_notification<R: Runtime>(
-    app: &AppHandle<R>,
-    key: NoticeKey,
-    action: &str,
-    token: Option<String>,
-) {
-    let shell = Arc::clone(&app.state::<Arc<Shell>>());
-    match key {
-        #[cfg(unix)]
-        NoticeKey::Session(named)
-            if action == notification::ALLOW || action == notification::DENY =>
-        {
-            let answer = if action == notification::ALLOW {
-                lf_tray_core::permission::Answer::Allow
-            } else {
-                lf_tray_core::permission::Answer::Deny
-            };
-            if !shell.requests.answer(&named, answer) {
-                tracing::info!("IGNORED {action} session={named}: no request open");
-            }
-        }
-        NoticeKey::Session(named) if action == notification::EXPIRED => {
-            lock(&shell.popups).expired(&named);
-            tracing::info!("UNSEEN session={named}: its popup expired");
-            shell.save_history();
-            refresh(app, &shell);
-        }
-        NoticeKey::Session(named) => {
-            // The popup names the session by its key token (ids are unique per machine).
-            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
-            go(app, &shell, &key, Click::Popup(action), token);
-        }
-        NoticeKey::Burst | NoticeKey::Error | NoticeKey::NoTray => window::show(app, None),
-    }
 }

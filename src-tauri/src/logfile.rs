@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use lf_tray_core::{Event, SessionRecord};
 use tracing_subscriber::filter::{EnvFilter, LevelFilter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -139,6 +140,36 @@ impl Write for Line<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// One log line per thing the engine saw: a transition, or a problem reading lf (an lf call
+/// that failed carries lf's own words).
+pub(crate) fn event(event: &Event) {
+    let session = |verb: &str, s: &SessionRecord| {
+        tracing::info!(
+            "SESSION {verb} id={} state={} needs_you={}",
+            s.id,
+            s.state.as_str(),
+            s.needs_you
+        )
+    };
+    match event {
+        Event::Snapshot { sessions, .. } => tracing::info!(
+            "SNAPSHOT sessions={} waiting={}",
+            sessions.len(),
+            sessions.iter().filter(|s| s.needs_you).count()
+        ),
+        Event::Asked { session: s, .. } => session("asked", s),
+        Event::Ready { session: s, .. } => session("ready", s),
+        Event::State { session: s, .. } => session("changed", s),
+        Event::Resolved { session: s, .. } => session("resolved", s),
+        Event::Stopped { session: s, .. } => session("stopped", s),
+        Event::Appeared { session: s, .. } => session("appeared", s),
+        Event::Warning { path, message, .. } => match path {
+            Some(path) => tracing::warn!("{}: {message}", path.display()),
+            None => tracing::warn!("{message}"),
+        },
     }
 }
 

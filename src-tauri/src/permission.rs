@@ -274,3 +274,34 @@ async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
     }
     Ok(record)
 }
+
+/// Put the tray's `PermissionRequest` hook into Claude Code's settings (`on`) or take
+/// exactly it out; the sentence for the person when the file was left alone.
+#[cfg(unix)]
+pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
+    use lf_tray_core::permission::claude_settings::{self, Applied};
+    let path = claude_settings::path(
+        std::env::var_os("CLAUDE_CONFIG_DIR").map(std::path::PathBuf::from),
+        dirs::home_dir(),
+    )
+    .ok_or("No home directory, so no Claude Code settings to add the hook to.")?;
+    let command = if on {
+        let program = std::env::current_exe()
+            .map_err(|e| format!("Could not find lf-tray's own path for the hook: {e}"))?;
+        Some(claude_settings::command(&program))
+    } else {
+        None
+    };
+    match claude_settings::apply(&path, command.as_deref()) {
+        Ok(Applied::Written) => {
+            tracing::info!(
+                "CLAUDE_HOOK {} in {}",
+                if on { "added" } else { "removed" },
+                path.display()
+            );
+            Ok(())
+        }
+        Ok(Applied::Unchanged) => Ok(()),
+        Err(refusal) => Err(format!("Answering from the popup: {refusal}")),
+    }
+}

@@ -301,7 +301,7 @@ pub async fn act<R: Runtime>(
         "This session is no longer listed; it may have just been resolved.".to_string()
     })?;
     if action.as_str() == GO_TO_TERMINAL {
-        crate::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
+        crate::click::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
         return Ok(String::new());
     }
     match plan(&record, &action, text.as_deref())? {
@@ -437,7 +437,7 @@ pub fn save_settings(
     // and the panel says why.
     #[cfg(unix)]
     if settings.answer_from_popup != shell.settings().answer_from_popup {
-        crate::claude_hook(settings.answer_from_popup)?;
+        crate::permission::claude_hook(settings.answer_from_popup)?;
     }
     if let Some(path) = &shell.settings_path {
         settings::save(path, &settings)
