@@ -53,6 +53,27 @@ pub enum Presence {
     Unknown,
 }
 
+/// What the desktop says, each part `None` where nothing on this desktop can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Desk {
+    /// The screen is locked (a screen locker on the bus says so).
+    pub locked: Option<bool>,
+    /// No input for the person's `away_after_seconds`.
+    pub idle: Option<bool>,
+}
+
+impl Desk {
+    /// Away when locked or idle; present when what can tell says so; unknown when nothing
+    /// can tell.
+    pub fn presence(self) -> Presence {
+        match (self.locked, self.idle) {
+            (Some(true), _) | (_, Some(true)) => Presence::Away,
+            (None, None) => Presence::Unknown,
+            _ => Presence::Present,
+        }
+    }
+}
+
 /// The settings the pushes follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Prefs {
@@ -276,7 +297,10 @@ impl Pushes {
 
     fn queued(&self, key: &str) -> bool {
         self.held.iter().any(|(k, _)| k == key)
-            || self.pending.iter().any(|p| p.sessions.iter().any(|k| k == key))
+            || self
+                .pending
+                .iter()
+                .any(|p| p.sessions.iter().any(|k| k == key))
             || self
                 .flight
                 .as_ref()
@@ -493,7 +517,9 @@ impl Pushes {
             return Outcome::Delivered;
         }
         let mut pending = flight.pending;
-        pending.sessions.retain(|key| self.waiting.contains_key(key));
+        pending
+            .sessions
+            .retain(|key| self.waiting.contains_key(key));
         if pending.sessions.is_empty() || !self.away() {
             return Outcome::Dropped;
         }
@@ -678,6 +704,18 @@ mod tests {
     }
 
     #[test]
+    fn locked_or_idle_is_away_and_nothing_known_is_not() {
+        let desk = |locked, idle| Desk { locked, idle }.presence();
+        assert_eq!(desk(Some(true), Some(false)), Presence::Away);
+        assert_eq!(desk(None, Some(true)), Presence::Away);
+        assert_eq!(desk(Some(true), None), Presence::Away);
+        assert_eq!(desk(Some(false), Some(false)), Presence::Present);
+        assert_eq!(desk(Some(false), None), Presence::Present);
+        assert_eq!(desk(None, Some(false)), Presence::Present);
+        assert_eq!(desk(None, None), Presence::Unknown);
+    }
+
+    #[test]
     fn at_the_desk_or_where_nothing_tells_nothing_is_pushed() {
         let t0 = Instant::now();
         for presence in [Presence::Present, Presence::Unknown] {
@@ -718,13 +756,7 @@ mod tests {
     fn with_push_text_the_push_says_what_the_popup_says() {
         let t0 = Instant::now();
         let mut p = away_with(Pushed::default(), t0);
-        p.set_prefs(
-            Prefs {
-                text: true,
-                ..AWAY
-            },
-            t0,
-        );
+        p.set_prefs(Prefs { text: true, ..AWAY }, t0);
         p.on_event(&asked(&ask("A")), t0);
         let m = p.due(t0).unwrap();
         assert!(m.body.contains("The agent's own words for A"), "{m:?}");
@@ -758,7 +790,10 @@ mod tests {
             t1,
         );
         let m = send_all(&mut p, t1, true).remove(0);
-        assert_eq!((m.title.as_str(), m.tags), ("Title of R is ready", "white_check_mark"));
+        assert_eq!(
+            (m.title.as_str(), m.tags),
+            ("Title of R is ready", "white_check_mark")
+        );
         assert!(!m.body.contains("All done"));
 
         let dead = record_e("S", State::Closed, false, serde_json::Value::Null);
@@ -799,7 +834,10 @@ mod tests {
         p.set_presence(Presence::Away, t0);
         let again = send_all(&mut p, t0, true);
         assert_eq!(again.len(), 1);
-        assert_eq!(again[0].title, "Title of C asks a question", "only C is news");
+        assert_eq!(
+            again[0].title, "Title of C asks a question",
+            "only C is news"
+        );
         // Back with a push failing: it is not tried again.
         let d = ask("D");
         let t1 = t0 + BURST_WINDOW * 2;

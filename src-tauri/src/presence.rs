@@ -1,0 +1,431 @@
+//! Whether the person is at the desk, as the desktop tells it, for the pushes to their
+//! phone: the screen lock, as a locker says it on the session bus
+//! (`org.freedesktop.ScreenSaver`, `org.gnome.ScreenSaver`: `GetActive`, `ActiveChanged`),
+//! and how long no key or pointer was touched (X11: the SYNC extension's `IDLETIME` counter
+//! with two alarms, one at the threshold and one for the first input after it, as GNOME's
+//! idle monitor does). Both are followed by events: nothing here wakes by itself.
+//!
+//! Started only while a push URL is set; dropping [`Following`] ends it all.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lf_tray_surface::push::Desk;
+use tokio::sync::watch;
+
+/// What the desktop says now, and which parts of it could tell (for the log and the panel).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub desk: Desk,
+    /// Which locker says whether the screen is locked, or why none can.
+    pub lock_by: String,
+    /// What tells the idle time, or why nothing can.
+    pub idle_by: String,
+}
+
+impl Seen {
+    /// One sentence for the settings panel.
+    pub fn describe(&self) -> String {
+        match (self.desk.locked, self.desk.idle) {
+            (None, None) => format!(
+                "Nothing on this desktop says whether you are away ({}; {}): nothing is \
+                 pushed unless you choose always.",
+                self.lock_by, self.idle_by
+            ),
+            _ => format!("Away is told by {}; {}.", self.lock_by, self.idle_by),
+        }
+    }
+}
+
+/// The followers; dropped, they stop (and their bus and X connections close).
+pub struct Following {
+    tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
+    pub seen: watch::Receiver<Seen>,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Start following the lock and the idle time (`away_after` without input is away).
+pub fn follow(away_after: Duration) -> Following {
+    let (said, seen) = watch::channel(Seen {
+        lock_by: "no screen locker seen yet".into(),
+        idle_by: "idle time not read yet".into(),
+        ..Seen::default()
+    });
+    let said = Arc::new(said);
+    Following {
+        tasks: vec![
+            tauri::async_runtime::spawn(lock::follow(Arc::clone(&said))),
+            tauri::async_runtime::spawn(idle::follow(said, away_after)),
+        ],
+        seen,
+    }
+}
+
+mod lock {
+    //! The screen lock, as the locker on the session bus says it.
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use futures_util::StreamExt;
+    use tokio::sync::watch;
+    use zbus::{Connection, MatchRule, MessageStream};
+
+    use super::Seen;
+
+    const BUS: &str = "org.freedesktop.DBus";
+    const BUS_PATH: &str = "/org/freedesktop/DBus";
+    /// The lockers' names, objects and interfaces: KDE's and Xfce's (and any locker that
+    /// speaks the freedesktop one), and GNOME Shell's own.
+    pub const LOCKERS: [(&str, &str); 2] = [
+        (
+            "org.freedesktop.ScreenSaver",
+            "/org/freedesktop/ScreenSaver",
+        ),
+        ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver"),
+    ];
+    /// A lost session bus is tried again after 1 s, doubling to a minute: as the popups'
+    /// own connection does.
+    const RECONNECT_FIRST: Duration = Duration::from_secs(1);
+    const RECONNECT_MAX: Duration = Duration::from_secs(60);
+
+    pub async fn follow(said: Arc<watch::Sender<Seen>>) {
+        let mut wait = RECONNECT_FIRST;
+        loop {
+            match Connection::session().await {
+                Ok(connection) => {
+                    wait = RECONNECT_FIRST;
+                    if let Err(e) = run(&connection, &said).await {
+                        tracing::warn!("cannot follow the screen lock: {e}");
+                    }
+                }
+                Err(e) => tracing::debug!("no session bus for the screen lock: {e}"),
+            }
+            say(&said, None, "no session bus".into());
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(RECONNECT_MAX);
+        }
+    }
+
+    fn say(said: &watch::Sender<Seen>, locked: Option<bool>, by: String) {
+        said.send_if_modified(|seen| {
+            let changed = seen.desk.locked != locked || seen.lock_by != by;
+            seen.desk.locked = locked;
+            seen.lock_by = by;
+            changed
+        });
+    }
+
+    /// Each locker's owner (a unique name) and what it said.
+    #[derive(Default, Clone)]
+    struct Locker {
+        owner: Option<String>,
+        active: Option<bool>,
+    }
+
+    async fn run(connection: &Connection, said: &watch::Sender<Seen>) -> zbus::Result<()> {
+        // Subscribed first, then asked, so that no change falls in between.
+        let owners = |name: &'static str| {
+            MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .sender(BUS)
+                .interface(BUS)
+                .member("NameOwnerChanged")
+                .arg(0, name)
+                .build()
+        };
+        let mut first =
+            MessageStream::for_match_rule(owners(LOCKERS[0].0)?, connection, None).await?;
+        let mut second =
+            MessageStream::for_match_rule(owners(LOCKERS[1].0)?, connection, None).await?;
+        // From whichever interface: the sender is checked against the lockers' owners.
+        let changes = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .member("ActiveChanged")
+            .build()?;
+        let mut changes = MessageStream::for_match_rule(changes, connection, None).await?;
+        let mut lockers: [Locker; 2] = Default::default();
+        for (at, (name, _)) in LOCKERS.iter().enumerate() {
+            lockers[at].owner = name_owner(connection, name).await;
+            lockers[at].active = ask(connection, at, lockers[at].owner.as_deref()).await;
+        }
+        tell(said, &lockers);
+        loop {
+            let (at, message) = tokio::select! {
+                m = first.next() => (Some(0), m),
+                m = second.next() => (Some(1), m),
+                m = changes.next() => (None, m),
+            };
+            let message = match message {
+                Some(Ok(message)) => message,
+                Some(Err(e)) => {
+                    tracing::debug!("unreadable signal: {e}");
+                    continue;
+                }
+                None => return Ok(()),
+            };
+            match at {
+                Some(at) => {
+                    let (_, _, new) = message
+                        .body()
+                        .deserialize::<(String, String, String)>()
+                        .unwrap_or_default();
+                    lockers[at].owner = Some(new).filter(|new| !new.is_empty());
+                    lockers[at].active = ask(connection, at, lockers[at].owner.as_deref()).await;
+                }
+                None => {
+                    let header = message.header();
+                    let sender = header.sender().map(|s| s.as_str().to_string());
+                    let interface = header.interface().map(|i| i.as_str().to_string());
+                    let Ok(active) = message.body().deserialize::<bool>() else {
+                        continue;
+                    };
+                    for (at, (name, _)) in LOCKERS.iter().enumerate() {
+                        if lockers[at].owner.is_some()
+                            && lockers[at].owner == sender
+                            && interface.as_deref() == Some(*name)
+                        {
+                            lockers[at].active = Some(active);
+                        }
+                    }
+                }
+            }
+            tell(said, &lockers);
+        }
+    }
+
+    /// Locked when any locker says so; unknown when none answers.
+    fn tell(said: &watch::Sender<Seen>, lockers: &[Locker; 2]) {
+        let answering: Vec<&str> = LOCKERS
+            .iter()
+            .zip(lockers)
+            .filter(|(_, l)| l.active.is_some())
+            .map(|((name, _), _)| *name)
+            .collect();
+        let locked = if answering.is_empty() {
+            None
+        } else {
+            Some(lockers.iter().any(|l| l.active == Some(true)))
+        };
+        let by = if answering.is_empty() {
+            "no screen locker on the session bus".to_string()
+        } else {
+            format!("the screen lock ({})", answering.join(", "))
+        };
+        say(said, locked, by);
+    }
+
+    /// Ask a locker that is there (never by its well-known name, which could start one).
+    async fn ask(connection: &Connection, at: usize, owner: Option<&str>) -> Option<bool> {
+        let (name, path) = LOCKERS[at];
+        let answer = connection
+            .call_method(Some(owner?), path, Some(name), "GetActive", &())
+            .await
+            .and_then(|m| m.body().deserialize::<bool>());
+        match answer {
+            Ok(active) => Some(active),
+            Err(e) => {
+                // Some desktops own the name only to take inhibitions.
+                tracing::info!("PRESENCE {name} does not say whether the screen is locked: {e}");
+                None
+            }
+        }
+    }
+
+    async fn name_owner(connection: &Connection, name: &str) -> Option<String> {
+        connection
+            .call_method(Some(BUS), BUS_PATH, Some(BUS), "GetNameOwner", &(name,))
+            .await
+            .and_then(|m| m.body().deserialize::<String>())
+            .ok()
+    }
+}
+
+mod idle {
+    //! Input idle time on X11, from the SYNC extension's `IDLETIME` counter: an alarm when
+    //! it reaches the threshold, another when input sets it back below.
+
+    use std::os::fd::{AsRawFd, RawFd};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::io::unix::AsyncFd;
+    use tokio::sync::watch;
+    use x11rb::connection::{Connection, RequestConnection};
+    use x11rb::protocol::sync::{
+        self, Alarm, ChangeAlarmAux, ConnectionExt as _, Counter, CreateAlarmAux, Int64, TESTTYPE,
+        VALUETYPE,
+    };
+    use x11rb::protocol::Event;
+
+    use super::Seen;
+
+    pub async fn follow(said: Arc<watch::Sender<Seen>>, after: Duration) {
+        let why = match watch_idle(&said, after).await {
+            Ok(never) => match never {},
+            Err(why) => why,
+        };
+        tracing::info!("PRESENCE idle time not known: {why}");
+        said.send_modify(|seen| {
+            seen.desk.idle = None;
+            seen.idle_by = format!("idle time not known ({why})");
+        });
+    }
+
+    fn say(said: &watch::Sender<Seen>, idle: bool, after: Duration) {
+        said.send_if_modified(|seen| {
+            let changed = seen.desk.idle != Some(idle);
+            seen.desk.idle = Some(idle);
+            seen.idle_by = format!("no input for {} s (X11 idle time)", after.as_secs());
+            changed
+        });
+    }
+
+    fn int64(value: i64) -> Int64 {
+        Int64 {
+            hi: (value >> 32) as i32,
+            lo: value as u32,
+        }
+    }
+
+    fn value(v: Int64) -> i64 {
+        (i64::from(v.hi) << 32) | i64::from(v.lo)
+    }
+
+    struct Fd(RawFd);
+
+    impl AsRawFd for Fd {
+        fn as_raw_fd(&self) -> RawFd {
+            self.0
+        }
+    }
+
+    /// Follows until the X connection fails; answers why it cannot tell.
+    async fn watch_idle(
+        said: &watch::Sender<Seen>,
+        after: Duration,
+    ) -> Result<std::convert::Infallible, String> {
+        // Xwayland's counter sees only input to X windows: on Wayland it would call a
+        // person typing in a Wayland window idle.
+        if std::env::var_os("WAYLAND_DISPLAY").is_some() {
+            return Err("a Wayland session: its compositor's idle notification is not read".into());
+        }
+        if std::env::var_os("DISPLAY").is_none() {
+            return Err("no X display".into());
+        }
+        let (conn, _) =
+            x11rb::connect(None).map_err(|e| format!("cannot open the display: {e}"))?;
+        let failed = |e: &dyn std::fmt::Display| format!("X11: {e}");
+        if conn
+            .extension_information(sync::X11_EXTENSION_NAME)
+            .map_err(|e| failed(&e))?
+            .is_none()
+        {
+            return Err("the X server has no SYNC extension".into());
+        }
+        conn.sync_initialize(3, 1)
+            .map_err(|e| failed(&e))?
+            .reply()
+            .map_err(|e| failed(&e))?;
+        let counters = conn
+            .sync_list_system_counters()
+            .map_err(|e| failed(&e))?
+            .reply()
+            .map_err(|e| failed(&e))?;
+        let counter: Counter = counters
+            .counters
+            .iter()
+            .find(|c| c.name == b"IDLETIME")
+            .map(|c| c.counter)
+            .ok_or("the X server has no IDLETIME counter")?;
+        let threshold = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
+        // Fires once the idle time reaches the threshold; the other once input set it back
+        // below. Each goes inactive after firing and is armed again when the other fired.
+        let idle_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
+        let back_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
+        let trigger = |test: TESTTYPE, at: i64| {
+            CreateAlarmAux::new()
+                .counter(counter)
+                .value_type(VALUETYPE::ABSOLUTE)
+                .value(int64(at))
+                .test_type(test)
+                .delta(int64(0))
+                .events(1)
+        };
+        conn.sync_create_alarm(
+            idle_alarm,
+            &trigger(TESTTYPE::POSITIVE_COMPARISON, threshold),
+        )
+        .map_err(|e| failed(&e))?
+        .check()
+        .map_err(|e| failed(&e))?;
+        let idle_now = value(
+            conn.sync_query_counter(counter)
+                .map_err(|e| failed(&e))?
+                .reply()
+                .map_err(|e| failed(&e))?
+                .counter_value,
+        );
+        let mut away = idle_now >= threshold;
+        // Armed only once away (a comparison that holds fires at once).
+        conn.sync_create_alarm(
+            back_alarm,
+            &trigger(
+                TESTTYPE::NEGATIVE_COMPARISON,
+                if away { threshold - 1 } else { -1 },
+            ),
+        )
+        .map_err(|e| failed(&e))?
+        .check()
+        .map_err(|e| failed(&e))?;
+        tracing::info!(
+            "PRESENCE idle time from X11 IDLETIME: {idle_now} ms now, away after {threshold} ms"
+        );
+        say(said, away, after);
+        // SAFETY: the descriptor is the connection's, open while `conn` lives; `fd` is
+        // declared after it, so it is dropped (and deregistered) first.
+        let fd = unsafe { AsyncFd::register(Fd(conn.stream().as_raw_fd())) }
+            .map_err(|e| failed(&e.to_string()))?;
+        let rearm = |alarm: Alarm, test: TESTTYPE, at: i64| {
+            let aux = ChangeAlarmAux::new()
+                .counter(counter)
+                .value_type(VALUETYPE::ABSOLUTE)
+                .value(int64(at))
+                .test_type(test)
+                .delta(int64(0))
+                .events(1);
+            conn.sync_change_alarm(alarm, &aux).map(|_| ())
+        };
+        loop {
+            while let Some(event) = conn.poll_for_event().map_err(|e| failed(&e))? {
+                let Event::SyncAlarmNotify(notify) = event else {
+                    continue;
+                };
+                let idle = value(notify.counter_value);
+                if notify.alarm == idle_alarm && !away && idle >= threshold {
+                    away = true;
+                    tracing::info!("PRESENCE idle {idle} ms: away");
+                    rearm(back_alarm, TESTTYPE::NEGATIVE_COMPARISON, threshold - 1)
+                        .map_err(|e| failed(&e))?;
+                    say(said, true, after);
+                } else if notify.alarm == back_alarm && away && idle < threshold {
+                    away = false;
+                    tracing::info!("PRESENCE input after {idle} ms idle: back");
+                    rearm(idle_alarm, TESTTYPE::POSITIVE_COMPARISON, threshold)
+                        .map_err(|e| failed(&e))?;
+                    say(said, false, after);
+                }
+            }
+            conn.flush().map_err(|e| failed(&e))?;
+            let mut ready = fd.readable().await.map_err(|e| failed(&e))?;
+            ready.clear_ready();
+        }
+    }
+}
