@@ -137,13 +137,22 @@ impl Pushed {
                     file.version
                 )),
             ),
-            Err(e) => (
-                Pushed::default(),
-                Some(format!(
-                    "{} is not valid ({e}); starting with no memory of pushes",
-                    path.display()
-                )),
-            ),
+            Err(e) => {
+                // Kept for the person to look at, as the popups' memory keeps an unreadable
+                // file; the next push writes a fresh one.
+                let kept = path.with_extension("json.unreadable");
+                let kept = match std::fs::rename(path, &kept) {
+                    Ok(()) => format!("kept as {}", kept.display()),
+                    Err(e) => format!("could not keep it aside: {e}"),
+                };
+                (
+                    Pushed::default(),
+                    Some(format!(
+                        "{} is not valid ({e}), {kept}; starting with no memory of pushes",
+                        path.display()
+                    )),
+                )
+            }
         }
     }
 
@@ -929,6 +938,10 @@ mod tests {
         let (memory, warning) = Pushed::load(&path);
         assert!(warning.unwrap().contains("not valid"));
         assert!(memory.file.pushed.is_empty());
+        assert_eq!(
+            std::fs::read_to_string(path.with_extension("json.unreadable")).unwrap(),
+            "{\"version\": 1, \"pushed\": ["
+        );
         std::fs::write(&path, "{\"version\": 9}").unwrap();
         assert!(Pushed::load(&path).1.unwrap().contains("newer"));
     }
