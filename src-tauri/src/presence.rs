@@ -267,11 +267,20 @@ mod idle {
 
     use super::Seen;
 
+    const X11: &str = "X11 idle time";
+
+    /// GNOME's own idle monitor where GNOME Shell offers it (its only idle time on
+    /// Wayland), else the X server's counter.
     pub async fn follow(said: Arc<watch::Sender<Seen>>, after: Duration) {
-        let why = match watch_idle(&said, after).await {
+        let gnome = match super::gnome::watch(&said, after).await {
             Ok(never) => match never {},
             Err(why) => why,
         };
+        let x11 = match watch_idle(&said, after).await {
+            Ok(never) => match never {},
+            Err(why) => why,
+        };
+        let why = format!("{gnome}; {x11}");
         tracing::info!("PRESENCE idle time not known: {why}");
         said.send_modify(|seen| {
             seen.desk.idle = None;
@@ -279,11 +288,12 @@ mod idle {
         });
     }
 
-    fn say(said: &watch::Sender<Seen>, idle: bool, after: Duration) {
+    pub fn say(said: &watch::Sender<Seen>, idle: bool, after: Duration, by: &str) {
         said.send_if_modified(|seen| {
-            let changed = seen.desk.idle != Some(idle);
+            let by = format!("no input for {} s ({by})", after.as_secs());
+            let changed = seen.desk.idle != Some(idle) || seen.idle_by != by;
             seen.desk.idle = Some(idle);
-            seen.idle_by = format!("no input for {} s (X11 idle time)", after.as_secs());
+            seen.idle_by = by;
             changed
         });
     }
@@ -388,7 +398,7 @@ mod idle {
         tracing::info!(
             "PRESENCE idle time from X11 IDLETIME: {idle_now} ms now, away after {threshold} ms"
         );
-        say(said, away, after);
+        say(said, away, after, X11);
         // SAFETY: the descriptor is the connection's, open while `conn` lives; `fd` is
         // declared after it, so it is dropped (and deregistered) first.
         let fd = unsafe { AsyncFd::register(Fd(conn.stream().as_raw_fd())) }
@@ -414,18 +424,127 @@ mod idle {
                     tracing::info!("PRESENCE idle {idle} ms: away");
                     rearm(back_alarm, TESTTYPE::NEGATIVE_COMPARISON, threshold - 1)
                         .map_err(|e| failed(&e))?;
-                    say(said, true, after);
+                    say(said, true, after, X11);
                 } else if notify.alarm == back_alarm && away && idle < threshold {
                     away = false;
                     tracing::info!("PRESENCE input after {idle} ms idle: back");
                     rearm(idle_alarm, TESTTYPE::POSITIVE_COMPARISON, threshold)
                         .map_err(|e| failed(&e))?;
-                    say(said, false, after);
+                    say(said, false, after, X11);
                 }
             }
             conn.flush().map_err(|e| failed(&e))?;
             let mut ready = fd.readable().await.map_err(|e| failed(&e))?;
             ready.clear_ready();
         }
+    }
+}
+
+mod gnome {
+    //! GNOME's idle monitor, `org.gnome.Mutter.IdleMonitor` on the session bus: a watch
+    //! that fires when the idle time reaches the threshold, and a one-shot watch for the
+    //! next input. GNOME Shell offers it on X11 and on Wayland, where nothing else tells an
+    //! app how long the person has not touched anything.
+
+    use std::time::Duration;
+
+    use futures_util::StreamExt;
+    use tokio::sync::watch;
+    use zbus::{Connection, MatchRule, MessageStream};
+
+    use super::Seen;
+
+    const NAME: &str = "org.gnome.Mutter.IdleMonitor";
+    const PATH: &str = "/org/gnome/Mutter/IdleMonitor/Core";
+    const BY: &str = "GNOME's idle monitor";
+
+    /// Follows until the monitor leaves the bus; answers why it cannot (any more).
+    pub async fn watch(
+        said: &watch::Sender<Seen>,
+        after: Duration,
+    ) -> Result<std::convert::Infallible, String> {
+        let connection = Connection::session()
+            .await
+            .map_err(|e| format!("no session bus for GNOME's idle monitor: {e}"))?;
+        let failed = |e: zbus::Error| format!("GNOME's idle monitor: {e}");
+        let owner = connection
+            .call_method(
+                Some("org.freedesktop.DBus"),
+                "/org/freedesktop/DBus",
+                Some("org.freedesktop.DBus"),
+                "GetNameOwner",
+                &(NAME,),
+            )
+            .await
+            .and_then(|m| m.body().deserialize::<String>())
+            .map_err(|_| "no GNOME idle monitor on the bus".to_string())?;
+        // Subscribed first, then the watches made, so that no firing falls in between.
+        let rule = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .sender(owner.clone())
+            .interface(NAME)
+            .member("WatchFired")
+            .path(PATH)
+            .build()
+            .map_err(failed)?;
+        let mut fired = MessageStream::for_match_rule(rule, &connection, None)
+            .await
+            .map_err(failed)?;
+        let call = |method: &'static str| {
+            let connection = &connection;
+            let owner = owner.as_str();
+            async move {
+                connection
+                    .call_method(Some(owner), PATH, Some(NAME), method, &())
+                    .await
+            }
+        };
+        let threshold = u64::try_from(after.as_millis()).unwrap_or(u64::MAX).max(1);
+        let idle_watch: u32 = connection
+            .call_method(Some(owner.as_str()), PATH, Some(NAME), "AddIdleWatch", &(threshold,))
+            .await
+            .and_then(|m| m.body().deserialize())
+            .map_err(failed)?;
+        let idle_now: u64 = call("GetIdletime")
+            .await
+            .and_then(|m| m.body().deserialize())
+            .map_err(failed)?;
+        let mut away = idle_now >= threshold;
+        let mut back_watch: Option<u32> = None;
+        if away {
+            back_watch = Some(
+                call("AddUserActiveWatch")
+                    .await
+                    .and_then(|m| m.body().deserialize())
+                    .map_err(failed)?,
+            );
+        }
+        tracing::info!(
+            "PRESENCE idle time from {BY}: {idle_now} ms now, away after {threshold} ms"
+        );
+        super::idle::say(said, away, after, BY);
+        while let Some(message) = fired.next().await {
+            let Ok(message) = message else { continue };
+            let Ok(id) = message.body().deserialize::<u32>() else {
+                continue;
+            };
+            if id == idle_watch && !away {
+                away = true;
+                tracing::info!("PRESENCE idle {threshold} ms ({BY}): away");
+                back_watch = Some(
+                    call("AddUserActiveWatch")
+                        .await
+                        .and_then(|m| m.body().deserialize())
+                        .map_err(failed)?,
+                );
+                super::idle::say(said, true, after, BY);
+            } else if Some(id) == back_watch && away {
+                away = false;
+                back_watch = None;
+                tracing::info!("PRESENCE input ({BY}): back");
+                super::idle::say(said, false, after, BY);
+            }
+        }
+        Err("GNOME's idle monitor left the bus".into())
     }
 }
