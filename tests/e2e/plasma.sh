@@ -44,8 +44,13 @@ if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
   # writes there.
   private_homes "$tmp"
   mkdir "$tmp/services"
+  # The system's session services, less any notification server (Plasma's own must take the
+  # name) and KSplash: ksmserver (the push check's screen locker) asks the splash for its
+  # stages, and the bus would start plasma_waitforname for a splash this session never shows,
+  # which outlives the bus.
   for service in /usr/share/dbus-1/services/*.service; do
-    grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || ln -s "$service" "$tmp/services/"
+    grep -Eq '^Name=(org\.freedesktop\.Notifications|org\.kde\.KSplash)$' "$service" ||
+      ln -s "$service" "$tmp/services/"
   done
   sed "s|@SERVICES@|$tmp/services|" "$here/plasma/session-bus.conf" >"$tmp/session-bus.conf"
   # What startplasma sets for a Plasma session: kded5 loads its session modules (the
