@@ -501,7 +501,13 @@ mod gnome {
         };
         let threshold = u64::try_from(after.as_millis()).unwrap_or(u64::MAX).max(1);
         let idle_watch: u32 = connection
-            .call_method(Some(owner.as_str()), PATH, Some(NAME), "AddIdleWatch", &(threshold,))
+            .call_method(
+                Some(owner.as_str()),
+                PATH,
+                Some(NAME),
+                "AddIdleWatch",
+                &(threshold,),
+            )
             .await
             .and_then(|m| m.body().deserialize())
             .map_err(failed)?;

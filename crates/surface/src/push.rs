@@ -340,11 +340,12 @@ impl Pushes {
                 for (key, record) in waits {
                     self.waiting.insert(key, record.clone());
                 }
-                // Seen for the first time (at start, a machine reached again) while away:
-                // news to the person, as if it had just come.
+                // Seen for the first time while away (a start or restart, a machine reached
+                // again): told as what waited when they left, in one push.
                 if self.away() {
-                    for key in self.untold() {
-                        self.hold(key, now);
+                    let untold = self.untold();
+                    if !untold.is_empty() {
+                        self.queue(untold, now);
                     }
                 }
             }
@@ -923,6 +924,13 @@ mod tests {
         let sent = send_all(&mut again, t0, true);
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].sessions, ["B"], "A was pushed before the restart");
+        // Away before the first list came: what it lists untold is one push all the same.
+        let mut early = Pushes::new(Pushed::default(), AWAY);
+        early.set_presence(Presence::Away, t0);
+        early.on_event(&snapshot(&[a.clone(), b.clone(), ask("C")]), t0);
+        let sent = send_all(&mut early, t0, true);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].title, "3 sessions wait for you");
         // What no longer waits is forgotten, so the file stays small.
         again.on_event(&snapshot(std::slice::from_ref(&b)), t0);
         let bytes = again.take_memory().unwrap();
