@@ -23,8 +23,17 @@ pub struct Seen {
     pub idle_by: String,
 }
 
+/// Said of each part until its follower has looked.
+const LOCK_NOT_YET: &str = "no screen locker seen yet";
+const IDLE_NOT_YET: &str = "idle time not read yet";
+
 impl Seen {
-    /// One sentence for the settings panel.
+    /// Both followers have looked: what they say is what this desktop offers.
+    pub fn settled(&self) -> bool {
+        self.lock_by != LOCK_NOT_YET && self.idle_by != IDLE_NOT_YET
+    }
+
+    /// One sentence for the settings panel and the log.
     pub fn describe(&self) -> String {
         match (self.desk.locked, self.desk.idle) {
             (None, None) => format!(
@@ -32,6 +41,8 @@ impl Seen {
                  pushed unless you choose always.",
                 self.lock_by, self.idle_by
             ),
+            // What tells first, then what does not.
+            (None, _) => format!("Away is told by {}; {}.", self.idle_by, self.lock_by),
             _ => format!("Away is told by {}; {}.", self.lock_by, self.idle_by),
         }
     }
@@ -54,8 +65,8 @@ impl Drop for Following {
 /// Start following the lock and the idle time (`away_after` without input is away).
 pub fn follow(away_after: Duration) -> Following {
     let (said, seen) = watch::channel(Seen {
-        lock_by: "no screen locker seen yet".into(),
-        idle_by: "idle time not read yet".into(),
+        lock_by: LOCK_NOT_YET.into(),
+        idle_by: IDLE_NOT_YET.into(),
         ..Seen::default()
     });
     let said = Arc::new(said);
@@ -552,5 +563,36 @@ mod gnome {
             }
         }
         Err("GNOME's idle monitor left the bus".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_desktop_where_nothing_tells_is_said_to_be_one_once_both_parts_looked() {
+        let mut seen = Seen {
+            lock_by: LOCK_NOT_YET.into(),
+            idle_by: IDLE_NOT_YET.into(),
+            ..Seen::default()
+        };
+        assert!(!seen.settled());
+        seen.lock_by = "no screen locker on the session bus".into();
+        assert!(!seen.settled(), "the idle time is still being read");
+        seen.idle_by = "idle time not known (a Wayland session)".into();
+        assert!(seen.settled());
+        let said = seen.describe();
+        assert!(
+            said.starts_with("Nothing on this desktop says whether you are away"),
+            "{said}"
+        );
+        assert!(said.contains("a Wayland session"), "{said}");
+        seen.desk.idle = Some(false);
+        seen.idle_by = "no input for 300 s (X11 idle time)".into();
+        assert_eq!(
+            seen.describe(),
+            "Away is told by no input for 300 s (X11 idle time); no screen locker on the session bus."
+        );
     }
 }

@@ -13,6 +13,10 @@ pub struct Seen {
 }
 
 impl Seen {
+    pub fn settled(&self) -> bool {
+        true
+    }
+
     pub fn describe(&self) -> String {
         "Nothing tells Loopflow Tray on this platform whether you are away: nothing is pushed \
          unless you choose always."

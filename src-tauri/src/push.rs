@@ -151,6 +151,9 @@ async fn run(
     let mut agent: Option<ureq::Agent> = None;
     let mut flight: Option<tauri::async_runtime::JoinHandle<Delivered>> = None;
     let mut said = String::new();
+    if desk.seen.borrow().settled() {
+        *lock(&status) = Some(desk.seen.borrow().describe());
+    }
     loop {
         let deadline = pushes.next_deadline();
         tokio::select! {
@@ -178,9 +181,6 @@ async fn run(
                 let dropped = pushes.set_prefs(new.prefs, Instant::now());
                 if !dropped.is_empty() {
                     tracing::info!("PUSH dropped sessions={}: settings changed", dropped.join(","));
-                }
-                if new.url != config.url || new.token != config.token {
-                    agent = None;
                 }
                 tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
                 config = new;
@@ -210,12 +210,15 @@ async fn run(
                         tracing::info!("PUSH dropped sessions={}: the person is back", dropped.join(","));
                     }
                 }
-                let describe = seen.describe();
-                if describe != said {
-                    tracing::info!("PRESENCE sources: {}; {}", seen.lock_by, seen.idle_by);
-                    said = describe.clone();
+                // Said once both followers have looked, and again when what tells changes.
+                if seen.settled() {
+                    let describe = seen.describe();
+                    if describe != said {
+                        tracing::info!("PRESENCE sources: {describe}");
+                        said = describe.clone();
+                    }
+                    *lock(&status) = Some(describe);
                 }
-                *lock(&status) = Some(describe);
             }
             () = crate::until(deadline) => {}
             done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {

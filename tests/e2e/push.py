@@ -213,7 +213,8 @@ def a_locked_screen_is_away(ctx):
                                   stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     ctx.arrive()
-    wait_for(lambda: [m for m in ctx.log_since_start() if m.startswith("PRESENCE sources: the screen lock (org.freedesktop.ScreenSaver)")],
+    wait_for(lambda: [m for m in ctx.log_since_start() if m.startswith("PRESENCE sources: Away is told by "
+                                                                         "the screen lock (org.freedesktop.ScreenSaver)")],
              "the tray to follow the locker")
     before = len(ctx.ntfy.taken())
     lock(ctx, True)
