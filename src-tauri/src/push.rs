@@ -50,7 +50,7 @@ impl Config {
         let url = settings.push_url.clone()?;
         Some(Config {
             url,
-            token: settings.push_token.clone(),
+            token: settings.push_token.as_ref().map(|t| t.0.clone()),
             prefs: Prefs {
                 when: settings.push_when,
                 text: settings.push_text,

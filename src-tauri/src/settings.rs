@@ -52,7 +52,7 @@ pub struct Settings {
     /// or their own server's); none: no push, and no network traffic at all.
     pub push_url: Option<String>,
     /// Sent only as `Authorization: Bearer`; never logged, and never shown back in full.
-    pub push_token: Option<String>,
+    pub push_token: Option<Token>,
     /// `away` (the default): only while the screen is locked or input is idle; `always`.
     pub push_when: When,
     /// No input for this long counts as away.
@@ -116,7 +116,7 @@ impl Settings {
         let unset_blank =
             |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         self.push_url = unset_blank(self.push_url);
-        self.push_token = unset_blank(self.push_token);
+        self.push_token = unset_blank(self.push_token.map(|t| t.0)).map(Token);
         self.quiet_from = self.quiet_from.trim().to_string();
         self.quiet_to = self.quiet_to.trim().to_string();
         self.terminal = self.terminal.trim().to_string();
@@ -156,7 +156,7 @@ impl Settings {
         if let Some(url) = &self.push_url {
             check_push_url(url)?;
         }
-        if let Some(token) = &self.push_token {
+        if let Some(Token(token)) = &self.push_token {
             if !token.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(
                     "The push token is one word of plain ASCII characters, as the server gave it."
@@ -176,6 +176,24 @@ impl Settings {
     /// The quiet hours, when both ends are set and readable.
     pub fn quiet_hours(&self) -> Option<QuietHours> {
         QuietHours::parse(&self.quiet_from, &self.quiet_to)
+    }
+}
+
+/// A secret the settings hold (the push token): stored as it is, never printed by `Debug`,
+/// so no log line that shows settings can carry it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Token(pub String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+impl From<&str> for Token {
+    fn from(token: &str) -> Token {
+        Token(token.to_string())
     }
 }
 
@@ -429,6 +447,12 @@ mod tests {
         };
         assert!(push(" https://ntfy.sh/lf-me ", "").check().is_ok());
         assert_eq!(push("https://ntfy.sh/t", "  ").push_token, None);
+        let kept = push("https://ntfy.sh/t", " tk_secret ");
+        assert_eq!(kept.push_token, Some(Token::from("tk_secret")));
+        assert!(
+            !format!("{kept:?}").contains("tk_secret"),
+            "Debug shows no token"
+        );
         assert_eq!(push("", "tk").push_url, None, "blank: no push");
         assert!(push("http://127.0.0.1:8080/t", "tk_1").check().is_ok());
         for url in [

@@ -381,7 +381,7 @@ fn token_hint(token: &str) -> String {
 
 fn settings_view(shell: &Shell) -> SettingsView {
     let mut settings = shell.settings();
-    let push_token_hint = settings.push_token.take().map(|t| token_hint(&t));
+    let push_token_hint = settings.push_token.take().map(|t| token_hint(&t.0));
     SettingsView {
         push_token_hint,
         push_status: shell.push_status(),
@@ -453,9 +453,9 @@ pub fn save_settings(
 ) -> Result<SettingsView, String> {
     let mut settings = settings;
     // The panel never had the token: none sent keeps it, an empty one forgets it.
-    match settings.push_token.as_deref() {
+    match &settings.push_token {
         None => settings.push_token = shell.settings().push_token,
-        Some(token) if token.trim().is_empty() => settings.push_token = None,
+        Some(token) if token.0.trim().is_empty() => settings.push_token = None,
         Some(_) => {}
     }
     let settings = settings.normalized();
