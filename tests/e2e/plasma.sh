@@ -30,7 +30,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
-  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 xdotool xprop import setsid
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 ksmserver xdotool xprop import setsid
   [ -d /usr/share/plasma/shells/org.kde.plasma.desktop ] ||
     give_up "no Plasma desktop shell package (plasma-desktop-data; see the head of $0)"
   out=${E2E_OUT:-ci-out/plasma}
