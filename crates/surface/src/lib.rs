@@ -3,8 +3,7 @@
 //! in, beside the core's memory of what was told), the grouping the tray and the window
 //! show (`board`), the tray's menu and icon (`menu`), and what is pushed to the person's
 //! phone while they are away (`push`). The shell delivers popups over D-Bus and draws the
-//! tray and the window;
-//! everything it decides about them is here, tested without a display.
+//! tray and the window; everything it decides about them is here, tested without a display.
 
 pub mod board;
 pub mod menu;
