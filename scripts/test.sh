@@ -37,6 +37,9 @@ TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VE
 echo "== never miss, never nag: restarts, crashes, a late server, do-not-disturb, pause, quiet hours"
 PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/memory bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+echo "== away from the desk: pushes to the phone (X11 idle time, a locker on the bus, a stand-in ntfy server)"
+PY=$E2E_VENV/bin/python E2E_SUITE=push.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
+  E2E_OUT=${E2E_OUT:-ci-out}/push bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 
 # ---- Real desktops: GNOME, three more notification servers, a Wayland pass, a real-terminal
 # matrix and going back to a session's terminal (tests/e2e/README.md) ----------------------

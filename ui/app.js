@@ -596,6 +596,8 @@ function forgetGone() {
 // ---- settings ----
 
 let settingsShown = false;
+// Forget was chosen for the saved token: the save sends an empty one.
+let forgetToken = false;
 
 function showSettings(show) {
   settingsShown = show;
@@ -626,6 +628,17 @@ function fillSettings(view) {
   $('set-lf').value = s.lf_path || '';
   $('set-home').value = s.home || '';
   $('set-machines').value = (s.machines || []).join('\n');
+  $('set-push-url').value = s.push_url || '';
+  // The token never comes back: only whether one is set (and its end, when long).
+  forgetToken = false;
+  $('set-push-token').value = '';
+  $('set-push-token').placeholder = view.push_token_hint
+    ? `${view.push_token_hint} (type a new one to replace it)` : 'none (optional)';
+  $('push-token-forget').hidden = !view.push_token_hint;
+  $('set-push-when').value = s.push_when || 'away';
+  $('set-away-after').value = s.away_after_seconds;
+  $('set-push-text').checked = s.push_text;
+  $('push-status').textContent = s.push_url ? (view.push_status || '') : '';
   $('set-autostart').checked = view.autostart;
   $('settings-path').textContent = view.path ? `Saved in ${view.path}` : '';
   $('log-row').hidden = !view.log;
@@ -653,6 +666,7 @@ async function saveSettings(event) {
   event.preventDefault();
   const minutes = Number.parseInt($('set-reminder').value, 10);
   const grace = Number.parseInt($('set-grace').value, 10);
+  const awayAfter = Number.parseInt($('set-away-after').value, 10);
   const settings = {
     terminal: $('set-terminal').value,
     terminal_template: $('set-template').value,
@@ -669,6 +683,12 @@ async function saveSettings(event) {
     quiet_to: $('set-quiet-to').value,
     on_event: $('set-on-event').value.trim() || null,
     machines: $('set-machines').value.split('\n'),
+    push_url: $('set-push-url').value.trim() || null,
+    // null keeps the saved token, '' forgets it, text replaces it.
+    push_token: forgetToken ? '' : ($('set-push-token').value || null),
+    push_when: $('set-push-when').value,
+    away_after_seconds: Number.isFinite(awayAfter) ? awayAfter : 0,
+    push_text: $('set-push-text').checked,
   };
   const message = $('settings-message');
   try {
@@ -722,6 +742,12 @@ $('quit').addEventListener('click', async () => {
   }
 });
 $('settings').addEventListener('submit', saveSettings);
+$('push-token-forget').addEventListener('click', () => {
+  forgetToken = true;
+  $('set-push-token').value = '';
+  $('set-push-token').placeholder = 'forgotten when you save';
+  $('push-token-forget').hidden = true;
+});
 $('set-terminal').addEventListener('input', syncTemplate);
 $('notice-copy').addEventListener('click', copyCommand);
 $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true; });

@@ -31,6 +31,13 @@ mod notification;
 mod page;
 #[cfg(unix)]
 mod permission;
+// Whether the person is at the desk: the screen lock on the session bus, X11's idle time.
+#[cfg(all(unix, not(target_os = "macos")))]
+mod presence;
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[path = "presence_elsewhere.rs"]
+mod presence;
+mod push;
 mod quiet;
 mod settings;
 mod tray;
@@ -173,6 +180,13 @@ pub(crate) struct Shell {
     /// Agents' permission requests waiting for the person's Allow or Deny.
     #[cfg(unix)]
     requests: permission::Requests,
+    /// The pushes to the person's phone, only while a push URL is set.
+    push: Mutex<Option<push::Runner>>,
+    /// The engine's first snapshot went by (set under `push`'s lock): pushes started later
+    /// start from the sessions listed then, not from the empty list before it.
+    listed: AtomicBool,
+    /// What the settings panel says about them (how away is told, the last failure).
+    push_status: Arc<Mutex<Option<String>>>,
 }
 
 impl Shell {
@@ -201,7 +215,43 @@ impl Shell {
             requests: permission::Requests::default(),
             terminals: Arc::default(),
             terminals_path: None,
+            push: Mutex::new(None),
+            listed: AtomicBool::new(false),
+            push_status: Arc::default(),
         }
+    }
+
+    /// Start, change or end the pushes as the settings say. A push URL set while the app
+    /// runs starts from the sessions listed now.
+    fn apply_push(&self) {
+        let config = push::Config::of(&self.settings());
+        let mut runner = lock(&self.push);
+        match (config, runner.as_ref()) {
+            (None, None) => {}
+            (None, Some(_)) => *runner = None,
+            (Some(config), Some(running)) => running.set(config),
+            (Some(config), None) => {
+                let memory = self
+                    .history_path
+                    .as_ref()
+                    .map(|path| path.with_file_name(push::MEMORY_FILE));
+                let started = push::Runner::start(config, memory, Arc::clone(&self.push_status));
+                // Before the first snapshot an empty list would read as "nothing waits" and
+                // prune the memory of what was pushed; that snapshot comes to it anyway.
+                if self.listed.load(Ordering::SeqCst) {
+                    started.send(&Event::Snapshot {
+                        at: time::OffsetDateTime::now_utc(),
+                        sessions: self.engine.sessions(),
+                    });
+                }
+                *runner = Some(started);
+            }
+        }
+    }
+
+    /// The settings panel's sentence about pushes, while they are on.
+    fn push_status(&self) -> Option<String> {
+        lock(&self.push_status).clone()
     }
 
     /// Remember a terminal the tray opened, and keep the list on disk.
@@ -296,6 +346,7 @@ impl Shell {
         let machines = followed(&settings.machines, &self.remote);
         *lock(&self.settings) = settings;
         self.engine.set_machines(machines);
+        self.apply_push();
         self.wake.notify_one();
     }
 
@@ -552,6 +603,7 @@ fn setup<R: Runtime>(
             });
         }
     }
+    shell.apply_push();
     tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
@@ -664,6 +716,18 @@ async fn follow<R: Runtime>(
         // Popups first: the tray and the window can wait the few milliseconds they take.
         for effect in effects {
             let _ = deliveries.send(effect);
+        }
+        // The pushes decide on their own task: nothing there holds up a popup.
+        {
+            let runner = lock(&shell.push);
+            if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
+                shell.listed.store(true, Ordering::SeqCst);
+            }
+            if let Some(runner) = runner.as_ref() {
+                for event in &batch {
+                    runner.send(event);
+                }
+            }
         }
         shell.save_history();
         let now_held_back = shell.held_back();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use lf_tray_core::terminal::Choice;
 
 use crate::notification::QuietHours;
+use lf_tray_surface::push::When;
 use serde::{Deserialize, Serialize};
 
 /// Everything the settings panel edits. Missing fields take their defaults, so a file written
@@ -47,6 +48,18 @@ pub struct Settings {
     /// Answer an agent's permission request from the popup: adds one hook of the tray's
     /// to Claude Code's settings while on, and takes exactly it out again when turned off.
     pub answer_from_popup: bool,
+    /// The ntfy topic's URL to push to while the person is away (`https://ntfy.sh/<topic>`,
+    /// or their own server's); none: no push, and no network traffic at all.
+    pub push_url: Option<String>,
+    /// Sent only as `Authorization: Bearer`; never logged, and never shown back in full.
+    pub push_token: Option<Token>,
+    /// `away` (the default): only while the screen is locked or input is idle; `always`.
+    pub push_when: When,
+    /// No input for this long counts as away.
+    pub away_after_seconds: u32,
+    /// The push says what the popup says (the agent's own words); off, only the title, the
+    /// repository and why it waits.
+    pub push_text: bool,
 }
 
 impl Default for Settings {
@@ -71,6 +84,15 @@ impl Default for Settings {
             machines: Vec::new(),
             // Off: Claude Code's settings are the person's file, never touched unasked.
             answer_from_popup: false,
+            push_url: None,
+            push_token: None,
+            push_when: When::Away,
+            // Five minutes: a person reading a long diff or thinking touches nothing for a
+            // minute or two and is still at the desk; a coffee takes longer.
+            away_after_seconds: 300,
+            // Off: a phone's lock screen shows pushes to whoever holds it, and the agent's
+            // words may hold the code.
+            push_text: false,
         }
     }
 }
@@ -91,6 +113,10 @@ impl Settings {
         self.lf_path = unset_empty(self.lf_path);
         self.home = unset_empty(self.home);
         self.on_event = unset_empty(self.on_event);
+        let unset_blank =
+            |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        self.push_url = unset_blank(self.push_url);
+        self.push_token = unset_blank(self.push_token.map(|t| t.0)).map(Token);
         self.quiet_from = self.quiet_from.trim().to_string();
         self.quiet_to = self.quiet_to.trim().to_string();
         self.terminal = self.terminal.trim().to_string();
@@ -127,6 +153,23 @@ impl Settings {
         for machine in &self.machines {
             lf_tray_core::machine::check_destination(machine)?;
         }
+        if let Some(url) = &self.push_url {
+            check_push_url(url)?;
+        }
+        if let Some(Token(token)) = &self.push_token {
+            if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(
+                    "The push token is one word of plain ASCII characters, as the server gave it."
+                        .into(),
+                );
+            }
+        }
+        if self.away_after_seconds == 0 {
+            return Err(
+                "Away after needs at least 1 second (to push at the desk too, choose always)."
+                    .into(),
+            );
+        }
         Ok(())
     }
 
@@ -134,6 +177,47 @@ impl Settings {
     pub fn quiet_hours(&self) -> Option<QuietHours> {
         QuietHours::parse(&self.quiet_from, &self.quiet_to)
     }
+}
+
+/// A secret the settings hold (the push token): stored as it is, never printed by `Debug`,
+/// so no log line that shows settings can carry it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Token(pub String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+impl From<&str> for Token {
+    fn from(token: &str) -> Token {
+        Token(token.to_string())
+    }
+}
+
+/// A topic's URL: `http(s)://host[:port]/topic`, with no spaces or control characters.
+fn check_push_url(url: &str) -> Result<(), String> {
+    let bad = || {
+        Err(format!(
+            "The push URL needs to be a topic's address, as https://ntfy.sh/my-topic (got {:?}).",
+            crate::push::server(url)
+        ))
+    };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return bad();
+    };
+    let (host, topic) = rest.split_once('/').unwrap_or((rest, ""));
+    let topic = topic.split(['?', '#']).next().unwrap_or("");
+    if !matches!(scheme, "http" | "https")
+        || host.is_empty()
+        || topic.is_empty()
+        || !url.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return bad();
+    }
+    Ok(())
 }
 
 /// Where the settings live: `$XDG_CONFIG_HOME/lf-tray/settings.json` (on macOS and Windows,
@@ -220,6 +304,11 @@ mod tests {
             on_event: Some("/usr/local/bin/push".into()),
             machines: vec!["build-box".into(), "me@10.0.0.2".into()],
             answer_from_popup: true,
+            push_url: Some("https://ntfy.example.net/lf-me".into()),
+            push_token: Some("tk_abc".into()),
+            push_when: When::Always,
+            away_after_seconds: 120,
+            push_text: true,
         };
         save(&path, &settings).unwrap();
         let loaded = load(&path);
@@ -231,6 +320,13 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["settings.json"]);
+        // It holds the push token: the person's alone to read.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 
     #[test]
@@ -248,6 +344,13 @@ mod tests {
         assert_eq!(loaded.settings.attached_grace_seconds, 45);
         assert!(loaded.settings.focus_existing, "on unless turned off");
         assert!(!loaded.settings.answer_from_popup, "off unless turned on");
+        assert_eq!(loaded.settings.push_url, None, "no push unless asked");
+        assert_eq!(loaded.settings.push_when, When::Away);
+        assert_eq!(loaded.settings.away_after_seconds, 300);
+        assert!(
+            !loaded.settings.push_text,
+            "no agent's words on a phone unless asked"
+        );
         assert_eq!(
             loaded.settings.terminal_choice(),
             Choice::Named("kitty".into())
@@ -333,5 +436,50 @@ mod tests {
             ..Settings::default()
         };
         assert!(relative.check().is_err());
+
+        let push = |url: &str, token: &str| {
+            Settings {
+                push_url: Some(url.into()),
+                push_token: Some(token.into()),
+                ..Settings::default()
+            }
+            .normalized()
+        };
+        assert!(push(" https://ntfy.sh/lf-me ", "").check().is_ok());
+        assert_eq!(push("https://ntfy.sh/t", "  ").push_token, None);
+        let kept = push("https://ntfy.sh/t", " tk_secret ");
+        assert_eq!(kept.push_token, Some(Token::from("tk_secret")));
+        assert!(
+            !format!("{kept:?}").contains("tk_secret"),
+            "Debug shows no token"
+        );
+        assert_eq!(push("", "tk").push_url, None, "blank: no push");
+        assert!(push("http://127.0.0.1:8080/t", "tk_1").check().is_ok());
+        for url in [
+            "ntfy.sh/t",
+            "ftp://ntfy.sh/t",
+            "https://ntfy.sh",
+            "https://ntfy.sh/",
+            "https:///t",
+            "https://ntfy.sh/a b",
+        ] {
+            assert!(
+                push(url, "")
+                    .check()
+                    .unwrap_err()
+                    .contains("topic's address"),
+                "{url}"
+            );
+        }
+        assert!(push("https://ntfy.sh/t", "tk 1")
+            .check()
+            .unwrap_err()
+            .contains("token"));
+        assert!(push("https://ntfy.sh/t", "tk\n1").check().is_err());
+        let never = Settings {
+            away_after_seconds: 0,
+            ..Settings::default()
+        };
+        assert!(never.check().unwrap_err().contains("at least 1 second"));
     }
 }

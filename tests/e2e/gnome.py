@@ -5,8 +5,10 @@ once, although gnome-shell broadcasts its own ActionInvoked beside the one GNOME
 notification server (the gjs process org.gnome.Shell.Notifications) sends to the app.
 """
 
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -365,6 +367,80 @@ else:
             stderr = [line.strip() for line in f if "CRITICAL" in line or "WARN" in line]
         print(f"     without a tray: the app's log says {said or 'nothing about it'}; its popups: {popups}; "
               f"stderr warnings: {stderr[:3] or 'none'}", flush=True)
+
+
+@check
+def pushes_follow_gnomes_idle_monitor_and_its_screen_lock(ctx):
+    """Away from the desk on GNOME: the app, restarted with a push URL (a stand-in ntfy
+    server, ntfy.py), reads the idle time from GNOME's own idle monitor
+    (org.gnome.Mutter.IdleMonitor) and the lock from GNOME Shell's org.gnome.ScreenSaver;
+    idle past the threshold is away and an ask is pushed, input is back. GNOME Shell offers
+    its lock interface only where it can lock (with GDM, not here): then the app must say
+    that nothing tells it the screen is locked."""
+    from ntfy import Ntfy
+    expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+    os.killpg(ctx.app.pid, signal.SIGTERM)
+    ctx.app.wait(10)
+    server = Ntfy("tk_gnome")
+    server.start()
+    away_after = 3  # seconds: short for the suite, far above xdotool's gaps below
+    try:
+        settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"push_url": server.url("gnome"), "push_token": "tk_gnome",
+                                        "away_after_seconds": away_after}))
+        subprocess.run(["xdotool", "mousemove_relative", "--", "1", "0"], check=True)
+        log = open(ctx.out / "app.log", "ab")
+        ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        log.close()
+
+        def since_start():
+            messages = app_log().messages()
+            starts = [i for i, m in enumerate(messages) if m.startswith("START lf-tray")]
+            return messages[starts[-1]:] if starts else []
+
+        def said(prefix):
+            return [m for m in since_start() if m.startswith(prefix)]
+        sources = wait_for(lambda: [m for m in said("PRESENCE sources:") if "GNOME's idle monitor" in m],
+                           lambda: f"the app to read GNOME's idle monitor; it said {said('PRESENCE')}",
+                           START_TIMEOUT)[-1]
+        lockers = [name for name in ("org.gnome.ScreenSaver", "org.freedesktop.ScreenSaver")
+                   if ctx.bus.name_has_owner(name)]
+        print(f"     {sources}; screen lockers on the bus: {lockers or 'none'}", flush=True)
+        if lockers:
+            expect(lockers[0] in sources, f"the lock interface {lockers[0]} is not followed: {sources}")
+        else:
+            # GNOME Shell exports its screen saver interface only where it can lock (with
+            # GDM): the app must say that nothing tells it.
+            expect("no screen locker on the session bus" in sources, f"not said: {sources}")
+        wait_for(lambda: said("PRESENCE away"), "the app to count the person away (GNOME's idle monitor)",
+                 away_after + STEP_TIMEOUT)
+        sid = "ask_" + uuid.uuid4().hex
+        cwd = ctx.tmp / "work" / "gnome-push"
+        cwd.mkdir(parents=True, exist_ok=True)
+        title = "Pushed from GNOME"
+        ctx.home.write_ask(sid, title=title, prompt=title + "\nWhile away.", cwd=cwd, detail="push")
+        wait_for(lambda: [p for p in server.taken() if title in (p["title"] or "") + p["message"]],
+                 "the ask's push while away", STEP_TIMEOUT)
+        back = len(said("PRESENCE present"))
+        subprocess.run(["xdotool", "mousemove_relative", "--", "-1", "0"], check=True)
+        wait_for(lambda: len(said("PRESENCE present")) > back, "the app to count the person back",
+                 STEP_TIMEOUT)
+        if "org.gnome.ScreenSaver" in lockers:
+            # Told, not asserted: whether this shell locks when asked.
+            gdbus = ["gdbus", "call", "--session", "--dest", "org.gnome.ScreenSaver", "--object-path",
+                     "/org/gnome/ScreenSaver", "--method"]
+            locked = subprocess.run(gdbus + ["org.gnome.ScreenSaver.SetActive", "true"],
+                                    capture_output=True, text=True)
+            deadline = time.monotonic() + STEP_TIMEOUT / 2
+            while time.monotonic() < deadline and not [m for m in said("PRESENCE away") if "locked=Some(true)" in m]:
+                time.sleep(0.1)
+            print(f"     SetActive(true): {(locked.stdout or locked.stderr).strip()}; the app: "
+                  f"{[m for m in said('PRESENCE') if 'locked=Some(true)' in m] or 'not locked'}", flush=True)
+            subprocess.run(gdbus + ["org.gnome.ScreenSaver.SetActive", "false"], capture_output=True)
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

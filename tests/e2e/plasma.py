@@ -7,7 +7,9 @@ AT-SPI with QT_LINUX_ACCESSIBILITY_ALWAYS_ON, but plasmashell, busy with its QML
 starts, reached the accessibility registry in only about half of the runs tried.)
 """
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -465,6 +467,68 @@ def tray_registrations_per_change(ctx):
           f"({len(total)} since the start)", flush=True)
     expect(total, "the item never registered with the watcher")
     expect(ctx.tray.item_of_pid(ctx.app.pid), "the item is no longer on the watcher")
+
+
+@check
+def pushes_follow_kdes_screen_locker(ctx):
+    """Away from the desk on KDE: ksmserver, Plasma's session manager and its screen locker,
+    owns org.freedesktop.ScreenSaver; the app, restarted with a push URL (a stand-in ntfy
+    server, ntfy.py), follows it. SetActive(true) (KDE's way to lock from a script) locks
+    the screen: the app counts the person away and pushes an ask; ksmserver gone, no locker
+    says so any more. Last: the locker's greeter covers the screen."""
+    from ntfy import Ntfy
+    expect(ctx.app and ctx.app.poll() is None, "the app is not running")
+    os.killpg(ctx.app.pid, signal.SIGTERM)
+    ctx.app.wait(10)
+    server = Ntfy("tk_kde")
+    server.start()
+    # A desktop part, not the app's: it carries no audit mark, and is ended here.
+    env = {k: v for k, v in os.environ.items() if k != "LF_E2E_AUDIT"}
+    log = open(ctx.out / "ksmserver.log", "ab")
+    ksmserver = subprocess.Popen(["ksmserver"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+    log.close()
+    try:
+        wait_for(lambda: ctx.bus.name_has_owner("org.freedesktop.ScreenSaver"),
+                 "ksmserver to own org.freedesktop.ScreenSaver", START_TIMEOUT)
+        settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        # Idle for an hour before it counts: only the lock makes this person away.
+        settings.write_text(json.dumps({"push_url": server.url("kde"), "push_token": "tk_kde",
+                                        "away_after_seconds": 3600}))
+        log = open(ctx.out / "app.log", "ab")
+        ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        log.close()
+
+        def said(prefix):
+            messages = app_log().messages()
+            starts = [i for i, m in enumerate(messages) if m.startswith("START lf-tray")]
+            return [m for m in messages[starts[-1]:] if m.startswith(prefix)] if starts else []
+        wait_for(lambda: [m for m in said("PRESENCE sources:") if "org.freedesktop.ScreenSaver" in m],
+                 lambda: f"the app to follow KDE's locker; it said {said('PRESENCE')}", START_TIMEOUT)
+        wait_for(lambda: said("PRESENCE present"), "the app to count the person present")
+        locked_at = time.monotonic()
+        subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.ScreenSaver",
+                        "--object-path", "/org/freedesktop/ScreenSaver", "--method",
+                        "org.freedesktop.ScreenSaver.SetActive", "true"], check=True, capture_output=True)
+        wait_for(lambda: [m for m in said("PRESENCE away") if "locked=Some(true)" in m],
+                 "the app to count a locked screen as away", START_TIMEOUT)
+        print(f"     SetActive(true) → away: {time.monotonic() - locked_at:.2f} s", flush=True)
+        sid, title, _ = ctx.ask("pushed-while-locked")
+        wait_for(lambda: [p for p in server.taken() if title in (p["title"] or "")],
+                 "the ask's push while the screen is locked")
+        back = len(said("PRESENCE unknown")) + len(said("PRESENCE present"))
+        os.killpg(ksmserver.pid, signal.SIGTERM)
+        ksmserver.wait(10)
+        wait_for(lambda: len(said("PRESENCE unknown")) + len(said("PRESENCE present")) > back,
+                 "the app to stop counting a locker that left as locked")
+        ctx.home.complete(sid)
+    finally:
+        if ksmserver.poll() is None:
+            os.killpg(ksmserver.pid, signal.SIGKILL)
+            ksmserver.wait()
+        server.stop()
 
 
 if __name__ == "__main__":

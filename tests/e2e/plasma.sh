@@ -30,7 +30,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
-  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 xdotool xprop import setsid
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 ksmserver xdotool xprop import setsid
   [ -d /usr/share/plasma/shells/org.kde.plasma.desktop ] ||
     give_up "no Plasma desktop shell package (plasma-desktop-data; see the head of $0)"
   out=${E2E_OUT:-ci-out/plasma}
@@ -44,8 +44,13 @@ if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
   # writes there.
   private_homes "$tmp"
   mkdir "$tmp/services"
+  # The system's session services, less any notification server (Plasma's own must take the
+  # name) and KSplash: ksmserver (the push check's screen locker) asks the splash for its
+  # stages, and the bus would start plasma_waitforname for a splash this session never shows,
+  # which outlives the bus.
   for service in /usr/share/dbus-1/services/*.service; do
-    grep -q '^Name=org\.freedesktop\.Notifications$' "$service" || ln -s "$service" "$tmp/services/"
+    grep -Eq '^Name=(org\.freedesktop\.Notifications|org\.kde\.KSplash)$' "$service" ||
+      ln -s "$service" "$tmp/services/"
   done
   sed "s|@SERVICES@|$tmp/services|" "$here/plasma/session-bus.conf" >"$tmp/session-bus.conf"
   # What startplasma sets for a Plasma session: kded5 loads its session modules (the

@@ -22,8 +22,8 @@ use crate::notice::{asked, burst, ready, reminder, stopped, Notice, NoticeKey, S
 pub(super) const HOLD: Duration = Duration::from_millis(300);
 /// This many popups within `BURST_WINDOW` become one summary: four popups still fit on a
 /// screen's corner and can each be read; a fifth starts to cover the person's work.
-const BURST_THRESHOLD: usize = 5;
-const BURST_WINDOW: Duration = Duration::from_secs(2);
+pub(crate) const BURST_THRESHOLD: usize = 5;
+pub(crate) const BURST_WINDOW: Duration = Duration::from_secs(2);
 /// Reminder intervals double from the person's N up to this: a session left for a day is
 /// recalled a few times, not every N minutes.
 const REMINDER_CAP: Duration = Duration::from_secs(4 * 60 * 60);

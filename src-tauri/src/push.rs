@@ -1,0 +1,414 @@
+//! Pushes to the person's phone through an ntfy topic, while they are away from the desk:
+//! the shell half. What to push and when is `lf_tray_surface::push`; here the desk is
+//! followed ([`crate::presence`]), each push is POSTed (one at a time, on a blocking thread,
+//! so a slow or dead server holds up nothing else) and the memory of what was pushed is kept
+//! beside the popups' (`pushes.json`).
+//!
+//! Nothing of it exists while no push URL is set: no task, no connection, no thread.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lf_tray_core::{history, Event};
+use lf_tray_surface::push::{Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
+use tokio::sync::{mpsc, watch};
+
+use crate::settings::Settings;
+use crate::{lock, presence};
+
+/// A server that has not taken a small POST within this long is treated as down and tried
+/// again later: ntfy answers in milliseconds, and a push later than this is late anyway.
+const TIMEOUT: Duration = Duration::from_secs(20);
+/// The memory of what was pushed, beside the popups' memory.
+pub const MEMORY_FILE: &str = "pushes.json";
+
+/// What the pushes run with, from the settings.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Config {
+    pub url: String,
+    pub token: Option<String>,
+    pub prefs: Prefs,
+    pub away_after: Duration,
+}
+
+/// Never the token: a `Debug` of the config is safe to log.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("server", &server(&self.url))
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("prefs", &self.prefs)
+            .field("away_after", &self.away_after)
+            .finish()
+    }
+}
+
+impl Config {
+    /// The pushes the settings ask for; `None` without a push URL.
+    pub fn of(settings: &Settings) -> Option<Config> {
+        let url = settings.push_url.clone()?;
+        Some(Config {
+            url,
+            token: settings.push_token.as_ref().map(|t| t.0.clone()),
+            prefs: Prefs {
+                when: settings.push_when,
+                text: settings.push_text,
+            },
+            away_after: Duration::from_secs(u64::from(settings.away_after_seconds)),
+        })
+    }
+}
+
+/// `https://ntfy.sh`: the server without the topic, which is as good as a password.
+pub fn server(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            let host = host.rsplit('@').next().unwrap_or(host);
+            format!("{scheme}://{host}")
+        }
+        None => "(not a URL)".into(),
+    }
+}
+
+/// The pushes while a URL is set; dropping it ends them.
+pub struct Runner {
+    config: watch::Sender<Option<Config>>,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Runner {
+    /// Start pushing; the memory lives in `memory` (none: the demo), and `status` holds
+    /// what the panel says about it.
+    pub fn start(
+        config: Config,
+        memory: Option<PathBuf>,
+        status: Arc<Mutex<Option<String>>>,
+    ) -> Runner {
+        let (set, configs) = watch::channel(Some(config));
+        let (events, received) = mpsc::unbounded_channel();
+        tauri::async_runtime::spawn(run(configs, received, memory, status));
+        Runner {
+            config: set,
+            events,
+        }
+    }
+
+    pub fn send(&self, event: &Event) {
+        let _ = self.events.send(event.clone());
+    }
+
+    pub fn set(&self, config: Config) {
+        self.config.send_if_modified(|now| {
+            let changed = now.as_ref() != Some(&config);
+            *now = Some(config);
+            changed
+        });
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        // The loop ends at its next turn, after the memory is written.
+        let _ = self.config.send(None);
+    }
+}
+
+fn when(config: &Config) -> String {
+    match config.prefs.when {
+        When::Always => "always".into(),
+        When::Away => format!(
+            "while away (locked, or no input for {} s)",
+            config.away_after.as_secs()
+        ),
+    }
+}
+
+async fn run(
+    mut configs: watch::Receiver<Option<Config>>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    memory: Option<PathBuf>,
+    status: Arc<Mutex<Option<String>>>,
+) {
+    let Some(mut config) = configs.borrow_and_update().clone() else {
+        return;
+    };
+    let pushed = match &memory {
+        Some(path) => {
+            let (pushed, warning) = Pushed::load(path);
+            if let Some(warning) = warning {
+                tracing::warn!("{warning}");
+            }
+            pushed
+        }
+        None => Pushed::default(),
+    };
+    let mut pushes = Pushes::new(pushed, config.prefs);
+    tracing::info!("PUSH on: {}, {}", server(&config.url), when(&config));
+    let mut desk = presence::follow(config.away_after);
+    let mut desk_open = true;
+    let mut agent: Option<ureq::Agent> = None;
+    let mut flight: Option<tauri::async_runtime::JoinHandle<Delivered>> = None;
+    let mut said = String::new();
+    if desk.seen.borrow().settled() {
+        *lock(&status) = Some(desk.seen.borrow().describe());
+    }
+    loop {
+        let deadline = pushes.next_deadline();
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                let now = Instant::now();
+                let mut batch = vec![event];
+                while let Ok(event) = events.try_recv() {
+                    batch.push(event);
+                }
+                for event in &batch {
+                    let dropped = pushes.on_event(event, now);
+                    if !dropped.is_empty() {
+                        tracing::info!("PUSH dropped sessions={}: they no longer wait", dropped.join(","));
+                    }
+                }
+            }
+            changed = configs.changed() => {
+                let new = if changed.is_ok() { configs.borrow_and_update().clone() } else { None };
+                let Some(new) = new else { break };
+                if new.away_after != config.away_after {
+                    desk = presence::follow(new.away_after);
+                    desk_open = true;
+                }
+                let dropped = pushes.set_prefs(new.prefs, Instant::now());
+                if !dropped.is_empty() {
+                    tracing::info!("PUSH dropped sessions={}: settings changed", dropped.join(","));
+                }
+                tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
+                config = new;
+            }
+            changed = desk.seen.changed(), if desk_open => {
+                if changed.is_err() {
+                    desk_open = false;
+                    continue;
+                }
+                let seen = desk.seen.borrow_and_update().clone();
+                let presence = seen.desk.presence();
+                if presence != pushes.presence() {
+                    tracing::info!(
+                        "PRESENCE {} (locked={:?} idle={:?}; {}; {})",
+                        match presence {
+                            Presence::Present => "present",
+                            Presence::Away => "away",
+                            Presence::Unknown => "unknown: nothing on this desktop tells, taken as present",
+                        },
+                        seen.desk.locked,
+                        seen.desk.idle,
+                        seen.lock_by,
+                        seen.idle_by
+                    );
+                    let dropped = pushes.set_presence(presence, Instant::now());
+                    if !dropped.is_empty() {
+                        tracing::info!("PUSH dropped sessions={}: the person is back", dropped.join(","));
+                    }
+                }
+                // Said once both followers have looked, and again when what tells changes.
+                if seen.settled() {
+                    let describe = seen.describe();
+                    if describe != said {
+                        tracing::info!("PRESENCE sources: {describe}");
+                        said = describe.clone();
+                    }
+                    *lock(&status) = Some(describe);
+                }
+            }
+            () = crate::until(deadline) => {}
+            done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
+                flight = None;
+                let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {
+                    id: 0,
+                    sessions: Vec::new(),
+                    result: Err(format!("the delivery stopped: {e}")),
+                });
+                let sessions = sessions.join(",");
+                let now = Instant::now();
+                let outcome = pushes.delivered(id, result.is_ok(), now);
+                let failing = match (&result, outcome) {
+                    (Ok(took), _) => {
+                        tracing::info!("PUSH delivered id={id} sessions={sessions} in {} ms", took.as_millis());
+                        None
+                    }
+                    (Err(why), Outcome::Retry(wait)) => {
+                        tracing::warn!("PUSH failed id={id} sessions={sessions}: {why}; again in {} s", wait.as_secs());
+                        Some(why)
+                    }
+                    (Err(why), _) => {
+                        tracing::info!("PUSH failed id={id} sessions={sessions}: {why}; dropped, they no longer wait or the person is back");
+                        Some(why)
+                    }
+                };
+                let now_said = desk.seen.borrow().describe();
+                *lock(&status) = Some(match &failing {
+                    Some(why) => format!("{now_said} The last push failed: {why}."),
+                    None => now_said,
+                });
+            }
+        }
+        if flight.is_none() {
+            if let Some(message) = pushes.due(Instant::now()) {
+                tracing::info!(
+                    "PUSH sending id={} sessions={} to {}",
+                    message.id,
+                    message.sessions.join(","),
+                    server(&config.url)
+                );
+                let agent = agent.get_or_insert_with(new_agent).clone();
+                let (url, token) = (config.url.clone(), config.token.clone());
+                flight = Some(tauri::async_runtime::spawn_blocking(move || {
+                    let started = Instant::now();
+                    let result = deliver(&agent, &url, token.as_deref(), &message);
+                    Delivered {
+                        id: message.id,
+                        sessions: message.sessions,
+                        result: result.map(|()| started.elapsed()),
+                    }
+                }));
+            }
+        }
+        if let (Some(path), Some(bytes)) = (&memory, pushes.take_memory()) {
+            let path = path.clone();
+            let written = tauri::async_runtime::spawn_blocking(move || {
+                history::write_atomically(&path, &bytes).map_err(|e| (path, e))
+            })
+            .await;
+            if let Ok(Err((path, e))) = written {
+                tracing::warn!("could not keep what was pushed in {}: {e}", path.display());
+            }
+        }
+    }
+    *lock(&status) = None;
+    tracing::info!("PUSH off");
+}
+
+/// How one POST went: how long it took, or why it failed.
+struct Delivered {
+    id: u64,
+    sessions: Vec<String>,
+    result: Result<Duration, String>,
+}
+
+fn new_agent() -> ureq::Agent {
+    use ureq::tls::{RootCerts, TlsConfig};
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(TIMEOUT))
+        .user_agent(format!("lf-tray/{}", env!("CARGO_PKG_VERSION")))
+        .tls_config(
+            TlsConfig::builder()
+                .root_certs(RootCerts::PlatformVerifier)
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+/// POST one message as ntfy's publish API takes it: the message plain text in the body,
+/// the rest in headers; the token only ever in `Authorization`.
+fn deliver(
+    agent: &ureq::Agent,
+    url: &str,
+    token: Option<&str>,
+    message: &Message,
+) -> Result<(), String> {
+    let mut request = agent
+        .post(url)
+        .header("Title", header_text(&message.title))
+        .header("Priority", message.priority.to_string())
+        .header("Tags", message.tags)
+        .header("Content-Type", "text/plain; charset=utf-8");
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    match request.send(message.body.as_bytes()) {
+        Ok(response) if response.status().is_success() => Ok(()),
+        Ok(response) => Err(format!("the server answered {}", response.status())),
+        Err(e) => Err(match e {
+            ureq::Error::BadUri(_) => "the push URL is not valid".into(),
+            ureq::Error::HostNotFound => "its host was not found".into(),
+            ureq::Error::ConnectionFailed => "could not connect".into(),
+            other => other.to_string(),
+        }),
+    }
+}
+
+/// A header's text: ASCII as it is; anything else as one RFC 2047 encoded word, which ntfy
+/// decodes (HTTP headers carry no UTF-8 of their own). The text is one line already.
+pub fn header_text(text: &str) -> String {
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) && !text.contains("=?") {
+        return text.to_string();
+    }
+    format!("=?UTF-8?B?{}?=", base64(text.as_bytes()))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_carry_ascii_as_is_and_the_rest_encoded() {
+        assert_eq!(
+            header_text("Fix it asks a question"),
+            "Fix it asks a question"
+        );
+        assert_eq!(header_text("Grüße"), "=?UTF-8?B?R3LDvMOfZQ==?=");
+        assert_eq!(header_text("=?x?="), "=?UTF-8?B?PT94Pz0=?=");
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+
+    #[test]
+    fn the_log_names_the_server_never_the_topic_or_the_token() {
+        assert_eq!(server("https://ntfy.sh/secret-topic"), "https://ntfy.sh");
+        assert_eq!(
+            server("http://me:pw@127.0.0.1:8080/t?x=1"),
+            "http://127.0.0.1:8080"
+        );
+        let config = Config {
+            url: "https://ntfy.sh/secret-topic".into(),
+            token: Some("tk_supersecret".into()),
+            prefs: Prefs::default(),
+            away_after: Duration::from_secs(300),
+        };
+        let said = format!("{config:?}");
+        assert!(
+            !said.contains("supersecret") && !said.contains("secret-topic"),
+            "{said}"
+        );
+    }
+}
