@@ -211,6 +211,40 @@ FAMILIES = [
 ]
 
 
+def _needed(path):
+    out = subprocess.run(["readelf", "-dW", path], capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\).*\[(.+?)\]", out)
+
+
+def _closure(names, where):
+    seen, todo = set(), list(names)
+    while todo:
+        path = where.get(todo.pop())
+        if path and path not in seen:
+            seen.add(path)
+            todo.extend(_needed(path))
+    return seen
+
+
+def webkit_only(pid, binary):
+    """The libraries the app maps only because it links WebKit: those its other direct
+    dependencies (GTK, GLib, …) do not bring in. What a tray process without the web
+    engine would not load."""
+    where = {}
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        head = line.split(None, 5)
+        if len(head) > 5 and head[5].startswith("/") and ".so" in head[5]:
+            path = head[5].strip()
+            where.setdefault(os.path.basename(path), path)
+            # NEEDED names the soname (libfoo.so.1), the mapping the file behind it.
+            for name in re.findall(r"SONAME\).*\[(.+?)\]", subprocess.run(
+                    ["readelf", "-dW", path], capture_output=True, text=True).stdout):
+                where.setdefault(name, path)
+    direct = _needed(binary)
+    web = [n for n in direct if n.startswith(("libwebkit2gtk", "libjavascriptcoregtk", "libsoup"))]
+    return _closure(direct, where) - _closure([n for n in direct if n not in web], where)
+
+
 def family(path, binary):
     if path == binary:
         return "the binary"
@@ -223,10 +257,10 @@ def family(path, binary):
     return "other files"
 
 
-def by_mapping_kb(pid, binary):
-    """{family: [file PSS kB, anonymous kB]} from /proc/PID/smaps. A private file mapping's
-    pages the process wrote (relocated data of a library) count as anonymous, as the
-    kernel's Pss_Anon does."""
+def by_mapping_kb(pid, binary, only=frozenset()):
+    """{family: [file PSS kB, anonymous kB]} from /proc/PID/smaps, and the same for the
+    paths in `only` as one more row. A private file mapping's pages the process wrote
+    (relocated data of a library) count as anonymous, as the kernel's Pss_Anon does."""
     out, path, pss = {}, "", 0
     try:
         text = Path(f"/proc/{pid}/smaps").read_text()
@@ -245,7 +279,14 @@ def by_mapping_kb(pid, binary):
             row = out.setdefault(family(path, binary), [0, 0])
             row[0] += pss - anon
             row[1] += anon
+            if path in only:
+                row = out.setdefault(ONLY_WEBKIT, [0, 0])
+                row[0] += pss - anon
+                row[1] += anon
     return out
+
+
+ONLY_WEBKIT = "(all libraries only WebKit links)"
 
 
 class Memory:
@@ -254,6 +295,10 @@ class Memory:
 
     def __init__(self, app_pid):
         binary = os.path.realpath(f"/proc/{app_pid}/exe")
+        try:
+            only = webkit_only(app_pid, binary)
+        except (OSError, FileNotFoundError):
+            only = frozenset()
         self.programs, self.families = {}, {}
         self.pss = self.anon = self.dirty = 0
         tree = descendants(app_pid)
@@ -271,7 +316,7 @@ class Memory:
             self.anon += rollup_anon_kb(pid)
             for tname, _, _ in threads(pid).values():
                 self.threads[tname] = self.threads.get(tname, 0) + 1
-            for fam, (file_kb, anon_kb) in by_mapping_kb(pid, binary).items():
+            for fam, (file_kb, anon_kb) in by_mapping_kb(pid, binary, only).items():
                 row = self.families.setdefault(fam, [0, 0])
                 row[0] += file_kb
                 row[1] += anon_kb
@@ -289,7 +334,8 @@ class Memory:
 
     def families_lines(self, top=9):
         """The largest families, file-backed and anonymous PSS apiece."""
-        rows = sorted(self.families.items(), key=lambda kv: -sum(kv[1]))
+        rows = sorted(((k, v) for k, v in self.families.items() if k != ONLY_WEBKIT),
+                      key=lambda kv: -sum(kv[1]))
         shown, rest = rows[:top], rows[top:]
         lines = [f"{name:<30} {(f + a) / 1024:5.1f}  (file {f / 1024:4.1f}, anon {a / 1024:4.1f})"
                  for name, (f, a) in shown]
@@ -298,6 +344,10 @@ class Memory:
             a = sum(r[1][1] for r in rest)
             lines.append(f"{'the rest':<30} {(f + a) / 1024:5.1f}  (file {f / 1024:4.1f}, "
                          f"anon {a / 1024:4.1f})")
+        if ONLY_WEBKIT in self.families:
+            f, a = self.families[ONLY_WEBKIT]
+            lines.append(f"{ONLY_WEBKIT} {(f + a) / 1024:.1f}  (file {f / 1024:.1f}, "
+                         f"anon {a / 1024:.1f})")
         return lines
 
 
