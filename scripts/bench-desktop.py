@@ -2,7 +2,8 @@
 """The desktop benchmark's driver: run by scripts/bench-desktop.sh inside a private X
 server and session bus, with dunst, the StatusNotifierWatcher and a pcap dbus-monitor
 already running. It starts the release app hidden, plays lf through the stand-in and
-tests/e2e/lfhome.py, and prints figures beside their goals. It asserts nothing.
+tests/e2e/lfhome.py, and prints figures beside their goals and budgets. It exits 1 when a
+memory figure is over its budget, 2 when it could not measure.
 
 Times come from real surfaces where there is one: the bus (dbus-monitor's receive time of
 RegisterStatusNotifierItem and Notify), the X server (the window mapped, its pixels), and
@@ -70,7 +71,18 @@ POLL = 0.01
 WAKE_STEP = 1.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-GOAL_PSS_MB = 60
+# Memory budgets, held: the benchmark fails (exit 1) when a figure is over one. The hidden
+# tray is what runs all day; its anonymous part is the app's own whatever else maps the same
+# libraries. After a close, WebKit's processes are gone but its libraries stay touched.
+BUDGET_HIDDEN_PSS_MB = 35
+BUDGET_HIDDEN_ANON_MB = 10
+BUDGET_CLOSED_PSS_MB = 60
+# The hidden figure is taken no sooner than this after start (and once the tree settled):
+# the issue's "15 s after start", past the first lf list and the tray's registration.
+HIDDEN_AFTER = 15.0
+# BENCH_ONLY=memory: start, hidden figures, the window shown and closed; no idle minutes,
+# no popup timings (about 1 minute instead of 4).
+ONLY = os.environ.get("BENCH_ONLY", "")
 GOAL_IDLE_MS_PER_MIN = 10
 GOAL_WAKE_INTERVAL_S = 30
 GOAL_TRAY_S = 0.5
@@ -169,31 +181,242 @@ def rollup_kb(pid):
     return pss, dirty
 
 
-def memory(app_pid):
-    """Total PSS and private dirty memory in MB, and a breakdown of PSS by program."""
-    parts, dirty = {}, 0
-    for pid in descendants(app_pid):
-        name = "lf-tray" if pid == app_pid else comm(pid)
-        pss, private = rollup_kb(pid)
-        parts[name] = parts.get(name, 0) + pss
-        dirty += private
-    total = sum(parts.values()) / 1024
-    detail = ", ".join(f"{name} {kb / 1024:.1f}" for name, kb in
-                       sorted(parts.items(), key=lambda kv: -kv[1]))
-    return total, dirty / 1024, detail
+def rollup_anon_kb(pid):
+    """Pss_Anon of one process in kB: heaps, stacks, and the pages of a library the loader
+    wrote (relocations), which are the process's own whatever else runs."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key == "Pss_Anon":
+                return int(rest.split()[0])
+    except OSError:
+        pass
+    return 0
 
 
-def sharers(tree):
+# Libraries named by what brings them in, so the breakdown reads as causes: the web engine
+# and what only it links (speech, media, Unicode tables, HTTP), and the toolkit the tray
+# itself needs.
+FAMILIES = [
+    ("WebKit", ("libwebkit2gtk",)),
+    ("JavaScriptCore", ("libjavascriptcoregtk",)),
+    ("flite (WebKit's speech)", ("libflite",)),
+    ("GStreamer (WebKit's media)", ("libgst", "liborc")),
+    ("ICU (WebKit's Unicode)", ("libicu",)),
+    ("libsoup (WebKit's HTTP)", ("libsoup",)),
+    ("GTK/GDK", ("libgtk-3", "libgdk-3", "libgdk_pixbuf")),
+    ("GLib/GIO/GObject", ("libglib-2", "libgio-2", "libgobject-2", "libgmodule-2")),
+    ("libc/libm/ld.so", ("libc.so", "libm.so", "ld-linux")),
+    ("libstdc++", ("libstdc++",)),
+]
+
+
+def _needed(path):
+    out = subprocess.run(["readelf", "-dW", path], capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\).*\[(.+?)\]", out)
+
+
+def _closure(names, where):
+    seen, todo = set(), list(names)
+    while todo:
+        path = where.get(todo.pop())
+        if path and path not in seen:
+            seen.add(path)
+            todo.extend(_needed(path))
+    return seen
+
+
+def webkit_only(pid, binary):
+    """The libraries the app maps only because it links WebKit: those its other direct
+    dependencies (GTK, GLib, …) do not bring in. What a tray process without the web
+    engine would not load."""
+    where = {}
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        head = line.split(None, 5)
+        if len(head) > 5 and head[5].startswith("/") and ".so" in head[5]:
+            path = head[5].strip()
+            where.setdefault(os.path.basename(path), path)
+            # NEEDED names the soname (libfoo.so.1), the mapping the file behind it.
+            for name in re.findall(r"SONAME\).*\[(.+?)\]", subprocess.run(
+                    ["readelf", "-dW", path], capture_output=True, text=True).stdout):
+                where.setdefault(name, path)
+    direct = _needed(binary)
+    web = [n for n in direct if n.startswith(("libwebkit2gtk", "libjavascriptcoregtk", "libsoup"))]
+    return _closure(direct, where) - _closure([n for n in direct if n not in web], where)
+
+
+def family(path, binary):
+    if path == binary:
+        return "the binary"
+    if not path.startswith("/"):
+        return "anonymous " + (path or "mappings")
+    base = os.path.basename(path)
+    for name, prefixes in FAMILIES:
+        if base.startswith(prefixes):
+            return name
+    return "other files"
+
+
+def by_mapping_kb(pid, binary, only=frozenset()):
+    """{family: [file PSS kB, anonymous kB]} from /proc/PID/smaps, and the same for the
+    paths in `only` as one more row. A private file mapping's pages the process wrote
+    (relocated data of a library) count as anonymous, as the kernel's Pss_Anon does."""
+    out, path, pss = {}, "", 0
+    try:
+        text = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        head = line.split(None, 5)
+        if head and "-" in head[0] and not head[0].endswith(":"):
+            path = head[5].strip() if len(head) > 5 else ""
+            if path.endswith(" (deleted)"):
+                path = path[: -len(" (deleted)")]
+        elif head and head[0] == "Pss:":
+            pss = int(head[1])
+        elif head and head[0] == "Anonymous:":
+            anon = min(int(head[1]), pss)
+            row = out.setdefault(family(path, binary), [0, 0])
+            row[0] += pss - anon
+            row[1] += anon
+            if path in only:
+                row = out.setdefault(ONLY_WEBKIT, [0, 0])
+                row[0] += pss - anon
+                row[1] += anon
+    return out
+
+
+ONLY_WEBKIT = "(all libraries only WebKit links)"
+
+
+class Memory:
+    """One look at the tree's memory, in kB: PSS, its anonymous part, private dirty, PSS
+    by program and by mapping family."""
+
+    def __init__(self, app_pid):
+        binary = os.path.realpath(f"/proc/{app_pid}/exe")
+        try:
+            only = webkit_only(app_pid, binary)
+        except (OSError, FileNotFoundError):
+            only = frozenset()
+        self.programs, self.families = {}, {}
+        self.pss = self.anon = self.dirty = 0
+        tree = descendants(app_pid)
+        self.others = sharer_pids(set(tree))
+        # What the budgets hold: PSS as if no other lf-tray or WebKit program ran (CI's
+        # suites run several), which is the PSS when none does.
+        self.alone = pss_without_kb(tree, self.others) if self.others else None
+        self.threads = {}
+        for pid in tree:
+            name = "lf-tray" if pid == app_pid else comm(pid)
+            pss, private = rollup_kb(pid)
+            self.programs[name] = self.programs.get(name, 0) + pss
+            self.pss += pss
+            self.dirty += private
+            self.anon += rollup_anon_kb(pid)
+            for tname, _, _ in threads(pid).values():
+                self.threads[tname] = self.threads.get(tname, 0) + 1
+            for fam, (file_kb, anon_kb) in by_mapping_kb(pid, binary, only).items():
+                row = self.families.setdefault(fam, [0, 0])
+                row[0] += file_kb
+                row[1] += anon_kb
+
+    def mb(self, kb):
+        return kb / 1024
+
+    def held_pss(self):
+        """The PSS the budgets hold, in kB."""
+        return self.pss if self.alone is None else self.alone
+
+    def programs_line(self):
+        return ", ".join(f"{name} {kb / 1024:.1f}" for name, kb in
+                         sorted(self.programs.items(), key=lambda kv: -kv[1]))
+
+    def families_lines(self, top=9):
+        """The largest families, file-backed and anonymous PSS apiece."""
+        rows = sorted(((k, v) for k, v in self.families.items() if k != ONLY_WEBKIT),
+                      key=lambda kv: -sum(kv[1]))
+        shown, rest = rows[:top], rows[top:]
+        lines = [f"{name:<30} {(f + a) / 1024:5.1f}  (file {f / 1024:4.1f}, anon {a / 1024:4.1f})"
+                 for name, (f, a) in shown]
+        if rest:
+            f = sum(r[1][0] for r in rest)
+            a = sum(r[1][1] for r in rest)
+            lines.append(f"{'the rest':<30} {(f + a) / 1024:5.1f}  (file {f / 1024:4.1f}, "
+                         f"anon {a / 1024:4.1f})")
+        if ONLY_WEBKIT in self.families:
+            f, a = self.families[ONLY_WEBKIT]
+            lines.append(f"{ONLY_WEBKIT} {(f + a) / 1024:.1f}  (file {f / 1024:.1f}, "
+                         f"anon {a / 1024:.1f})")
+        return lines
+
+
+def sharer_pids(tree):
     """Other processes of the libraries the app maps most (GTK, WebKit): PSS divides a
     shared page among all of them, so with these running the app's PSS is lower than
-    alone."""
+    alone (the same binary read 56, 41 and 36 MB hidden beside 0, 1 and 2 of them)."""
     out = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit() and int(entry.name) not in tree:
             name = comm(int(entry.name))
             if name.startswith(("WebKit", "lf-tray")):
-                out.append(name)
+                out.append(int(entry.name))
     return out
+
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+PFN_MASK = (1 << 55) - 1
+
+
+def resident_pfns(pid):
+    """{page frame: how often this process maps it} for its resident pages, or None when
+    the kernel hides frame numbers (they need root)."""
+    frames = {}
+    try:
+        ranges = []
+        for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+            start, end = (int(x, 16) for x in line.split()[0].split("-"))
+            ranges.append((start, end))
+        with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+            for start, end in ranges:
+                pagemap.seek(start // 4096 * 8)
+                data = pagemap.read((end - start) // 4096 * 8)
+                for (entry,) in struct.iter_unpack("<Q", data):
+                    if entry >> 63:
+                        pfn = entry & PFN_MASK
+                        if not pfn:
+                            return None
+                        frames[pfn] = frames.get(pfn, 0) + 1
+    except OSError:
+        return None
+    return frames
+
+
+def pss_without_kb(tree, others):
+    """The tree's PSS as if the `others` processes were not running: each resident page
+    divided among its mappings less theirs (/proc/kpagecount), the kernel's own PSS sum
+    when `others` is empty. None without root."""
+    mine, theirs = {}, {}
+    for pid in tree:
+        frames = resident_pfns(pid)
+        if frames is None:
+            return None
+        for pfn, n in frames.items():
+            mine[pfn] = mine.get(pfn, 0) + n
+    for pid in others:
+        for pfn, n in (resident_pfns(pid) or {}).items():
+            if pfn in mine:
+                theirs[pfn] = theirs.get(pfn, 0) + n
+    total = 0.0
+    try:
+        with open("/proc/kpagecount", "rb") as counts:
+            for pfn, n in mine.items():
+                counts.seek(pfn * 8)
+                (mapped,) = struct.unpack("<Q", counts.read(8))
+                total += PAGE_KB * n / max(n, mapped - theirs.get(pfn, 0))
+    except OSError:
+        return None
+    return total
 
 
 def threads(pid):
@@ -480,6 +703,7 @@ class Bench:
         self.x = X()
         self.app = None
         self.sim_calls = Path(os.environ["LF_SIM_DIR"]) / "argv.jsonl"
+        self.over = []
         self.cwd = TMP / "work"
         self.cwd.mkdir(parents=True, exist_ok=True)
 
@@ -537,13 +761,22 @@ class Bench:
             self.ask(f"Seeded question {i}", f"Seeded question {i}: which way?")
         try:
             self.startup()
-            self.idle("idle, hidden since start")
-            self.lone()
-            self.burst()
-            if self.window():
+            if ONLY != "memory":
+                self.idle("idle, hidden since start")
+                self.lone()
+                self.burst()
+            if self.window() and ONLY != "memory":
                 self.idle("idle, after the window was shown and closed")
         finally:
             self.stop()
+        self.verdict()
+
+    def verdict(self):
+        say("budgets")
+        for line in self.over:
+            say(f"  OVER BUDGET: {line}")
+        if not self.over:
+            say("  every memory figure within its budget")
 
     def startup(self):
         started = self.start()
@@ -562,18 +795,49 @@ class Bench:
                  [plain(e.label) for e in self.tray.layout(item).rows()],
                  "the first snapshot in the tray menu", START_TIMEOUT)
         figure("start → first snapshot in the tray menu", f"{(time.time() - started) * 1000:.0f} ms")
-        self.pss("PSS hidden", f"after {settle(self.app.pid):.0f} s to settle", goal=True)
+        settled = settle(self.app.pid)
+        time.sleep(max(0.0, started + HIDDEN_AFTER - time.time()))
+        mem = self.pss("PSS hidden", f"{time.time() - started:.0f} s after start, settled in "
+                       f"{settled:.0f} s", budget=BUDGET_HIDDEN_PSS_MB)
+        self.held("anonymous PSS hidden", mem.mb(mem.anon), BUDGET_HIDDEN_ANON_MB)
 
-    def pss(self, name, when, goal=False):
-        total, dirty, detail = memory(self.app.pid)
-        figure(name, f"{total:.1f} MB", f"goal ≤ {GOAL_PSS_MB} MB" if goal else "")
-        # Private dirty pages (heaps, written data) are the app's own whatever else runs;
-        # PSS and even USS change with the other processes mapping the same libraries.
-        say(f"    {detail}; private dirty {dirty:.1f}; {when}")
-        others = sharers(set(descendants(self.app.pid)))
-        if others:
-            say(f"    ({len(others)} other lf-tray/WebKit process(es) on this machine share "
-                f"libraries with it: PSS is lower than it would be alone)")
+    def held(self, name, mb, budget):
+        figure(name, f"{mb:.1f} MB", f"budget ≤ {budget} MB" + ("  OVER" if mb > budget else ""))
+        if mb > budget:
+            self.over.append(f"{name} {mb:.1f} MB > {budget} MB")
+
+    def pss(self, name, when, budget=None):
+        mem = Memory(self.app.pid)
+        held = mem.mb(mem.held_pss())
+        # Every mapping of every process, for the megabyte the summary does not name.
+        for pid in descendants(self.app.pid):
+            try:
+                shutil.copyfile(f"/proc/{pid}/smaps",
+                                OUT / f"smaps-{name.replace(' ', '-')}-{comm(pid)}-{pid}.txt")
+            except OSError:
+                pass
+        if budget is None:
+            figure(name, f"{held:.1f} MB")
+        else:
+            self.held(name, held, budget)
+        if mem.alone is not None:
+            say(f"    (PSS as measured {mem.mb(mem.pss):.1f} MB: {len(mem.others)} other "
+                f"lf-tray/WebKit process(es) on this machine share its libraries; the figure "
+                f"above counts the pages as if they did not run)")
+        # Private dirty and anonymous pages (heaps, written data) are the app's own whatever
+        # else runs; PSS and even USS change with the other processes mapping the same
+        # libraries.
+        say(f"    {mem.programs_line()}; anonymous {mem.mb(mem.anon):.1f}; private dirty "
+            f"{mem.mb(mem.dirty):.1f}; {when}")
+        say(f"    {sum(mem.threads.values())} threads: " + ", ".join(
+            f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in sorted(mem.threads.items())))
+        for line in mem.families_lines():
+            say(f"      {line}")
+        if mem.others and mem.alone is None:
+            say(f"    ({len(mem.others)} other lf-tray/WebKit process(es) on this machine share "
+                f"libraries with it: PSS is lower than it would be alone; run as root for "
+                f"the figure without them)")
+        return mem
 
     def idle(self, title):
         say(f"{title} ({IDLE_SECONDS:.0f} s, nothing happening)")
@@ -762,7 +1026,7 @@ class Bench:
         settle(pid)
         time.sleep(max(0.0, closed + AFTER_CLOSE - time.monotonic()))
         self.pss("PSS after close", f"{time.monotonic() - closed:.0f} s after WM_DELETE_WINDOW",
-                 goal=True)
+                 budget=BUDGET_CLOSED_PSS_MB)
         return True
 
 
@@ -775,8 +1039,8 @@ def main():
         bench.run()
     except TimeoutError as e:
         say(f"bench-desktop: {e}")
-        return 1
-    return 0
+        return 2
+    return 1 if bench.over else 0
 
 
 if __name__ == "__main__":

@@ -475,6 +475,7 @@ pub(crate) fn start(
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     );
+    async_runtime()?;
     let mut app = tauri::Builder::default();
     if start.single_instance {
         // Registered first, as the plugin requires, so a second instance stops early.
@@ -515,6 +516,28 @@ pub(crate) fn start(
             api.prevent_exit();
         }
     });
+    Ok(())
+}
+
+/// Workers of the app's tokio runtime. Its work is waiting (lf's output, the bus, timers,
+/// the socket); a second worker keeps one slow step (a long lf list parsed, a popup's bus
+/// call) from holding up the rest. The machine's core count is no reason for more: Tauri's
+/// own runtime starts one worker per core, which on a 16-core desktop is 16 threads idle
+/// all day (measured with `TOKIO_WORKER_THREADS=16`: 27 threads in the hidden tray instead
+/// of 13, each with its stack and a share of malloc's arenas).
+const WORKERS: usize = 2;
+
+/// Give Tauri the app's runtime before anything asks it for its default one. The workers
+/// live as long as the process, as the children they spawn require (see
+/// `lf_tray_core::child`).
+fn async_runtime() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
+        .enable_all()
+        .build()?;
+    tauri::async_runtime::set(runtime.handle().clone());
+    // Tauri holds only a handle: the runtime itself must never be dropped.
+    std::mem::forget(runtime);
     Ok(())
 }
 
