@@ -529,7 +529,7 @@ const WORKERS: usize = 2;
 
 /// Give Tauri the app's runtime before anything asks it for its default one. The workers
 /// live as long as the process, as the children they spawn require (see
-/// `lf_tray_core::child`).
+/// `lf_tray_core::end_with_tray`).
 fn async_runtime() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
