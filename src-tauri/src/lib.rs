@@ -910,6 +910,9 @@ async fn until(deadline: Option<Instant>) {
 pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
     let popups = shell.tray_popups(&sessions);
+    if let Some(runner) = lock(&shell.push).as_ref() {
+        runner.dismissed(&popups.dismissed);
+    }
     tray::refresh(app, sessions, popups);
     window::publish(app, shell);
 }

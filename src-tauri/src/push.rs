@@ -6,6 +6,7 @@
 //!
 //! Nothing of it exists while no push URL is set: no task, no connection, no thread.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -76,6 +77,7 @@ pub fn server(url: &str) -> String {
 pub struct Runner {
     config: watch::Sender<Option<Config>>,
     events: mpsc::UnboundedSender<Event>,
+    dismissed: watch::Sender<BTreeSet<String>>,
 }
 
 impl Runner {
@@ -88,11 +90,24 @@ impl Runner {
     ) -> Runner {
         let (set, configs) = watch::channel(Some(config));
         let (events, received) = mpsc::unbounded_channel();
-        tauri::async_runtime::spawn(run(configs, received, memory, status));
+        let (dismissed, dismissals) = watch::channel(BTreeSet::new());
+        tauri::async_runtime::spawn(run(configs, received, dismissals, memory, status));
         Runner {
             config: set,
             events,
+            dismissed,
         }
+    }
+
+    /// The sessions the person dismissed now, by key.
+    pub fn dismissed(&self, keys: &BTreeSet<String>) {
+        self.dismissed.send_if_modified(|now| {
+            let changed = now != keys;
+            if changed {
+                now.clone_from(keys);
+            }
+            changed
+        });
     }
 
     pub fn send(&self, event: &Event) {
@@ -128,6 +143,7 @@ fn when(config: &Config) -> String {
 async fn run(
     mut configs: watch::Receiver<Option<Config>>,
     mut events: mpsc::UnboundedReceiver<Event>,
+    mut dismissed: watch::Receiver<BTreeSet<String>>,
     memory: Option<PathBuf>,
     status: Arc<Mutex<Option<String>>>,
 ) {
@@ -170,6 +186,9 @@ async fn run(
                         tracing::info!("PUSH dropped sessions={}: they no longer wait", dropped.join(","));
                     }
                 }
+            }
+            Ok(()) = dismissed.changed() => {
+                pushes.set_dismissed(dismissed.borrow_and_update().clone());
             }
             changed = configs.changed() => {
                 let new = if changed.is_ok() { configs.borrow_and_update().clone() } else { None };

@@ -8,7 +8,7 @@
 //! Plain code with the time injected: the shell follows the desktop (locked, idle) and
 //! delivers over HTTP; everything it decides is here.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -233,6 +233,9 @@ pub struct Pushes {
     /// When pushes went out lately, for folding bursts.
     lately: VecDeque<Instant>,
     next_id: u64,
+    /// Sessions the person dismissed until their next transition, by key: what they put
+    /// aside at the desk is not sent after them.
+    dismissed: BTreeSet<String>,
 }
 
 impl Pushes {
@@ -247,6 +250,7 @@ impl Pushes {
             flight: None,
             lately: VecDeque::new(),
             next_id: 1,
+            dismissed: BTreeSet::new(),
         }
     }
 
@@ -256,6 +260,12 @@ impl Pushes {
 
     pub fn presence(&self) -> Presence {
         self.presence
+    }
+
+    /// The sessions the person dismissed now (the popups' memory says which, until each
+    /// one's next transition): left out of what is pushed on leaving.
+    pub fn set_dismissed(&mut self, keys: BTreeSet<String>) {
+        self.dismissed = keys;
     }
 
     /// New settings; the sessions that dropped out of a push already on its way stay told.
@@ -296,7 +306,9 @@ impl Pushes {
             .waiting
             .iter()
             .filter(|(key, record)| {
-                transition(record).as_deref() != self.memory.get(key) && !self.queued(key)
+                transition(record).as_deref() != self.memory.get(key)
+                    && !self.queued(key)
+                    && !self.dismissed.contains(*key)
             })
             .map(|(key, _)| key.clone())
             .collect();
@@ -856,6 +868,27 @@ mod tests {
         assert!(matches!(p.delivered(m.id, false, t1), Outcome::Retry(_)));
         assert_eq!(p.set_presence(Presence::Present, t1), ["D"]);
         assert_eq!(p.next_deadline(), None);
+    }
+
+    #[test]
+    fn what_the_person_dismissed_at_the_desk_is_not_sent_after_them() {
+        let t0 = Instant::now();
+        let mut p = Pushes::new(Pushed::default(), AWAY);
+        let (a, b) = (ask("A"), ask("B"));
+        p.on_event(&snapshot(&[a.clone(), b.clone()]), t0);
+        p.set_presence(Presence::Present, t0);
+        p.set_dismissed(BTreeSet::from([history::key(&a)]));
+        p.set_presence(Presence::Away, t0);
+        let sent = send_all(&mut p, t0, true);
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0].title, "Title of B asks a question");
+        // Its next transition ends the dismissal, and is pushed as any other.
+        p.set_dismissed(BTreeSet::new());
+        let t1 = t0 + BURST_WINDOW * 2;
+        p.on_event(&asked(&a), t1);
+        let again = send_all(&mut p, t1 + HOLD, true);
+        assert_eq!(again.len(), 1, "{again:?}");
+        assert_eq!(again[0].title, "Title of A asks a question");
     }
 
     #[test]
