@@ -10,7 +10,8 @@ use lf_tray_surface::route::{destination, Click, Destination};
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::notification::{self, NoticeKey};
-use crate::{focus, launch, lock, page, quit, refresh, window, Shell};
+use crate::shell::Shell;
+use crate::{focus, launch, lock, page, quit, refresh, window};
 
 /// A choice in the tray's menu.
 pub(crate) fn on_menu<R: Runtime>(app: &AppHandle<R>, item: menu::Item) {

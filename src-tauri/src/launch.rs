@@ -10,7 +10,8 @@ use lf_tray_core::SessionRecord;
 use tauri::{AppHandle, Runtime};
 
 use crate::notification;
-use crate::{page, Shell};
+use crate::page;
+use crate::shell::Shell;
 
 /// Open `record` in a new terminal window (`replace`: Move here). Returns the terminal's
 /// name, or the message the person was shown.

@@ -26,8 +26,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::oneshot;
 
+use crate::lock;
 use crate::notification::{Clock, Effect, NoticeKey};
-use crate::{lock, Shell};
+use crate::shell::Shell;
 
 /// How long a connected hook may take to send its request: it writes it at once, from
 /// memory; a peer slower than this is not a hook.

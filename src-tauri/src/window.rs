@@ -18,7 +18,8 @@ use crate::actions;
 use crate::board;
 use crate::notification::Popups;
 use crate::settings::{self, Settings};
-use crate::{autostart, launch, Shell};
+use crate::shell::Shell;
+use crate::{autostart, launch};
 use lf_tray_surface::route::Click;
 
 use crate::page::RecentView;
