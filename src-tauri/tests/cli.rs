@@ -895,34 +895,61 @@ fn a_session_that_turns_waiting_by_quiet_alone_is_asked_without_any_write() {
     }
 }
 
+/// lf's lists held after they read the sessions (the stand-in's `pause-list` knob), so that
+/// a test can commit what such a list then misses.
+struct HeldLists {
+    sim: PathBuf,
+}
+
+impl HeldLists {
+    fn new(store: &Store) -> HeldLists {
+        let sim = store.f.root.join("sim");
+        std::fs::write(sim.join("pause-list"), "").unwrap();
+        HeldLists { sim }
+    }
+
+    /// Waits until a list holds.
+    #[track_caller]
+    fn until_one_holds(&self, what: &str) {
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        while !self.sim.join("list-paused").exists() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn release(self) {
+        std::fs::remove_file(self.sim.join("pause-list")).unwrap();
+    }
+}
+
+impl Store {
+    /// The session asks the person, as this generation's lf records it: C's lf has no
+    /// agent verbs, and someone's review asks for a reply.
+    fn asks(&self, id: &str) {
+        match self.generation {
+            "c" => {
+                let mut db = self.f.sim.store().unwrap();
+                db.review_attention(id, Some("reply")).unwrap();
+            }
+            _ => self.agent(&["ask", id]),
+        }
+    }
+}
+
 #[test]
 fn an_ask_committed_while_the_trays_first_list_runs_is_told_within_seconds() {
     for generation in ["c", "d0", "e2"] {
         let store = Store::new(generation);
         store.sessions(&[spec(&store, "S-1", "alpha")]);
-        let sim = store.f.root.join("sim");
-        std::fs::write(sim.join("pause-list"), "").unwrap();
+        let held = HeldLists::new(&store);
         let watch = store.watch();
         // The tray's first list has read the sessions; the agent's lf commits the ask
         // before that list answers, so the list does not show it.
-        let deadline = Instant::now() + EVENT_TIMEOUT;
-        while !sim.join("list-paused").exists() {
-            assert!(
-                Instant::now() < deadline,
-                "{generation}: the first list never ran"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        match generation {
-            // C's lf has no agent verbs: someone's review asks for a reply.
-            "c" => {
-                let mut db = store.f.sim.store().unwrap();
-                db.review_attention("S-1", Some("reply")).unwrap();
-            }
-            _ => store.agent(&["ask", "S-1"]),
-        }
+        held.until_one_holds(&format!("{generation}: the first list never ran"));
+        store.asks("S-1");
         let committed = Instant::now();
-        std::fs::remove_file(sim.join("pause-list")).unwrap();
+        held.release();
         let snapshot = watch.snapshot();
         assert_eq!(
             snapshot["sessions"][0]["needs_you"], false,
@@ -947,8 +974,7 @@ fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_told_w
         let watch = store.watch();
         watch.snapshot();
         store.settled_lf_runs();
-        let sim = store.f.root.join("sim");
-        std::fs::write(sim.join("pause-list"), "").unwrap();
+        let held = HeldLists::new(&store);
         // Someone's lf writes lf's database (its Process row) and changes no session: the
         // tray lists for it, and that list holds after reading the sessions...
         let out = Command::new(&store.f.lf)
@@ -958,24 +984,11 @@ fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_told_w
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
-        let deadline = Instant::now() + EVENT_TIMEOUT;
-        while !sim.join("list-paused").exists() {
-            assert!(
-                Instant::now() < deadline,
-                "{generation}: no list for the write"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        held.until_one_holds(&format!("{generation}: no list for the write"));
         // ...while the agent's lf commits the ask.
-        match generation {
-            "c" => {
-                let mut db = store.f.sim.store().unwrap();
-                db.review_attention("S-1", Some("reply")).unwrap();
-            }
-            _ => store.agent(&["ask", "S-1"]),
-        }
+        store.asks("S-1");
         let committed = Instant::now();
-        std::fs::remove_file(sim.join("pause-list")).unwrap();
+        held.release();
         watch.expect_event("asked", "S-1");
         let took = committed.elapsed();
         assert!(
