@@ -994,6 +994,7 @@ fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_told_w
 fn held_ask_told(watch: &Watch, committed: Instant, generation: &str) {
     watch.expect_event("asked", "S-1");
     let took = committed.elapsed();
+    eprintln!("{generation}: ask committed while a list was held → asked in {took:?}");
     assert!(
         took < Duration::from_secs(10),
         "{generation}: told after {took:?}"
