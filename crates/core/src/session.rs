@@ -405,6 +405,11 @@ impl SessionRecord {
             .or_else(|| self.repo())
     }
 
+    /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).
+    pub fn run_id(&self) -> Option<&str> {
+        self.extra.get("run_id").and_then(|v| v.as_str())
+    }
+
     /// The repository's name: the last component of the checkout root lf recorded
     /// (`workspace.worktree`), else of the session's directory.
     pub fn repo(&self) -> Option<String> {

@@ -121,7 +121,7 @@ impl Snapshot {
 pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
     cli.iter()
         .filter(|r| !r.is(Kind::Interactive))
-        .filter_map(|r| r.extra.get("run_id").and_then(|v| v.as_str()))
+        .filter_map(SessionRecord::run_id)
         .map(str::to_string)
         .collect()
 }
