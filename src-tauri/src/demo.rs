@@ -14,7 +14,8 @@ use anyhow::{Context, Result};
 use lf_sim::{AskSpec, FlowSpec, RunSpec, SimHome};
 use lf_tray_core::engine::Config;
 
-use crate::{settings, Start};
+use crate::Start;
+use lf_tray_surface::settings;
 
 /// Pauses between the story's steps: long enough to read a notification and glance at
 /// the tray before the next one arrives, short enough that the tour takes about a minute.

@@ -39,7 +39,6 @@ mod presence;
 mod presence;
 mod push;
 mod quiet;
-mod settings;
 mod shell;
 mod tray;
 // Followed on Linux and the BSDs only: elsewhere the platform's tray is always there.
@@ -58,6 +57,7 @@ use lf_tray_core::{Event, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
 use lf_tray_surface::policy::Focus;
+use lf_tray_surface::settings;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::mpsc;
 

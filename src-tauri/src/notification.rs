@@ -5,9 +5,7 @@
 use std::sync::Arc;
 
 pub use lf_tray_surface::notice::*;
-pub use lf_tray_surface::policy::{
-    Clock, Delivery, Effect, PauseFor, Popups, Preferences, QuietHours,
-};
+pub use lf_tray_surface::policy::{Clock, Delivery, Effect, PauseFor, Popups, Preferences};
 
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod dnd;

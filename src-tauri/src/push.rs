@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::{history, Event};
-use lf_tray_surface::push::{Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
+use lf_tray_surface::push::{server, Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
 use tokio::sync::{mpsc, watch};
 
-use crate::settings::Settings;
 use crate::{lock, presence};
+use lf_tray_surface::settings::Settings;
 
 /// A server that has not taken a small POST within this long is treated as down and tried
 /// again later: ntfy answers in milliseconds, and a push later than this is late anyway.
@@ -58,18 +58,6 @@ impl Config {
             },
             away_after: Duration::from_secs(u64::from(settings.away_after_seconds)),
         })
-    }
-}
-
-/// `https://ntfy.sh`: the server without the topic, which is as good as a password.
-pub fn server(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-            let host = host.rsplit('@').next().unwrap_or(host);
-            format!("{scheme}://{host}")
-        }
-        None => "(not a URL)".into(),
     }
 }
 

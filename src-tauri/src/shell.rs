@@ -18,8 +18,8 @@ use tokio::sync::{mpsc, Notify};
 use crate::notification::{Clock, Effect, Notifications, PauseFor, Popups, Preferences};
 #[cfg(unix)]
 use crate::permission;
-use crate::settings::{self, Settings};
 use crate::{followed, hook, lock, push, tray_host};
+use lf_tray_surface::settings::{self, Settings};
 
 /// The window's footer shows the latest problem and lists this many in its tooltip.
 const MAX_WARNINGS: usize = 5;

@@ -17,10 +17,10 @@ use tauri::{AppHandle, Manager, Runtime, State};
 use crate::actions;
 use crate::board;
 use crate::notification::Popups;
-use crate::settings::{self, Settings};
 use crate::shell::Shell;
 use crate::{autostart, launch};
 use lf_tray_surface::route::Click;
+use lf_tray_surface::settings::{self, Settings};
 
 use crate::page::RecentView;
 pub use crate::page::{tell, Board, SessionView, ToWindow, LABEL};

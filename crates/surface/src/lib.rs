@@ -11,6 +11,7 @@ pub mod notice;
 pub mod policy;
 pub mod push;
 pub mod route;
+pub mod settings;
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;

@@ -660,6 +660,18 @@ fn summary(records: &[&SessionRecord]) -> Message {
     }
 }
 
+/// `https://ntfy.sh`: the server without the topic, which is as good as a password.
+pub fn server(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            let host = host.rsplit('@').next().unwrap_or(host);
+            format!("{scheme}://{host}")
+        }
+        None => "(not a URL)".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

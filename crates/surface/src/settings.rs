@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use lf_tray_core::terminal::Choice;
 
-use crate::notification::QuietHours;
-use lf_tray_surface::push::When;
+use crate::policy::QuietHours;
+use crate::push::When;
 use serde::{Deserialize, Serialize};
 
 /// Everything the settings panel edits. Missing fields take their defaults, so a file written
