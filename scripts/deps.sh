@@ -8,7 +8,11 @@ BUILD_PACKAGES=(libwebkit2gtk-4.1-dev build-essential pkg-config libxdo-dev libs
 TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
   webkit2gtk-driver python3-dbus python3-gi python3-venv at-spi2-core
   # tests/e2e/memory.py: gdbus and gsettings, and GNOME's Do Not Disturb key in real dconf.
-  libglib2.0-bin dconf-service dconf-gsettings-backend gsettings-desktop-schemas)
+  libglib2.0-bin dconf-service dconf-gsettings-backend gsettings-desktop-schemas
+  # cargo test: ps (lf's liveness check on macOS, tested here too) and kill from procps;
+  # setsid and setpriv from util-linux; tmux for `lf session ensure` (E2) and the tmux
+  # terminal. A minimal Debian has none of procps or tmux.
+  procps util-linux tmux)
 # tests/e2e/wayland.sh: sway (headless), waybar (the tray host), mako (notifications; its
 # makoctl 1.7 is a shell script around systemd's busctl), foot, grim (screenshots); setpriv
 # (util-linux) and pgrep (procps) to run it as an unprivileged user, since sway refuses root.

@@ -294,10 +294,11 @@ fn tmux_installed() -> bool {
 
 #[test]
 fn ensure_runs_the_conversation_in_its_own_tmux_session_once() {
-    if !tmux_installed() {
-        eprintln!("skipped: tmux is not installed, and `lf session ensure` runs in tmux");
-        return;
-    }
+    assert!(
+        tmux_installed(),
+        "tmux must be installed for this test: `lf session ensure` runs the conversation in \
+         tmux (scripts/deps.sh installs it)"
+    );
     for generation in ["e2", "e2a"] {
         ensure_once_on(generation);
     }

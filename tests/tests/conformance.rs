@@ -11,18 +11,23 @@ use std::process::{Command, Stdio};
 use common::{top_level_keys, until, Lf, Reaped};
 use serde_json::Value;
 
-fn fixture(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+/// `cargo test` sets the manifest directory at run time too: that one is right even when
+/// the test binary was built in another clone that shared the target directory (cargo
+/// keeps such a build fresh, and its compiled-in path may no longer exist).
+fn fixtures() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
         .join("fixtures/e2")
-        .join(name);
+}
+
+fn fixture(name: &str) -> Value {
+    let path = fixtures().join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn fixture_text(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/e2")
-        .join(name);
+    let path = fixtures().join(name);
     std::fs::read_to_string(path).unwrap()
 }
 

@@ -503,6 +503,11 @@ mod tests {
 
     #[test]
     fn lfs_ps_check_agrees_on_a_real_process() {
+        // Without ps every check reads "not live": say that rather than a bare false.
+        assert!(
+            Command::new("ps").arg("-p1").output().is_ok(),
+            "ps must be installed for this test (procps; scripts/deps.sh installs it)"
+        );
         let mut provider = Provider::spawn("claude");
         let client = provider.client();
         assert!(ps::is_live(&client, "claude"));
