@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: E402
                      Checks, app_log, become_subreaper, end, environ, expect, expect_session_call, open_calls,
                      own_children, recent_steps, run_checks, session_lf, terminal_of, wait_for,
-                     first_snapshot_logged)
+                     first_snapshot_logged, never, STEP_TIMEOUT)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -88,6 +89,9 @@ class Ctx:
         self.ask = None
         self.pointer = None
         self.terminals = []  # terminals (Proc) the app opened, ended at the finish
+        self.ntfy = None  # the stand-in push server, once a check starts it
+        self.person = None  # pointer motion as a present person makes it
+        self.figures = {}  # what a check measured, printed at the finish
 
     def start_app(self):
         log = open(self.out / "app.log", "ab")
@@ -390,7 +394,165 @@ def a_foot_the_session_runs_in_comes_back_on_sway(ctx):
         lf("sim", "working", sid)
 
 
+# No input for this long is away on sway: short, so the check costs seconds; far above the
+# gaps between a present person's inputs (INPUT_EVERY), also on a loaded machine.
+AWAY_AFTER = 3
+# The popups' burst window (lf_tray_surface::policy::BURST_WINDOW, 2 s), with slack: a push
+# within it of another is held 300 ms, as a popup is.
+BURST_WINDOW = 2.2
+# A present person moves the pointer this often: well inside AWAY_AFTER.
+INPUT_EVERY = 0.5
+
+
+class Person:
+    """Pointer motion from the virtual pointer as a person at the desk makes it, every
+    INPUT_EVERY while present; nothing while away."""
+
+    def __init__(self, pointer):
+        self.pointer = pointer
+        self.present = threading.Event()
+        self.moving = threading.Lock()
+        self.stopped = False
+        self.last_input = None
+        self.x = 100
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def move(self):
+        # Between two points, so each motion is a change of position.
+        self.x = 201 - self.x
+        self.pointer.move(self.x, 100)
+        self.last_input = time.monotonic()
+
+    def run(self):
+        while not self.stopped:
+            self.present.wait()
+            with self.moving:
+                if self.present.is_set() and not self.stopped:
+                    self.move()
+            time.sleep(INPUT_EVERY)
+
+    def arrive(self):
+        with self.moving:
+            self.move()
+            self.present.set()
+
+    def leave(self):
+        """Stop touching anything; answers the time of the last input."""
+        with self.moving:
+            self.present.clear()
+            return self.last_input
+
+    def stop(self):
+        with self.moving:
+            self.stopped = True
+            self.present.set()
+
+
+@check
+def pushes_follow_sway_s_idle_notification(ctx):
+    """Away on sway, from the compositor's own idle notification (sway 1.7 offers KDE's
+    org_kde_kwin_idle, no ext_idle_notifier_v1): no input for AWAY_AFTER → away → what
+    waited is pushed, and an ask while away too; pointer motion → back → the next ask
+    only pops up."""
+    from ntfy import Ntfy
+
+    expect(ctx.pointer is not None, "no virtual pointer (the first check failed)")
+    if ctx.app is not None and ctx.app.poll() is None:
+        ctx.app.terminate()
+        ctx.app.wait(5)
+    token = "tk_wl" + uuid.uuid4().hex
+    topic = "lf-wl-" + uuid.uuid4().hex[:8]
+    ctx.ntfy = Ntfy(token)
+    ctx.ntfy.start()
+    home = LfHome(ctx.tmp / "lf-home-idle")
+    home.asks_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, LF_HOME=str(home.root))
+    settings = Path(env["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+    settings.write_text(json.dumps({"terminal": "foot", "push_url": ctx.ntfy.url(topic),
+                                    "push_token": token, "away_after_seconds": AWAY_AFTER}) + "\n")
+    subprocess.run(["makoctl", "dismiss", "--all"], check=True)
+    ctx.person = Person(ctx.pointer)
+    ctx.person.arrive()
+    log = open(ctx.out / "app-idle.log", "ab")
+    ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    app = ctx.app.pid
+
+    def said(prefix):
+        lines = app_log().messages()
+        starts = [i for i, m in enumerate(lines) if m.startswith("START lf-tray") and f"pid={app}" in m]
+        return [m for m in lines[starts[-1]:] if m.startswith(prefix)] if starts else []
+
+    wait_for(lambda: first_snapshot_logged(app),
+             lambda: f"the app's first snapshot; its last steps: {recent_steps()}", START_TIMEOUT)
+    sources = wait_for(lambda: said("PRESENCE sources:"), "the tray to say what tells it away")[-1]
+    expect(f"no input for {AWAY_AFTER} s (the compositor's org_kde_kwin_idle)" in sources,
+           f"the tray does not follow sway's org_kde_kwin_idle: {sources!r}")
+    wait_for(lambda: said("PRESENCE present"), "the tray to count the person present")
+
+    def ask(name):
+        sid = f"ask_{name}_{uuid.uuid4().hex[:8]}"
+        title = f"Idle question {name}?"
+        home.write_ask(sid, title=title, prompt=f"{title}\nAGENT-WORDS-{name}.",
+                       cwd=ctx.make_cwd(f"repo-{name}"), detail="loop-decide")
+        return title
+
+    def popped(title):
+        wait_for(lambda: [p for p in mako_list() if title in (p.get("body") or "")],
+                 lambda: f"mako to show the popup for {title!r}; makoctl list: {mako_list()}")
+
+    def pushed_since(count, what):
+        return wait_for(lambda: ctx.ntfy.taken()[count:], what)[0]
+
+    title_a = ask("A")
+    popped(title_a)
+    # The idle timeout counts from when the tray asked for it; a whole one more with the
+    # pointer moving shows that sway counts the motion as input.
+    never(lambda: said("PRESENCE away"), "the tray counted the person away while the pointer moved",
+          AWAY_AFTER + 1)
+    expect(not ctx.ntfy.taken(), f"pushed while the person moved the pointer: {ctx.ntfy.taken()}")
+
+    away_before = len(said("PRESENCE away"))
+    last_input = ctx.person.leave()
+    away = wait_for(lambda: said("PRESENCE away")[away_before:] and time.monotonic(),
+                    "the tray to count the person away", AWAY_AFTER + STEP_TIMEOUT)
+    line = said("PRESENCE away")[-1]
+    expect("idle=Some(true)" in line and "org_kde_kwin_idle" in line, f"away, but not by sway's idle: {line!r}")
+    push = pushed_since(0, "the push of what waited when the person left")
+    expect(push["title"] == f"{title_a} asks a question", f"push: {push['title']!r} / {push['message']!r}")
+    headers = {k.lower(): v for k, v in push["headers"].items()}
+    expect(headers.get("authorization") == f"Bearer {token}", f"no bearer token on the push: {headers}")
+    expect("AGENT-WORDS" not in push["message"], f"the agent's words were pushed: {push['message']!r}")
+    ctx.figures["last input → away (org_kde_kwin_idle, seen in the log)"] = away - last_input
+    ctx.figures["last input → push of what waited"] = push["received"] - last_input
+
+    # Past the popups' burst window (2 s), so that B's push is not held with A's.
+    time.sleep(BURST_WINDOW)
+    asked = time.monotonic()
+    title_b = ask("B")
+    push = pushed_since(1, "the push of an ask while away")
+    ctx.figures["ask → push request (away on sway)"] = push["received"] - asked
+    expect(push["title"] == f"{title_b} asks a question", f"push: {push['title']!r}")
+    popped(title_b)
+
+    back_before = len(said("PRESENCE present"))
+    touched = time.monotonic()
+    ctx.person.arrive()
+    wait_for(lambda: said("PRESENCE present")[back_before:], "the tray to count the person back")
+    ctx.figures["pointer motion → back"] = time.monotonic() - touched
+    title_c = ask("C")
+    popped(title_c)
+    # A push goes out beside its popup, within milliseconds of it while away (measured
+    # above): QUIET_SPELL after the popup is far past when one would have come.
+    never(lambda: ctx.ntfy.taken()[2:], "a push after the person came back")
+
+
 def finish(ctx):
+    if ctx.person is not None:
+        ctx.person.stop()
+    for what, seconds in ctx.figures.items():
+        print(f"     measured: {what} {seconds * 1000:.0f} ms", flush=True)
     if ctx.app is not None and ctx.app.poll() is None:
         os.killpg(ctx.app.pid, signal.SIGTERM)
         try:
@@ -400,6 +562,8 @@ def finish(ctx):
             ctx.app.wait()
     if ctx.pointer is not None:
         ctx.pointer.close()
+    if ctx.ntfy is not None:
+        ctx.ntfy.stop()
     end(ctx.terminals + own_children())
 
 
