@@ -39,6 +39,9 @@ INPUT_EVERY = 0.5
 # Leaving takes AWAY_AFTER, then the tray's event; this much more is slack for a loaded
 # machine.
 LEAVE_TIMEOUT = AWAY_AFTER + STEP_TIMEOUT
+# The popups' burst window (lf_tray_surface::policy::BURST_WINDOW, 2 s), with slack: a push
+# within it of another is held 300 ms, as a popup is.
+BURST_WINDOW = 2.2
 
 
 class Person:
@@ -84,8 +87,24 @@ class Push(Memory):
         self.ntfy.start()
         self.person = Person()
         self.locker = None
+        self.logind = None
+        self.system_bus = self.start_system_bus()
         self.figures = {}
         self.untold = None
+
+    def start_system_bus(self):
+        """A private system bus, so that the app's logind follower reads the stand-in (and
+        nothing of the machine's): empty until a check starts the stand-in on it."""
+        socket = self.tmp / "system_bus_socket"
+        config = self.tmp / "system-bus.conf"
+        config.write_text((HERE / "gnome" / "system-bus.conf").read_text().replace("@SOCKET@", str(socket)))
+        log = open(self.out / "system-bus.log", "ab")
+        bus = subprocess.Popen(["dbus-daemon", "--config-file", str(config), "--nofork"], stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        wait_for(socket.exists, "the private system bus's socket")
+        os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = f"unix:path={socket}"
+        return bus
 
     def push_settings(self, **more):
         settings = dict(push_url=self.ntfy.url(TOPIC), push_token=TOKEN,
@@ -244,6 +263,56 @@ def lock(ctx, on):
 
 
 @check
+def logind_s_locked_hint_is_away(ctx):
+    """The session's LockedHint on the system bus (a stand-in logind), as a locker that
+    calls SetLockedHint sets it: true → away → what waited and a new ask are pushed;
+    false → back → the next ask only pops up."""
+    log = open(ctx.out / "stand_in_logind.log", "ab")
+    ctx.logind = subprocess.Popen([sys.executable, str(HERE / "stand_in_logind.py")], stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    wait_for(lambda: [m for m in ctx.log_since_start() if m.startswith(
+        "PRESENCE sources: Away is told by the screen lock (org.freedesktop.ScreenSaver, logind's LockedHint)")],
+        "the tray to follow logind's LockedHint once logind is on the system bus")
+    asked_by = (ctx.out / "stand_in_logind.log").read_text()
+    expect(f"GetSessionByPID({ctx.app.pid})" in asked_by,
+           f"the tray did not look its session up by its PID: {asked_by!r}")
+    before = len(ctx.ntfy.taken())
+    locked_hint(True)
+    wait_for(lambda: [m for m in ctx.presence_lines("away") if "locked=Some(true)" in m],
+             "the tray to count a session whose LockedHint is true as away")
+    # What waited since the locker check went untold, and goes now, as on any departure.
+    push = ctx.one_push(before, "the push of what waited when the session locked")
+    expect(push["title"] == f"{ctx.untold} asks a question", f"push: {names(push)}")
+    # Past the popups' burst window, so that the next push is not held with this one.
+    time.sleep(BURST_WINDOW)
+    asked = time.monotonic()
+    _, title, _ = ctx.ask("L")
+    push = ctx.one_push(before + 1, "the push of an ask while logind says locked")
+    ctx.figures["ask → push request (logind LockedHint)"] = push["received"] - asked
+    expect(push["title"] == f"{title} asks a question", f"push: {names(push)}")
+    expect_authorized(push)
+    seen = len(ctx.presence_lines("present"))
+    locked_hint(False)
+    wait_for(lambda: len(ctx.presence_lines("present")) > seen,
+             "the tray to count the person back once LockedHint is false")
+    before = len(ctx.ntfy.taken())
+    before_popups = len(ctx.ours())
+    _, title, _ = ctx.ask("L2")
+    ctx.popup_for(title, before_popups)
+    expect(not ctx.pushes_since(before), f"pushed after LockedHint went false: {ctx.pushes_since(before)}")
+    ctx.untold = title  # pushed when the person next leaves
+
+
+def locked_hint(on):
+    """What a locker does when it locks or unlocks: SetLockedHint on its logind session."""
+    subprocess.run(["gdbus", "call", "--system", "--dest", "org.freedesktop.login1",
+                    "--object-path", "/org/freedesktop/login1/session/e2e", "--method",
+                    "org.freedesktop.login1.Session.SetLockedHint", "true" if on else "false"],
+                   check=True, capture_output=True)
+
+
+@check
 def a_dead_server_delays_no_popup_and_gets_the_push_once_when_back(ctx):
     before = len(ctx.ntfy.taken())
     ctx.leave()
@@ -366,9 +435,10 @@ def finish(ctx):
         print(f"     measured: {what} {seconds * 1000:.0f} ms", flush=True)
     ctx.stop_app()
     e2e.dump_notifications(ctx)
-    if ctx.locker is not None and ctx.locker.poll() is None:
-        ctx.locker.terminate()
-        ctx.locker.wait(5)
+    for helper in (ctx.locker, ctx.logind, ctx.system_bus):
+        if helper is not None and helper.poll() is None:
+            helper.terminate()
+            helper.wait(5)
     ctx.ntfy.stop()
 
 
