@@ -1838,6 +1838,120 @@ def window_esc_hides_it(ctx):
 
 
 @window_check
+def settings_panel_sets_the_push_and_never_shows_the_token_back(ctx):
+    """The ⚙ panel's "Phone, while you are away": what is typed there is saved to
+    settings.json (0600); the token goes in and never comes back into the page, only its
+    last four characters; an empty token field keeps it, Forget drops it; the panel says
+    what tells the tray that the person is away (on Xvfb: X11's idle counter)."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+    from selenium.webdriver.support.select import Select
+
+    from ntfy import Ntfy
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+    kept = path.read_bytes() if path.exists() else None
+    token = "tk_panel" + uuid.uuid4().hex  # 40 characters: the panel may show its last four
+    # Pushes set to always go somewhere harmless: a server that takes them.
+    server = Ntfy(token)
+    server.start()
+    url = server.url("lf-panel-" + uuid.uuid4().hex[:8])
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": ctx.app_bin})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    driver = ctx.driver
+
+    def field(name):
+        return driver.find_element(By.ID, name)
+
+    def typed(name, text):
+        el = field(name)
+        el.clear()
+        el.send_keys(text)
+
+    def save():
+        driver.execute_script("document.getElementById('settings-message').textContent = ''")
+        click_current(driver, "#settings-save")
+        said = wait_for(lambda: field("settings-message").text, "the panel to answer Save")
+        expect(said == "Saved.", f"the panel says {said!r} after Save")
+        return json.loads(path.read_text())
+
+    def token_nowhere_in_the_page(when):
+        expect(token not in driver.page_source, f"the token is in the page {when}")
+        values = driver.execute_script(
+            "return [...document.querySelectorAll('input, textarea')].map(e => e.value)")
+        expect(not any(token in v or token[-8:] in v for v in values),
+               f"the token is in a field {when}: {values}")
+
+    try:
+        click_current(driver, "#settings-toggle")
+        wait_for(lambda: field("set-push-url").is_displayed(), "the push fields in the panel", START_TIMEOUT)
+        typed("set-push-url", url)
+        typed("set-push-token", token)
+        # Chosen from the keyboard, as a person tabbing through does: WebKitWebDriver's click
+        # on an <option> lands on the page under the closed list.
+        field("set-push-when").send_keys("always")
+        when = Select(field("set-push-when")).first_selected_option.get_attribute("value")
+        expect(when == "always", f"the push_when list shows {when!r} after typing 'always'")
+        typed("set-away-after", "120")
+        if not field("set-push-text").is_selected():
+            field("set-push-text").click()
+        saved = save()
+        got = {k: saved.get(k) for k in ("push_url", "push_token", "push_when", "away_after_seconds", "push_text")}
+        expect(got == {"push_url": url, "push_token": token, "push_when": "always",
+                       "away_after_seconds": 120, "push_text": True}, f"settings.json has {got}")
+        mode = path.stat().st_mode & 0o777
+        expect(mode == 0o600, f"settings.json with a token is mode {mode:o}, not 600")
+        token_nowhere_in_the_page("after Save")
+        hint = field("set-push-token").get_attribute("placeholder")
+        expect(hint == f"set, ends …{token[-4:]} (type a new one to replace it)", f"the token field says {hint!r}")
+
+        def status():
+            # Filled when the panel opens: closed and opened again until the followers
+            # have all looked, as a person reopening it would see.
+            text = field("push-status").text
+            if "X11 idle time" in text:
+                return text
+            click_current(driver, "#settings-toggle")
+            click_current(driver, "#settings-toggle")
+            return None
+        said = wait_for(status, "the panel to say what tells the tray that the person is away")
+        expect(said.startswith("Away is told by no input for 120 s (X11 idle time)"), f"the panel says {said!r}")
+        print(f"     panel: {said}", flush=True)
+
+        # Reopened, as the next visit: still no token, and an empty field keeps it.
+        click_current(driver, "#settings-toggle")
+        click_current(driver, "#settings-toggle")
+        wait_for(lambda: field("set-push-url").get_attribute("value") == url, "the panel to show the URL again")
+        token_nowhere_in_the_page("when the panel opens again")
+        expect(save().get("push_token") == token, "saving with an empty token field lost the token")
+        click_current(driver, "#push-token-forget")
+        saved = save()
+        expect("push_token" not in saved or saved["push_token"] in (None, ""), f"Forget kept the token: {saved}")
+        hint = field("set-push-token").get_attribute("placeholder")
+        expect(hint == "none (optional)", f"after Forget the token field says {hint!r}")
+    finally:
+        try:
+            driver.quit()
+        except Exception:
+            pass  # its browser is gone
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        server.stop()
+        if kept is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(kept)
+
+
+@window_check
 def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
     from selenium import webdriver
     from selenium.webdriver.common.by import By
