@@ -56,6 +56,7 @@ use lf_tray_core::history::{self, History};
 use lf_tray_core::{Event, SessionRecord};
 /// The grouping both the tray and the window show.
 use lf_tray_surface::board;
+use lf_tray_surface::looking;
 use lf_tray_surface::policy::Focus;
 use lf_tray_surface::settings;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
@@ -386,31 +387,13 @@ async fn follow<R: Runtime>(
                 });
             }
         }
-        // No popup for a turn handed back in the terminal the person is looking at. The
-        // desktop says so, and a terminal may take seconds to answer (`kitty @ ls`): asked
-        // here, not under the popups' lock, which the tray's clicks take too.
-        let asked: Vec<&SessionRecord> = batch
-            .iter()
-            .filter_map(|event| match event {
-                Event::Asked { session, .. } => Some(session),
-                _ => None,
-            })
-            .collect();
-        let focus: Vec<(&SessionRecord, Focus)> = if asked.is_empty() {
-            Vec::new()
-        } else {
-            let terminals = lock(&shell.terminals).clone();
-            asked
-                .into_iter()
-                .map(|session| {
-                    let focus = focus::looking_at(session, &terminals);
-                    if focus == Focus::Looking {
-                        tracing::info!("LOOKING_AT session={}: no popup", session.id);
-                    }
-                    (session, focus)
-                })
-                .collect()
-        };
+        // No popup for a turn handed back in the terminal the person is looking at. A
+        // terminal may take seconds to answer (`kitty @ ls`): asked here, not under the
+        // popups' lock, which the tray's clicks take too.
+        let focus = looking::gate(&batch, || focus::Desk::open(lock(&shell.terminals).clone()));
+        for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
+            tracing::info!("LOOKING_AT session={}: no popup", session.id);
+        }
         let effects = {
             let now = Clock::system();
             let mut popups = lock(&shell.popups);

@@ -19,6 +19,7 @@ use std::time::Duration;
 use lf_tray_core::permission::{self, Answer, Request, SHOWN};
 use lf_tray_core::terminal::place::Processes;
 use lf_tray_core::{history, SessionRecord};
+use lf_tray_surface::looking;
 use lf_tray_surface::notice;
 use lf_tray_surface::policy::Focus;
 use tauri::{AppHandle, Runtime};
@@ -267,9 +268,11 @@ async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
     }
     let terminals = lock(&shell.terminals).clone();
     let looked = record.clone();
-    let focus = tokio::task::spawn_blocking(move || crate::focus::looking_at(&looked, &terminals))
-        .await
-        .unwrap_or(Focus::Unknown);
+    let focus = tokio::task::spawn_blocking(move || {
+        looking::looking_at(&looked, &crate::focus::Desk::open(terminals))
+    })
+    .await
+    .unwrap_or(Focus::Unknown);
     if focus == Focus::Looking {
         return Err("the person looks at the agent's own terminal".into());
     }

@@ -6,6 +6,7 @@
 //! tray and the window; everything it decides about them is here, tested without a display.
 
 pub mod board;
+pub mod looking;
 pub mod menu;
 pub mod notice;
 pub mod policy;
