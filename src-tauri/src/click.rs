@@ -7,6 +7,7 @@ use std::sync::Arc;
 use lf_tray_core::{SessionKey, SessionRecord};
 use lf_tray_surface::menu;
 use lf_tray_surface::route::{destination, Click, Destination};
+use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::notification::{self, NoticeKey};
@@ -135,7 +136,7 @@ fn arrive<R: Runtime>(
                         let text = why;
                         page::tell(
                             &app,
-                            page::ToWindow::Unreached {
+                            ToWindow::Unreached {
                                 key: key.token(),
                                 text,
                             },

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use lf_tray_core::terminal::{self, place, Env, Launch};
 use lf_tray_core::SessionRecord;
+use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
 use crate::notification;
@@ -90,7 +91,7 @@ pub fn open<R: Runtime>(
             tracing::warn!("{e}");
             page::tell(
                 app,
-                page::ToWindow::LaunchFailed {
+                ToWindow::LaunchFailed {
                     text: text.clone(),
                     command: command.clone(),
                 },

@@ -9,7 +9,6 @@
 
 #![cfg(feature = "desktop")]
 
-mod actions;
 mod autostart;
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 mod badge;
@@ -54,8 +53,6 @@ use std::time::{Duration, Instant};
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::{self, History};
 use lf_tray_core::{Event, SessionRecord};
-/// The grouping both the tray and the window show.
-use lf_tray_surface::board;
 use lf_tray_surface::looking;
 use lf_tray_surface::policy::Focus;
 use lf_tray_surface::settings;
@@ -238,15 +235,15 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(tray::Shown::default())
         .invoke_handler(tauri::generate_handler![
-            window::sessions,
-            window::act,
-            window::settings,
-            window::save_settings,
-            window::dismiss,
-            window::answer_permission,
-            window::close_window,
-            window::open_log,
-            window::quit
+            window::commands::sessions,
+            window::commands::act,
+            window::settings::settings,
+            window::settings::save_settings,
+            window::commands::dismiss,
+            window::commands::answer_permission,
+            window::commands::close_window,
+            window::commands::open_log,
+            window::commands::quit
         ])
         .on_window_event(|window, event| {
             if let WindowEvent::Destroyed = event {
