@@ -10,7 +10,6 @@ use lf_tray_core::SessionRecord;
 use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
-use crate::notification;
 use crate::page;
 use crate::shell::Shell;
 
@@ -96,7 +95,7 @@ pub fn open<R: Runtime>(
                     command: command.clone(),
                 },
             );
-            let notice = notification::launch_failed(record, summary, &command);
+            let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
             let effects = crate::lock(&shell.popups).click_failed(notice);
             shell.send(effects);
             Err(format!("{text}\n{command}"))

@@ -28,8 +28,9 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::oneshot;
 
 use crate::lock;
-use crate::notification::{Clock, Effect, NoticeKey};
 use crate::shell::Shell;
+use lf_tray_surface::notice::NoticeKey;
+use lf_tray_surface::policy::{Clock, Effect};
 
 /// How long a connected hook may take to send its request: it writes it at once, from
 /// memory; a peer slower than this is not a hook.

@@ -147,7 +147,7 @@ pub fn write_told(path: &Path, login: &str) -> std::io::Result<()> {
 pub fn note(current_desktop: &str) -> String {
     format!(
         "No tray icon: this desktop shows no tray. {}",
-        crate::notification::tray_hint(current_desktop)
+        lf_tray_surface::notice::tray_hint(current_desktop)
     )
 }
 
