@@ -159,7 +159,7 @@ pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedRecei
                 let marks = lock(&shell.popups).delivered(&notice, delivery);
                 #[cfg(all(unix, not(target_os = "macos")))]
                 if notice.key == NoticeKey::NoTray && delivery == Delivery::Shown {
-                    crate::tray::no_tray_told(&shell);
+                    crate::tray_host::no_tray_told(&shell);
                 }
                 shell.save_history();
                 if marks {

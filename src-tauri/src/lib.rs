@@ -294,7 +294,7 @@ fn setup<R: Runtime>(
     tauri::async_runtime::spawn(events::deliver(Arc::clone(&shell), queued));
     tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
     #[cfg(all(unix, not(target_os = "macos")))]
-    tauri::async_runtime::spawn(tray::follow_host(
+    tauri::async_runtime::spawn(tray_host::follow_host(
         app.clone(),
         Arc::clone(&shell),
         tray_host::follow(),

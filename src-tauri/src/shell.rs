@@ -320,7 +320,7 @@ impl Shell {
     /// The footer's note while no tray shows the app.
     pub(crate) fn tray_note(&self) -> Option<String> {
         (*lock(&self.tray_host) == Some(false))
-            .then(|| tray_host::note(&tray_host::current_desktop()))
+            .then(|| lf_tray_surface::tray_host::note(&tray_host::current_desktop()))
     }
 
     pub(crate) fn warnings(&self) -> Vec<String> {

@@ -2,8 +2,7 @@
 //! beside it on macOS), and a menu that reaches every action (Linux trays are menu-only).
 //!
 //! The menu is a plain model built from the sessions (tested without a display), turned into
-//! Tauri menu items on the main thread each time the engine's list changes. On Linux the
-//! tray is made once a tray host is there, and a login with none is told once.
+//! Tauri menu items on the main thread each time the engine's list changes.
 
 use lf_tray_core::SessionRecord;
 use tauri::image::Image;
@@ -13,15 +12,6 @@ use tauri::{AppHandle, Manager, Runtime};
 
 use lf_tray_surface::board;
 use lf_tray_surface::menu::{count_text, label, menu, starting_menu, Entry, Item, Look, Popups};
-#[cfg(all(unix, not(target_os = "macos")))]
-use {
-    crate::shell::Shell,
-    crate::{click, lock, tray_host},
-    lf_tray_surface::notice,
-    std::sync::atomic::Ordering,
-    std::sync::Arc,
-    std::time::Instant,
-};
 
 pub const TRAY_ID: &str = "lf-tray";
 
@@ -256,96 +246,6 @@ fn png(look: Look) -> &'static [u8] {
         Look::Idle => include_bytes!("../../icons/tray-idle.png"),
         Look::Waiting => include_bytes!("../../icons/tray-waiting.png"),
         Look::Ready => include_bytes!("../../icons/tray-ready.png"),
-    }
-}
-
-/// Follow whether a tray shows the app: the log and the window's footer say when none
-/// does, and a start without one (after [`tray_host::GRACE`] for a panel still starting)
-/// tells the person once per login.
-#[cfg(all(unix, not(target_os = "macos")))]
-pub(crate) async fn follow_host<R: Runtime>(
-    app: AppHandle<R>,
-    shell: Arc<Shell>,
-    mut host: tokio::sync::watch::Receiver<Option<bool>>,
-) {
-    let started = Instant::now();
-    let deadline = tokio::time::Instant::now() + tray_host::GRACE;
-    let mut decided = false;
-    let mut known: Option<bool> = None;
-    loop {
-        let now = *host.borrow_and_update();
-        if now.is_some() && now != known {
-            known = now;
-            *lock(&shell.tray_host) = now;
-            if now == Some(true) {
-                tracing::info!("TRAY_HOST present");
-                decided = true;
-                let filled = Arc::clone(&shell);
-                make_late(&app, click::on_menu, move |app| {
-                    crate::refresh(app, &filled)
-                });
-                // What it said is no longer so.
-                let effects = lock(&shell.popups).tray_came();
-                shell.send(effects);
-            } else {
-                tracing::warn!(
-                    "TRAY_HOST absent: no tray shows Loopflow Tray on this desktop (no \
-                     StatusNotifierWatcher with a registered host on the session bus); start \
-                     lf-tray again to show its window"
-                );
-            }
-            crate::window::publish(&app, &shell);
-        }
-        tokio::select! {
-            changed = host.changed() => if changed.is_err() { break },
-            () = tokio::time::sleep_until(deadline), if !decided => {
-                decided = true;
-                if known != Some(true) && !shell.quitting.load(Ordering::SeqCst) {
-                    tell_no_tray(&shell, started).await;
-                }
-            }
-        }
-    }
-}
-
-/// The popup for a start without a tray, unless this login was told already.
-#[cfg(all(unix, not(target_os = "macos")))]
-async fn tell_no_tray(shell: &Shell, started: Instant) {
-    let session = std::env::var("XDG_SESSION_ID").ok();
-    let login = tray_host::login(
-        tray_host::boot_id().as_deref(),
-        session.as_deref(),
-        tray_host::bus_id().await.as_deref(),
-    );
-    let path = tray_host::told_path();
-    let told = path.as_deref().and_then(tray_host::read_told);
-    let login_name = login.as_deref().unwrap_or("unknown");
-    if !tray_host::tell(login.as_deref(), told.as_deref()) {
-        tracing::info!("NO_TRAY told already in this login ({login_name})");
-        return;
-    }
-    let notice = notice::no_tray(&tray_host::current_desktop());
-    tracing::info!(
-        "NO_TRAY popup for login {login_name} after {} ms",
-        started.elapsed().as_millis()
-    );
-    *lock(&shell.no_tray_login) = login;
-    let effects = lock(&shell.popups).no_tray(notice);
-    shell.send(effects);
-}
-
-/// The no-tray popup reached the server: this login was told, and is not told again.
-#[cfg(all(unix, not(target_os = "macos")))]
-pub(crate) fn no_tray_told(shell: &Shell) {
-    let login = lock(&shell.no_tray_login).take();
-    tracing::info!(
-        "NO_TRAY popup shown login={}",
-        login.as_deref().unwrap_or("unknown")
-    );
-    if let (Some(path), Some(login)) = (tray_host::told_path(), login) {
-        if let Err(e) = tray_host::write_told(&path, &login) {
-            tracing::warn!("could not keep {}: {e}", path.display());
-        }
     }
 }
 
