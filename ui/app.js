@@ -1,6 +1,8 @@
-// The review window. Rust decides everything (groups, order, which buttons exist and why one
-// is disabled); this file only draws what it is given and sends back which button was
-// pressed. All session text is untrusted: it only ever reaches the page as textContent.
+// The review window. Rust decides everything (groups, order, what each row says, which
+// buttons exist and why one is disabled, what Enter does): this file only draws the views
+// it is given (`SessionView` in crates/surface/src/window.rs) and hands back the action
+// token of the button pressed. It knows none of lf's states, kinds, fields or action kinds.
+// All session text is untrusted: it only ever reaches the page as textContent.
 'use strict';
 
 const { invoke } = window.__TAURI__.core;
@@ -33,24 +35,10 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
-const waitsOnPerson = (session) => session.group === 'ready' || session.group === 'waiting';
-// A row the person can dismiss: one that waits, or an agent that stopped (generation E).
-const dismissable = (session) => waitsOnPerson(session) || session.group === 'stopped';
-
-function basename(path) {
-  const parts = (path || '').split('/').filter(Boolean);
-  return parts.length ? parts[parts.length - 1] : '';
-}
-
-// The repository a person knows the session by: lf's repository name (generation D), else
-// the last part of its directory.
-const repoOf = (session) => session.repo_name || basename(session.cwd);
-
 function matches(session) {
   if (!filter) return true;
   const needle = filter.toLowerCase();
-  return [session.title, session.id, repoOf(session), session.work_path]
-    .some((text) => typeof text === 'string' && text.toLowerCase().includes(needle));
+  return session.search.some((text) => text.toLowerCase().includes(needle));
 }
 
 const visibleSessions = () => board.sessions.filter(matches);
@@ -125,7 +113,7 @@ function render() {
     if (!current || current.group !== session.group) {
       current = { group: session.group, list: el('div', { class: 'list', role: 'list' }) };
       sections.push(el('section', { class: 'group', 'data-group': session.group },
-        el('h2', { text: session.group_title || session.group }), current.list));
+        el('h2', { text: session.group_title }), current.list));
     }
     current.list.append(row(session));
   }
@@ -134,7 +122,7 @@ function render() {
   $('no-match').hidden = board.sessions.length === 0 || shown.length > 0;
   $('no-match').textContent = `No session matches “${filter}”.`;
 
-  const waiting = board.sessions.filter(waitsOnPerson).length;
+  const waiting = board.sessions.filter((s) => s.needs_you).length;
   $('count').textContent = waiting === 0 ? '' : waiting === 1 ? '1 needs you' : `${waiting} need you`;
   // Where no tray shows the app, the footer says so first: it is how to find it again.
   const parts = [board.tray, board.status, board.quiet];
@@ -180,13 +168,9 @@ function row(session) {
   const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
     el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
     // The whole title on hover: the line cuts a long one short.
-    el('span', { class: 'title', text: session.title || session.id, title: session.title || session.id }));
-  const label = [session.kind_name || session.provider,
-    session.reason_phrase || '',
-    typeof session.machine === 'string' ? session.machine : '', repoOf(session)]
-    .filter(Boolean).join(' · ');
-  if (label) line.append(el('span', { class: 'label-line', text: label }));
-  if (session.waiting_since && waitsOnPerson(session)) {
+    el('span', { class: 'title', text: session.title, title: session.title }));
+  if (session.label) line.append(el('span', { class: 'label-line', text: session.label }));
+  if (session.waiting_since && session.needs_you) {
     line.append(el('span', {
       class: 'since',
       'data-since': String(session.waiting_since),
@@ -194,7 +178,7 @@ function row(session) {
       text: waited(session.waiting_since),
     }));
   }
-  if (dismissable(session)) {
+  if (session.dismissable) {
     line.append(session.dismissed
       ? el('span', { class: 'dismissed-note', text: 'Dismissed', title: 'No popups or reminders until it changes' })
       : el('button', {
@@ -218,27 +202,22 @@ function row(session) {
 
 function details(session) {
   const node = el('div', { class: 'details' });
-  const chipList = chips(session);
-  if (chipList.length) node.append(el('div', { class: 'chips' }, ...chipList));
-
-  // Generation D names the agent (`provider`) and where the work is (`work_path`, the
-  // repository); older records have only lf's detail and the work's id.
-  const work = session.work_path || (session.work ? session.work.id : '');
-  const meta = [session.provider || session.detail, work, session.repo_name]
-    .filter(Boolean).join(' · ');
-  if (meta) node.append(el('p', { class: 'meta detail', text: meta }));
+  if (session.chips.length) {
+    node.append(el('div', { class: 'chips' },
+      ...session.chips.map((chip) => el('span', { class: `chip ${chip.style}`, text: chip.text }))));
+  }
+  if (session.meta) node.append(el('p', { class: 'meta detail', text: session.meta }));
   if (session.cwd) {
     // The cwd is drawn right-to-left so a long path loses its start, not its end; the
     // isolate keeps the path's own characters in order.
     node.append(el('p', { class: 'cwd', title: session.cwd },
       el('bdi', { text: session.cwd })));
   }
-  // Why the agent waits, in its own words (generation E): untrusted text, set as text.
-  if (session.reason) {
-    const what = [session.reason.title, session.reason.msg].filter(Boolean).join(' — ');
+  // Why the agent waits, in its own words: untrusted text, set as text.
+  if (session.why) {
     node.append(el('div', { class: 'prompt reason-block' },
-      el('span', { class: 'label', text: `Agent ${session.reason_phrase || 'waits for you'}` }),
-      document.createTextNode(what)));
+      el('span', { class: 'label', text: session.why.label }),
+      document.createTextNode(session.why.text)));
   }
   if (session.stopped) {
     node.append(el('p', { class: 'meta', text: 'Its agent stopped; Open resumes it.' }));
@@ -274,11 +253,11 @@ function details(session) {
     }
     buttons.append(el('button', {
       type: 'button',
-      'data-action': button.kind,
+      'data-action': button.action,
       text: button.label,
       title: button.unavailable_reason || button.help || '',
       disabled: !button.enabled,
-      onclick: () => act(session.key, button.kind),
+      onclick: () => act(session.key, button.action),
     }));
     if (!button.enabled && button.unavailable_reason) reasons.push(`${button.label}: ${button.unavailable_reason}`);
   }
@@ -293,28 +272,10 @@ function details(session) {
   return node;
 }
 
-// What the chips say. A record without a kind (generation D) has no kind chip; its state
-// only says whether a terminal is attached, so "unknown" says nothing, and whether it waits
-// on the person comes from `needs_you`, named when the state chip does not already say so.
-function chips(session) {
-  const list = [];
-  if (session.kind_name) {
-    list.push(el('span', { class: 'chip kind', text: session.kind_name }));
-  }
-  const sayWaiting = session.state === 'waiting' || session.state === 'ready';
-  if (session.needs_you && !sayWaiting) {
-    list.push(el('span', { class: 'chip needs-you', text: 'Waiting for you' }));
-  }
-  if (session.state && session.state !== 'unknown') {
-    list.push(el('span', { class: `chip state state-${session.state}`, text: session.state }));
-  }
-  return list;
-}
-
 function textAction(session, button) {
-  const key = `${session.key}\u0000${button.kind}`;
+  const key = `${session.key}\u0000${button.action}`;
   const box = el('textarea', {
-    'data-input': button.kind,
+    'data-input': button.action,
     rows: 1,
     placeholder: button.text_hint,
     disabled: !button.enabled,
@@ -326,17 +287,17 @@ function textAction(session, button) {
   box.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      act(session.key, button.kind, box.value);
+      act(session.key, button.action, box.value);
     }
   });
   requestAnimationFrame(grow);
   const submit = el('button', {
     type: 'button',
-    'data-action': button.kind,
+    'data-action': button.action,
     text: button.label,
     title: button.unavailable_reason || button.help || '',
     disabled: !button.enabled,
-    onclick: () => act(session.key, button.kind, box.value),
+    onclick: () => act(session.key, button.action, box.value),
   });
   return el('div', { class: 'text-action' }, box, submit);
 }
@@ -465,20 +426,11 @@ function moveSelection(step) {
   }
 }
 
-// Enter on a row: what choosing it means. Go to the terminal it runs in, else open one
-// where it can be opened; a Flow
-// review (answered here, with text) and a row whose Open is unavailable expand instead, so
-// the person sees the fields or lf's reason.
+// Enter on a row: what choosing it means, as Rust says (`primary`: its terminal, or one
+// opened); with none, the row expands, so the person sees the fields or lf's reason.
 function primary(session) {
-  const open = session.buttons.find((b) => b.kind === 'open' && !b.text_hint);
-  const reviews = session.buttons.some((b) => b.text_hint);
-  // A session already in a terminal of the person's: that terminal, as a click would.
-  if (!reviews && session.buttons.some((b) => b.kind === 'go_to_terminal')) {
-    act(session.key, 'go_to_terminal');
-    return;
-  }
-  if (open && open.enabled && !reviews) {
-    act(session.key, 'open');
+  if (session.primary) {
+    act(session.key, session.primary);
     return;
   }
   expanded.add(session.key);
@@ -489,11 +441,13 @@ function primary(session) {
   else if (node) node.focus({ preventScroll: true });
 }
 
-function focusText(session, kind) {
-  if (!session.buttons.some((b) => b.kind === kind && b.text_hint && b.enabled)) return false;
+// The text box whose button has this key (a review's A and I), if it can be typed in.
+function focusText(session, key) {
+  const button = session.buttons.find((b) => b.text_hint && b.enabled && b.key === key);
+  if (!button) return false;
   expanded.add(session.key);
   render();
-  const box = rowNode(session.key).querySelector(`textarea[data-input="${kind}"]`);
+  const box = rowNode(session.key).querySelector(`textarea[data-input="${CSS.escape(button.action)}"]`);
   box.focus();
   return true;
 }
@@ -554,20 +508,14 @@ document.addEventListener('keydown', (event) => {
       if (!onRow || !session) return;
       primary(session);
       break;
-    case 'a':
-    case 'A':
-      if (!session || !focusText(session, 'approve')) return;
-      break;
-    case 'i':
-    case 'I':
-      if (!session || !focusText(session, 'iterate')) return;
-      break;
     case '/':
       $('filter').focus();
       $('filter').select();
       break;
     default:
-      return;
+      // A button's own key: its text box.
+      if (!session || event.key.length !== 1 || !focusText(session, event.key.toLowerCase())) return;
+      break;
   }
   // The key did its job: it must not also type into the box it focused or scroll the page.
   event.preventDefault();
@@ -753,7 +701,8 @@ $('notice-copy').addEventListener('click', copyCommand);
 $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true; });
 $('filter').addEventListener('input', () => { filter = $('filter').value; render(); });
 
-// The app tells the window one kind of thing at a time (`ToWindow` in window.rs).
+// The app tells the window one kind of thing at a time (`ToWindow` in
+// crates/surface/src/window.rs).
 listen('app', ({ payload: message }) => {
   switch (message.kind) {
     case 'board':

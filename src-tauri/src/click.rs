@@ -7,20 +7,19 @@ use std::sync::Arc;
 use lf_tray_core::{SessionKey, SessionRecord};
 use lf_tray_surface::menu;
 use lf_tray_surface::route::{destination, Click, Destination};
+use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Manager, Runtime};
 
-use crate::notification::{self, NoticeKey};
 use crate::shell::Shell;
 use crate::{focus, launch, lock, page, quit, refresh, window};
+use lf_tray_surface::notice::{self, NoticeKey};
 
 /// A choice in the tray's menu.
 pub(crate) fn on_menu<R: Runtime>(app: &AppHandle<R>, item: menu::Item) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match item {
         menu::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
-        menu::Item::Dismiss(key) => {
-            go(app, &shell, &key, Click::Popup(notification::DISMISS), None)
-        }
+        menu::Item::Dismiss(key) => go(app, &shell, &key, Click::Popup(notice::DISMISS), None),
         menu::Item::More | menu::Item::Show => window::show(app, None),
         menu::Item::Pause(pause) => shell.pause(Some(pause)),
         menu::Item::Resume => shell.pause(None),
@@ -43,10 +42,8 @@ pub(crate) fn on_notification<R: Runtime>(
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match key {
         #[cfg(unix)]
-        NoticeKey::Session(named)
-            if action == notification::ALLOW || action == notification::DENY =>
-        {
-            let answer = if action == notification::ALLOW {
+        NoticeKey::Session(named) if action == notice::ALLOW || action == notice::DENY => {
+            let answer = if action == notice::ALLOW {
                 lf_tray_core::permission::Answer::Allow
             } else {
                 lf_tray_core::permission::Answer::Deny
@@ -55,7 +52,7 @@ pub(crate) fn on_notification<R: Runtime>(
                 tracing::info!("IGNORED {action} session={named}: no request open");
             }
         }
-        NoticeKey::Session(named) if action == notification::EXPIRED => {
+        NoticeKey::Session(named) if action == notice::EXPIRED => {
             lock(&shell.popups).expired(&named);
             tracing::info!("UNSEEN session={named}: its popup expired");
             shell.save_history();
@@ -130,12 +127,12 @@ fn arrive<R: Runtime>(
                             Destination::Terminal { .. } => Destination::Window(Some(key.clone())),
                             other => other,
                         };
-                        let notice = notification::unreached(&record, &why);
+                        let notice = notice::unreached(&record, &why);
                         arrive(&app, &shell, &key, Some(record), fallback, token);
                         let text = why;
                         page::tell(
                             &app,
-                            page::ToWindow::Unreached {
+                            ToWindow::Unreached {
                                 key: key.token(),
                                 text,
                             },

@@ -86,7 +86,7 @@ async fn run(program: &Path, kind: &str, line: &str) -> Result<(), String> {
         Ok(Ok(output)) if output.status.success() => Ok(()),
         Ok(Ok(output)) => {
             let said = String::from_utf8_lossy(&output.stderr);
-            let said = crate::notification::one_line(&said, 300);
+            let said = lf_tray_surface::notice::one_line(&said, 300);
             Err(format!("{}: {said}", output.status))
         }
     }

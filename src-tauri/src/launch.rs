@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use lf_tray_core::terminal::{self, place, Env, Launch};
 use lf_tray_core::SessionRecord;
+use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
-use crate::notification;
 use crate::page;
 use crate::shell::Shell;
 
@@ -90,12 +90,12 @@ pub fn open<R: Runtime>(
             tracing::warn!("{e}");
             page::tell(
                 app,
-                page::ToWindow::LaunchFailed {
+                ToWindow::LaunchFailed {
                     text: text.clone(),
                     command: command.clone(),
                 },
             );
-            let notice = notification::launch_failed(record, summary, &command);
+            let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
             let effects = crate::lock(&shell.popups).click_failed(notice);
             shell.send(effects);
             Err(format!("{text}\n{command}"))

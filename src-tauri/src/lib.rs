@@ -1,15 +1,15 @@
-//! Loopflow Tray's desktop surface: a thin Tauri v2 shell over the engine in `lf-tray-core`.
+//! Loopflow Tray's desktop surface: a thin Tauri v2 shell over the engine in `lf-tray-core`
+//! and the decisions in `lf-tray-surface`.
 //!
 //! How it fits together: the engine watches lf's sessions and sends events. One task
-//! ([`follow`]) takes each event to the three surfaces: the tray menu and icon (rebuilt on the
-//! main thread), the window (a `board` event with the whole list), and the notification
-//! policy ([`notification::Popups`]), whose effects the platform module shows and closes.
-//! The window acts only through the commands in [`window`], which let it ask for the list
-//! and for an action a listed session offers — never for a command line.
+//! ([`events::follow`]) takes each event to the three surfaces: the tray menu and icon
+//! (rebuilt on the main thread), the window (a `board` message with the whole list), and
+//! the popups' policy (`lf_tray_surface::policy::Popups`), whose effects the platform module
+//! shows and closes. The window acts only through the commands in [`window`], which let it
+//! ask for the list and for an action a listed session offers — never for a command line.
 
 #![cfg(feature = "desktop")]
 
-mod actions;
 mod autostart;
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 mod badge;
@@ -17,6 +17,7 @@ mod click;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
+mod events;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod focus;
 // No window of another app can be found or focused there (not built here): every click
@@ -52,16 +53,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::engine::{Config, Engine};
-use lf_tray_core::history::{self, History};
-use lf_tray_core::{Event, SessionRecord};
-/// The grouping both the tray and the window show.
-use lf_tray_surface::board;
-use lf_tray_surface::policy::Focus;
+use lf_tray_core::history::History;
+use lf_tray_core::Event;
 use lf_tray_surface::settings;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::mpsc;
 
-use notification::{Clock, NoticeKey, Notifications};
+use notification::Notifications;
 use shell::Shell;
 
 /// How `lf-tray` (no subcommand) was started.
@@ -237,15 +235,15 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(tray::Shown::default())
         .invoke_handler(tauri::generate_handler![
-            window::sessions,
-            window::act,
-            window::settings,
-            window::save_settings,
-            window::dismiss,
-            window::answer_permission,
-            window::close_window,
-            window::open_log,
-            window::quit
+            window::commands::sessions,
+            window::commands::act,
+            window::settings::settings,
+            window::settings::save_settings,
+            window::commands::dismiss,
+            window::commands::answer_permission,
+            window::commands::close_window,
+            window::commands::open_log,
+            window::commands::quit
         ])
         .on_window_event(|window, event| {
             if let WindowEvent::Destroyed = event {
@@ -293,10 +291,10 @@ fn setup<R: Runtime>(
     }
     let (effects, queued) = mpsc::unbounded_channel();
     let _ = shell.effects.set(effects.clone());
-    tauri::async_runtime::spawn(deliver(Arc::clone(&shell), queued));
+    tauri::async_runtime::spawn(events::deliver(Arc::clone(&shell), queued));
     tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
     #[cfg(all(unix, not(target_os = "macos")))]
-    tauri::async_runtime::spawn(follow_tray_host(
+    tauri::async_runtime::spawn(tray_host::follow_host(
         app.clone(),
         Arc::clone(&shell),
         tray_host::follow(),
@@ -316,7 +314,7 @@ fn setup<R: Runtime>(
         }
     }
     shell.apply_push();
-    tauri::async_runtime::spawn(follow(app.clone(), shell, events, effects));
+    tauri::async_runtime::spawn(events::follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
     }
@@ -324,270 +322,7 @@ fn setup<R: Runtime>(
     Ok(())
 }
 
-/// Take the engine's events to the tray, the window and the notifications, and release
-/// held notifications at their deadline. Ends when the engine stops.
-async fn follow<R: Runtime>(
-    app: AppHandle<R>,
-    shell: Arc<Shell>,
-    mut events: mpsc::UnboundedReceiver<Event>,
-    deliveries: mpsc::UnboundedSender<notification::Effect>,
-) {
-    let mut held_back = shell.held_back();
-    // The tray and the window are first filled from the engine's first batch, which holds
-    // its first snapshot.
-    while !shell.quitting.load(Ordering::SeqCst) {
-        let prefs = shell.preferences();
-        let deadline = {
-            lock(&shell.popups)
-                .next_deadline(Clock::system(), &prefs)
-                .map(|due| due.at())
-        };
-        // Nothing from the engine: a popup's deadline came, or a pause, a setting or the
-        // server changed; either way what may show now goes out.
-        let batch = tokio::select! {
-            event = events.recv() => {
-                let Some(event) = event else { break };
-                // Take everything already queued, so a burst rebuilds the menu once.
-                let mut batch = vec![event];
-                while let Ok(event) = events.try_recv() {
-                    batch.push(event);
-                }
-                batch
-            }
-            () = until(deadline) => Vec::new(),
-            () = shell.wake.notified() => Vec::new(),
-        };
-        if shell.quitting.load(Ordering::SeqCst) {
-            break;
-        }
-        let program = shell.settings().on_event;
-        let mut redraw_requests = false;
-        for event in &batch {
-            logfile::event(event);
-            if let Some(program) = &program {
-                shell.hook.send(program, event);
-            }
-            // lf says the agent no longer waits: a permission request still open was
-            // answered elsewhere, and no answer may reach it later.
-            #[cfg(unix)]
-            if let Some(session) = no_longer_waits(event) {
-                if shell.requests.withdraw(&history::key(session)) {
-                    tracing::info!(
-                        "PERMISSION withdrawn session={}: lf no longer says it waits",
-                        session.id
-                    );
-                    redraw_requests = true;
-                }
-            }
-            if let Event::Warning { path, message, .. } = event {
-                shell.warn(match path {
-                    Some(path) => format!("{}: {message}", path.display()),
-                    None => message.clone(),
-                });
-            }
-        }
-        // No popup for a turn handed back in the terminal the person is looking at. The
-        // desktop says so, and a terminal may take seconds to answer (`kitty @ ls`): asked
-        // here, not under the popups' lock, which the tray's clicks take too.
-        let asked: Vec<&SessionRecord> = batch
-            .iter()
-            .filter_map(|event| match event {
-                Event::Asked { session, .. } => Some(session),
-                _ => None,
-            })
-            .collect();
-        let focus: Vec<(&SessionRecord, Focus)> = if asked.is_empty() {
-            Vec::new()
-        } else {
-            let terminals = lock(&shell.terminals).clone();
-            asked
-                .into_iter()
-                .map(|session| {
-                    let focus = focus::looking_at(session, &terminals);
-                    if focus == Focus::Looking {
-                        tracing::info!("LOOKING_AT session={}: no popup", session.id);
-                    }
-                    (session, focus)
-                })
-                .collect()
-        };
-        let effects = {
-            let now = Clock::system();
-            let mut popups = lock(&shell.popups);
-            popups.set_focus(focus);
-            if batch.is_empty() {
-                popups.flush(now, &prefs)
-            } else {
-                let mut effects = Vec::new();
-                for event in &batch {
-                    effects.extend(popups.on_event(event, now, &prefs));
-                }
-                effects
-            }
-        };
-        // Popups first: the tray and the window can wait the few milliseconds they take.
-        for effect in effects {
-            let _ = deliveries.send(effect);
-        }
-        // The pushes decide on their own task: nothing there holds up a popup.
-        {
-            let runner = lock(&shell.push);
-            if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
-                shell.listed.store(true, Ordering::SeqCst);
-            }
-            if let Some(runner) = runner.as_ref() {
-                for event in &batch {
-                    runner.send(event);
-                }
-            }
-        }
-        shell.save_history();
-        let now_held_back = shell.held_back();
-        let held_back_changed = now_held_back != held_back;
-        if held_back_changed {
-            tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
-            held_back = now_held_back;
-        }
-        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || redraw_requests;
-        if !batch.is_empty() || held_back_changed || redraw {
-            refresh(&app, &shell);
-        }
-    }
-}
-
-/// Follow whether a tray shows the app: the log and the window's footer say when none
-/// does, and a start without one (after [`tray_host::GRACE`] for a panel still starting)
-/// tells the person once per login.
-#[cfg(all(unix, not(target_os = "macos")))]
-async fn follow_tray_host<R: Runtime>(
-    app: AppHandle<R>,
-    shell: Arc<Shell>,
-    mut host: tokio::sync::watch::Receiver<Option<bool>>,
-) {
-    let started = Instant::now();
-    let deadline = tokio::time::Instant::now() + tray_host::GRACE;
-    let mut decided = false;
-    let mut known: Option<bool> = None;
-    loop {
-        let now = *host.borrow_and_update();
-        if now.is_some() && now != known {
-            known = now;
-            *lock(&shell.tray_host) = now;
-            if now == Some(true) {
-                tracing::info!("TRAY_HOST present");
-                decided = true;
-                let filled = Arc::clone(&shell);
-                tray::make_late(&app, click::on_menu, move |app| refresh(app, &filled));
-                // What it said is no longer so.
-                let effects = lock(&shell.popups).tray_came();
-                shell.send(effects);
-            } else {
-                tracing::warn!(
-                    "TRAY_HOST absent: no tray shows Loopflow Tray on this desktop (no \
-                     StatusNotifierWatcher with a registered host on the session bus); start \
-                     lf-tray again to show its window"
-                );
-            }
-            window::publish(&app, &shell);
-        }
-        tokio::select! {
-            changed = host.changed() => if changed.is_err() { break },
-            () = tokio::time::sleep_until(deadline), if !decided => {
-                decided = true;
-                if known != Some(true) && !shell.quitting.load(Ordering::SeqCst) {
-                    tell_no_tray(&shell, started).await;
-                }
-            }
-        }
-    }
-}
-
-/// The popup for a start without a tray, unless this login was told already.
-#[cfg(all(unix, not(target_os = "macos")))]
-async fn tell_no_tray(shell: &Shell, started: Instant) {
-    let session = std::env::var("XDG_SESSION_ID").ok();
-    let login = tray_host::login(
-        tray_host::boot_id().as_deref(),
-        session.as_deref(),
-        tray_host::bus_id().await.as_deref(),
-    );
-    let path = tray_host::told_path();
-    let told = path.as_deref().and_then(tray_host::read_told);
-    let login_name = login.as_deref().unwrap_or("unknown");
-    if !tray_host::tell(login.as_deref(), told.as_deref()) {
-        tracing::info!("NO_TRAY told already in this login ({login_name})");
-        return;
-    }
-    let notice = notification::no_tray(&tray_host::current_desktop());
-    tracing::info!(
-        "NO_TRAY popup for login {login_name} after {} ms",
-        started.elapsed().as_millis()
-    );
-    *lock(&shell.no_tray_login) = login;
-    let effects = lock(&shell.popups).no_tray(notice);
-    shell.send(effects);
-}
-
-/// The no-tray popup reached the server: this login was told, and is not told again.
-#[cfg(all(unix, not(target_os = "macos")))]
-fn no_tray_told(shell: &Shell) {
-    let login = lock(&shell.no_tray_login).take();
-    tracing::info!(
-        "NO_TRAY popup shown login={}",
-        login.as_deref().unwrap_or("unknown")
-    );
-    if let (Some(path), Some(login)) = (tray_host::told_path(), login) {
-        if let Err(e) = tray_host::write_told(&path, &login) {
-            tracing::warn!("could not keep {}: {e}", path.display());
-        }
-    }
-}
-
-/// The session of an event after which lf no longer says its agent waits.
-#[cfg(unix)]
-fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
-    match event {
-        Event::State {
-            session,
-            previous_needs_you: true,
-            ..
-        } if !session.needs_you => Some(session),
-        Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
-        _ => None,
-    }
-}
-
-/// Show and close popups in the order the policy decided, apart from [`follow`]: a slow or
-/// missing notification server (D-Bus activation can wait 25 s) must not hold up the tray
-/// and the window.
-async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<notification::Effect>) {
-    while let Some(effect) = effects.recv().await {
-        let Some(notifications) = shell.notifications.get() else {
-            continue;
-        };
-        match effect {
-            notification::Effect::Show(notice) => {
-                #[cfg(unix)]
-                let notice = shell.requests.in_place_of(notice);
-                let delivery = notifications.show(&notice, shell.settings().sound).await;
-                let marks = lock(&shell.popups).delivered(&notice, delivery);
-                #[cfg(all(unix, not(target_os = "macos")))]
-                if notice.key == NoticeKey::NoTray && delivery == notification::Delivery::Shown {
-                    no_tray_told(&shell);
-                }
-                shell.save_history();
-                if marks {
-                    shell.redraw.store(true, Ordering::SeqCst);
-                }
-                if delivery != notification::Delivery::Shown || marks {
-                    shell.wake.notify_one();
-                }
-            }
-            notification::Effect::Close(key) => notifications.close(&key).await,
-        }
-    }
-}
-
+/// Until `deadline`, or for ever without one.
 async fn until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at.into()).await,

@@ -1,11 +1,11 @@
-//! Desktop notifications: what they say (here), when they appear or go away (`policy`),
-//! and showing them (`linux`: freedesktop notifications over D-Bus; `elsewhere`: macOS and
-//! Windows). The text and the policy are plain code, tested without a display.
+//! Showing desktop notifications (`linux`: freedesktop notifications over D-Bus;
+//! `elsewhere`: macOS and Windows) and following the server's do-not-disturb (`gnome`,
+//! `dnd`). What they say is `lf_tray_surface::notice`, when they appear or go away
+//! `lf_tray_surface::policy`, both tested without a display.
 
 use std::sync::Arc;
 
-pub use lf_tray_surface::notice::*;
-pub use lf_tray_surface::policy::{Clock, Delivery, Effect, PauseFor, Popups, Preferences};
+use lf_tray_surface::notice::{NoticeKey, Server};
 
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod dnd;

@@ -19,6 +19,7 @@ use std::time::Duration;
 use lf_tray_core::permission::{self, Answer, Request, SHOWN};
 use lf_tray_core::terminal::place::Processes;
 use lf_tray_core::{history, SessionRecord};
+use lf_tray_surface::looking;
 use lf_tray_surface::notice;
 use lf_tray_surface::policy::Focus;
 use tauri::{AppHandle, Runtime};
@@ -27,8 +28,9 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::oneshot;
 
 use crate::lock;
-use crate::notification::{Clock, Effect, NoticeKey};
 use crate::shell::Shell;
+use lf_tray_surface::notice::NoticeKey;
+use lf_tray_surface::policy::{Clock, Effect};
 
 /// How long a connected hook may take to send its request: it writes it at once, from
 /// memory; a peer slower than this is not a hook.
@@ -267,9 +269,11 @@ async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
     }
     let terminals = lock(&shell.terminals).clone();
     let looked = record.clone();
-    let focus = tokio::task::spawn_blocking(move || crate::focus::looking_at(&looked, &terminals))
-        .await
-        .unwrap_or(Focus::Unknown);
+    let focus = tokio::task::spawn_blocking(move || {
+        looking::looking_at(&looked, &crate::focus::Desk::open(terminals))
+    })
+    .await
+    .unwrap_or(Focus::Unknown);
     if focus == Focus::Looking {
         return Err("the person looks at the agent's own terminal".into());
     }

@@ -15,10 +15,11 @@ use lf_tray_core::{Event, SessionRecord};
 use lf_tray_surface::menu;
 use tokio::sync::{mpsc, Notify};
 
-use crate::notification::{Clock, Effect, Notifications, PauseFor, Popups, Preferences};
+use crate::notification::Notifications;
 #[cfg(unix)]
 use crate::permission;
 use crate::{followed, hook, lock, push, tray_host};
+use lf_tray_surface::policy::{Clock, Effect, PauseFor, Popups, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
 /// The window's footer shows the latest problem and lists this many in its tooltip.
@@ -319,7 +320,7 @@ impl Shell {
     /// The footer's note while no tray shows the app.
     pub(crate) fn tray_note(&self) -> Option<String> {
         (*lock(&self.tray_host) == Some(false))
-            .then(|| tray_host::note(&tray_host::current_desktop()))
+            .then(|| lf_tray_surface::tray_host::note(&tray_host::current_desktop()))
     }
 
     pub(crate) fn warnings(&self) -> Vec<String> {

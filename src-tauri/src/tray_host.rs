@@ -7,11 +7,24 @@
 //! closed, so the person is told: a warning in the log, a note in the window's footer, and
 //! at a start without a tray one popup per login.
 //!
-//! The decisions ([`Host::hear`], [`login`], [`tell`]) are plain code; [`follow`] only
-//! reads the bus.
+//! The decisions (`Host::hear`, `login`, `tell`) are in `lf_tray_surface::tray_host`;
+//! this reads the bus, keeps the login last told, and tells the person.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+#[cfg(all(unix, not(target_os = "macos")))]
+use std::{
+    sync::{atomic::Ordering, Arc},
+    time::Instant,
+};
+
+#[cfg(all(unix, not(target_os = "macos")))]
+use lf_tray_surface::{notice, tray_host};
+#[cfg(all(unix, not(target_os = "macos")))]
+use tauri::{AppHandle, Runtime};
+
+#[cfg(all(unix, not(target_os = "macos")))]
+use crate::{click, lock, shell::Shell, tray};
 
 /// How long a start waits for a tray before it tells the person there is none. At login
 /// the panel and the autostart apps start together and in no set order, and a panel's tray
@@ -26,102 +39,6 @@ pub const GRACE: Duration = Duration::from_secs(4);
 const WATCHER: &str = "org.kde.StatusNotifierWatcher";
 const WATCHER_PATH: &str = "/StatusNotifierWatcher";
 const HOST_REGISTERED: &str = "IsStatusNotifierHostRegistered";
-
-/// What is known about the desktop's tray host.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Host {
-    /// The unique name of the connection that owns the watcher's name; `None` while none
-    /// does.
-    watcher: Option<String>,
-    /// The watcher's `IsStatusNotifierHostRegistered`, as last heard from that owner.
-    registered: bool,
-}
-
-/// Something heard on the bus about the watcher.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Heard {
-    /// Its name has this owner now (`NameOwnerChanged`, or `GetNameOwner` at start).
-    Owner(Option<String>),
-    /// `StatusNotifierHostRegistered`.
-    HostRegistered,
-    /// `StatusNotifierHostUnregistered`: another host may still be registered.
-    HostUnregistered,
-    /// `IsStatusNotifierHostRegistered`, read or in a `PropertiesChanged`.
-    Registered(bool),
-}
-
-/// What to do next about what was heard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Then {
-    Nothing,
-    /// Ask the watcher for `IsStatusNotifierHostRegistered`.
-    Read,
-}
-
-impl Host {
-    /// Whether a tray shows the app's icon.
-    pub fn present(&self) -> bool {
-        self.watcher.is_some() && self.registered
-    }
-
-    /// Take in what connection `from` said (a name's owner comes from the bus itself).
-    /// Only the watcher's owner speaks for it: anyone may send a signal with its interface.
-    pub fn hear(&mut self, from: Option<&str>, heard: Heard) -> Then {
-        match heard {
-            Heard::Owner(owner) => {
-                // A new watcher knows nothing of the old one's hosts.
-                self.registered = false;
-                self.watcher = owner;
-                if self.watcher.is_some() {
-                    Then::Read
-                } else {
-                    Then::Nothing
-                }
-            }
-            _ if from.is_none() || from != self.watcher.as_deref() => Then::Nothing,
-            Heard::HostRegistered => {
-                self.registered = true;
-                Then::Nothing
-            }
-            // Kept as it is until the watcher says: one of two hosts leaving leaves a tray.
-            Heard::HostUnregistered => Then::Read,
-            Heard::Registered(registered) => {
-                self.registered = registered;
-                Then::Nothing
-            }
-        }
-    }
-}
-
-/// What names this login, for telling the person once per login: logind's session
-/// (`XDG_SESSION_ID`, new at every login and unique within a boot, hence with the boot id),
-/// else the session bus's id (`org.freedesktop.DBus.GetId`, random for every bus daemon:
-/// a session without logind — startx, `dbus-run-session` — has a bus of its own that
-/// starts and ends with it). Not the bus address: with systemd's user bus it is
-/// `unix:path=/run/user/UID/bus` at every login. `None`: nothing tells logins apart.
-pub fn login(boot: Option<&str>, session: Option<&str>, bus: Option<&str>) -> Option<String> {
-    fn clean(s: Option<&str>) -> Option<&str> {
-        s.map(str::trim).filter(|s| !s.is_empty())
-    }
-    match (clean(session), clean(bus)) {
-        (Some(session), _) => Some(format!(
-            "boot {} session {session}",
-            clean(boot).unwrap_or("?")
-        )),
-        (None, Some(bus)) => Some(format!("bus {bus}")),
-        (None, None) => None,
-    }
-}
-
-/// Whether a start without a tray tells the person, given the login it runs in and the
-/// one they were last told in. Where logins cannot be told apart, every start tells:
-/// a popup too many beats an app nobody can find.
-pub fn tell(login: Option<&str>, told: Option<&str>) -> bool {
-    match login {
-        Some(login) => told.map(str::trim) != Some(login),
-        None => true,
-    }
-}
 
 /// Where the login last told is kept: `$XDG_STATE_HOME/lf-tray/no-tray-told`.
 pub fn told_path() -> Option<PathBuf> {
@@ -143,14 +60,6 @@ pub fn write_told(path: &Path, login: &str) -> std::io::Result<()> {
     lf_tray_core::history::write_atomically(path, login.as_bytes())
 }
 
-/// The footer's note while no tray shows the app.
-pub fn note(current_desktop: &str) -> String {
-    format!(
-        "No tray icon: this desktop shows no tray. {}",
-        crate::notification::tray_hint(current_desktop)
-    )
-}
-
 /// `XDG_CURRENT_DESKTOP`, or empty.
 pub fn current_desktop() -> String {
     std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default()
@@ -159,6 +68,96 @@ pub fn current_desktop() -> String {
 /// The kernel's id of this boot.
 pub fn boot_id() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
+}
+
+/// Follow whether a tray shows the app: the log and the window's footer say when none
+/// does, and a start without one (after [`GRACE`] for a panel still starting)
+/// tells the person once per login.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub(crate) async fn follow_host<R: Runtime>(
+    app: AppHandle<R>,
+    shell: Arc<Shell>,
+    mut host: tokio::sync::watch::Receiver<Option<bool>>,
+) {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + GRACE;
+    let mut decided = false;
+    let mut known: Option<bool> = None;
+    loop {
+        let now = *host.borrow_and_update();
+        if now.is_some() && now != known {
+            known = now;
+            *lock(&shell.tray_host) = now;
+            if now == Some(true) {
+                tracing::info!("TRAY_HOST present");
+                decided = true;
+                let filled = Arc::clone(&shell);
+                tray::make_late(&app, click::on_menu, move |app| {
+                    crate::refresh(app, &filled)
+                });
+                // What it said is no longer so.
+                let effects = lock(&shell.popups).tray_came();
+                shell.send(effects);
+            } else {
+                tracing::warn!(
+                    "TRAY_HOST absent: no tray shows Loopflow Tray on this desktop (no \
+                     StatusNotifierWatcher with a registered host on the session bus); start \
+                     lf-tray again to show its window"
+                );
+            }
+            crate::window::publish(&app, &shell);
+        }
+        tokio::select! {
+            changed = host.changed() => if changed.is_err() { break },
+            () = tokio::time::sleep_until(deadline), if !decided => {
+                decided = true;
+                if known != Some(true) && !shell.quitting.load(Ordering::SeqCst) {
+                    tell_no_tray(&shell, started).await;
+                }
+            }
+        }
+    }
+}
+
+/// The popup for a start without a tray, unless this login was told already.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn tell_no_tray(shell: &Shell, started: Instant) {
+    let session = std::env::var("XDG_SESSION_ID").ok();
+    let login = tray_host::login(
+        boot_id().as_deref(),
+        session.as_deref(),
+        bus_id().await.as_deref(),
+    );
+    let path = told_path();
+    let told = path.as_deref().and_then(read_told);
+    let login_name = login.as_deref().unwrap_or("unknown");
+    if !tray_host::tell(login.as_deref(), told.as_deref()) {
+        tracing::info!("NO_TRAY told already in this login ({login_name})");
+        return;
+    }
+    let notice = notice::no_tray(&current_desktop());
+    tracing::info!(
+        "NO_TRAY popup for login {login_name} after {} ms",
+        started.elapsed().as_millis()
+    );
+    *lock(&shell.no_tray_login) = login;
+    let effects = lock(&shell.popups).no_tray(notice);
+    shell.send(effects);
+}
+
+/// The no-tray popup reached the server: this login was told, and is not told again.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub(crate) fn no_tray_told(shell: &Shell) {
+    let login = lock(&shell.no_tray_login).take();
+    tracing::info!(
+        "NO_TRAY popup shown login={}",
+        login.as_deref().unwrap_or("unknown")
+    );
+    if let (Some(path), Some(login)) = (told_path(), login) {
+        if let Err(e) = write_told(&path, &login) {
+            tracing::warn!("could not keep {}: {e}", path.display());
+        }
+    }
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -170,7 +169,9 @@ mod bus {
     use tokio::sync::watch;
     use zbus::{Connection, MatchRule, Message, MessageStream};
 
-    use super::{Heard, Host, Then, HOST_REGISTERED, WATCHER, WATCHER_PATH};
+    use lf_tray_surface::tray_host::{Heard, Host, Then};
+
+    use super::{HOST_REGISTERED, WATCHER, WATCHER_PATH};
 
     const BUS: &str = "org.freedesktop.DBus";
     const BUS_PATH: &str = "/org/freedesktop/DBus";
@@ -310,7 +311,7 @@ mod bus {
                     .unwrap_or(false),
             ),
             // A watcher that cannot say has no host to speak of.
-            Err(_) => (host.watcher.clone(), false),
+            Err(_) => (host.watcher().map(str::to_string), false),
         };
         host.hear(from.as_deref(), Heard::Registered(registered));
     }
@@ -337,78 +338,7 @@ mod bus {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_tray_is_there_while_its_watcher_says_a_host_is() {
-        let mut host = Host::default();
-        assert!(!host.present());
-        assert_eq!(
-            host.hear(None, Heard::Owner(Some(":1.7".into()))),
-            Then::Read
-        );
-        assert!(!host.present(), "a watcher alone is no tray");
-        host.hear(Some(":1.7"), Heard::Registered(true));
-        assert!(host.present());
-        // Another host leaving is asked about, not taken as the last one gone.
-        assert_eq!(host.hear(Some(":1.7"), Heard::HostUnregistered), Then::Read);
-        assert!(host.present());
-        host.hear(Some(":1.7"), Heard::Registered(false));
-        assert!(!host.present());
-        host.hear(Some(":1.7"), Heard::HostRegistered);
-        assert!(host.present());
-        // The watcher goes: its hosts with it; a new one starts out without.
-        assert_eq!(host.hear(None, Heard::Owner(None)), Then::Nothing);
-        assert!(!host.present());
-        host.hear(None, Heard::Owner(Some(":1.9".into())));
-        assert!(!host.present());
-        host.hear(Some(":1.9"), Heard::HostRegistered);
-        assert!(host.present());
-    }
-
-    #[test]
-    fn only_the_watcher_speaks_for_itself() {
-        let mut host = Host::default();
-        host.hear(None, Heard::HostRegistered);
-        assert!(!host.present(), "no watcher: nobody's signal counts");
-        host.hear(None, Heard::Owner(Some(":1.7".into())));
-        host.hear(Some(":1.8"), Heard::HostRegistered);
-        host.hear(None, Heard::Registered(true));
-        assert!(!host.present(), "another connection's signal is no host");
-        host.hear(Some(":1.7"), Heard::Registered(true));
-        host.hear(Some(":1.8"), Heard::Registered(false));
-        assert!(host.present());
-    }
-
-    #[test]
-    fn a_login_is_logind_s_session_in_this_boot_else_the_session_bus() {
-        assert_eq!(
-            login(Some("b1\n"), Some("3"), Some("bus-a")).as_deref(),
-            Some("boot b1 session 3")
-        );
-        assert_eq!(
-            login(None, Some("3"), None).as_deref(),
-            Some("boot ? session 3")
-        );
-        assert_eq!(
-            login(Some("b1"), Some(""), Some("bus-a")).as_deref(),
-            Some("bus bus-a")
-        );
-        assert_eq!(login(Some("b1"), None, None), None);
-        assert_ne!(
-            login(Some("b1"), Some("3"), None),
-            login(Some("b2"), Some("3"), None),
-            "session ids start over at every boot"
-        );
-    }
-
-    #[test]
-    fn told_once_per_login() {
-        assert!(tell(Some("bus a"), None));
-        assert!(!tell(Some("bus a"), Some("bus a")));
-        assert!(!tell(Some("bus a"), Some("bus a\n")));
-        assert!(tell(Some("bus b"), Some("bus a")));
-        assert!(tell(None, Some("bus a")), "logins cannot be told apart");
-    }
+    use lf_tray_surface::tray_host::tell;
 
     #[test]
     fn what_was_told_is_kept_across_starts() {

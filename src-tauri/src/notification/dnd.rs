@@ -22,7 +22,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use zbus::{Connection, MatchRule, MessageStream};
 
-use super::{lxqt, xfce, OnServer, Server};
+use lf_tray_surface::notice::Server;
+
+use super::{lxqt, xfce, OnServer};
 
 const SERVER: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";

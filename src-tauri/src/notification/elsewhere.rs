@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 use notify_rust::NotificationResponse;
 
-use super::{unescape, Delivery, Notice, NoticeKey, OnAction, OnServer, APP_NAME};
+use lf_tray_surface::notice::{unescape, Notice, NoticeKey, APP_NAME};
+use lf_tray_surface::policy::Delivery;
+
+use super::{OnAction, OnServer};
 
 pub struct Notifications {
     on_action: OnAction,

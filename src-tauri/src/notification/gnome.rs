@@ -5,7 +5,9 @@
 use gtk::gio;
 use gtk::gio::prelude::*;
 
-use super::{OnServer, Server};
+use lf_tray_surface::notice::Server;
+
+use super::OnServer;
 
 const SCHEMA: &str = "org.gnome.desktop.notifications";
 const KEY: &str = "show-banners";

@@ -1,0 +1,663 @@
+//! What the window draws, worded here so that the page only draws: each session as a row
+//! (its line, chips, details, buttons and what Enter does), the Recent list, and the one
+//! message the page hears. The page is buildless and cannot import Rust's names, so
+//! whatever it would otherwise have to know about lf (its states, kinds, fields, action
+//! kinds) is decided here, and the page reads these fields as they are.
+
+use lf_tray_core::history::{self, Entry};
+use lf_tray_core::{Presents, SessionRecord, State};
+use serde::Serialize;
+
+use crate::board::{self, Group};
+use crate::buttons::{self, Action, Button};
+use crate::policy::Popups;
+
+/// How the window offers to go back to a session's terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The setting is off: lf's buttons only.
+    Off,
+    /// A Go to terminal button, first, for every attached session.
+    Button,
+    /// This desktop focuses nothing: say where the session runs.
+    Say,
+}
+
+/// How a chip looks (its class on the page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChipStyle {
+    /// What kind of session it is.
+    Kind,
+    /// It waits on the person though its state does not say so.
+    NeedsYou,
+    Ready,
+    Waiting,
+    Active,
+    /// Something went wrong (lf's `interrupted`).
+    Trouble,
+    /// A state lf added later.
+    Plain,
+}
+
+impl ChipStyle {
+    fn of(state: &State) -> ChipStyle {
+        match state {
+            State::Ready => ChipStyle::Ready,
+            State::Waiting | State::Closed => ChipStyle::Waiting,
+            State::Active => ChipStyle::Active,
+            State::Other(word) if word == "interrupted" => ChipStyle::Trouble,
+            State::Other(_) => ChipStyle::Plain,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chip {
+    pub text: String,
+    pub style: ChipStyle,
+}
+
+/// Why the agent waits, in its own words (generation E): untrusted text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Why {
+    /// `Agent asks permission`.
+    pub label: String,
+    /// What it said: its title, then its message.
+    pub text: String,
+}
+
+/// One session as the window draws it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionView {
+    /// What the window names the session by (its `SessionKey::token`), and hands back:
+    /// ids are unique per machine only.
+    pub key: String,
+    /// lf's id, which the filter finds it by.
+    pub id: String,
+    /// Its title, else its id.
+    pub title: String,
+    /// The group it is drawn in; the page only tells one group from the next.
+    pub group: Group,
+    /// The group's heading, as the tray says it.
+    pub group_title: &'static str,
+    /// It waits on the person (ready for review, or waiting): counted in the heading, and
+    /// how long it has waited is shown.
+    pub needs_you: bool,
+    /// The person can dismiss its popups (it waits, or its agent stopped).
+    pub dismissable: bool,
+    /// The person dismissed its popups until its next transition.
+    pub dismissed: bool,
+    /// What and where it is, on its one line: `Flow review · asks permission · box · app`.
+    pub label: String,
+    /// Since when it waits on the person (unix seconds), as the tray's memory knows it
+    /// across restarts; only while it does.
+    pub waiting_since: Option<i64>,
+    pub chips: Vec<Chip>,
+    /// Which agent runs it and where the work is: `codex · product / LOO-412 · app`.
+    pub meta: Option<String>,
+    pub cwd: Option<String>,
+    pub why: Option<Why>,
+    /// Its agent stopped with the session still open.
+    pub stopped: bool,
+    /// An Ask's prompt without the line that is already its title.
+    pub question: Option<String>,
+    pub ready_summary: Option<String>,
+    /// An agent's permission request open for an answer from here: the tool and exactly
+    /// what it will run, with every hidden character made visible (the page sets it as
+    /// text). Allow and Deny show while it is there.
+    pub permission: Option<String>,
+    pub buttons: Vec<Button>,
+    /// What Enter on the row runs; `None`: the row opens to show its fields or reasons.
+    pub primary: Option<Action>,
+    /// Where it runs, said instead of a Go to terminal button where the desktop lets
+    /// nothing focus another app's window.
+    pub runs_in: Option<String>,
+    /// What the filter looks in: its title, id, repository and work.
+    pub search: Vec<String>,
+}
+
+/// Everything the window shows, sent whole on every change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Board {
+    pub sessions: Vec<SessionView>,
+    /// The engine's status line.
+    pub status: String,
+    /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
+    pub quiet: Option<String>,
+    /// The latest transitions, newest first.
+    pub recent: Vec<RecentView>,
+    /// The latest problems reading lf's records or running lf, oldest first.
+    pub warnings: Vec<String>,
+    /// What the footer says while no tray shows the app (what to do on this desktop).
+    pub tray: Option<String>,
+    /// The session to scroll to, for a window just built to show it (it was not there
+    /// yet to hear a `focus` message).
+    pub focus: Option<String>,
+}
+
+/// One Recent entry as the window draws it: the memory's entry and its words.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecentView {
+    #[serde(flatten)]
+    pub entry: Entry,
+    /// The transition as the person says it ("ready for review").
+    pub words: String,
+}
+
+/// The one event the page listens to ([`TO_WINDOW`]); what it carries says what it is, so
+/// the page keeps no event names of its own.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
+pub enum ToWindow {
+    /// Everything the window shows, whole.
+    Board(Board),
+    /// Scroll to this session (its key token) and select it.
+    Focus(String),
+    /// A terminal could not be opened: what to say, and the command to run by hand.
+    LaunchFailed { text: String, command: String },
+    /// Go to terminal did not get there: the session (its key token) and why not.
+    Unreached { key: String, text: String },
+}
+
+/// The event name of [`ToWindow`].
+pub const TO_WINDOW: &str = "app";
+
+/// The sessions as the window draws them, in the board's order. `runs_in` says where a
+/// session runs (asked only where the desktop focuses nothing), `permission` what an open
+/// permission request of the session (by its key) would run.
+pub fn views(
+    popups: &Popups,
+    sessions: &[SessionRecord],
+    reach: Reach,
+    runs_in: impl Fn(&SessionRecord) -> Option<String>,
+    permission: impl Fn(&str) -> Option<String>,
+) -> Vec<SessionView> {
+    board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
+        .into_iter()
+        .map(|(group, record)| {
+            let key = history::key(record);
+            let mut buttons = buttons::buttons(record);
+            let shown = record.in_terminal() && record.machine.is_none();
+            if shown && reach == Reach::Button {
+                buttons.insert(0, buttons::go_to_terminal());
+            }
+            let runs_in = if record.headless() {
+                // The page says "It runs …." around it.
+                Some("headless: no terminal shows it".to_string())
+            } else if let Some(machine) = record.machine.as_deref().filter(|_| record.in_terminal())
+            {
+                // Its terminal is on that machine: nothing here can bring it back.
+                Some(format!("in a terminal on {machine}"))
+            } else {
+                (shown && reach == Reach::Say)
+                    .then(|| runs_in(record))
+                    .flatten()
+            };
+            let needs_you = matches!(group, Group::Ready | Group::Waiting);
+            let repo_name = (record.presents() == Presents::Waits)
+                .then(|| record.repo())
+                .flatten();
+            let kind_name = board::kind_name(record.kind.as_ref());
+            let reason_phrase = record.reason.as_ref().map(|r| r.phrase());
+            let repo = repo_name.clone().or_else(|| last_part(&record.cwd));
+            let label = [
+                kind_name.as_deref().or(record.extra_str("provider")),
+                reason_phrase,
+                record.machine.as_deref(),
+                repo.as_deref(),
+            ];
+            let work = record
+                .extra_str("work_path")
+                .or(record.work.as_ref().map(|w| w.id.as_str()));
+            let meta = [
+                record
+                    .extra_str("provider")
+                    .or(Some(record.detail.as_str())),
+                work,
+                repo_name.as_deref(),
+            ];
+            let search = [
+                Some(record.title.as_str()),
+                Some(record.id.as_str()),
+                repo.as_deref(),
+                record.extra_str("work_path"),
+            ];
+            let primary = buttons::primary(&buttons);
+            SessionView {
+                id: record.id.clone(),
+                title: if record.title.is_empty() {
+                    record.id.clone()
+                } else {
+                    record.title.clone()
+                },
+                group,
+                group_title: group.title(),
+                needs_you,
+                dismissable: needs_you || group == Group::Stopped,
+                dismissed: popups.dismissed(&key),
+                label: joined(&label),
+                waiting_since: popups.waiting_since(&key).filter(|_| needs_you),
+                chips: chips(record, kind_name),
+                meta: Some(joined(&meta)).filter(|m| !m.is_empty()),
+                cwd: Some(record.cwd.clone()).filter(|c| !c.is_empty()),
+                why: record.reason.as_ref().map(|reason| Why {
+                    label: format!("Agent {}", reason_phrase.unwrap_or("waits for you")),
+                    text: joined_with(&[reason.title.as_deref(), reason.msg.as_deref()], " — "),
+                }),
+                stopped: record.stopped,
+                question: board::question(record),
+                ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
+                permission: permission(&key),
+                buttons,
+                primary,
+                runs_in,
+                search: search.into_iter().flatten().map(str::to_string).collect(),
+                key,
+            }
+        })
+        .collect()
+}
+
+/// The chips of a row. A record without a kind (generation D) has no kind chip; its state
+/// only says whether a terminal is attached, so `unknown` says nothing, and whether it
+/// waits on the person comes from `needs_you`, named when the state chip does not already
+/// say so.
+fn chips(record: &SessionRecord, kind_name: Option<String>) -> Vec<Chip> {
+    let mut chips = Vec::new();
+    if let Some(text) = kind_name {
+        chips.push(Chip {
+            text,
+            style: ChipStyle::Kind,
+        });
+    }
+    let says_waiting = matches!(record.state, State::Waiting | State::Ready);
+    if record.needs_you && !says_waiting {
+        chips.push(Chip {
+            text: "Waiting for you".into(),
+            style: ChipStyle::NeedsYou,
+        });
+    }
+    let state = record.state.as_str();
+    if !state.is_empty() && state != "unknown" {
+        chips.push(Chip {
+            text: state.to_string(),
+            style: ChipStyle::of(&record.state),
+        });
+    }
+    chips
+}
+
+/// The Recent list as the window draws it, newest first.
+pub fn recent(popups: &Popups) -> Vec<RecentView> {
+    popups
+        .history()
+        .recent()
+        .into_iter()
+        .map(|entry| RecentView {
+            words: board::recent_words(&entry.what).to_string(),
+            entry,
+        })
+        .collect()
+}
+
+/// The last part of a path, as a person names the directory it is.
+fn last_part(path: &str) -> Option<String> {
+    path.split('/')
+        .rfind(|part| !part.is_empty())
+        .map(str::to_string)
+}
+
+fn joined(parts: &[Option<&str>]) -> String {
+    joined_with(parts, " · ")
+}
+
+fn joined_with(parts: &[Option<&str>], between: &str) -> String {
+    parts
+        .iter()
+        .flatten()
+        .filter(|part| !part.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(between)
+}
+
+#[cfg(test)]
+mod tests {
+    use lf_tray_core::session::{plan, Step};
+    use lf_tray_core::{ActionKind, Runs, State};
+
+    use super::*;
+    use crate::fixtures::{blocked, record_d, record_e, with_agent};
+
+    const PAGE: &str = include_str!("../../../ui/app.js");
+    const STYLE: &str = include_str!("../../../ui/style.css");
+
+    fn tokens(view: &SessionView) -> Vec<&str> {
+        view.buttons.iter().map(|b| b.action.token()).collect()
+    }
+
+    fn by_id<'a>(views: &'a [SessionView], id: &str) -> &'a SessionView {
+        views.iter().find(|v| v.id == id).unwrap()
+    }
+
+    #[test]
+    fn todays_agents_say_where_they_run_and_what_move_here_does_there() {
+        let e = |id| record_e(id, State::Active, true, blocked("question", "Which?", ""));
+        let headless = with_agent(e("S-1"), Runs::Headless);
+        let native = with_agent(e("S-2"), Runs::Terminal);
+        let move_help = |v: &SessionView| {
+            v.buttons
+                .iter()
+                .find(|b| b.action == Action::Lf(ActionKind::MoveHere))
+                .and_then(|b| b.help.clone())
+                .unwrap_or_default()
+        };
+        let views = views(
+            &Popups::default(),
+            &[headless, native],
+            Reach::Button,
+            |_| None,
+            |_| None,
+        );
+        let (h, n) = (by_id(&views, "S-1"), by_id(&views, "S-2"));
+        assert_eq!(h.runs_in.as_deref(), Some("headless: no terminal shows it"));
+        assert!(!tokens(h).contains(&"go_to_terminal"));
+        assert!(
+            move_help(h).contains("second conversation"),
+            "{}",
+            move_help(h)
+        );
+        // The native one is reached in its terminal, and Move here warns what it stops.
+        assert_eq!(n.buttons[0].action, Action::GoToTerminal);
+        assert_eq!(n.primary, Some(Action::GoToTerminal));
+        assert!(
+            move_help(n).contains("not sent is lost"),
+            "{}",
+            move_help(n)
+        );
+        // Why it waits, as the agent said it, under the person's words for it.
+        assert_eq!(
+            n.why,
+            Some(Why {
+                label: "Agent asks a question".into(),
+                text: "Which?".into()
+            })
+        );
+        assert!(n.label.contains("asks a question"), "{}", n.label);
+    }
+
+    #[test]
+    fn generation_d_records_reach_the_window_with_lf_buttons_and_their_context() {
+        let attached = record_d("S-1", State::Active, true);
+        let idle = record_d("S-2", State::Other("unknown".into()), false);
+        let records = [idle, attached];
+        let views = views(&Popups::default(), &records, Reach::Off, |_| None, |_| None);
+        let (waiting, other) = (&views[0], &views[1]);
+        assert_eq!(waiting.id, "S-1");
+        assert_eq!(waiting.group, Group::Waiting);
+        assert_eq!(waiting.group_title, "Waiting for you");
+        assert!(waiting.needs_you && waiting.dismissable);
+        // No kind: the chips come from needs_you and the state.
+        assert_eq!(
+            waiting.chips,
+            [
+                Chip {
+                    text: "Waiting for you".into(),
+                    style: ChipStyle::NeedsYou
+                },
+                Chip {
+                    text: "active".into(),
+                    style: ChipStyle::Active
+                },
+            ]
+        );
+        // lf's provider where no kind names it, and the repository, not the directory.
+        assert_eq!(waiting.label, "codex · app.loo-412");
+        assert_eq!(
+            waiting.meta.as_deref(),
+            Some("codex · product / LOO-412 · app.loo-412")
+        );
+        assert_eq!(waiting.cwd.as_deref(), Some("/home/me/src/app.loo-412/sub"));
+        assert_eq!(waiting.question, None);
+        assert!(waiting.search.contains(&"product / LOO-412".to_string()));
+        // lf's labels and reason verbatim, and nothing lf did not offer.
+        let drawn = |v: &SessionView| -> Vec<(String, String, bool, Option<String>)> {
+            v.buttons
+                .iter()
+                .map(|b| {
+                    (
+                        b.action.token().to_string(),
+                        b.label.clone(),
+                        b.enabled,
+                        b.unavailable_reason.clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            drawn(waiting),
+            [
+                (
+                    "open".into(),
+                    "Open here".into(),
+                    false,
+                    Some(
+                        "This Session is active in another terminal; use Move here to transfer it"
+                            .into()
+                    )
+                ),
+                ("move_here".into(), "Move here".into(), true, None),
+            ]
+        );
+        // Open is refused here: Enter shows lf's reason and Move here.
+        assert_eq!(waiting.primary, None);
+        assert_eq!(other.group, Group::Other);
+        assert!(!other.needs_you && !other.dismissable);
+        // `unknown` says nothing: no chip.
+        assert!(other.chips.is_empty());
+        assert_eq!(
+            drawn(other),
+            [("open".into(), "Open here".into(), true, None)]
+        );
+        assert_eq!(other.primary, Some(Action::Lf(ActionKind::Open)));
+
+        // Where the tray can focus windows, the attached one offers Go to terminal
+        // first; where it cannot, it says where the session runs instead.
+        let reached = super::views(
+            &Popups::default(),
+            &records,
+            Reach::Button,
+            |_| None,
+            |_| None,
+        );
+        assert_eq!(tokens(&reached[0]), ["go_to_terminal", "open", "move_here"]);
+        assert_eq!(
+            tokens(&reached[1]),
+            ["open"],
+            "nothing attached, nothing to go to"
+        );
+        let said = super::views(
+            &Popups::default(),
+            &records,
+            Reach::Say,
+            |r| Some(format!("attached in tmux session work ({})", r.id)),
+            |_| None,
+        );
+        assert_eq!(tokens(&said[0]), ["open", "move_here"]);
+        assert_eq!(
+            said[0].runs_in.as_deref(),
+            Some("attached in tmux session work (S-1)")
+        );
+        assert_eq!(said[1].runs_in, None);
+    }
+
+    /// What a button says is what the core's guard does: an enabled button's action is
+    /// carried out, a disabled one is refused with the reason the button showed, and what
+    /// no button offers is refused.
+    #[test]
+    fn generation_d_buttons_say_what_the_core_guard_does() {
+        let records = [
+            record_d("S-1", State::Active, true),
+            record_d("S-2", State::Other("unknown".into()), true),
+        ];
+        let views = views(&Popups::default(), &records, Reach::Off, |_| None, |_| None);
+        for record in &records {
+            let view = by_id(&views, &record.id);
+            for button in &view.buttons {
+                let Action::Lf(kind) = &button.action else {
+                    panic!("{}: not lf's", button.label)
+                };
+                match plan(record, kind, None) {
+                    Ok(Step::Open { .. }) => assert!(button.enabled, "{}", button.label),
+                    Ok(step) => panic!("{}: {step:?}", button.label),
+                    Err(why) => assert_eq!(Some(why), button.unavailable_reason),
+                }
+            }
+            for refused in [
+                ActionKind::Approve,
+                ActionKind::Iterate,
+                ActionKind::Complete,
+            ] {
+                assert!(!tokens(view).contains(&refused.as_str()));
+                assert!(plan(record, &refused, Some("text")).is_err(), "{refused}");
+            }
+        }
+    }
+
+    /// The page is buildless, so it cannot import these names: this holds its copies to
+    /// the Rust side, and a renamed variant or event fails here, not in a person's window.
+    #[test]
+    fn the_page_listens_for_the_event_and_every_message_kind_as_rust_names_them() {
+        assert!(
+            PAGE.contains(&format!("listen('{TO_WINDOW}',")),
+            "ui/app.js does not listen for {TO_WINDOW:?}"
+        );
+        let board = Board {
+            sessions: Vec::new(),
+            status: String::new(),
+            quiet: None,
+            recent: Vec::new(),
+            warnings: Vec::new(),
+            focus: None,
+            tray: None,
+        };
+        let messages = [
+            ToWindow::Board(board),
+            ToWindow::Focus(String::new()),
+            ToWindow::LaunchFailed {
+                text: String::new(),
+                command: String::new(),
+            },
+            ToWindow::Unreached {
+                key: String::new(),
+                text: String::new(),
+            },
+        ];
+        for message in messages {
+            // A new kind stops this compiling until it is in the list above.
+            match &message {
+                ToWindow::Board(_)
+                | ToWindow::Focus(_)
+                | ToWindow::LaunchFailed { .. }
+                | ToWindow::Unreached { .. } => {}
+            }
+            let value = serde_json::to_value(&message).unwrap();
+            let kind = value["kind"].as_str().unwrap();
+            assert!(
+                PAGE.contains(&format!("case '{kind}':")),
+                "ui/app.js does not handle the message kind {kind:?}"
+            );
+            assert!(value.get("payload").is_some(), "{kind}: no payload");
+        }
+    }
+
+    /// The page's words come from here: it draws the fields Rust names them by, and keeps
+    /// no table of kinds or transitions, no group ids, action kinds or lf fields of its own
+    /// that could drift from Rust's.
+    #[test]
+    fn the_page_copies_none_of_lfs_words_ids_or_fields() {
+        let entry = Entry {
+            at: 0,
+            what: "ready".into(),
+            id: "S-1".into(),
+            title: "Ship it".into(),
+            machine: None,
+        };
+        let recent = serde_json::to_value(RecentView {
+            words: board::recent_words(&entry.what).into(),
+            entry,
+        })
+        .unwrap();
+        assert_eq!(recent["words"], "ready for review");
+        assert_eq!(
+            recent["what"], "ready",
+            "the id stays for the page's styling"
+        );
+        for drawn in [
+            "entry.words",
+            "session.label",
+            "session.chips",
+            "session.why",
+            "session.primary",
+            "session.needs_you",
+            "session.dismissable",
+            "button.action",
+            "b.key",
+        ] {
+            assert!(PAGE.contains(drawn), "ui/app.js does not draw `{drawn}`");
+        }
+        for copy in [
+            // Words Rust says.
+            "'Flow review'",
+            "'ready for review'",
+            "'agent stopped'",
+            "'no longer waits'",
+            "'waits for you'",
+            // Group ids, action kinds, states: lf's and Rust's ids.
+            "'ready'",
+            "'waiting'",
+            "'stopped'",
+            "'open'",
+            "'go_to_terminal'",
+            "'approve'",
+            "'iterate'",
+            "'unknown'",
+            // lf's fields, as lf spells them.
+            "session.state",
+            "session.kind",
+            "session.provider",
+            "session.work",
+            "session.detail",
+            "session.reason",
+            "session.machine",
+            "session.repo_name",
+            "button.kind",
+        ] {
+            assert!(
+                !PAGE.contains(copy),
+                "ui/app.js keeps its own copy of {copy}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_chip_style_has_its_look() {
+        for style in [
+            ChipStyle::NeedsYou,
+            ChipStyle::Ready,
+            ChipStyle::Waiting,
+            ChipStyle::Active,
+            ChipStyle::Trouble,
+        ] {
+            let class = serde_json::to_value(style).unwrap();
+            let rule = format!(".chip.{}", class.as_str().unwrap());
+            assert!(STYLE.contains(&rule), "ui/style.css has no {rule}");
+        }
+        assert_eq!(
+            ChipStyle::of(&State::Other("interrupted".into())),
+            ChipStyle::Trouble
+        );
+        assert_eq!(ChipStyle::of(&State::Closed), ChipStyle::Waiting);
+    }
+}

@@ -1,0 +1,175 @@
+//! The app's event loop: the engine's events taken to the popups, the pushes, the tray and
+//! the window, and the popups' effects delivered on a task of their own.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use lf_tray_core::history;
+use lf_tray_core::{Event, SessionRecord};
+use lf_tray_surface::looking;
+#[cfg(all(unix, not(target_os = "macos")))]
+use lf_tray_surface::notice::NoticeKey;
+use lf_tray_surface::policy::{Clock, Delivery, Effect, Focus};
+use tauri::{AppHandle, Runtime};
+use tokio::sync::mpsc;
+
+use crate::shell::Shell;
+use crate::{focus, lock, logfile, refresh};
+
+/// Take the engine's events to the tray, the window and the notifications, and release
+/// held notifications at their deadline. Ends when the engine stops.
+pub(crate) async fn follow<R: Runtime>(
+    app: AppHandle<R>,
+    shell: Arc<Shell>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    deliveries: mpsc::UnboundedSender<Effect>,
+) {
+    let mut held_back = shell.held_back();
+    // The tray and the window are first filled from the engine's first batch, which holds
+    // its first snapshot.
+    while !shell.quitting.load(Ordering::SeqCst) {
+        let prefs = shell.preferences();
+        let deadline = {
+            lock(&shell.popups)
+                .next_deadline(Clock::system(), &prefs)
+                .map(|due| due.at())
+        };
+        // Nothing from the engine: a popup's deadline came, or a pause, a setting or the
+        // server changed; either way what may show now goes out.
+        let batch = tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                // Take everything already queued, so a burst rebuilds the menu once.
+                let mut batch = vec![event];
+                while let Ok(event) = events.try_recv() {
+                    batch.push(event);
+                }
+                batch
+            }
+            () = crate::until(deadline) => Vec::new(),
+            () = shell.wake.notified() => Vec::new(),
+        };
+        if shell.quitting.load(Ordering::SeqCst) {
+            break;
+        }
+        let program = shell.settings().on_event;
+        let mut redraw_requests = false;
+        for event in &batch {
+            logfile::event(event);
+            if let Some(program) = &program {
+                shell.hook.send(program, event);
+            }
+            // lf says the agent no longer waits: a permission request still open was
+            // answered elsewhere, and no answer may reach it later.
+            #[cfg(unix)]
+            if let Some(session) = no_longer_waits(event) {
+                if shell.requests.withdraw(&history::key(session)) {
+                    tracing::info!(
+                        "PERMISSION withdrawn session={}: lf no longer says it waits",
+                        session.id
+                    );
+                    redraw_requests = true;
+                }
+            }
+            if let Event::Warning { path, message, .. } = event {
+                shell.warn(match path {
+                    Some(path) => format!("{}: {message}", path.display()),
+                    None => message.clone(),
+                });
+            }
+        }
+        // No popup for a turn handed back in the terminal the person is looking at. A
+        // terminal may take seconds to answer (`kitty @ ls`): asked here, not under the
+        // popups' lock, which the tray's clicks take too.
+        let focus = looking::gate(&batch, || focus::Desk::open(lock(&shell.terminals).clone()));
+        for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
+            tracing::info!("LOOKING_AT session={}: no popup", session.id);
+        }
+        let effects = {
+            let now = Clock::system();
+            let mut popups = lock(&shell.popups);
+            popups.set_focus(focus);
+            if batch.is_empty() {
+                popups.flush(now, &prefs)
+            } else {
+                let mut effects = Vec::new();
+                for event in &batch {
+                    effects.extend(popups.on_event(event, now, &prefs));
+                }
+                effects
+            }
+        };
+        // Popups first: the tray and the window can wait the few milliseconds they take.
+        for effect in effects {
+            let _ = deliveries.send(effect);
+        }
+        // The pushes decide on their own task: nothing there holds up a popup.
+        {
+            let runner = lock(&shell.push);
+            if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
+                shell.listed.store(true, Ordering::SeqCst);
+            }
+            if let Some(runner) = runner.as_ref() {
+                for event in &batch {
+                    runner.send(event);
+                }
+            }
+        }
+        shell.save_history();
+        let now_held_back = shell.held_back();
+        let held_back_changed = now_held_back != held_back;
+        if held_back_changed {
+            tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
+            held_back = now_held_back;
+        }
+        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || redraw_requests;
+        if !batch.is_empty() || held_back_changed || redraw {
+            refresh(&app, &shell);
+        }
+    }
+}
+
+/// The session of an event after which lf no longer says its agent waits.
+#[cfg(unix)]
+fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
+    match event {
+        Event::State {
+            session,
+            previous_needs_you: true,
+            ..
+        } if !session.needs_you => Some(session),
+        Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
+        _ => None,
+    }
+}
+
+/// Show and close popups in the order the policy decided, apart from [`follow`]: a slow or
+/// missing notification server (D-Bus activation can wait 25 s) must not hold up the tray
+/// and the window.
+pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<Effect>) {
+    while let Some(effect) = effects.recv().await {
+        let Some(notifications) = shell.notifications.get() else {
+            continue;
+        };
+        match effect {
+            Effect::Show(notice) => {
+                #[cfg(unix)]
+                let notice = shell.requests.in_place_of(notice);
+                let delivery = notifications.show(&notice, shell.settings().sound).await;
+                let marks = lock(&shell.popups).delivered(&notice, delivery);
+                #[cfg(all(unix, not(target_os = "macos")))]
+                if notice.key == NoticeKey::NoTray && delivery == Delivery::Shown {
+                    crate::tray_host::no_tray_told(&shell);
+                }
+                shell.save_history();
+                if marks {
+                    shell.redraw.store(true, Ordering::SeqCst);
+                }
+                if delivery != Delivery::Shown || marks {
+                    shell.wake.notify_one();
+                }
+            }
+            Effect::Close(key) => notifications.close(&key).await,
+        }
+    }
+}

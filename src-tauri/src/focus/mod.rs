@@ -1,0 +1,271 @@
+//! Going back to the terminal where a session already runs, and telling whether the
+//! person is looking at it.
+//!
+//! Where it runs is found by `lf_tray_core::terminal::place` (the client process, up its
+//! parents to a window or tmux pane); this module asks the desktop for the pieces that
+//! walk needs and does the focusing:
+//! - X11 (any EWMH window manager): `_NET_CLIENT_LIST` and `_NET_WM_PID` for the windows,
+//!   `_NET_ACTIVE_WINDOW` to read and to request focus (source indication 2, a pager:
+//!   the person asked for it, so no focus-stealing prevention applies), and
+//!   `_NET_CURRENT_DESKTOP` when the window is on another desktop;
+//! - sway / i3: the IPC through `swaymsg` (`get_tree` for pids and focus, `[con_id=N]
+//!   focus`);
+//! - tmux: `select-window`, `select-pane`, `switch-client` for the client showing that
+//!   session, then the terminal window of that client as above;
+//! - the tab inside the terminal, before its window is focused: kitty (`kitty @
+//!   focus-window`, when the person turned remote control on), WezTerm (`wezterm cli
+//!   activate-pane`), Konsole (`setCurrentSession` over D-Bus). When the tab cannot be
+//!   shown, the window still comes to the front, and the log says why.
+//!
+//! Other Wayland compositors (GNOME, KDE) let no client focus another's window: there the
+//! person is told where the session runs instead.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lf_tray_core::terminal::place::{
+    self, Holder, Processes, Terminals, CLIENT_FORMAT, PANE_FORMAT,
+};
+use lf_tray_core::terminal::tab::{self, Tab};
+use lf_tray_core::SessionRecord;
+use lf_tray_surface::looking::{Place, Screen};
+
+/// The desktop's way of listing and focusing windows.
+enum Desktop {
+    X11(Box<x11::Display>),
+    Sway,
+    /// Nothing can focus here; the words say what the desktop is.
+    Unable(&'static str),
+}
+
+impl Desktop {
+    fn current() -> Desktop {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if var("WAYLAND_DISPLAY").is_some() {
+            if var("SWAYSOCK").is_some() || var("I3SOCK").is_some() {
+                return Desktop::Sway;
+            }
+            return Desktop::Unable("this Wayland desktop lets no app focus another's window");
+        }
+        if var("DISPLAY").is_some() {
+            return match x11::Display::open() {
+                Some(display) => Desktop::X11(Box::new(display)),
+                None => Desktop::Unable("the X display could not be reached"),
+            };
+        }
+        Desktop::Unable("there is no display")
+    }
+
+    /// Top-level windows by the pid that owns them.
+    fn windows(&self) -> HashMap<u32, u32> {
+        match self {
+            Desktop::X11(display) => display.windows(),
+            Desktop::Sway => sway::windows(),
+            Desktop::Unable(_) => HashMap::new(),
+        }
+    }
+
+    fn active(&self) -> Option<u32> {
+        match self {
+            Desktop::X11(display) => display.active(),
+            Desktop::Sway => sway::focused(),
+            Desktop::Unable(_) => None,
+        }
+    }
+
+    fn focus(&self, window: u32) -> Result<(), String> {
+        match self {
+            Desktop::X11(display) => display.focus(window),
+            Desktop::Sway => sway::focus(window),
+            Desktop::Unable(why) => Err((*why).to_string()),
+        }
+    }
+}
+
+/// Where `record` runs now, if its client is found.
+fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> Option<Place> {
+    if record.machine.is_some() {
+        return None; // its client runs on that machine, under ssh here
+    }
+    // SAFETY: getuid cannot fail and touches no memory of ours.
+    let uid = unsafe { libc::getuid() };
+    // Only the person's own processes: a client of someone else's is not theirs to go to.
+    let processes = Processes::read(Path::new("/proc"), uid);
+    let ids = record.terminal_ids();
+    let mut clients = processes.clients(&record.id, &ids);
+    // Today's lf runs the agent as its own child on the person's terminal, and no
+    // command line need name the session (§10.6): the agent's process is where it runs.
+    if let Some(pid) = record.agent.as_ref().and_then(|a| a.pid) {
+        if processes.get(pid).is_some() && !clients.contains(&pid) {
+            clients.push(pid);
+        }
+    }
+    if clients.is_empty() {
+        return None;
+    }
+    let windows = desktop.windows();
+    let (panes, tmux_clients) = tmux::state();
+    let found = clients.iter().find_map(|c| {
+        place::holder(&processes, *c, &windows, &panes, &tmux_clients).map(|h| (*c, h))
+    });
+    // No window known (a Wayland desktop that shows none, a terminal without
+    // `_NET_WM_PID`): the terminal process around the client still says where it is.
+    let (client, holder) = found.or_else(|| {
+        clients.iter().find_map(|c| {
+            place::terminal_around(&processes, *c)
+                .map(|(pid, _)| (*c, Holder::Window { pid, window: None }))
+        })
+    })?;
+    // A tmux pane is in the tab of the terminal that runs the tmux client showing it.
+    let tab = match &holder {
+        Holder::Window { .. } => tab::tab_of(&processes, client),
+        Holder::Tmux { client, .. } => client.as_ref().and_then(|c| tab::tab_of(&processes, c.pid)),
+    };
+    let opened = terminals.of_record(&ids).map(|(_, o)| o.terminal.as_str());
+    let sentence = place::sentence(&processes, &holder, opened);
+    Some(Place {
+        holder,
+        tab,
+        sentence,
+    })
+}
+
+/// What a Go to terminal came to.
+#[derive(Debug)]
+pub enum Went {
+    /// Focused, after this long.
+    There(Duration),
+    /// Not: why, in one sentence for the person.
+    Not(String),
+}
+
+/// Bring the terminal where `record` runs to the front.
+pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
+    let started = Instant::now();
+    let desktop = Desktop::current();
+    let Some(place) = locate(record, terminals, &desktop) else {
+        return Went::Not(
+            "Its terminal is no longer there (no lf client of this session was found).".to_string(),
+        );
+    };
+    let window = match &place.holder {
+        Holder::Window { window, .. } => *window,
+        Holder::Tmux {
+            pane,
+            client,
+            window,
+        } => {
+            if let Err(why) = tmux::select(pane, client.as_ref()) {
+                return Went::Not(format!(
+                    "It is {}, but tmux refused: {why}.",
+                    place.sentence
+                ));
+            }
+            *window
+        }
+    };
+    // The tab once its window has the focus: Konsole switches its tab only in a
+    // window that has it (measured: asked before, it still showed the other tab until
+    // its window was focused). Where the window cannot be focused, the tab is still
+    // asked for, so that it shows when the person gets there.
+    let show_tab = || {
+        if let Some(tab) = &place.tab {
+            match tabs::show(tab) {
+                Ok(()) => tracing::info!("TAB_SHOWN session={} {tab:?}", record.id),
+                Err(why) => tracing::info!(
+                    "TAB_NOT_SHOWN session={} {tab:?}: {why}; its window is shown as it is",
+                    record.id
+                ),
+            }
+        }
+    };
+    // Where nothing can focus, the person is told where to look (a tmux pane is
+    // selected all the same, so the terminal shows it when they get there).
+    if let Desktop::Unable(why) = &desktop {
+        show_tab();
+        return Went::Not(format!("It is {}, but {why}.", place.sentence));
+    }
+    let Some(window) = window else {
+        show_tab();
+        return Went::Not(format!(
+            "It is {}, which no window on this screen shows.",
+            place.sentence
+        ));
+    };
+    let focused = desktop.focus(window);
+    show_tab();
+    match focused {
+        Ok(()) => Went::There(started.elapsed()),
+        Err(why) => Went::Not(format!("It is {}, but {why}.", place.sentence)),
+    }
+}
+
+/// Whether this desktop lets the tray focus another app's window at all (X11, sway/i3).
+pub fn can_focus() -> bool {
+    let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if var("WAYLAND_DISPLAY") {
+        return var("SWAYSOCK") || var("I3SOCK");
+    }
+    var("DISPLAY")
+}
+
+/// Where `record` runs, for the window to say where nothing can focus it.
+pub fn where_it_runs(record: &SessionRecord, terminals: &Terminals) -> Option<String> {
+    locate(record, terminals, &Desktop::Unable("")).map(|p| p.sentence)
+}
+
+/// The desktop as it is now, and the terminals the tray opened, for the looking-at gate
+/// (`lf_tray_surface::looking`), which decides what the answers mean.
+pub struct Desk {
+    desktop: Desktop,
+    terminals: Terminals,
+}
+
+impl Desk {
+    pub fn open(terminals: Terminals) -> Desk {
+        Desk {
+            desktop: Desktop::current(),
+            terminals,
+        }
+    }
+}
+
+impl Screen for Desk {
+    fn active(&self) -> Option<u32> {
+        self.desktop.active()
+    }
+
+    fn place(&self, record: &SessionRecord) -> Option<Place> {
+        locate(record, &self.terminals, &self.desktop)
+    }
+
+    fn pane_active(&self, pane: &str) -> bool {
+        tmux::is_active(pane)
+    }
+
+    fn tab_shown(&self, tab: &Tab) -> Option<bool> {
+        tabs::shown(tab)
+    }
+}
+
+/// Run a helper program (tmux, swaymsg) with separate arguments and no shell; its stdout,
+/// or why not.
+fn run(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{program} could not run: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{program}: {}", err.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+mod sway;
+mod tabs;
+mod tmux;
+mod x11;
