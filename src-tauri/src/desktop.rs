@@ -54,3 +54,8 @@ fn session_bus_socket() -> bool {
 pub fn check() -> Result<()> {
     Ok(())
 }
+
+/// `XDG_CURRENT_DESKTOP`, or empty.
+pub fn current() -> String {
+    std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default()
+}

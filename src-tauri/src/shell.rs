@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, Notify};
 use crate::notification::Notifications;
 #[cfg(unix)]
 use crate::permission;
-use crate::{followed, hook, lock, push, tray_host};
+use crate::{followed, hook, lock, push};
 use lf_tray_surface::policy::{Clock, Effect, PauseFor, Popups, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
@@ -65,7 +65,7 @@ pub(crate) struct Shell {
     pub(crate) no_tray_login: Mutex<Option<String>>,
     /// Agents' permission requests waiting for the person's Allow or Deny.
     #[cfg(unix)]
-    pub(crate) requests: permission::Requests,
+    pub(crate) requests: permission::requests::Requests,
     /// The pushes to the person's phone, only while a push URL is set.
     pub(crate) push: Mutex<Option<push::Runner>>,
     /// The engine's first snapshot went by (set under `push`'s lock): pushes started later
@@ -102,7 +102,7 @@ impl Shell {
             tray_host: Mutex::new(None),
             no_tray_login: Mutex::new(None),
             #[cfg(unix)]
-            requests: permission::Requests::default(),
+            requests: permission::requests::Requests::default(),
             terminals: Arc::default(),
             terminals_path: None,
             push: Mutex::new(None),
@@ -320,7 +320,7 @@ impl Shell {
     /// The footer's note while no tray shows the app.
     pub(crate) fn tray_note(&self) -> Option<String> {
         (*lock(&self.tray_host) == Some(false))
-            .then(|| lf_tray_surface::tray_host::note(&tray_host::current_desktop()))
+            .then(|| lf_tray_surface::tray_host::note(&crate::desktop::current()))
     }
 
     pub(crate) fn warnings(&self) -> Vec<String> {

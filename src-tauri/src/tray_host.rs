@@ -60,11 +60,6 @@ pub fn write_told(path: &Path, login: &str) -> std::io::Result<()> {
     lf_tray_core::history::write_atomically(path, login.as_bytes())
 }
 
-/// `XDG_CURRENT_DESKTOP`, or empty.
-pub fn current_desktop() -> String {
-    std::env::var("XDG_CURRENT_DESKTOP").unwrap_or_default()
-}
-
 /// The kernel's id of this boot.
 pub fn boot_id() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
@@ -135,7 +130,7 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         tracing::info!("NO_TRAY told already in this login ({login_name})");
         return;
     }
-    let notice = notice::no_tray(&current_desktop());
+    let notice = notice::no_tray(&crate::desktop::current());
     tracing::info!(
         "NO_TRAY popup for login {login_name} after {} ms",
         started.elapsed().as_millis()

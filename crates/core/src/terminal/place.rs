@@ -82,9 +82,21 @@ pub struct Process {
     /// Its `LF_TERMINAL_ID`, if it has one.
     pub terminal_id: Option<String>,
     /// Those of its variables that say which tab of a terminal it runs in
-    /// ([`super::tab::VARIABLES`]), as they were when it started.
+    /// ([`TAB_VARIABLES`]), as they were when it started.
     pub env: Vec<(String, String)>,
 }
+
+/// The variables that say which tab of a terminal a process runs in, the ones
+/// [`super::tab::tab_of`] reads: [`Processes::read`] keeps these of each process.
+pub const TAB_VARIABLES: [&str; 7] = [
+    "KITTY_WINDOW_ID",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_PANE",
+    "WEZTERM_UNIX_SOCKET",
+    "KONSOLE_DBUS_SERVICE",
+    "KONSOLE_DBUS_SESSION",
+    "KONSOLE_DBUS_WINDOW",
+];
 
 /// The processes of one user, as read from `/proc` (or made up by a test).
 #[derive(Debug, Clone, Default)]
@@ -139,7 +151,7 @@ impl Processes {
                 };
                 if key == TERMINAL_ID && !value.is_empty() {
                     terminal_id = Some(value.to_string());
-                } else if super::tab::VARIABLES.contains(&key) {
+                } else if TAB_VARIABLES.contains(&key) {
                     env.push((key.to_string(), value.to_string()));
                 }
             }

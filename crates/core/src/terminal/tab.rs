@@ -12,17 +12,6 @@
 
 use super::place::{terminal_around, Processes};
 
-/// The variables [`tab_of`] reads; [`Processes::read`] keeps these of each process.
-pub const VARIABLES: [&str; 7] = [
-    "KITTY_WINDOW_ID",
-    "KITTY_LISTEN_ON",
-    "WEZTERM_PANE",
-    "WEZTERM_UNIX_SOCKET",
-    "KONSOLE_DBUS_SERVICE",
-    "KONSOLE_DBUS_SESSION",
-    "KONSOLE_DBUS_WINDOW",
-];
-
 /// A tab or pane inside a terminal window.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tab {
