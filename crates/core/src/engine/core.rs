@@ -110,9 +110,8 @@ pub(crate) enum Input {
     /// What a [`Command::FindAgents`] found: each lf id asked for, with its process here
     /// if lf lists one that still runs.
     AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
-    /// The agent process a [`Command::WatchAgent`] named (by lf's id) exited, or was
-    /// already another process.
-    AgentExited(String),
+    /// The process a [`Command::WatchExit`] named exited, or was already another process.
+    Exited(Exit),
     /// The follower of the machine with this id reported.
     Machine(u64, machine::Report),
     /// The machines to follow now, in this order.
@@ -139,14 +138,14 @@ pub(crate) enum Command {
     /// Ask lf which processes these agents (lf ids) are; the answer comes back as
     /// [`Input::AgentsFound`].
     FindAgents(Vec<String>),
-    /// Watch this agent process for its exit ([`Input::AgentExited`]) once it is still
-    /// the process lf recorded, or stop.
-    WatchAgent {
-        id: String,
+    /// Watch this process for its exit ([`Input::Exited`]) once it is still the process
+    /// recorded as started at `started_at` (if known), or stop.
+    WatchExit {
+        exit: Exit,
         pid: u32,
         started_at: Option<i64>,
     },
-    UnwatchAgent(String),
+    UnwatchExit(Exit),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
@@ -156,6 +155,16 @@ pub(crate) enum Command {
     },
     /// Stop that follower now, and with it its ssh.
     Unfollow(u64),
+}
+
+/// A process the engine follows to its exit, by what it is to the sessions: every exit
+/// the engine hears of goes through [`Command::WatchExit`] and [`Input::Exited`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Exit {
+    /// The agent a listed session names, by lf's id (generation E2).
+    Agent(String),
+    /// A client process of a followed Run, whose exit may leave the Run's session waiting.
+    Client { run: String, pid: i32 },
 }
 
 /// What one wake-up of the core asks for: events to publish in this order, and commands.
@@ -418,7 +427,9 @@ impl Core {
                 self.stamp = files.stamp();
                 self.found(result, mono);
             }
-            Input::AgentExited(id) => {
+            // The file half judges the Run's clients again; the task hands it these.
+            Input::Exited(Exit::Client { .. }) => {}
+            Input::Exited(Exit::Agent(id)) => {
                 if let Some(seen) = self.agents.get_mut(&id) {
                     *seen = Seen::Exited;
                     // lf reads the death at its next list (`closed`), which tells it.
@@ -829,7 +840,9 @@ impl Core {
         gone.sort_unstable();
         for id in gone {
             if let Some(Seen::Watched(_)) = self.agents.remove(&id) {
-                self.out.commands.push(Command::UnwatchAgent(id));
+                self.out
+                    .commands
+                    .push(Command::UnwatchExit(Exit::Agent(id)));
             }
         }
         if self.finding || self.lf_bin.is_none() {
@@ -877,8 +890,8 @@ impl Core {
             };
             *seen = match process {
                 Some(process) => {
-                    self.out.commands.push(Command::WatchAgent {
-                        id: id.clone(),
+                    self.out.commands.push(Command::WatchExit {
+                        exit: Exit::Agent(id.clone()),
                         pid: process.pid,
                         started_at: process.started_at,
                     });

@@ -7,11 +7,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 
-use super::core::{FileView, Stamp};
+use super::core::{Command, Exit, FileView, Stamp};
 use super::files_present;
-use super::msg::{watch_exit, Msg};
+use super::msg::Msg;
 use crate::event::Warning;
 use crate::home::Home;
 use crate::records::Records;
@@ -34,9 +33,10 @@ pub(super) struct FileSide {
     watches: Watches,
     /// The `lf` program and what it links to, whose changes may be a new lf.
     program: Vec<PathBuf>,
-    /// The client processes of followed Runs, by pid, with their Run.
-    exits: HashMap<i32, (String, AbortHandle)>,
-    tx: mpsc::WeakUnboundedSender<Msg>,
+    /// The client processes of followed Runs watched for their exit, by pid, with their Run.
+    exits: HashMap<i32, String>,
+    /// The exit watches to start and stop, for the task.
+    commands: Vec<Command>,
 }
 
 impl FileSide {
@@ -47,9 +47,8 @@ impl FileSide {
         tx: mpsc::WeakUnboundedSender<Msg>,
     ) -> FileSide {
         let records = Records::new(home.clone(), lf_bin);
-        let fs = tx.clone();
         let handler = Box::new(move |event: notify::Result<notify::Event>| {
-            if let Some(tx) = fs.upgrade() {
+            if let Some(tx) = tx.upgrade() {
                 let _ = tx.send(Msg::Fs(event));
             }
         });
@@ -60,8 +59,13 @@ impl FileSide {
             watches,
             program: Vec::new(),
             exits: HashMap::new(),
-            tx,
+            commands: Vec::new(),
         }
+    }
+
+    /// The exit watches decided since the last call, for the task to carry out.
+    pub(super) fn commands(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.commands)
     }
 
     /// Why files cannot be watched, if they cannot.
@@ -207,7 +211,7 @@ impl FileSide {
             self.settle(run, fresh);
         }
         self.watches.shards(&self.home.runs_dir());
-        stop_exits(&mut self.exits, |run, _| !followed.contains(run));
+        self.stop_exits(|run, _| !followed.contains(run));
     }
 
     /// Watch a followed Run (its directory and `provider-clients/`) and its live client
@@ -215,21 +219,43 @@ impl FileSide {
     fn sync_run(&mut self, run_id: &str) -> bool {
         let Some(tracked) = self.records.tracked_run(run_id) else {
             self.watches.unwatch_run(&self.home, run_id);
-            stop_exits(&mut self.exits, |run, _| run == run_id);
+            self.stop_exits(|run, _| run == run_id);
             return false;
         };
         let added = self.watches.watch_run(&tracked.run.dir);
         let live: Vec<i32> = tracked.live_pids.clone();
-        stop_exits(&mut self.exits, |run, pid| {
-            run == run_id && !live.contains(&pid)
-        });
+        self.stop_exits(|run, pid| run == run_id && !live.contains(&pid));
         for pid in live {
-            if !self.exits.contains_key(&pid) {
-                let handle = watch_exit(pid, self.tx.clone(), Msg::ClientExited(run_id.into()));
-                self.exits.insert(pid, (run_id.to_string(), handle));
+            if self.exits.contains_key(&pid) {
+                continue;
             }
+            self.exits.insert(pid, run_id.to_string());
+            // Its liveness was judged as it was read: no start time to check again.
+            self.commands.push(Command::WatchExit {
+                exit: Exit::Client {
+                    run: run_id.to_string(),
+                    pid,
+                },
+                pid: pid as u32,
+                started_at: None,
+            });
         }
         added
+    }
+
+    /// Stop the exit watches `stop` picks (by Run id and pid).
+    fn stop_exits(&mut self, stop: impl Fn(&str, i32) -> bool) {
+        let commands = &mut self.commands;
+        self.exits.retain(|pid, run| {
+            let gone = stop(run, *pid);
+            if gone {
+                commands.push(Command::UnwatchExit(Exit::Client {
+                    run: run.clone(),
+                    pid: *pid,
+                }));
+            }
+            !gone
+        });
     }
 }
 
@@ -271,15 +297,4 @@ impl FileView for FileSide {
     fn can_watch(&self) -> bool {
         self.watches.watcher.is_some()
     }
-}
-
-/// Stop the exit watchers `stop` picks (by Run id and pid).
-fn stop_exits(exits: &mut HashMap<i32, (String, AbortHandle)>, stop: impl Fn(&str, i32) -> bool) {
-    exits.retain(|pid, (run, handle)| {
-        let gone = stop(run, *pid);
-        if gone {
-            handle.abort();
-        }
-        !gone
-    });
 }

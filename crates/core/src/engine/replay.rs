@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::core::{Command, Core, FileView, Input, Now, Stamp};
+use super::core::{Command, Core, Exit, FileView, Input, Now, Stamp};
 use super::{Shared, SAFETY_INTERVAL};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
@@ -372,8 +372,8 @@ fn find(ids: &[&str]) -> Command {
 }
 
 fn watch(id: &str, pid: u32) -> Command {
-    Command::WatchAgent {
-        id: id.into(),
+    Command::WatchExit {
+        exit: Exit::Agent(id.into()),
         pid,
         started_at: Some(1_800_000_000),
     }
@@ -1287,7 +1287,7 @@ fn an_agents_exit_is_a_list_now_and_never_watched_again() {
     r.take();
     r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
     r.take();
-    r.at(1000).feed(Input::AgentExited(A1.into()));
+    r.at(1000).feed(Input::Exited(Exit::Agent(A1.into())));
     assert_eq!(r.take(), [list(E)], "at once");
     // A zombie not yet reaped reads as alive to lf for a moment: its exit was seen once.
     r.at(1200).listed(vec![with_agent("s1", A1)]);
@@ -1336,9 +1336,12 @@ fn an_agent_no_longer_listed_is_no_longer_watched() {
     r.at(1100).take();
     r.at(1200)
         .listed(vec![with_agent("s2", A2), with_agent("s3", A3)]);
-    assert_eq!(r.take(), [Command::UnwatchAgent(A1.into()), find(&[A3])]);
+    assert_eq!(
+        r.take(),
+        [Command::UnwatchExit(Exit::Agent(A1.into())), find(&[A3])]
+    );
     // A late exit of the forgotten one changes nothing.
-    r.at(1300).feed(Input::AgentExited(A1.into()));
+    r.at(1300).feed(Input::Exited(Exit::Agent(A1.into())));
     assert_eq!(r.take(), []);
 }
 

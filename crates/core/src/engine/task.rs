@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Input, Now, Out};
+use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
@@ -42,8 +42,8 @@ pub(super) struct Task {
     /// follower sees its channel closed and ends with its ssh.
     reports: mpsc::UnboundedSender<(u64, machine::Report)>,
     reports_rx: Option<mpsc::UnboundedReceiver<(u64, machine::Report)>>,
-    /// The agents' exit watchers, by lf's id.
-    agents: HashMap<String, AbortHandle>,
+    /// Every exit watcher, agents' and clients' alike, by what exits.
+    exits: HashMap<Exit, AbortHandle>,
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
     next_waiter: u64,
@@ -71,7 +71,7 @@ impl Task {
             followers: HashMap::new(),
             reports,
             reports_rx: Some(reports_rx),
-            agents: HashMap::new(),
+            exits: HashMap::new(),
             waiters: HashMap::new(),
             next_waiter: 0,
         }
@@ -98,6 +98,7 @@ impl Task {
         let fresh = self.files.start(self.core.files());
         self.core
             .absorb(now(), Input::Warned(fresh), &mut self.files);
+        self.exits_of_files();
         if let Some(lf) = self.lf.clone() {
             self.core.first_list(&self.files);
             let result = lf.list(&self.core.dialect()).await;
@@ -128,6 +129,7 @@ impl Task {
                 }
                 _ = reconcile.tick(), if self.core.files() => {
                     let fresh = self.files.reconcile(self.core.files());
+                    self.exits_of_files();
                     self.feed(Input::Warned(fresh));
                     self.feed(Input::FilesChanged { full: true });
                 }
@@ -156,10 +158,17 @@ impl Task {
                 e.paths.first().cloned(),
                 format!("file watch failed: {e}"),
             )]),
-            Msg::ClientExited(run_id) => {
-                let fresh = self.files.client_exited(&run_id);
-                self.feed(Input::Warned(fresh));
-                Input::FilesChanged { full: false }
+            Msg::Exited(exit) => {
+                self.exits.remove(&exit);
+                match exit {
+                    Exit::Client { run, .. } => {
+                        let fresh = self.files.client_exited(&run);
+                        self.exits_of_files();
+                        self.feed(Input::Warned(fresh));
+                        Input::FilesChanged { full: false }
+                    }
+                    Exit::Agent(_) => Input::Exited(exit),
+                }
             }
             Msg::Listed(result) => Input::Listed(result),
             Msg::Acting => Input::Acting,
@@ -173,10 +182,6 @@ impl Task {
             Msg::ReaderFailed(serial, e) => Input::ReaderFailed(serial, e),
             Msg::Detected(result) => Input::Detected(result),
             Msg::AgentsFound(result) => Input::AgentsFound(result),
-            Msg::AgentExited(id) => {
-                self.agents.remove(&id);
-                Input::AgentExited(id)
-            }
             Msg::Machines(dests) => Input::Machines(dests),
         };
         self.feed(input);
@@ -193,12 +198,20 @@ impl Task {
         }
         let mut fresh = Vec::new();
         let applied = self.files.apply(&batch, self.core.files(), &mut fresh);
+        self.exits_of_files();
         if applied.database_appeared {
             self.feed(Input::DatabaseAppeared);
         }
         self.feed(Input::Warned(fresh));
         if applied.changed {
             self.feed(Input::FilesChanged { full: applied.full });
+        }
+    }
+
+    /// Start and stop the client exit watches the file half decided on.
+    fn exits_of_files(&mut self) {
+        for command in self.files.commands() {
+            self.command(command);
         }
     }
 
@@ -272,24 +285,24 @@ impl Task {
                     let _ = tx.send(Msg::AgentsFound(found));
                 });
             }
-            Command::WatchAgent {
-                id,
+            Command::WatchExit {
+                exit,
                 pid,
                 started_at,
             } => {
-                // Found a moment ago; a pid another process took meanwhile is no agent.
+                // Found a moment ago; a pid another process took meanwhile is not it.
                 if crate::agent::is_still(pid, started_at) == Some(false) {
-                    let _ = tx.send(Msg::AgentExited(id));
+                    let _ = tx.send(Msg::Exited(exit));
                     return;
                 }
                 let Ok(pid) = i32::try_from(pid) else { return };
-                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(id.clone()));
-                if let Some(old) = self.agents.insert(id, handle) {
+                let handle = watch_exit(pid, self.tx.clone(), exit.clone());
+                if let Some(old) = self.exits.insert(exit, handle) {
                     old.abort();
                 }
             }
-            Command::UnwatchAgent(id) => {
-                if let Some(handle) = self.agents.remove(&id) {
+            Command::UnwatchExit(exit) => {
+                if let Some(handle) = self.exits.remove(&exit) {
                     handle.abort();
                 }
             }
