@@ -1,6 +1,7 @@
 //! The engine's decisions, as a state machine with no I/O of its own: it is told what
-//! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish and the
-//! [`Command`]s for the engine's task to carry out (run a list, start or stop a reader,
+//! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish, the
+//! [`Change`]s to what the surfaces read (the task keeps that for the engine's handle; the
+//! core shares no lock), and the [`Command`]s for the engine's task to carry out (run a list, start or stop a reader,
 //! watch an agent's exit …), whose results come back as inputs. What it reads of the
 //! machine while it decides (the session files, how lf's database files look) comes
 //! through a [`FileView`] it is handed, so tests give it one made of data.
@@ -11,13 +12,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use super::{all_sessions, one_line, status_line, write, Shared};
+use super::{all_sessions, one_line, status_line, Followed};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Follow, Generation};
 use crate::event::{Event, Warning};
@@ -167,10 +167,33 @@ pub(crate) enum Exit {
     Client { run: String, pid: i32 },
 }
 
-/// What one wake-up of the core asks for: events to publish in this order, and commands.
+/// What the surfaces read between events that changed, for the task to keep where the
+/// engine's handle reads it. A change that touched one session hands out that session
+/// alone, so publishing costs what the change does, not what the list holds.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// This session is now this record, or gone.
+    Session(String, Option<Box<SessionRecord>>),
+    /// The whole list of this machine's sessions.
+    Sessions(Snapshot),
+    /// What this machine's part of the status says.
+    Status {
+        status: String,
+        detected: Option<Dialect>,
+        can_watch: bool,
+    },
+    /// One other machine's view, by its follower's id.
+    Machine(Followed),
+    /// The machines followed, in the configured order.
+    Machines(Vec<Followed>),
+}
+
+/// What one wake-up of the core asks for: events to publish in this order, what the
+/// surfaces read that changed (before those events go out), and commands.
 #[derive(Debug, Default)]
 pub(crate) struct Out {
     pub events: Vec<Event>,
+    pub changes: Vec<Change>,
     pub commands: Vec<Command>,
 }
 
@@ -203,7 +226,10 @@ struct Following {
 
 /// The engine's state, lf's side and the merge of both sides.
 pub(crate) struct Core {
-    shared: Arc<RwLock<Shared>>,
+    /// This machine's sessions as last published, and every other machine followed, in
+    /// the configured order.
+    snapshot: Snapshot,
+    machines: Vec<Followed>,
     /// The `lf` in use, for the status line; without one, lf's side stays idle.
     lf_bin: Option<PathBuf>,
     quiet_recheck: Duration,
@@ -261,13 +287,13 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(
         now: Now,
-        shared: Arc<RwLock<Shared>>,
         lf_bin: Option<PathBuf>,
         safety: Duration,
         quiet_recheck: Duration,
     ) -> Core {
         Core {
-            shared,
+            snapshot: Snapshot::default(),
+            machines: Vec::new(),
             lf_bin,
             quiet_recheck,
             detected: None,
@@ -347,7 +373,7 @@ impl Core {
         let _ = self.update(now, files);
         let first = Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&super::read(&self.shared)),
+            sessions: all_sessions(&self.snapshot, &self.machines),
         };
         self.out.events.push(first);
         self.sync_readers(now.mono);
@@ -943,7 +969,6 @@ impl Core {
             Vec::new()
         };
         let listed = if agents { &annotated } else { &self.listed };
-        let mut shared = write(&self.shared);
         let events = if full {
             self.files_active = self.files && files.present();
             let file_sessions = if self.files {
@@ -952,8 +977,11 @@ impl Core {
                 Vec::new()
             };
             let next = Snapshot::merge(file_sessions, listed, self.files_active, dialect.as_ref());
-            let events = shared.snapshot.diff(&next, at);
-            shared.snapshot = next;
+            let events = self.snapshot.diff(&next, at);
+            self.snapshot = next;
+            self.out
+                .changes
+                .push(Change::Sessions(self.snapshot.clone()));
             events
         } else {
             touched
@@ -971,18 +999,24 @@ impl Core {
                         &self.boundary,
                         dialect.as_ref(),
                     );
-                    shared.snapshot.update(&id, next, at)
+                    let event = self.snapshot.update(&id, next.clone(), at);
+                    self.out
+                        .changes
+                        .push(Change::Session(id, next.map(Box::new)));
+                    event
                 })
                 .collect()
         };
-        shared.can_watch = files.can_watch();
-        shared.detected = self.detected;
-        shared.status = status_line(
-            self.lf_bin.as_deref(),
-            self.detected,
-            self.failure.as_deref(),
-            shared.snapshot.len(),
-        );
+        self.out.changes.push(Change::Status {
+            status: status_line(
+                self.lf_bin.as_deref(),
+                self.detected,
+                self.failure.as_deref(),
+                self.snapshot.len(),
+            ),
+            detected: self.detected,
+            can_watch: files.can_watch(),
+        });
         events
     }
 
@@ -996,17 +1030,16 @@ impl Core {
     /// first view changes the whole list, which is told as a new snapshot. A report from a
     /// follower already let go finds no machine and is dropped.
     fn machine(&mut self, id: u64, report: machine::Report, now: Now) {
-        let mut shared = write(&self.shared);
-        let Some(machine) = shared.machines.iter_mut().find(|m| m.id == id) else {
+        let Some(machine) = self.machines.iter_mut().find(|m| m.id == id) else {
             return;
         };
         let applied = machine.view.apply(report, now.at());
+        self.out.changes.push(Change::Machine(machine.clone()));
         self.warnings.extend(applied.warnings);
         let snapshot = applied.first_view.then(|| Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&shared),
+            sessions: all_sessions(&self.snapshot, &self.machines),
         });
-        drop(shared);
         self.out
             .events
             .extend(applied.events.into_iter().chain(snapshot));
@@ -1017,14 +1050,13 @@ impl Core {
     /// at its first view: that is told as a new snapshot, not as transitions, since its
     /// sessions did not end (a `resolved` would tell an `on_event` program they had).
     fn set_machines(&mut self, dests: Vec<String>, now: Now) {
-        let mut shared = write(&self.shared);
-        let mut before = std::mem::take(&mut shared.machines);
+        let mut before = std::mem::take(&mut self.machines);
         for dest in dests {
-            if shared.machines.iter().any(|m| m.view.dest == dest) {
+            if self.machines.iter().any(|m| m.view.dest == dest) {
                 continue;
             }
             if let Some(at) = before.iter().position(|m| m.view.dest == dest) {
-                shared.machines.push(before.remove(at));
+                self.machines.push(before.remove(at));
                 continue;
             }
             let id = self.next_machine;
@@ -1034,7 +1066,7 @@ impl Core {
                 Ok(ssh) => self.out.commands.push(Command::Follow { id, ssh }),
                 Err(message) => self.warnings.push(Warning::new(None, message)),
             }
-            shared.machines.push(super::Followed {
+            self.machines.push(Followed {
                 id,
                 view: machine::MachineView::new(&dest),
             });
@@ -1044,8 +1076,11 @@ impl Core {
             shown |= !gone.view.sessions().is_empty();
             self.out.commands.push(Command::Unfollow(gone.id));
         }
+        self.out
+            .changes
+            .push(Change::Machines(self.machines.clone()));
         if shown {
-            let sessions = all_sessions(&shared);
+            let sessions = all_sessions(&self.snapshot, &self.machines);
             self.out.events.push(Event::Snapshot {
                 at: now.at(),
                 sessions,

@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use self::core::{Core, Now};
+use self::core::{Change, Core, Now};
 use self::files::FileSide;
 use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
@@ -105,7 +105,7 @@ impl Config {
 }
 
 /// One other machine the engine follows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Followed {
     /// Its follower's for that follower's life, never reused: a report still on its way
     /// from a machine let go names an id no machine has, and lands nowhere (an index would
@@ -114,7 +114,7 @@ struct Followed {
     view: MachineView,
 }
 
-/// What the surfaces read between events.
+/// What the surfaces read between events: the task keeps it as the core's changes say.
 #[derive(Debug, Default)]
 struct Shared {
     snapshot: Snapshot,
@@ -124,6 +124,30 @@ struct Shared {
     status: String,
     can_watch: bool,
     detected: Option<Dialect>,
+}
+
+impl Shared {
+    fn apply(&mut self, change: Change) {
+        match change {
+            Change::Session(id, record) => self.snapshot.put(&id, record.map(|r| *r)),
+            Change::Sessions(snapshot) => self.snapshot = snapshot,
+            Change::Status {
+                status,
+                detected,
+                can_watch,
+            } => {
+                self.status = status;
+                self.detected = detected;
+                self.can_watch = can_watch;
+            }
+            Change::Machine(followed) => {
+                if let Some(m) = self.machines.iter_mut().find(|m| m.id == followed.id) {
+                    *m = followed;
+                }
+            }
+            Change::Machines(machines) => self.machines = machines,
+        }
+    }
 }
 
 /// A handle on the running engine. Cheap to clone.
@@ -140,9 +164,9 @@ pub struct Engine {
 type Nudges = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<()>>>>;
 
 /// Every machine's sessions, in lf's list order.
-fn all_sessions(shared: &Shared) -> Vec<SessionRecord> {
-    let mut list = shared.snapshot.sessions();
-    for machine in &shared.machines {
+fn all_sessions(snapshot: &Snapshot, machines: &[Followed]) -> Vec<SessionRecord> {
+    let mut list = snapshot.sessions();
+    for machine in machines {
         list.extend(machine.view.sessions());
     }
     list.sort_by(SessionRecord::list_order);
@@ -200,7 +224,6 @@ impl Engine {
         let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
         let core = Core::new(
             start,
-            shared,
             lf.as_ref().map(|lf| lf.program().to_path_buf()),
             safety,
             config.quiet_recheck,
@@ -213,6 +236,7 @@ impl Engine {
         );
         let mut task = Task::new(
             core,
+            shared,
             files,
             lf,
             tx.downgrade(),
@@ -226,7 +250,8 @@ impl Engine {
 
     /// The current sessions in lf's order.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        all_sessions(&read(&self.shared))
+        let shared = read(&self.shared);
+        all_sessions(&shared.snapshot, &shared.machines)
     }
 
     /// The session with this key, on this machine or another.

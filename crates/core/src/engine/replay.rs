@@ -5,12 +5,11 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Exit, FileView, Input, Now, Stamp};
+use super::core::{Command, Core, Exit, FileView, Input, Now, Out, Stamp};
 use super::{Shared, SAFETY_INTERVAL};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
@@ -65,7 +64,8 @@ impl FileView for Disk {
 struct Replay {
     core: Core,
     disk: Disk,
-    shared: Arc<RwLock<Shared>>,
+    /// What the surfaces would read, kept from the core's changes as the task keeps it.
+    shared: Shared,
     t0: Instant,
     wall0: SystemTime,
     elapsed: Duration,
@@ -116,17 +116,16 @@ impl Replay {
     ) -> Replay {
         let t0 = Instant::now();
         let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let shared = Arc::new(RwLock::new(Shared::default()));
         let now = Now {
             mono: t0,
             wall: wall0,
         };
         let bin = lf.as_ref().map(|_| "/bin/lf".into());
-        let core = Core::new(now, shared.clone(), bin, safety, QUIET_RECHECK);
+        let core = Core::new(now, bin, safety, QUIET_RECHECK);
         let mut replay = Replay {
             core,
             disk: Disk::default(),
-            shared,
+            shared: Shared::default(),
             t0,
             wall0,
             elapsed: Duration::ZERO,
@@ -142,8 +141,7 @@ impl Replay {
             replay.core.first_listed(now, listed, &mut replay.disk);
         }
         let out = replay.core.open(now, &mut replay.disk);
-        replay.commands.extend(out.commands);
-        replay.events.extend(out.events);
+        replay.out(out);
         replay
     }
 
@@ -176,12 +174,20 @@ impl Replay {
     fn wake(&mut self) {
         let out = self.core.wake(self.now(), &mut self.disk);
         let listed = out.commands.iter().any(|c| matches!(c, Command::List(_)));
-        self.commands.extend(out.commands);
-        self.events.extend(out.events);
+        self.out(out);
         if let Some(records) = self.auto.clone().filter(|_| listed) {
             self.absorb(Input::Listed(Ok((records, Vec::new()))));
             self.wake();
         }
+    }
+
+    /// What one wake-up handed out, kept for the case to look at.
+    fn out(&mut self, out: Out) {
+        for change in out.changes {
+            self.shared.apply(change);
+        }
+        self.commands.extend(out.commands);
+        self.events.extend(out.events);
     }
 
     fn absorb(&mut self, input: Input) {
@@ -313,12 +319,12 @@ impl Replay {
     }
 
     fn status(&self) -> String {
-        super::read(&self.shared).status.clone()
+        self.shared.status.clone()
     }
 
     fn shown(&self) -> Vec<String> {
-        let shared = super::read(&self.shared);
-        let mut ids: Vec<String> = shared
+        let mut ids: Vec<String> = self
+            .shared
             .snapshot
             .sessions()
             .into_iter()
@@ -1190,8 +1196,7 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
     assert_eq!(r.take(), [find(&[A1])]);
     r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
     assert_eq!(r.take(), [watch(A1, 4242)]);
-    let shared = super::read(&r.shared);
-    let record = shared.snapshot.get("s1").unwrap();
+    let record = r.shared.snapshot.get("s1").unwrap();
     assert_eq!(
         record.agent,
         Some(Agent {
@@ -1201,7 +1206,6 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
         })
     );
     assert!(record.in_terminal() && !record.attached && !record.headless());
-    drop(shared);
     // Listed again: nothing new to ask lf.
     r.at(1000).write();
     r.at(1100).take();
@@ -1217,11 +1221,7 @@ fn the_process_lists_own_write_lists_nothing() {
     // lf's own Process row, delivered just after it ended: the files as it left them.
     r.at(150).late_write();
     assert_eq!(r.at(5_000).take(), [watch(A1, 4242)]);
-    assert!(super::read(&r.shared)
-        .snapshot
-        .get("s1")
-        .unwrap()
-        .headless());
+    assert!(r.shared.snapshot.get("s1").unwrap().headless());
 }
 
 #[test]
@@ -1367,8 +1367,7 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
         "unrecognized subcommand 'ps'",
     ))));
     assert_eq!(r.warnings(), Vec::<String>::new(), "told once");
-    let shared = super::read(&r.shared);
-    let agent = shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
+    let agent = r.shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
     assert_eq!((agent.pid, agent.runs), (None, Runs::Unknown));
 }
 
@@ -1376,10 +1375,7 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
 fn before_e_agents_are_not_watched() {
     let mut r = Replay::with(D0, vec![with_agent("s1", A1)]);
     assert_eq!(r.take(), []);
-    assert_eq!(
-        super::read(&r.shared).snapshot.get("s1").unwrap().agent,
-        None
-    );
+    assert_eq!(r.shared.snapshot.get("s1").unwrap().agent, None);
 }
 
 // An action: the tray's own lf run, then a list whose end lets the caller go on.
@@ -1470,7 +1466,7 @@ fn a_machine_let_go_leaves_in_one_snapshot_and_its_late_reports_land_nowhere() {
         ssh: machine::Ssh::new(dest).unwrap(),
     };
     let names = |r: &Replay| -> Vec<String> {
-        let mut names: Vec<String> = super::all_sessions(&super::read(&r.shared))
+        let mut names: Vec<String> = super::all_sessions(&r.shared.snapshot, &r.shared.machines)
             .into_iter()
             .map(|s| format!("{}@{}", s.id, s.machine.unwrap_or_default()))
             .collect();

@@ -3,7 +3,7 @@
 //! readers, exit watchers), whose results come back to it as messages.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
@@ -14,6 +14,7 @@ use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
+use super::{write, Shared};
 use crate::event::{Event, Warning};
 use crate::machine;
 use crate::watch::Batch;
@@ -28,6 +29,8 @@ fn now() -> Now {
 /// What the task holds for the core's commands.
 pub(super) struct Task {
     pub core: Core,
+    /// What the engine's handle reads, kept as the core's changes say.
+    pub shared: Arc<RwLock<Shared>>,
     pub files: FileSide,
     pub lf: Option<Arc<dyn Cli>>,
     pub tx: mpsc::WeakUnboundedSender<Msg>,
@@ -52,6 +55,7 @@ pub(super) struct Task {
 impl Task {
     pub(super) fn new(
         core: Core,
+        shared: Arc<RwLock<Shared>>,
         files: FileSide,
         lf: Option<Arc<dyn Cli>>,
         tx: mpsc::WeakUnboundedSender<Msg>,
@@ -61,6 +65,7 @@ impl Task {
         let (reports, reports_rx) = mpsc::unbounded_channel();
         Task {
             core,
+            shared,
             files,
             lf,
             tx,
@@ -217,6 +222,13 @@ impl Task {
 
     /// Publish the events and carry out the commands; false once nobody listens.
     fn carry_out(&mut self, out: Out) -> bool {
+        // The surfaces that hear an event read the list it came from.
+        if !out.changes.is_empty() {
+            let mut shared = write(&self.shared);
+            for change in out.changes {
+                shared.apply(change);
+            }
+        }
         for event in out.events {
             if self.events.send(event).is_err() {
                 return false;
