@@ -1,10 +1,11 @@
 //! The engine's decisions, as a state machine with no I/O of its own: it is told what
 //! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish, the
 //! [`Change`]s to what the surfaces read (the task keeps that for the engine's handle; the
-//! core shares no lock), and the [`Command`]s for the engine's task to carry out (run a list, start or stop a reader,
-//! watch an agent's exit …), whose results come back as inputs. What it reads of the
-//! machine while it decides (the session files, how lf's database files look) comes
-//! through a [`FileView`] it is handed, so tests give it one made of data.
+//! core shares no lock), and the [`Command`]s for the engine's task to carry out (run a
+//! list, start or stop a reader, watch a process's exit …), whose results come back as
+//! inputs. How lf's database files look comes with the clocks ([`Now`]); the sessions the
+//! file half holds come through a [`FileView`] of its data, so tests give it one made of
+//! data.
 //!
 //! lf's side is scheduled by [`Schedule`] (when to list, and never because of the tray's
 //! own lf runs); the readers, one per repository with open sessions, bring generation D's
@@ -47,11 +48,13 @@ const RESUME_JUMP: Duration = Duration::from_secs(10);
 
 /// Both clocks, read once by the task for each thing it hands the core: the monotonic one
 /// for every deadline, the wall one for the events' times and to tell that the machine
-/// slept (the monotonic clock stands still in suspend, the wall clock does not).
+/// slept (the monotonic clock stands still in suspend, the wall clock does not). With them,
+/// how lf's database files look at that moment.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Now {
     pub mono: Instant,
     pub wall: SystemTime,
+    pub db: Stamp,
 }
 
 impl Now {
@@ -62,22 +65,18 @@ impl Now {
 
 /// Size and modification time of lf's database and its WAL: what tells a write made
 /// after the tray's own lf ended from that lf's own late-delivered write.
-pub(crate) type Stamp = Vec<Option<(u64, SystemTime)>>;
+pub(crate) type Stamp = [Option<(u64, SystemTime)>; 2];
 
-/// What the core reads of the machine while it decides: the file half of the sessions
-/// (kept by the task, which reads and watches the files) and lf's database files.
+/// What the core reads of the file half while it decides: the data it holds (the task
+/// has it read and watch the files), never the machine itself.
 pub(crate) trait FileView {
-    /// How lf's database files look now.
-    fn stamp(&self) -> Stamp;
-    /// Whether a source directory of the files exists at all.
+    /// Whether a source directory of the files existed when the file half last looked.
     fn present(&self) -> bool;
     /// The sessions the files show, and one of them by id.
     fn sessions(&self) -> Vec<SessionRecord>;
     fn session(&self, id: &str) -> Option<SessionRecord>;
     /// The ids the file changes since the last call may have altered.
     fn take_touched(&mut self) -> HashSet<String>;
-    /// A new lf was detected: watch its sources and, if it keeps `files`, read them anew.
-    fn renew(&mut self, files: bool) -> Vec<Warning>;
     fn can_watch(&self) -> bool;
 }
 
@@ -155,6 +154,12 @@ pub(crate) enum Command {
     },
     /// Stop that follower now, and with it its ssh.
     Unfollow(u64),
+    /// A new lf was detected: watch its file sources anew and, if it keeps its sessions in
+    /// `files`, read them all again; what that changed comes back as
+    /// [`Input::FilesChanged`] (and its problems as [`Input::Warned`]).
+    Rescan {
+        files: bool,
+    },
 }
 
 /// A process the engine follows to its exit, by what it is to the sessions: every exit
@@ -314,7 +319,7 @@ impl Core {
             revision: None,
             told: HashSet::new(),
             program_due: None,
-            stamp: Vec::new(),
+            stamp: now.db,
             agents: HashMap::new(),
             finding: false,
             files_active: false,
@@ -347,22 +352,21 @@ impl Core {
 
     /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
     /// so that the first snapshot already holds lf's sessions.
-    pub(crate) fn first_list(&mut self, files: &impl FileView) {
+    pub(crate) fn first_list(&mut self, now: Now) {
         self.schedule.own_started();
-        self.stamp = files.stamp();
+        self.stamp = now.db;
     }
 
     pub(crate) fn first_listed(
         &mut self,
         now: Now,
         result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
-        files: &mut impl FileView,
     ) {
         // The writes that came while it ran are still queued; the files say whether any
         // came at all.
-        let moved = files.stamp() != self.stamp;
+        let moved = now.db != self.stamp;
         self.schedule.first_ended(now.mono, moved);
-        self.stamp = files.stamp();
+        self.stamp = now.db;
         self.take_listed(result);
     }
 
@@ -398,7 +402,7 @@ impl Core {
 
     /// Take one input. Nothing is decided until [`Core::wake`]: everything the task found
     /// queued is taken first and handled together, so a burst costs one update.
-    pub(crate) fn absorb(&mut self, now: Now, input: Input, files: &mut impl FileView) {
+    pub(crate) fn absorb(&mut self, now: Now, input: Input) {
         let mono = now.mono;
         match input {
             Input::Written => {
@@ -406,7 +410,7 @@ impl Core {
                 // otherwise the write itself is the sign, unless it is the tray's own lf
                 // at work.
                 if !self.reader_live() {
-                    let moved = files.stamp() != self.stamp;
+                    let moved = now.db != self.stamp;
                     self.schedule.written(mono, moved);
                 }
             }
@@ -425,7 +429,7 @@ impl Core {
                 let found = matches!(&result, Ok((records, _)) if *records != self.listed);
                 self.take_listed(result);
                 let again = self.schedule.finished(mono, found);
-                self.stamp = files.stamp();
+                self.stamp = now.db;
                 if again {
                     self.start_list();
                 }
@@ -434,11 +438,11 @@ impl Core {
             Input::Acted(token) => {
                 // An action just ran: list now, without the debounce; the caller waits
                 // for that list.
-                self.own_ended(mono, files);
+                self.own_ended(now);
                 self.schedule.ask(mono);
                 self.waiters.push((self.started + 1, token));
             }
-            Input::Reader(serial, report) => self.reader(serial, report, mono, files),
+            Input::Reader(serial, report) => self.reader(serial, report, now),
             Input::ReaderFailed(serial, e) => {
                 if let Some(r) = self.readers.remove(&serial) {
                     // No lf ran, so none of its writes are to come.
@@ -450,7 +454,7 @@ impl Core {
             Input::AgentsFound(result) => {
                 self.finding = false;
                 self.schedule.aside_ended(mono);
-                self.stamp = files.stamp();
+                self.stamp = now.db;
                 self.found(result, mono);
             }
             // The file half judges the Run's clients again; the task hands it these.
@@ -465,7 +469,7 @@ impl Core {
                 }
             }
             Input::Detected(result) => {
-                self.own_ended(mono, files);
+                self.own_ended(now);
                 match result {
                     Ok(detected) if Some(detected) != self.detected => {
                         // A new lf: its sources, readers and list replace the old ones.
@@ -478,7 +482,8 @@ impl Core {
                         self.repo_of.clear();
                         self.backoff.clear();
                         self.revision = None;
-                        self.warnings.extend(files.renew(self.files));
+                        let files = self.files;
+                        self.out.commands.push(Command::Rescan { files });
                         self.schedule.ask(mono);
                         self.changed = true;
                     }
@@ -503,7 +508,7 @@ impl Core {
         if self.lf_bin.is_some() && self.schedule.poll(now.mono).is_some() {
             self.start_list();
         }
-        self.check_readers(now.mono, files);
+        self.check_readers(now);
         // Most file events are our own reads or lf's temporaries: they change nothing
         // and cost no rebuild.
         if std::mem::take(&mut self.changed) || !self.touched.is_empty() {
@@ -599,9 +604,9 @@ impl Core {
     }
 
     /// One of the tray's own lf processes ended (or a reader got past its start-up).
-    fn own_ended(&mut self, now: Instant, files: &impl FileView) {
-        self.schedule.own_ended(now);
-        self.stamp = files.stamp();
+    fn own_ended(&mut self, now: Now) {
+        self.schedule.own_ended(now.mono);
+        self.stamp = now.db;
     }
 
     fn reindex(&mut self) {
@@ -631,7 +636,8 @@ impl Core {
     }
 
     /// A reader's frame or end.
-    fn reader(&mut self, serial: u64, report: Report, now: Instant, files: &impl FileView) {
+    fn reader(&mut self, serial: u64, report: Report, at: Now) {
+        let now = at.mono;
         let Some(following) = self.readers.get_mut(&serial) else {
             // One the engine already let go of.
             return;
@@ -644,7 +650,7 @@ impl Core {
                 self.readers.remove(&serial);
                 self.out.commands.push(Command::StopReader(serial));
                 if !started {
-                    self.own_ended(now, files);
+                    self.own_ended(at);
                 }
                 self.back_off(&key, now);
                 self.warn_once(message);
@@ -656,7 +662,7 @@ impl Core {
         let key = following.key.clone();
         if first {
             // Its one write to the store (a Process row) is behind it.
-            self.own_ended(now, files);
+            self.own_ended(at);
         }
         self.backoff.remove(&key);
         if let Some(revision) = frame.sessions_revision {
@@ -789,7 +795,8 @@ impl Core {
     }
 
     /// Restart readers that went silent; start those whose back-off is over.
-    fn check_readers(&mut self, now: Instant, files: &impl FileView) {
+    fn check_readers(&mut self, at: Now) {
+        let now = at.mono;
         let mut silent: Vec<u64> = self
             .readers
             .iter()
@@ -801,7 +808,7 @@ impl Core {
             if let Some(r) = self.readers.remove(&serial) {
                 self.out.commands.push(Command::StopReader(serial));
                 if !r.started {
-                    self.own_ended(now, files);
+                    self.own_ended(at);
                 }
                 let message = format!(
                     "lf monitor work for {} sent nothing for {} s; it is started again",

@@ -37,6 +37,9 @@ pub(super) struct FileSide {
     exits: HashMap<i32, String>,
     /// The exit watches to start and stop, for the task.
     commands: Vec<Command>,
+    /// Whether a source directory existed when this last looked (at every batch, scan and
+    /// reconciliation): what the core's merges ask without touching the machine.
+    present: bool,
 }
 
 impl FileSide {
@@ -60,6 +63,7 @@ impl FileSide {
             program: Vec::new(),
             exits: HashMap::new(),
             commands: Vec::new(),
+            present: false,
         }
     }
 
@@ -85,6 +89,7 @@ impl FileSide {
 
     /// Watch first, then read: a record written in between is seen by the read.
     pub(super) fn start(&mut self, files: bool) -> Vec<Warning> {
+        self.present = files_present(&self.home);
         let mut fresh = Vec::new();
         self.watches.ensure_tops(&self.home, files);
         if files {
@@ -96,6 +101,7 @@ impl FileSide {
 
     /// The slow safety net over the files (see [`Records::reconcile`]).
     pub(super) fn reconcile(&mut self, files: bool) -> Vec<Warning> {
+        self.present = files_present(&self.home);
         let mut fresh = Vec::new();
         self.watches.ensure_tops(&self.home, files);
         fresh.extend(self.records.reconcile());
@@ -118,6 +124,7 @@ impl FileSide {
         files: bool,
         fresh: &mut Vec<Warning>,
     ) -> Applied {
+        self.present = files_present(&self.home);
         let mut applied = Applied {
             changed: batch.changed(),
             full: false,
@@ -259,23 +266,24 @@ impl FileSide {
     }
 }
 
-impl FileView for FileSide {
-    fn stamp(&self) -> Stamp {
+impl FileSide {
+    /// How lf's database files look now, for the clocks the task hands the core.
+    pub(super) fn db_stamp(&self) -> Stamp {
         let db = &self.home.db_path;
         let mut wal = db.as_os_str().to_owned();
         wal.push("-wal");
-        [db.to_path_buf(), PathBuf::from(wal)]
-            .iter()
-            .map(|p| {
-                std::fs::metadata(p)
-                    .ok()
-                    .map(|m| (m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
-            })
-            .collect()
+        let look = |p: &Path| {
+            std::fs::metadata(p)
+                .ok()
+                .map(|m| (m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+        };
+        [look(db), look(Path::new(&wal))]
     }
+}
 
+impl FileView for FileSide {
     fn present(&self) -> bool {
-        files_present(&self.home)
+        self.present
     }
 
     fn sessions(&self) -> Vec<SessionRecord> {
@@ -288,10 +296,6 @@ impl FileView for FileSide {
 
     fn take_touched(&mut self) -> HashSet<String> {
         self.records.take_touched()
-    }
-
-    fn renew(&mut self, files: bool) -> Vec<Warning> {
-        self.start(files)
     }
 
     fn can_watch(&self) -> bool {

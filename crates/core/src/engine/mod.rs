@@ -217,9 +217,16 @@ impl Engine {
             tx: tx.clone(),
             nudges: nudges.clone(),
         };
+        let files = FileSide::new(
+            config.home.clone(),
+            config.lf_bin.as_deref(),
+            parts.watcher,
+            tx.downgrade(),
+        );
         let start = Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
+            db: files.db_stamp(),
         };
         let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
         let core = Core::new(
@@ -227,12 +234,6 @@ impl Engine {
             lf.as_ref().map(|lf| lf.program().to_path_buf()),
             safety,
             config.quiet_recheck,
-        );
-        let files = FileSide::new(
-            config.home.clone(),
-            config.lf_bin.as_deref(),
-            parts.watcher,
-            tx.downgrade(),
         );
         let mut task = Task::new(
             core,

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Exit, FileView, Input, Now, Out, Stamp};
+use super::core::{Command, Core, Exit, FileView, Input, Now, Out};
 use super::{Shared, SAFETY_INTERVAL};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
@@ -30,13 +30,9 @@ struct Disk {
     touched: HashSet<String>,
     /// How often the core merged everything (it asks whether the files exist only then).
     full_merges: Cell<usize>,
-    renewed: usize,
 }
 
 impl FileView for Disk {
-    fn stamp(&self) -> Stamp {
-        vec![Some((self.db, SystemTime::UNIX_EPOCH))]
-    }
     fn present(&self) -> bool {
         // Only a full merge asks; counting here counts those.
         self.full_merges.set(self.full_merges.get() + 1);
@@ -50,10 +46,6 @@ impl FileView for Disk {
     }
     fn take_touched(&mut self) -> HashSet<String> {
         std::mem::take(&mut self.touched)
-    }
-    fn renew(&mut self, _files: bool) -> Vec<Warning> {
-        self.renewed += 1;
-        Vec::new()
     }
     fn can_watch(&self) -> bool {
         true
@@ -119,6 +111,7 @@ impl Replay {
         let now = Now {
             mono: t0,
             wall: wall0,
+            db: [Some((0, SystemTime::UNIX_EPOCH)), None],
         };
         let bin = lf.as_ref().map(|_| "/bin/lf".into());
         let core = Core::new(now, bin, safety, QUIET_RECHECK);
@@ -136,11 +129,11 @@ impl Replay {
         };
         if let Some((detected, listed)) = lf {
             replay.core.begin(detected);
-            replay.core.first_list(&replay.disk);
+            replay.core.first_list(replay.now());
             replay.disk.db += writes;
-            replay.core.first_listed(now, listed, &mut replay.disk);
+            replay.core.first_listed(replay.now(), listed);
         }
-        let out = replay.core.open(now, &mut replay.disk);
+        let out = replay.core.open(replay.now(), &mut replay.disk);
         replay.out(out);
         replay
     }
@@ -149,6 +142,7 @@ impl Replay {
         Now {
             mono: self.t0 + self.elapsed,
             wall: self.wall0 + self.elapsed + self.slept,
+            db: [Some((self.disk.db, SystemTime::UNIX_EPOCH)), None],
         }
     }
 
@@ -191,7 +185,7 @@ impl Replay {
     }
 
     fn absorb(&mut self, input: Input) {
-        self.core.absorb(self.now(), input, &mut self.disk);
+        self.core.absorb(self.now(), input);
     }
 
     /// One input, then the wake-up after it.
@@ -881,8 +875,15 @@ fn a_new_generation_replaces_readers_sources_and_list() {
     r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
     r.take();
     r.at(1000).feed(Input::Detected(Ok(Dialect::of(E))));
-    assert_eq!(r.take(), [Command::StopReader(0), list(E)]);
-    assert_eq!(r.disk.renewed, 1, "its sources are read anew");
+    assert_eq!(
+        r.take(),
+        [
+            Command::StopReader(0),
+            Command::Rescan { files: false },
+            list(E)
+        ],
+        "its sources (the database's directory alone) are watched anew"
+    );
     r.at(1200).listed(vec![open_in("s1", "/r/a")]);
     assert_eq!(r.take(), [], "and E has no readers");
     assert!(r.status().contains("generation E"), "{}", r.status());
@@ -894,8 +895,7 @@ fn the_same_lf_again_changes_nothing() {
     r.at(1000).feed(Input::ProgramChanged);
     r.at(1500).take();
     r.at(1600).feed(Input::Detected(Ok(Dialect::of(C))));
-    assert_eq!(r.at(5000).take(), []);
-    assert_eq!(r.disk.renewed, 0);
+    assert_eq!(r.at(5000).take(), [], "not even its sources read anew");
 }
 
 #[test]
@@ -1534,6 +1534,5 @@ fn an_lf_that_moved_from_files_to_the_store_stops_reading_files() {
     assert!(r.core.files());
     r.at(1000).feed(Input::Detected(Ok(Dialect::of(C))));
     assert!(!r.core.files(), "the file half is told on its next batch");
-    assert_eq!(r.disk.renewed, 1);
-    assert_eq!(r.take(), [list(C)]);
+    assert_eq!(r.take(), [Command::Rescan { files: false }, list(C)]);
 }

@@ -19,13 +19,6 @@ use crate::event::{Event, Warning};
 use crate::machine;
 use crate::watch::Batch;
 
-fn now() -> Now {
-    Now {
-        mono: Instant::now(),
-        wall: SystemTime::now(),
-    }
-}
-
 /// What the task holds for the core's commands.
 pub(super) struct Task {
     pub core: Core,
@@ -50,6 +43,8 @@ pub(super) struct Task {
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
     next_waiter: u64,
+    /// A command fed the core what it found: it is woken again before the task waits.
+    fed: bool,
 }
 
 impl Task {
@@ -79,6 +74,16 @@ impl Task {
             exits: HashMap::new(),
             waiters: HashMap::new(),
             next_waiter: 0,
+            fed: false,
+        }
+    }
+
+    /// Both clocks and lf's database files, read once for each thing handed to the core.
+    fn now(&self) -> Now {
+        Now {
+            mono: Instant::now(),
+            wall: SystemTime::now(),
+            db: self.files.db_stamp(),
         }
     }
 
@@ -90,8 +95,7 @@ impl Task {
             .map(|e| Warning::new(None, e))
             .into_iter()
             .collect();
-        self.core
-            .absorb(now(), Input::Warned(warnings), &mut self.files);
+        self.feed(Input::Warned(warnings));
         self.feed(Input::Machines(machines));
         for command in self.core.commands() {
             self.command(command);
@@ -101,15 +105,14 @@ impl Task {
             self.core.begin(lf.detect().await);
         }
         let fresh = self.files.start(self.core.files());
-        self.core
-            .absorb(now(), Input::Warned(fresh), &mut self.files);
+        self.feed(Input::Warned(fresh));
         self.exits_of_files();
         if let Some(lf) = self.lf.clone() {
-            self.core.first_list(&self.files);
+            self.core.first_list(self.now());
             let result = lf.list(&self.core.dialect()).await;
-            self.core.first_listed(now(), result, &mut self.files);
+            self.core.first_listed(self.now(), result);
         }
-        let out = self.core.open(now(), &mut self.files);
+        let out = self.core.open(self.now(), &mut self.files);
         if !self.carry_out(out) {
             return;
         }
@@ -146,13 +149,14 @@ impl Task {
             if self.events.is_closed() {
                 return;
             }
-            let out = self.core.wake(now(), &mut self.files);
+            let out = self.core.wake(self.now(), &mut self.files);
             self.carry_out(out);
         }
     }
 
     fn feed(&mut self, input: Input) {
-        self.core.absorb(now(), input, &mut self.files);
+        let now = self.now();
+        self.core.absorb(now, input);
     }
 
     /// One message: file events gather in the batch, the rest go to the core.
@@ -236,6 +240,10 @@ impl Task {
         }
         for command in out.commands {
             self.command(command);
+        }
+        if std::mem::take(&mut self.fed) {
+            let out = self.core.wake(self.now(), &mut self.files);
+            return self.carry_out(out);
         }
         true
     }
@@ -332,6 +340,13 @@ impl Task {
                 };
                 let follower = tokio::spawn(machine::follow(ssh, reporter, nudged));
                 self.followers.insert(id, follower.abort_handle());
+            }
+            Command::Rescan { files } => {
+                let fresh = self.files.start(files);
+                self.exits_of_files();
+                self.feed(Input::Warned(fresh));
+                self.feed(Input::FilesChanged { full: true });
+                self.fed = true;
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);
