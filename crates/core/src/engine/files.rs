@@ -1,7 +1,7 @@
 //! The file half of the engine: lf's session files as [`Records`] reads them, the
-//! directories under inotify ([`Watches`]), and the client processes of followed Runs,
-//! each watched for its exit. The task hands it each file-watch batch; the core reads it
-//! through [`FileView`].
+//! directories under inotify ([`Watches`]), and which client processes of followed Runs
+//! are to be watched for their exit (the task watches them, as it does agents). The task
+//! hands it each file-watch batch; the core reads what it holds through [`FileView`].
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
