@@ -1,21 +1,21 @@
 //! The file half of the engine: lf's session files as [`Records`] reads them, the
 //! directories under inotify ([`Watches`]), and which client processes of followed Runs
-//! are to be watched for their exit (the task watches them, as it does agents). The task
-//! hands it each file-watch batch; the core reads what it holds through [`FileView`].
+//! are to be watched for their exit (the task watches them, as it does agents). Every
+//! read goes through a [`Disk`], the machine's or a replay's. The task hands it each
+//! file-watch batch and each client's exit, and hands the core what that changed as
+//! [`Input`]s; the core reads what it holds through [`FileView`].
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
-use super::core::{Command, Exit, FileView, Stamp};
-use super::files_present;
-use super::msg::Msg;
+use super::core::{Command, Exit, FileView, Input, Stamp};
+use crate::disk::Disk;
 use crate::event::Warning;
 use crate::home::Home;
 use crate::records::Records;
 use crate::session::SessionRecord;
-use crate::watch::{route, run_names, Batch, MakeWatcher, Watches};
+use crate::watch::{route, run_names, Batch, Handler, MakeWatcher, Watches};
 
 /// What one batch changed, for the core.
 pub(super) struct Applied {
@@ -28,6 +28,7 @@ pub(super) struct Applied {
 }
 
 pub(super) struct FileSide {
+    disk: Arc<dyn Disk>,
     home: Home,
     records: Records,
     watches: Watches,
@@ -43,20 +44,19 @@ pub(super) struct FileSide {
 }
 
 impl FileSide {
+    /// The file half of `home` read from `disk`; the watcher made sends its events to
+    /// `handler`.
     pub(super) fn new(
+        disk: Arc<dyn Disk>,
         home: Home,
         lf_bin: Option<&Path>,
         watcher: MakeWatcher,
-        tx: mpsc::WeakUnboundedSender<Msg>,
+        handler: Handler,
     ) -> FileSide {
-        let records = Records::new(home.clone(), lf_bin);
-        let handler = Box::new(move |event: notify::Result<notify::Event>| {
-            if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Msg::Fs(event));
-            }
-        });
-        let watches = Watches::new(watcher, handler);
+        let records = Records::on(disk.clone(), home.clone(), lf_bin);
+        let watches = Watches::new(disk.clone(), watcher, handler);
         FileSide {
+            disk,
             home,
             records,
             watches,
@@ -89,7 +89,7 @@ impl FileSide {
 
     /// Watch first, then read: a record written in between is seen by the read.
     pub(super) fn start(&mut self, files: bool) -> Vec<Warning> {
-        self.present = files_present(&self.home);
+        self.present = self.present_now();
         let mut fresh = Vec::new();
         self.watches.ensure_tops(&self.home, files);
         if files {
@@ -99,32 +99,50 @@ impl FileSide {
         fresh
     }
 
+    /// A new lf was detected: watch its sources anew and, if it keeps its sessions in
+    /// `files`, read them all again.
+    pub(super) fn rescan(&mut self, files: bool) -> Vec<Input> {
+        let fresh = self.start(files);
+        vec![Input::Warned(fresh), Input::FilesChanged { full: true }]
+    }
+
     /// The slow safety net over the files (see [`Records::reconcile`]).
-    pub(super) fn reconcile(&mut self, files: bool) -> Vec<Warning> {
-        self.present = files_present(&self.home);
+    pub(super) fn reconcile(&mut self, files: bool) -> Vec<Input> {
+        self.present = self.present_now();
         let mut fresh = Vec::new();
         self.watches.ensure_tops(&self.home, files);
         fresh.extend(self.records.reconcile());
         self.sync_runs(&mut fresh);
-        fresh
+        vec![Input::Warned(fresh), Input::FilesChanged { full: true }]
     }
 
-    /// A client process of a followed Run exited.
-    pub(super) fn client_exited(&mut self, run_id: &str) -> Vec<Warning> {
+    /// A client process of a followed Run exited: its Run's session alone may change.
+    pub(super) fn client_exited(&mut self, run_id: &str) -> Vec<Input> {
         let mut fresh = Vec::new();
         self.records.client_exited(run_id);
         self.settle(run_id, &mut fresh);
-        fresh
+        vec![Input::Warned(fresh), Input::FilesChanged { full: false }]
+    }
+
+    /// A batch of file events, for the core: lf's database directory that appeared, the
+    /// problems of what was read again, and whether (and how widely) sessions changed.
+    pub(super) fn batch(&mut self, batch: &Batch, files: bool) -> Vec<Input> {
+        let mut fresh = Vec::new();
+        let applied = self.apply(batch, files, &mut fresh);
+        let mut inputs = Vec::new();
+        if applied.database_appeared {
+            inputs.push(Input::DatabaseAppeared);
+        }
+        inputs.push(Input::Warned(fresh));
+        if applied.changed {
+            inputs.push(Input::FilesChanged { full: applied.full });
+        }
+        inputs
     }
 
     /// Read again what a batch of file events made dirty, and watch what appeared.
-    pub(super) fn apply(
-        &mut self,
-        batch: &Batch,
-        files: bool,
-        fresh: &mut Vec<Warning>,
-    ) -> Applied {
-        self.present = files_present(&self.home);
+    fn apply(&mut self, batch: &Batch, files: bool, fresh: &mut Vec<Warning>) -> Applied {
+        self.present = self.present_now();
         let mut applied = Applied {
             changed: batch.changed(),
             full: false,
@@ -159,7 +177,7 @@ impl FileSide {
                 fresh.extend(self.records.rescan_asks());
                 self.sync_runs(fresh);
             }
-            if !self.home.asks_dir().is_dir() {
+            if !self.disk.is_dir(&self.home.asks_dir()) {
                 self.records.forget_asks();
             }
         }
@@ -169,7 +187,7 @@ impl FileSide {
         for shard in &batch.shards {
             // A new shard holds new Run dirs; a vanished one takes its Runs along.
             self.watches.shard(shard);
-            let mut runs = run_names(shard);
+            let mut runs = run_names(&*self.disk, shard);
             runs.extend(self.tracked_in(shard));
             for run in runs {
                 fresh.extend(self.records.run_changed(&run));
@@ -273,11 +291,16 @@ impl FileSide {
         let mut wal = db.as_os_str().to_owned();
         wal.push("-wal");
         let look = |p: &Path| {
-            std::fs::metadata(p)
-                .ok()
-                .map(|m| (m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+            self.disk
+                .stat(p)
+                .map(|s| (s.len, s.modified.unwrap_or(std::time::UNIX_EPOCH)))
         };
         [look(db), look(Path::new(&wal))]
+    }
+
+    /// Whether a source directory of the files exists now.
+    fn present_now(&self) -> bool {
+        super::files_present(&*self.disk, &self.home)
     }
 }
 

@@ -34,6 +34,7 @@ use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
 use self::task::Task;
 use crate::dialect::{Dialect, Generation};
+use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, Lf, LfAction, LfError};
@@ -217,11 +218,18 @@ impl Engine {
             tx: tx.clone(),
             nudges: nudges.clone(),
         };
+        let weak = tx.downgrade();
+        let handler = Box::new(move |event: notify::Result<notify::Event>| {
+            if let Some(tx) = weak.upgrade() {
+                let _ = tx.send(Msg::Fs(event));
+            }
+        });
         let files = FileSide::new(
+            Arc::new(Real),
             config.home.clone(),
             config.lf_bin.as_deref(),
             parts.watcher,
-            tx.downgrade(),
+            handler,
         );
         let start = Now {
             mono: Instant::now(),
@@ -368,7 +376,7 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
             return (Vec::new(), Vec::new(), false);
         }
         let warnings = records.rescan();
-        (records.sessions(), warnings, files_present(&home))
+        (records.sessions(), warnings, files_present(&Real, &home))
     });
     let cli = async {
         match &lf {
@@ -450,8 +458,8 @@ fn one_line(message: &str) -> String {
         .join(": ")
 }
 
-fn files_present(home: &Home) -> bool {
-    home.asks_dir().is_dir() || home.runs_dir().is_dir()
+fn files_present(disk: &dyn Disk, home: &Home) -> bool {
+    disk.is_dir(&home.asks_dir()) || disk.is_dir(&home.runs_dir())
 }
 
 fn status_line(

@@ -136,10 +136,9 @@ impl Task {
                     self.apply(batch);
                 }
                 _ = reconcile.tick(), if self.core.files() => {
-                    let fresh = self.files.reconcile(self.core.files());
+                    let inputs = self.files.reconcile(self.core.files());
                     self.exits_of_files();
-                    self.feed(Input::Warned(fresh));
-                    self.feed(Input::FilesChanged { full: true });
+                    self.feed_all(inputs);
                 }
                 Some((id, report)) = reports.recv() => {
                     self.feed(Input::Machine(id, report));
@@ -159,6 +158,12 @@ impl Task {
         self.core.absorb(now, input);
     }
 
+    fn feed_all(&mut self, inputs: Vec<Input>) {
+        for input in inputs {
+            self.feed(input);
+        }
+    }
+
     /// One message: file events gather in the batch, the rest go to the core.
     fn take(&mut self, msg: Msg, batch: &mut Batch) {
         let input = match msg {
@@ -171,10 +176,9 @@ impl Task {
                 self.exits.remove(&exit);
                 match exit {
                     Exit::Client { run, .. } => {
-                        let fresh = self.files.client_exited(&run);
+                        let inputs = self.files.client_exited(&run);
                         self.exits_of_files();
-                        self.feed(Input::Warned(fresh));
-                        Input::FilesChanged { full: false }
+                        return self.feed_all(inputs);
                     }
                     Exit::Agent(_) => Input::Exited(exit),
                 }
@@ -205,16 +209,9 @@ impl Task {
         if batch.database {
             self.feed(Input::Written);
         }
-        let mut fresh = Vec::new();
-        let applied = self.files.apply(&batch, self.core.files(), &mut fresh);
+        let inputs = self.files.batch(&batch, self.core.files());
         self.exits_of_files();
-        if applied.database_appeared {
-            self.feed(Input::DatabaseAppeared);
-        }
-        self.feed(Input::Warned(fresh));
-        if applied.changed {
-            self.feed(Input::FilesChanged { full: applied.full });
-        }
+        self.feed_all(inputs);
     }
 
     /// Start and stop the client exit watches the file half decided on.
@@ -342,10 +339,9 @@ impl Task {
                 self.followers.insert(id, follower.abort_handle());
             }
             Command::Rescan { files } => {
-                let fresh = self.files.start(files);
+                let inputs = self.files.rescan(files);
                 self.exits_of_files();
-                self.feed(Input::Warned(fresh));
-                self.feed(Input::FilesChanged { full: true });
+                self.feed_all(inputs);
                 self.fed = true;
             }
             Command::Unfollow(id) => {
