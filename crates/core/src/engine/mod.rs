@@ -16,6 +16,8 @@ mod msg;
 mod parts;
 #[cfg(test)]
 mod replay;
+#[cfg(test)]
+mod replay_files;
 mod task;
 #[cfg(test)]
 mod wired;

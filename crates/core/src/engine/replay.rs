@@ -21,10 +21,11 @@ use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
 use crate::session::{Agent, Runs};
 
-/// The file half and lf's database, as data. `db` stands for the database files' size
-/// and time: a write by someone else moves it.
+/// What the file half holds, and lf's database, as data: these cases are about the core
+/// (the file half itself, on a disk made of data, is replayed in `replay_files.rs`).
+/// `db` stands for the database files' size and time: a write by someone else moves it.
 #[derive(Default)]
-struct Disk {
+struct Held {
     db: u64,
     sessions: HashMap<String, SessionRecord>,
     touched: HashSet<String>,
@@ -32,7 +33,7 @@ struct Disk {
     full_merges: Cell<usize>,
 }
 
-impl FileView for Disk {
+impl FileView for Held {
     fn present(&self) -> bool {
         // Only a full merge asks; counting here counts those.
         self.full_merges.set(self.full_merges.get() + 1);
@@ -55,7 +56,7 @@ impl FileView for Disk {
 /// One engine core, its clock and what it did since the last look.
 struct Replay {
     core: Core,
-    disk: Disk,
+    disk: Held,
     /// What the surfaces would read, kept from the core's changes as the task keeps it.
     shared: Shared,
     t0: Instant,
@@ -117,7 +118,7 @@ impl Replay {
         let core = Core::new(now, bin, safety, QUIET_RECHECK);
         let mut replay = Replay {
             core,
-            disk: Disk::default(),
+            disk: Held::default(),
             shared: Shared::default(),
             t0,
             wall0,
