@@ -76,23 +76,24 @@ enum AskStatus {
 /// Read one Ask record. `Ok(None)` when the file is gone (it raced with lf deleting or
 /// replacing it); a warning naming the file for anything lf could not have written.
 pub fn read_ask(path: &Path) -> Result<Option<AskRecord>, Warning> {
-    let Some(stem) = path.file_name().and_then(ask_id_from_file_name) else {
-        return Err(Warning::new(
-            Some(path.to_path_buf()),
-            "Ask record file names are <id>.json",
-        ));
-    };
+    stem(path)?;
     let Some(bytes) = read_record_file(path, WHAT, ASK_CAP)? else {
         return Ok(None);
     };
-    let file: AskFile = decode_record(path, WHAT, &bytes)?;
+    decode_ask(path, &bytes).map(Some)
+}
+
+/// The record in the bytes read from `path` (`<id>.json`), as [`read_ask`] decodes it.
+pub fn decode_ask(path: &Path, bytes: &[u8]) -> Result<AskRecord, Warning> {
+    let stem = stem(path)?;
+    let file: AskFile = decode_record(path, WHAT, bytes)?;
     if file.id != stem {
         return Err(Warning::new(
             Some(path.to_path_buf()),
             format!("Ask record id {:?} does not match its file name", file.id),
         ));
     }
-    Ok(Some(AskRecord {
+    Ok(AskRecord {
         id: file.id,
         work: file.work,
         title: file.title,
@@ -103,7 +104,19 @@ pub fn read_ask(path: &Path) -> Result<Option<AskRecord>, Warning> {
         session_run_id: file.session_run_id,
         ready_summary: file.ready_summary,
         completed: matches!(file.status, AskStatus::Completed {}),
-    }))
+    })
+}
+
+/// The id a record at `path` must carry; a file of another name is no record.
+fn stem(path: &Path) -> Result<&str, Warning> {
+    path.file_name()
+        .and_then(ask_id_from_file_name)
+        .ok_or_else(|| {
+            Warning::new(
+                Some(path.to_path_buf()),
+                "Ask record file names are <id>.json",
+            )
+        })
 }
 
 impl AskRecord {

@@ -7,6 +7,7 @@ mod agent;
 mod ask;
 mod child;
 mod dialect;
+mod disk;
 pub mod engine;
 mod event;
 pub mod history;

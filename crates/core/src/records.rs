@@ -4,14 +4,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
-use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::ask::{self, AskRecord};
+use crate::disk::{Disk, Real};
 use crate::event::Warning;
 use crate::home::Home;
-use crate::liveness;
 use crate::run::{self, Run};
 use crate::session::SessionRecord;
 
@@ -27,6 +27,8 @@ pub struct Tracked {
 #[derive(Debug)]
 pub struct Records {
     home: Home,
+    /// Where the files are read, and client processes judged.
+    disk: Arc<dyn Disk>,
     /// The absolute `lf` that `open_argv` names; lf's own CLI falls back to its own path,
     /// so with no `lf` found the bare name keeps the record usable on a user's PATH.
     lf: String,
@@ -45,8 +47,14 @@ pub struct Records {
 
 impl Records {
     pub fn new(home: Home, lf: Option<&Path>) -> Records {
+        Records::on(Arc::new(Real), home, lf)
+    }
+
+    /// Records read from `disk`, not necessarily the machine's.
+    pub(crate) fn on(disk: Arc<dyn Disk>, home: Home, lf: Option<&Path>) -> Records {
         Records {
             home,
+            disk,
             lf: lf
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "lf".to_string()),
@@ -74,7 +82,7 @@ impl Records {
         self.read_asks(&mut fresh);
         self.runs.clear();
         self.inert.clear();
-        let dirs = list_run_dirs(&self.home.runs_dir(), &mut fresh);
+        let dirs = list_run_dirs(&*self.disk, &self.home.runs_dir(), &mut fresh);
         self.read_runs(dirs, &mut fresh);
         self.report(previous, fresh)
     }
@@ -95,7 +103,7 @@ impl Records {
     /// finished Run costs one `stat`, so this stays cheap at 10 000 Runs.
     pub fn reconcile(&mut self) -> Vec<Warning> {
         let mut fresh = Vec::new();
-        let dirs = list_run_dirs(&self.home.runs_dir(), &mut fresh);
+        let dirs = list_run_dirs(&*self.disk, &self.home.runs_dir(), &mut fresh);
         let present: HashSet<&PathBuf> = dirs.iter().collect();
         self.inert.retain(|dir, _| present.contains(dir));
         self.runs
@@ -103,7 +111,7 @@ impl Records {
         let stale: Vec<PathBuf> = dirs
             .iter()
             .filter(|dir| match self.inert.get(*dir) {
-                Some(seen) => modified(dir) != *seen,
+                Some(seen) => self.modified(dir) != *seen,
                 None => true,
             })
             .cloned()
@@ -160,7 +168,7 @@ impl Records {
     /// only liveness can tell.
     pub fn client_exited(&mut self, run_id: &str) {
         if let Some(tracked) = self.runs.get_mut(run_id) {
-            tracked.live_pids = live_pids(&tracked.run);
+            tracked.live_pids = self.disk.live_pids(&tracked.run);
         }
         self.touch_run(run_id);
     }
@@ -240,14 +248,14 @@ impl Records {
 
     fn read_asks(&mut self, fresh: &mut Vec<Warning>) {
         self.asks.clear();
-        for (id, path) in list_asks(&self.home.asks_dir(), fresh) {
+        for (id, path) in list_asks(&*self.disk, &self.home.asks_dir(), fresh) {
             self.read_ask_at(&id, &path, fresh);
         }
     }
 
     fn read_runs(&mut self, dirs: Vec<PathBuf>, fresh: &mut Vec<Warning>) {
         let referenced = self.referenced_runs();
-        for (dir, seen, result) in read_runs_parallel(dirs) {
+        for (dir, seen, result) in read_runs_parallel(&*self.disk, dirs) {
             self.adopt(dir, seen, result, &referenced, fresh);
         }
     }
@@ -271,7 +279,7 @@ impl Records {
     }
 
     fn read_ask_at(&mut self, id: &str, path: &Path, fresh: &mut Vec<Warning>) {
-        match ask::read_ask(path) {
+        match self.disk.read_ask(path) {
             Ok(Some(record)) => {
                 let new_run = record
                     .session_run_id
@@ -282,8 +290,7 @@ impl Records {
                 if let Some(run_id) = new_run {
                     if let Some(dir) = self.home.run_dir(&run_id) {
                         let referenced = HashSet::from([run_id]);
-                        let seen = modified(&dir);
-                        let result = run::read_run(&dir);
+                        let (seen, result) = read_dated(&*self.disk, &dir);
                         self.adopt(dir, seen, result, &referenced, fresh);
                     }
                 }
@@ -311,7 +318,7 @@ impl Records {
         };
         match run {
             Some(run) if follows(&run, referenced.contains(&run_id)) => {
-                let live_pids = live_pids(&run);
+                let live_pids = self.disk.live_pids(&run);
                 self.inert.remove(&dir);
                 self.runs.insert(run_id, Tracked { run, live_pids });
             }
@@ -320,6 +327,10 @@ impl Records {
                 self.inert.insert(dir, seen);
             }
         }
+    }
+
+    fn modified(&self, dir: &Path) -> Option<SystemTime> {
+        self.disk.stat(dir).and_then(|s| s.modified)
     }
 
     /// Remove and return the problems reported for the files about to be read again.
@@ -353,15 +364,8 @@ fn follows(run: &Run, referenced: bool) -> bool {
     referenced || (run.interactive() && !run.resolved)
 }
 
-fn live_pids(run: &Run) -> Vec<i32> {
-    liveness::live_clients(&run.clients, &run.manifest.harness)
-        .into_iter()
-        .map(|c| c.pid)
-        .collect()
-}
-
-fn list_asks(dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
-    let entries = match fs::read_dir(dir) {
+fn list_asks(disk: &dyn Disk, dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
+    let entries = match disk.list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
@@ -373,13 +377,13 @@ fn list_asks(dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
         }
     };
     let mut asks = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
+    for entry in entries {
+        let name = entry.name;
         match ask::ask_id_from_file_name(&name) {
-            Some(id) => asks.push((id.to_string(), entry.path())),
+            Some(id) => asks.push((id.to_string(), dir.join(&name))),
             None if name.to_str().is_none() && !name.as_encoded_bytes().starts_with(b".") => fresh
                 .push(Warning::new(
-                    Some(entry.path()),
+                    Some(dir.join(&name)),
                     "skipped a file whose name is not valid UTF-8",
                 )),
             None => {}
@@ -389,9 +393,9 @@ fn list_asks(dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
 }
 
 /// `runs/<pp>/<run>` directories, skipping lf's dot-named staging entries.
-fn list_run_dirs(runs_dir: &Path, fresh: &mut Vec<Warning>) -> Vec<PathBuf> {
+fn list_run_dirs(disk: &dyn Disk, runs_dir: &Path, fresh: &mut Vec<Warning>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    let shards = match fs::read_dir(runs_dir) {
+    let shards = match disk.list(runs_dir) {
         Ok(shards) => shards,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return dirs,
         Err(e) => {
@@ -402,16 +406,17 @@ fn list_run_dirs(runs_dir: &Path, fresh: &mut Vec<Warning>) -> Vec<PathBuf> {
             return dirs;
         }
     };
-    for shard in shards.flatten() {
-        if is_hidden(&shard.file_name()) || !shard.file_type().is_ok_and(|t| t.is_dir()) {
+    for shard in shards {
+        if is_hidden(&shard.name) || !shard.dir {
             continue;
         }
-        let Ok(runs) = fs::read_dir(shard.path()) else {
+        let shard = runs_dir.join(&shard.name);
+        let Ok(runs) = disk.list(&shard) else {
             continue;
         };
-        for run in runs.flatten() {
-            if !is_hidden(&run.file_name()) && run.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(run.path());
+        for run in runs {
+            if !is_hidden(&run.name) && run.dir {
+                dirs.push(shard.join(&run.name));
             }
         }
     }
@@ -424,13 +429,9 @@ pub fn is_hidden(name: &OsStr) -> bool {
 
 /// A Run dir's mtime, taken before it is read so that a change during the read shows at
 /// the next reconciliation.
-fn read_dated(dir: &Path) -> (PathBuf, Option<SystemTime>, RunRead) {
-    let seen = modified(dir);
-    (dir.to_path_buf(), seen, run::read_run(dir))
-}
-
-fn modified(dir: &Path) -> Option<SystemTime> {
-    fs::metadata(dir).and_then(|m| m.modified()).ok()
+fn read_dated(disk: &dyn Disk, dir: &Path) -> (Option<SystemTime>, RunRead) {
+    let seen = disk.stat(dir).and_then(|s| s.modified);
+    (seen, disk.read_run(dir))
 }
 
 /// What `run::read_run` gives for one directory.
@@ -438,20 +439,27 @@ type RunRead = (Option<Run>, Vec<Warning>);
 
 /// Read many Run directories on every core: the cold scan of a home with thousands of
 /// Runs is bound by file system calls, which parallelise well.
-fn read_runs_parallel(dirs: Vec<PathBuf>) -> Vec<(PathBuf, Option<SystemTime>, RunRead)> {
+fn read_runs_parallel(
+    disk: &dyn Disk,
+    dirs: Vec<PathBuf>,
+) -> Vec<(PathBuf, Option<SystemTime>, RunRead)> {
+    let read = |dir: &PathBuf| {
+        let (seen, result) = read_dated(disk, dir);
+        (dir.clone(), seen, result)
+    };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
     // Below a few hundred Runs a thread costs more than it saves.
     if threads == 1 || dirs.len() < 256 {
-        return dirs.into_iter().map(|d| read_dated(&d)).collect();
+        return dirs.iter().map(read).collect();
     }
     let chunk = dirs.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = dirs
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|d| read_dated(d)).collect::<Vec<_>>()))
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
             .collect();
         handles
             .into_iter()
@@ -467,6 +475,7 @@ mod tests {
     use super::*;
     use crate::session::State;
     use serde_json::{json, Value};
+    use std::fs;
 
     const A1: &str = "ask_11111111111111111111111111111111";
     const A2: &str = "ask_22222222222222222222222222222222";

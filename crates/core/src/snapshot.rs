@@ -73,6 +73,13 @@ impl Snapshot {
         at: OffsetDateTime,
     ) -> Option<Event> {
         let event = transition(self.sessions.get(id), next.as_ref(), at);
+        self.put(id, next);
+        event
+    }
+
+    /// Replace one session (or remove it, with `None`), with no transition: a copy of a
+    /// list kept up to date by [`Snapshot::update`]'s changes.
+    pub fn put(&mut self, id: &str, next: Option<SessionRecord>) {
         match next {
             Some(record) => {
                 self.sessions.insert(id.to_string(), record);
@@ -81,7 +88,6 @@ impl Snapshot {
                 self.sessions.remove(id);
             }
         }
-        event
     }
 
     pub fn get(&self, id: &str) -> Option<&SessionRecord> {

@@ -5,10 +5,12 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::EventKind;
 
+use crate::disk::Disk;
 use crate::home::Home;
 use crate::records::is_hidden;
 
@@ -120,13 +122,13 @@ fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
         .collect()
 }
 
-pub fn run_names(shard: &Path) -> Vec<String> {
-    std::fs::read_dir(shard)
+pub(crate) fn run_names(disk: &dyn Disk, shard: &Path) -> Vec<String> {
+    disk.list(shard)
         .map(|entries| {
             entries
-                .flatten()
-                .filter(|e| !is_hidden(&e.file_name()))
-                .filter_map(|e| e.file_name().into_string().ok())
+                .into_iter()
+                .filter(|e| !is_hidden(&e.name))
+                .filter_map(|e| e.name.into_string().ok())
                 .collect()
         })
         .unwrap_or_default()
@@ -171,6 +173,8 @@ pub type Handler = Box<dyn FnMut(notify::Result<notify::Event>) + Send>;
 /// The directories under inotify watch. Only directories, never single files: lf writes
 /// a temporary and renames it into place, which a watch on the old file would not see.
 pub struct Watches {
+    /// Where directories are looked for before they are watched.
+    disk: Arc<dyn Disk>,
     pub watcher: Option<Box<dyn DirWatcher>>,
     pub error: Option<String>,
     /// The source directories and, while one is missing, its nearest existing ancestor.
@@ -191,7 +195,7 @@ pub struct Appeared {
 }
 
 impl Watches {
-    pub fn new(make: MakeWatcher, handler: Handler) -> Watches {
+    pub(crate) fn new(disk: Arc<dyn Disk>, make: MakeWatcher, handler: Handler) -> Watches {
         let (watcher, error) = match make(handler) {
             Ok(watcher) => (Some(watcher), None),
             Err(e) => (
@@ -202,6 +206,7 @@ impl Watches {
             ),
         };
         Watches {
+            disk,
             watcher,
             error,
             tops: HashMap::new(),
@@ -233,11 +238,12 @@ impl Watches {
             sources.push(home.asks_dir());
             sources.push(home.runs_dir());
         }
+        let disk = self.disk.clone();
         let target = |dir: &PathBuf| {
-            if dir.is_dir() {
+            if disk.is_dir(dir) {
                 dir.clone()
             } else {
-                nearest_existing(dir)
+                nearest_existing(&*disk, dir)
             }
         };
         let before = self.tops.clone();
@@ -249,7 +255,7 @@ impl Watches {
                 .iter()
                 .map(|dir| {
                     let dir = target(dir);
-                    let ino = inode(&dir);
+                    let ino = disk.stat(&dir).map(|s| s.inode);
                     (dir, ino)
                 })
                 .collect();
@@ -289,7 +295,7 @@ impl Watches {
     /// changes count (for [`route`]).
     pub fn program(&mut self, lf: &Path) -> Vec<PathBuf> {
         let mut paths = vec![lf.to_path_buf()];
-        if let Ok(target) = std::fs::canonicalize(lf) {
+        if let Some(target) = self.disk.canonical(lf) {
             if target != lf {
                 paths.push(target);
             }
@@ -323,15 +329,16 @@ impl Watches {
     }
 
     pub fn shards(&mut self, runs_dir: &Path) {
-        for shard in std::fs::read_dir(runs_dir).into_iter().flatten().flatten() {
-            if !is_hidden(&shard.file_name()) && shard.file_type().is_ok_and(|t| t.is_dir()) {
-                self.shard(&shard.path());
+        let entries = self.disk.list(runs_dir).unwrap_or_default();
+        for shard in entries {
+            if !is_hidden(&shard.name) && shard.dir {
+                self.shard(&runs_dir.join(&shard.name));
             }
         }
     }
 
     pub fn shard(&mut self, shard: &Path) {
-        if shard.is_dir() {
+        if self.disk.is_dir(shard) {
             if !self.shards.contains(shard) && self.add(shard) {
                 self.shards.insert(shard.to_path_buf());
             }
@@ -344,7 +351,7 @@ impl Watches {
     pub fn watch_run(&mut self, dir: &Path) -> bool {
         let mut added = false;
         for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
-            if !self.runs.contains(&dir) && dir.is_dir() && self.add(&dir) {
+            if !self.runs.contains(&dir) && self.disk.is_dir(&dir) && self.add(&dir) {
                 self.runs.insert(dir);
                 added = true;
             }
@@ -385,15 +392,10 @@ impl Watches {
     }
 }
 
-fn inode(dir: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(dir).ok().map(|m| m.ino())
-}
-
-fn nearest_existing(dir: &Path) -> PathBuf {
+fn nearest_existing(disk: &dyn Disk, dir: &Path) -> PathBuf {
     let mut dir = dir;
     while let Some(parent) = dir.parent() {
-        if parent.is_dir() {
+        if disk.is_dir(parent) {
             return parent.to_path_buf();
         }
         dir = parent;

@@ -1,9 +1,11 @@
 //! The engine's decisions, as a state machine with no I/O of its own: it is told what
-//! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish and the
-//! [`Command`]s for the engine's task to carry out (run a list, start or stop a reader,
-//! watch an agent's exit …), whose results come back as inputs. What it reads of the
-//! machine while it decides (the session files, how lf's database files look) comes
-//! through a [`FileView`] it is handed, so tests give it one made of data.
+//! happened ([`Input`]) and when ([`Now`]), and answers with the events to publish, the
+//! [`Change`]s to what the surfaces read (the task keeps that for the engine's handle; the
+//! core shares no lock), and the [`Command`]s for the engine's task to carry out (run a
+//! list, start or stop a reader, watch a process's exit …), whose results come back as
+//! inputs. How lf's database files look comes with the clocks ([`Now`]); the sessions the
+//! file half holds come through a [`FileView`] of its data, so tests give it one made of
+//! data.
 //!
 //! lf's side is scheduled by [`Schedule`] (when to list, and never because of the tray's
 //! own lf runs); the readers, one per repository with open sessions, bring generation D's
@@ -11,13 +13,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use super::{all_sessions, one_line, status_line, write, Shared};
+use super::{all_sessions, one_line, status_line, Followed};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Follow, Generation};
 use crate::event::{Event, Warning};
@@ -47,11 +48,13 @@ const RESUME_JUMP: Duration = Duration::from_secs(10);
 
 /// Both clocks, read once by the task for each thing it hands the core: the monotonic one
 /// for every deadline, the wall one for the events' times and to tell that the machine
-/// slept (the monotonic clock stands still in suspend, the wall clock does not).
+/// slept (the monotonic clock stands still in suspend, the wall clock does not). With them,
+/// how lf's database files look at that moment.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Now {
     pub mono: Instant,
     pub wall: SystemTime,
+    pub db: Stamp,
 }
 
 impl Now {
@@ -62,22 +65,18 @@ impl Now {
 
 /// Size and modification time of lf's database and its WAL: what tells a write made
 /// after the tray's own lf ended from that lf's own late-delivered write.
-pub(crate) type Stamp = Vec<Option<(u64, SystemTime)>>;
+pub(crate) type Stamp = [Option<(u64, SystemTime)>; 2];
 
-/// What the core reads of the machine while it decides: the file half of the sessions
-/// (kept by the task, which reads and watches the files) and lf's database files.
+/// What the core reads of the file half while it decides: the data it holds (the task
+/// has it read and watch the files), never the machine itself.
 pub(crate) trait FileView {
-    /// How lf's database files look now.
-    fn stamp(&self) -> Stamp;
-    /// Whether a source directory of the files exists at all.
+    /// Whether a source directory of the files existed when the file half last looked.
     fn present(&self) -> bool;
     /// The sessions the files show, and one of them by id.
     fn sessions(&self) -> Vec<SessionRecord>;
     fn session(&self, id: &str) -> Option<SessionRecord>;
     /// The ids the file changes since the last call may have altered.
     fn take_touched(&mut self) -> HashSet<String>;
-    /// A new lf was detected: watch its sources and, if it keeps `files`, read them anew.
-    fn renew(&mut self, files: bool) -> Vec<Warning>;
     fn can_watch(&self) -> bool;
 }
 
@@ -110,9 +109,8 @@ pub(crate) enum Input {
     /// What a [`Command::FindAgents`] found: each lf id asked for, with its process here
     /// if lf lists one that still runs.
     AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
-    /// The agent process a [`Command::WatchAgent`] named (by lf's id) exited, or was
-    /// already another process.
-    AgentExited(String),
+    /// The process a [`Command::WatchExit`] named exited, or was already another process.
+    Exited(Exit),
     /// The follower of the machine with this id reported.
     Machine(u64, machine::Report),
     /// The machines to follow now, in this order.
@@ -139,14 +137,14 @@ pub(crate) enum Command {
     /// Ask lf which processes these agents (lf ids) are; the answer comes back as
     /// [`Input::AgentsFound`].
     FindAgents(Vec<String>),
-    /// Watch this agent process for its exit ([`Input::AgentExited`]) once it is still
-    /// the process lf recorded, or stop.
-    WatchAgent {
-        id: String,
+    /// Watch this process for its exit ([`Input::Exited`]) once it is still the process
+    /// recorded as started at `started_at` (if known), or stop.
+    WatchExit {
+        exit: Exit,
         pid: u32,
         started_at: Option<i64>,
     },
-    UnwatchAgent(String),
+    UnwatchExit(Exit),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
@@ -156,12 +154,51 @@ pub(crate) enum Command {
     },
     /// Stop that follower now, and with it its ssh.
     Unfollow(u64),
+    /// A new lf was detected: watch its file sources anew and, if it keeps its sessions in
+    /// `files`, read them all again; what that changed comes back as
+    /// [`Input::FilesChanged`] (and its problems as [`Input::Warned`]).
+    Rescan {
+        files: bool,
+    },
 }
 
-/// What one wake-up of the core asks for: events to publish in this order, and commands.
+/// A process the engine follows to its exit, by what it is to the sessions: every exit
+/// the engine hears of goes through [`Command::WatchExit`] and [`Input::Exited`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Exit {
+    /// The agent a listed session names, by lf's id (generation E2).
+    Agent(String),
+    /// A client process of a followed Run, whose exit may leave the Run's session waiting.
+    Client { run: String, pid: i32 },
+}
+
+/// What the surfaces read between events that changed, for the task to keep where the
+/// engine's handle reads it. A change that touched one session hands out that session
+/// alone, so publishing costs what the change does, not what the list holds.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// This session is now this record, or gone.
+    Session(String, Option<Box<SessionRecord>>),
+    /// The whole list of this machine's sessions.
+    Sessions(Snapshot),
+    /// What this machine's part of the status says.
+    Status {
+        status: String,
+        detected: Option<Dialect>,
+        can_watch: bool,
+    },
+    /// One other machine's view, by its follower's id.
+    Machine(Followed),
+    /// The machines followed, in the configured order.
+    Machines(Vec<Followed>),
+}
+
+/// What one wake-up of the core asks for: events to publish in this order, what the
+/// surfaces read that changed (before those events go out), and commands.
 #[derive(Debug, Default)]
 pub(crate) struct Out {
     pub events: Vec<Event>,
+    pub changes: Vec<Change>,
     pub commands: Vec<Command>,
 }
 
@@ -194,7 +231,10 @@ struct Following {
 
 /// The engine's state, lf's side and the merge of both sides.
 pub(crate) struct Core {
-    shared: Arc<RwLock<Shared>>,
+    /// This machine's sessions as last published, and every other machine followed, in
+    /// the configured order.
+    snapshot: Snapshot,
+    machines: Vec<Followed>,
     /// The `lf` in use, for the status line; without one, lf's side stays idle.
     lf_bin: Option<PathBuf>,
     quiet_recheck: Duration,
@@ -252,13 +292,13 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(
         now: Now,
-        shared: Arc<RwLock<Shared>>,
         lf_bin: Option<PathBuf>,
         safety: Duration,
         quiet_recheck: Duration,
     ) -> Core {
         Core {
-            shared,
+            snapshot: Snapshot::default(),
+            machines: Vec::new(),
             lf_bin,
             quiet_recheck,
             detected: None,
@@ -279,7 +319,7 @@ impl Core {
             revision: None,
             told: HashSet::new(),
             program_due: None,
-            stamp: Vec::new(),
+            stamp: now.db,
             agents: HashMap::new(),
             finding: false,
             files_active: false,
@@ -312,22 +352,21 @@ impl Core {
 
     /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
     /// so that the first snapshot already holds lf's sessions.
-    pub(crate) fn first_list(&mut self, files: &impl FileView) {
+    pub(crate) fn first_list(&mut self, now: Now) {
         self.schedule.own_started();
-        self.stamp = files.stamp();
+        self.stamp = now.db;
     }
 
     pub(crate) fn first_listed(
         &mut self,
         now: Now,
         result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
-        files: &mut impl FileView,
     ) {
         // The writes that came while it ran are still queued; the files say whether any
         // came at all.
-        let moved = files.stamp() != self.stamp;
+        let moved = now.db != self.stamp;
         self.schedule.first_ended(now.mono, moved);
-        self.stamp = files.stamp();
+        self.stamp = now.db;
         self.take_listed(result);
     }
 
@@ -338,7 +377,7 @@ impl Core {
         let _ = self.update(now, files);
         let first = Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&super::read(&self.shared)),
+            sessions: all_sessions(&self.snapshot, &self.machines),
         };
         self.out.events.push(first);
         self.sync_readers(now.mono);
@@ -363,7 +402,7 @@ impl Core {
 
     /// Take one input. Nothing is decided until [`Core::wake`]: everything the task found
     /// queued is taken first and handled together, so a burst costs one update.
-    pub(crate) fn absorb(&mut self, now: Now, input: Input, files: &mut impl FileView) {
+    pub(crate) fn absorb(&mut self, now: Now, input: Input) {
         let mono = now.mono;
         match input {
             Input::Written => {
@@ -371,7 +410,7 @@ impl Core {
                 // otherwise the write itself is the sign, unless it is the tray's own lf
                 // at work.
                 if !self.reader_live() {
-                    let moved = files.stamp() != self.stamp;
+                    let moved = now.db != self.stamp;
                     self.schedule.written(mono, moved);
                 }
             }
@@ -390,7 +429,7 @@ impl Core {
                 let found = matches!(&result, Ok((records, _)) if *records != self.listed);
                 self.take_listed(result);
                 let again = self.schedule.finished(mono, found);
-                self.stamp = files.stamp();
+                self.stamp = now.db;
                 if again {
                     self.start_list();
                 }
@@ -399,11 +438,11 @@ impl Core {
             Input::Acted(token) => {
                 // An action just ran: list now, without the debounce; the caller waits
                 // for that list.
-                self.own_ended(mono, files);
+                self.own_ended(now);
                 self.schedule.ask(mono);
                 self.waiters.push((self.started + 1, token));
             }
-            Input::Reader(serial, report) => self.reader(serial, report, mono, files),
+            Input::Reader(serial, report) => self.reader(serial, report, now),
             Input::ReaderFailed(serial, e) => {
                 if let Some(r) = self.readers.remove(&serial) {
                     // No lf ran, so none of its writes are to come.
@@ -415,10 +454,12 @@ impl Core {
             Input::AgentsFound(result) => {
                 self.finding = false;
                 self.schedule.aside_ended(mono);
-                self.stamp = files.stamp();
+                self.stamp = now.db;
                 self.found(result, mono);
             }
-            Input::AgentExited(id) => {
+            // The file half judges the Run's clients again; the task hands it these.
+            Input::Exited(Exit::Client { .. }) => {}
+            Input::Exited(Exit::Agent(id)) => {
                 if let Some(seen) = self.agents.get_mut(&id) {
                     *seen = Seen::Exited;
                     // lf reads the death at its next list (`closed`), which tells it.
@@ -428,7 +469,7 @@ impl Core {
                 }
             }
             Input::Detected(result) => {
-                self.own_ended(mono, files);
+                self.own_ended(now);
                 match result {
                     Ok(detected) if Some(detected) != self.detected => {
                         // A new lf: its sources, readers and list replace the old ones.
@@ -441,7 +482,8 @@ impl Core {
                         self.repo_of.clear();
                         self.backoff.clear();
                         self.revision = None;
-                        self.warnings.extend(files.renew(self.files));
+                        let files = self.files;
+                        self.out.commands.push(Command::Rescan { files });
                         self.schedule.ask(mono);
                         self.changed = true;
                     }
@@ -466,7 +508,7 @@ impl Core {
         if self.lf_bin.is_some() && self.schedule.poll(now.mono).is_some() {
             self.start_list();
         }
-        self.check_readers(now.mono, files);
+        self.check_readers(now);
         // Most file events are our own reads or lf's temporaries: they change nothing
         // and cost no rebuild.
         if std::mem::take(&mut self.changed) || !self.touched.is_empty() {
@@ -562,9 +604,9 @@ impl Core {
     }
 
     /// One of the tray's own lf processes ended (or a reader got past its start-up).
-    fn own_ended(&mut self, now: Instant, files: &impl FileView) {
-        self.schedule.own_ended(now);
-        self.stamp = files.stamp();
+    fn own_ended(&mut self, now: Now) {
+        self.schedule.own_ended(now.mono);
+        self.stamp = now.db;
     }
 
     fn reindex(&mut self) {
@@ -594,7 +636,8 @@ impl Core {
     }
 
     /// A reader's frame or end.
-    fn reader(&mut self, serial: u64, report: Report, now: Instant, files: &impl FileView) {
+    fn reader(&mut self, serial: u64, report: Report, at: Now) {
+        let now = at.mono;
         let Some(following) = self.readers.get_mut(&serial) else {
             // One the engine already let go of.
             return;
@@ -607,7 +650,7 @@ impl Core {
                 self.readers.remove(&serial);
                 self.out.commands.push(Command::StopReader(serial));
                 if !started {
-                    self.own_ended(now, files);
+                    self.own_ended(at);
                 }
                 self.back_off(&key, now);
                 self.warn_once(message);
@@ -619,7 +662,7 @@ impl Core {
         let key = following.key.clone();
         if first {
             // Its one write to the store (a Process row) is behind it.
-            self.own_ended(now, files);
+            self.own_ended(at);
         }
         self.backoff.remove(&key);
         if let Some(revision) = frame.sessions_revision {
@@ -752,7 +795,8 @@ impl Core {
     }
 
     /// Restart readers that went silent; start those whose back-off is over.
-    fn check_readers(&mut self, now: Instant, files: &impl FileView) {
+    fn check_readers(&mut self, at: Now) {
+        let now = at.mono;
         let mut silent: Vec<u64> = self
             .readers
             .iter()
@@ -764,7 +808,7 @@ impl Core {
             if let Some(r) = self.readers.remove(&serial) {
                 self.out.commands.push(Command::StopReader(serial));
                 if !r.started {
-                    self.own_ended(now, files);
+                    self.own_ended(at);
                 }
                 let message = format!(
                     "lf monitor work for {} sent nothing for {} s; it is started again",
@@ -829,7 +873,9 @@ impl Core {
         gone.sort_unstable();
         for id in gone {
             if let Some(Seen::Watched(_)) = self.agents.remove(&id) {
-                self.out.commands.push(Command::UnwatchAgent(id));
+                self.out
+                    .commands
+                    .push(Command::UnwatchExit(Exit::Agent(id)));
             }
         }
         if self.finding || self.lf_bin.is_none() {
@@ -877,8 +923,8 @@ impl Core {
             };
             *seen = match process {
                 Some(process) => {
-                    self.out.commands.push(Command::WatchAgent {
-                        id: id.clone(),
+                    self.out.commands.push(Command::WatchExit {
+                        exit: Exit::Agent(id.clone()),
                         pid: process.pid,
                         started_at: process.started_at,
                     });
@@ -930,7 +976,6 @@ impl Core {
             Vec::new()
         };
         let listed = if agents { &annotated } else { &self.listed };
-        let mut shared = write(&self.shared);
         let events = if full {
             self.files_active = self.files && files.present();
             let file_sessions = if self.files {
@@ -939,8 +984,11 @@ impl Core {
                 Vec::new()
             };
             let next = Snapshot::merge(file_sessions, listed, self.files_active, dialect.as_ref());
-            let events = shared.snapshot.diff(&next, at);
-            shared.snapshot = next;
+            let events = self.snapshot.diff(&next, at);
+            self.snapshot = next;
+            self.out
+                .changes
+                .push(Change::Sessions(self.snapshot.clone()));
             events
         } else {
             touched
@@ -958,18 +1006,24 @@ impl Core {
                         &self.boundary,
                         dialect.as_ref(),
                     );
-                    shared.snapshot.update(&id, next, at)
+                    let event = self.snapshot.update(&id, next.clone(), at);
+                    self.out
+                        .changes
+                        .push(Change::Session(id, next.map(Box::new)));
+                    event
                 })
                 .collect()
         };
-        shared.can_watch = files.can_watch();
-        shared.detected = self.detected;
-        shared.status = status_line(
-            self.lf_bin.as_deref(),
-            self.detected,
-            self.failure.as_deref(),
-            shared.snapshot.len(),
-        );
+        self.out.changes.push(Change::Status {
+            status: status_line(
+                self.lf_bin.as_deref(),
+                self.detected,
+                self.failure.as_deref(),
+                self.snapshot.len(),
+            ),
+            detected: self.detected,
+            can_watch: files.can_watch(),
+        });
         events
     }
 
@@ -983,17 +1037,16 @@ impl Core {
     /// first view changes the whole list, which is told as a new snapshot. A report from a
     /// follower already let go finds no machine and is dropped.
     fn machine(&mut self, id: u64, report: machine::Report, now: Now) {
-        let mut shared = write(&self.shared);
-        let Some(machine) = shared.machines.iter_mut().find(|m| m.id == id) else {
+        let Some(machine) = self.machines.iter_mut().find(|m| m.id == id) else {
             return;
         };
         let applied = machine.view.apply(report, now.at());
+        self.out.changes.push(Change::Machine(machine.clone()));
         self.warnings.extend(applied.warnings);
         let snapshot = applied.first_view.then(|| Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&shared),
+            sessions: all_sessions(&self.snapshot, &self.machines),
         });
-        drop(shared);
         self.out
             .events
             .extend(applied.events.into_iter().chain(snapshot));
@@ -1004,14 +1057,13 @@ impl Core {
     /// at its first view: that is told as a new snapshot, not as transitions, since its
     /// sessions did not end (a `resolved` would tell an `on_event` program they had).
     fn set_machines(&mut self, dests: Vec<String>, now: Now) {
-        let mut shared = write(&self.shared);
-        let mut before = std::mem::take(&mut shared.machines);
+        let mut before = std::mem::take(&mut self.machines);
         for dest in dests {
-            if shared.machines.iter().any(|m| m.view.dest == dest) {
+            if self.machines.iter().any(|m| m.view.dest == dest) {
                 continue;
             }
             if let Some(at) = before.iter().position(|m| m.view.dest == dest) {
-                shared.machines.push(before.remove(at));
+                self.machines.push(before.remove(at));
                 continue;
             }
             let id = self.next_machine;
@@ -1021,7 +1073,7 @@ impl Core {
                 Ok(ssh) => self.out.commands.push(Command::Follow { id, ssh }),
                 Err(message) => self.warnings.push(Warning::new(None, message)),
             }
-            shared.machines.push(super::Followed {
+            self.machines.push(Followed {
                 id,
                 view: machine::MachineView::new(&dest),
             });
@@ -1031,8 +1083,11 @@ impl Core {
             shown |= !gone.view.sessions().is_empty();
             self.out.commands.push(Command::Unfollow(gone.id));
         }
+        self.out
+            .changes
+            .push(Change::Machines(self.machines.clone()));
         if shown {
-            let sessions = all_sessions(&shared);
+            let sessions = all_sessions(&self.snapshot, &self.machines);
             self.out.events.push(Event::Snapshot {
                 at: now.at(),
                 sessions,

@@ -16,6 +16,8 @@ mod msg;
 mod parts;
 #[cfg(test)]
 mod replay;
+#[cfg(test)]
+mod replay_files;
 mod task;
 #[cfg(test)]
 mod wired;
@@ -28,12 +30,13 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use self::core::{Core, Now};
+use self::core::{Change, Core, Now};
 use self::files::FileSide;
 use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
 use self::task::Task;
 use crate::dialect::{Dialect, Generation};
+use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, Lf, LfAction, LfError};
@@ -105,7 +108,7 @@ impl Config {
 }
 
 /// One other machine the engine follows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Followed {
     /// Its follower's for that follower's life, never reused: a report still on its way
     /// from a machine let go names an id no machine has, and lands nowhere (an index would
@@ -114,7 +117,7 @@ struct Followed {
     view: MachineView,
 }
 
-/// What the surfaces read between events.
+/// What the surfaces read between events: the task keeps it as the core's changes say.
 #[derive(Debug, Default)]
 struct Shared {
     snapshot: Snapshot,
@@ -124,6 +127,30 @@ struct Shared {
     status: String,
     can_watch: bool,
     detected: Option<Dialect>,
+}
+
+impl Shared {
+    fn apply(&mut self, change: Change) {
+        match change {
+            Change::Session(id, record) => self.snapshot.put(&id, record.map(|r| *r)),
+            Change::Sessions(snapshot) => self.snapshot = snapshot,
+            Change::Status {
+                status,
+                detected,
+                can_watch,
+            } => {
+                self.status = status;
+                self.detected = detected;
+                self.can_watch = can_watch;
+            }
+            Change::Machine(followed) => {
+                if let Some(m) = self.machines.iter_mut().find(|m| m.id == followed.id) {
+                    *m = followed;
+                }
+            }
+            Change::Machines(machines) => self.machines = machines,
+        }
+    }
 }
 
 /// A handle on the running engine. Cheap to clone.
@@ -140,9 +167,9 @@ pub struct Engine {
 type Nudges = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<()>>>>;
 
 /// Every machine's sessions, in lf's list order.
-fn all_sessions(shared: &Shared) -> Vec<SessionRecord> {
-    let mut list = shared.snapshot.sessions();
-    for machine in &shared.machines {
+fn all_sessions(snapshot: &Snapshot, machines: &[Followed]) -> Vec<SessionRecord> {
+    let mut list = snapshot.sessions();
+    for machine in machines {
         list.extend(machine.view.sessions());
     }
     list.sort_by(SessionRecord::list_order);
@@ -193,26 +220,34 @@ impl Engine {
             tx: tx.clone(),
             nudges: nudges.clone(),
         };
+        let weak = tx.downgrade();
+        let handler = Box::new(move |event: notify::Result<notify::Event>| {
+            if let Some(tx) = weak.upgrade() {
+                let _ = tx.send(Msg::Fs(event));
+            }
+        });
+        let files = FileSide::new(
+            Arc::new(Real),
+            config.home.clone(),
+            config.lf_bin.as_deref(),
+            parts.watcher,
+            handler,
+        );
         let start = Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
+            db: files.db_stamp(),
         };
         let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
         let core = Core::new(
             start,
-            shared,
             lf.as_ref().map(|lf| lf.program().to_path_buf()),
             safety,
             config.quiet_recheck,
         );
-        let files = FileSide::new(
-            config.home.clone(),
-            config.lf_bin.as_deref(),
-            parts.watcher,
-            tx.downgrade(),
-        );
         let mut task = Task::new(
             core,
+            shared,
             files,
             lf,
             tx.downgrade(),
@@ -226,7 +261,8 @@ impl Engine {
 
     /// The current sessions in lf's order.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        all_sessions(&read(&self.shared))
+        let shared = read(&self.shared);
+        all_sessions(&shared.snapshot, &shared.machines)
     }
 
     /// The session with this key, on this machine or another.
@@ -342,7 +378,7 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
             return (Vec::new(), Vec::new(), false);
         }
         let warnings = records.rescan();
-        (records.sessions(), warnings, files_present(&home))
+        (records.sessions(), warnings, files_present(&Real, &home))
     });
     let cli = async {
         match &lf {
@@ -424,8 +460,8 @@ fn one_line(message: &str) -> String {
         .join(": ")
 }
 
-fn files_present(home: &Home) -> bool {
-    home.asks_dir().is_dir() || home.runs_dir().is_dir()
+fn files_present(disk: &dyn Disk, home: &Home) -> bool {
+    disk.is_dir(&home.asks_dir()) || disk.is_dir(&home.runs_dir())
 }
 
 fn status_line(

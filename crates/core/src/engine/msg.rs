@@ -4,6 +4,7 @@
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use super::core::Exit;
 use crate::agent::Found;
 use crate::dialect::Dialect;
 use crate::lf::LfError;
@@ -13,7 +14,6 @@ use crate::session::SessionRecord;
 /// One thing that happened, for the task to hand to the core or the file half.
 pub(super) enum Msg {
     Fs(notify::Result<notify::Event>),
-    ClientExited(String),
     Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
     /// An action (an lf run of the tray's own) started, or ended and wants a list.
     Acting,
@@ -23,19 +23,19 @@ pub(super) enum Msg {
     Detected(Result<Dialect, LfError>),
     /// What lf's process list said of the agents asked for.
     AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
-    /// An agent process a listed session names (by lf's id) exited: lf writes nothing for
-    /// that, and only a new list says the session stopped.
-    AgentExited(String),
+    /// A process the engine follows exited (or was already another process): lf writes
+    /// nothing for an agent's or a client's death.
+    Exited(Exit),
     /// The machines to follow now ([`super::Engine::set_machines`]).
     Machines(Vec<String>),
 }
 
-/// Tell the engine when a process exits.
-pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exited: Msg) -> AbortHandle {
+/// Tell the engine when a process exits: the one place that waits for one.
+pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exit: Exit) -> AbortHandle {
     tokio::spawn(async move {
         crate::liveness::exited(pid).await;
         if let Some(tx) = tx.upgrade() {
-            let _ = tx.send(exited);
+            let _ = tx.send(Msg::Exited(exit));
         }
     })
     .abort_handle()

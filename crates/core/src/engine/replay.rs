@@ -5,12 +5,11 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::core::{Command, Core, FileView, Input, Now, Stamp};
+use super::core::{Command, Core, Exit, FileView, Input, Now, Out};
 use super::{Shared, SAFETY_INTERVAL};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
@@ -22,22 +21,19 @@ use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
 use crate::session::{Agent, Runs};
 
-/// The file half and lf's database, as data. `db` stands for the database files' size
-/// and time: a write by someone else moves it.
+/// What the file half holds, and lf's database, as data: these cases are about the core
+/// (the file half itself, on a disk made of data, is replayed in `replay_files.rs`).
+/// `db` stands for the database files' size and time: a write by someone else moves it.
 #[derive(Default)]
-struct Disk {
+struct Held {
     db: u64,
     sessions: HashMap<String, SessionRecord>,
     touched: HashSet<String>,
     /// How often the core merged everything (it asks whether the files exist only then).
     full_merges: Cell<usize>,
-    renewed: usize,
 }
 
-impl FileView for Disk {
-    fn stamp(&self) -> Stamp {
-        vec![Some((self.db, SystemTime::UNIX_EPOCH))]
-    }
+impl FileView for Held {
     fn present(&self) -> bool {
         // Only a full merge asks; counting here counts those.
         self.full_merges.set(self.full_merges.get() + 1);
@@ -52,10 +48,6 @@ impl FileView for Disk {
     fn take_touched(&mut self) -> HashSet<String> {
         std::mem::take(&mut self.touched)
     }
-    fn renew(&mut self, _files: bool) -> Vec<Warning> {
-        self.renewed += 1;
-        Vec::new()
-    }
     fn can_watch(&self) -> bool {
         true
     }
@@ -64,8 +56,9 @@ impl FileView for Disk {
 /// One engine core, its clock and what it did since the last look.
 struct Replay {
     core: Core,
-    disk: Disk,
-    shared: Arc<RwLock<Shared>>,
+    disk: Held,
+    /// What the surfaces would read, kept from the core's changes as the task keeps it.
+    shared: Shared,
     t0: Instant,
     wall0: SystemTime,
     elapsed: Duration,
@@ -116,17 +109,17 @@ impl Replay {
     ) -> Replay {
         let t0 = Instant::now();
         let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let shared = Arc::new(RwLock::new(Shared::default()));
         let now = Now {
             mono: t0,
             wall: wall0,
+            db: [Some((0, SystemTime::UNIX_EPOCH)), None],
         };
         let bin = lf.as_ref().map(|_| "/bin/lf".into());
-        let core = Core::new(now, shared.clone(), bin, safety, QUIET_RECHECK);
+        let core = Core::new(now, bin, safety, QUIET_RECHECK);
         let mut replay = Replay {
             core,
-            disk: Disk::default(),
-            shared,
+            disk: Held::default(),
+            shared: Shared::default(),
             t0,
             wall0,
             elapsed: Duration::ZERO,
@@ -137,13 +130,12 @@ impl Replay {
         };
         if let Some((detected, listed)) = lf {
             replay.core.begin(detected);
-            replay.core.first_list(&replay.disk);
+            replay.core.first_list(replay.now());
             replay.disk.db += writes;
-            replay.core.first_listed(now, listed, &mut replay.disk);
+            replay.core.first_listed(replay.now(), listed);
         }
-        let out = replay.core.open(now, &mut replay.disk);
-        replay.commands.extend(out.commands);
-        replay.events.extend(out.events);
+        let out = replay.core.open(replay.now(), &mut replay.disk);
+        replay.out(out);
         replay
     }
 
@@ -151,6 +143,7 @@ impl Replay {
         Now {
             mono: self.t0 + self.elapsed,
             wall: self.wall0 + self.elapsed + self.slept,
+            db: [Some((self.disk.db, SystemTime::UNIX_EPOCH)), None],
         }
     }
 
@@ -176,16 +169,24 @@ impl Replay {
     fn wake(&mut self) {
         let out = self.core.wake(self.now(), &mut self.disk);
         let listed = out.commands.iter().any(|c| matches!(c, Command::List(_)));
-        self.commands.extend(out.commands);
-        self.events.extend(out.events);
+        self.out(out);
         if let Some(records) = self.auto.clone().filter(|_| listed) {
             self.absorb(Input::Listed(Ok((records, Vec::new()))));
             self.wake();
         }
     }
 
+    /// What one wake-up handed out, kept for the case to look at.
+    fn out(&mut self, out: Out) {
+        for change in out.changes {
+            self.shared.apply(change);
+        }
+        self.commands.extend(out.commands);
+        self.events.extend(out.events);
+    }
+
     fn absorb(&mut self, input: Input) {
-        self.core.absorb(self.now(), input, &mut self.disk);
+        self.core.absorb(self.now(), input);
     }
 
     /// One input, then the wake-up after it.
@@ -313,12 +314,12 @@ impl Replay {
     }
 
     fn status(&self) -> String {
-        super::read(&self.shared).status.clone()
+        self.shared.status.clone()
     }
 
     fn shown(&self) -> Vec<String> {
-        let shared = super::read(&self.shared);
-        let mut ids: Vec<String> = shared
+        let mut ids: Vec<String> = self
+            .shared
             .snapshot
             .sessions()
             .into_iter()
@@ -372,8 +373,8 @@ fn find(ids: &[&str]) -> Command {
 }
 
 fn watch(id: &str, pid: u32) -> Command {
-    Command::WatchAgent {
-        id: id.into(),
+    Command::WatchExit {
+        exit: Exit::Agent(id.into()),
         pid,
         started_at: Some(1_800_000_000),
     }
@@ -875,8 +876,15 @@ fn a_new_generation_replaces_readers_sources_and_list() {
     r.at(100).frame(0, 5, "/r", vec![open_in("s1", "/r/a")]);
     r.take();
     r.at(1000).feed(Input::Detected(Ok(Dialect::of(E))));
-    assert_eq!(r.take(), [Command::StopReader(0), list(E)]);
-    assert_eq!(r.disk.renewed, 1, "its sources are read anew");
+    assert_eq!(
+        r.take(),
+        [
+            Command::StopReader(0),
+            Command::Rescan { files: false },
+            list(E)
+        ],
+        "its sources (the database's directory alone) are watched anew"
+    );
     r.at(1200).listed(vec![open_in("s1", "/r/a")]);
     assert_eq!(r.take(), [], "and E has no readers");
     assert!(r.status().contains("generation E"), "{}", r.status());
@@ -888,8 +896,7 @@ fn the_same_lf_again_changes_nothing() {
     r.at(1000).feed(Input::ProgramChanged);
     r.at(1500).take();
     r.at(1600).feed(Input::Detected(Ok(Dialect::of(C))));
-    assert_eq!(r.at(5000).take(), []);
-    assert_eq!(r.disk.renewed, 0);
+    assert_eq!(r.at(5000).take(), [], "not even its sources read anew");
 }
 
 #[test]
@@ -1190,8 +1197,7 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
     assert_eq!(r.take(), [find(&[A1])]);
     r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
     assert_eq!(r.take(), [watch(A1, 4242)]);
-    let shared = super::read(&r.shared);
-    let record = shared.snapshot.get("s1").unwrap();
+    let record = r.shared.snapshot.get("s1").unwrap();
     assert_eq!(
         record.agent,
         Some(Agent {
@@ -1201,7 +1207,6 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
         })
     );
     assert!(record.in_terminal() && !record.attached && !record.headless());
-    drop(shared);
     // Listed again: nothing new to ask lf.
     r.at(1000).write();
     r.at(1100).take();
@@ -1217,11 +1222,7 @@ fn the_process_lists_own_write_lists_nothing() {
     // lf's own Process row, delivered just after it ended: the files as it left them.
     r.at(150).late_write();
     assert_eq!(r.at(5_000).take(), [watch(A1, 4242)]);
-    assert!(super::read(&r.shared)
-        .snapshot
-        .get("s1")
-        .unwrap()
-        .headless());
+    assert!(r.shared.snapshot.get("s1").unwrap().headless());
 }
 
 #[test]
@@ -1287,7 +1288,7 @@ fn an_agents_exit_is_a_list_now_and_never_watched_again() {
     r.take();
     r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
     r.take();
-    r.at(1000).feed(Input::AgentExited(A1.into()));
+    r.at(1000).feed(Input::Exited(Exit::Agent(A1.into())));
     assert_eq!(r.take(), [list(E)], "at once");
     // A zombie not yet reaped reads as alive to lf for a moment: its exit was seen once.
     r.at(1200).listed(vec![with_agent("s1", A1)]);
@@ -1336,9 +1337,12 @@ fn an_agent_no_longer_listed_is_no_longer_watched() {
     r.at(1100).take();
     r.at(1200)
         .listed(vec![with_agent("s2", A2), with_agent("s3", A3)]);
-    assert_eq!(r.take(), [Command::UnwatchAgent(A1.into()), find(&[A3])]);
+    assert_eq!(
+        r.take(),
+        [Command::UnwatchExit(Exit::Agent(A1.into())), find(&[A3])]
+    );
     // A late exit of the forgotten one changes nothing.
-    r.at(1300).feed(Input::AgentExited(A1.into()));
+    r.at(1300).feed(Input::Exited(Exit::Agent(A1.into())));
     assert_eq!(r.take(), []);
 }
 
@@ -1364,8 +1368,7 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
         "unrecognized subcommand 'ps'",
     ))));
     assert_eq!(r.warnings(), Vec::<String>::new(), "told once");
-    let shared = super::read(&r.shared);
-    let agent = shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
+    let agent = r.shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
     assert_eq!((agent.pid, agent.runs), (None, Runs::Unknown));
 }
 
@@ -1373,10 +1376,7 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
 fn before_e_agents_are_not_watched() {
     let mut r = Replay::with(D0, vec![with_agent("s1", A1)]);
     assert_eq!(r.take(), []);
-    assert_eq!(
-        super::read(&r.shared).snapshot.get("s1").unwrap().agent,
-        None
-    );
+    assert_eq!(r.shared.snapshot.get("s1").unwrap().agent, None);
 }
 
 // An action: the tray's own lf run, then a list whose end lets the caller go on.
@@ -1467,7 +1467,7 @@ fn a_machine_let_go_leaves_in_one_snapshot_and_its_late_reports_land_nowhere() {
         ssh: machine::Ssh::new(dest).unwrap(),
     };
     let names = |r: &Replay| -> Vec<String> {
-        let mut names: Vec<String> = super::all_sessions(&super::read(&r.shared))
+        let mut names: Vec<String> = super::all_sessions(&r.shared.snapshot, &r.shared.machines)
             .into_iter()
             .map(|s| format!("{}@{}", s.id, s.machine.unwrap_or_default()))
             .collect();
@@ -1535,6 +1535,5 @@ fn an_lf_that_moved_from_files_to_the_store_stops_reading_files() {
     assert!(r.core.files());
     r.at(1000).feed(Input::Detected(Ok(Dialect::of(C))));
     assert!(!r.core.files(), "the file half is told on its next batch");
-    assert_eq!(r.disk.renewed, 1);
-    assert_eq!(r.take(), [list(C)]);
+    assert_eq!(r.take(), [Command::Rescan { files: false }, list(C)]);
 }

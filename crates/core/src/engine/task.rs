@@ -3,31 +3,27 @@
 //! readers, exit watchers), whose results come back to it as messages.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Input, Now, Out};
+use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
+use super::{write, Shared};
 use crate::event::{Event, Warning};
 use crate::machine;
 use crate::watch::Batch;
 
-fn now() -> Now {
-    Now {
-        mono: Instant::now(),
-        wall: SystemTime::now(),
-    }
-}
-
 /// What the task holds for the core's commands.
 pub(super) struct Task {
     pub core: Core,
+    /// What the engine's handle reads, kept as the core's changes say.
+    pub shared: Arc<RwLock<Shared>>,
     pub files: FileSide,
     pub lf: Option<Arc<dyn Cli>>,
     pub tx: mpsc::WeakUnboundedSender<Msg>,
@@ -42,16 +38,19 @@ pub(super) struct Task {
     /// follower sees its channel closed and ends with its ssh.
     reports: mpsc::UnboundedSender<(u64, machine::Report)>,
     reports_rx: Option<mpsc::UnboundedReceiver<(u64, machine::Report)>>,
-    /// The agents' exit watchers, by lf's id.
-    agents: HashMap<String, AbortHandle>,
+    /// Every exit watcher, agents' and clients' alike, by what exits.
+    exits: HashMap<Exit, AbortHandle>,
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
     next_waiter: u64,
+    /// A command fed the core what it found: it is woken again before the task waits.
+    fed: bool,
 }
 
 impl Task {
     pub(super) fn new(
         core: Core,
+        shared: Arc<RwLock<Shared>>,
         files: FileSide,
         lf: Option<Arc<dyn Cli>>,
         tx: mpsc::WeakUnboundedSender<Msg>,
@@ -61,6 +60,7 @@ impl Task {
         let (reports, reports_rx) = mpsc::unbounded_channel();
         Task {
             core,
+            shared,
             files,
             lf,
             tx,
@@ -71,9 +71,19 @@ impl Task {
             followers: HashMap::new(),
             reports,
             reports_rx: Some(reports_rx),
-            agents: HashMap::new(),
+            exits: HashMap::new(),
             waiters: HashMap::new(),
             next_waiter: 0,
+            fed: false,
+        }
+    }
+
+    /// Both clocks and lf's database files, read once for each thing handed to the core.
+    fn now(&self) -> Now {
+        Now {
+            mono: Instant::now(),
+            wall: SystemTime::now(),
+            db: self.files.db_stamp(),
         }
     }
 
@@ -85,8 +95,7 @@ impl Task {
             .map(|e| Warning::new(None, e))
             .into_iter()
             .collect();
-        self.core
-            .absorb(now(), Input::Warned(warnings), &mut self.files);
+        self.feed(Input::Warned(warnings));
         self.feed(Input::Machines(machines));
         for command in self.core.commands() {
             self.command(command);
@@ -96,14 +105,14 @@ impl Task {
             self.core.begin(lf.detect().await);
         }
         let fresh = self.files.start(self.core.files());
-        self.core
-            .absorb(now(), Input::Warned(fresh), &mut self.files);
+        self.feed(Input::Warned(fresh));
+        self.exits_of_files();
         if let Some(lf) = self.lf.clone() {
-            self.core.first_list(&self.files);
+            self.core.first_list(self.now());
             let result = lf.list(&self.core.dialect()).await;
-            self.core.first_listed(now(), result, &mut self.files);
+            self.core.first_listed(self.now(), result);
         }
-        let out = self.core.open(now(), &mut self.files);
+        let out = self.core.open(self.now(), &mut self.files);
         if !self.carry_out(out) {
             return;
         }
@@ -127,9 +136,9 @@ impl Task {
                     self.apply(batch);
                 }
                 _ = reconcile.tick(), if self.core.files() => {
-                    let fresh = self.files.reconcile(self.core.files());
-                    self.feed(Input::Warned(fresh));
-                    self.feed(Input::FilesChanged { full: true });
+                    let inputs = self.files.reconcile(self.core.files());
+                    self.exits_of_files();
+                    self.feed_all(inputs);
                 }
                 Some((id, report)) = reports.recv() => {
                     self.feed(Input::Machine(id, report));
@@ -139,13 +148,20 @@ impl Task {
             if self.events.is_closed() {
                 return;
             }
-            let out = self.core.wake(now(), &mut self.files);
+            let out = self.core.wake(self.now(), &mut self.files);
             self.carry_out(out);
         }
     }
 
     fn feed(&mut self, input: Input) {
-        self.core.absorb(now(), input, &mut self.files);
+        let now = self.now();
+        self.core.absorb(now, input);
+    }
+
+    fn feed_all(&mut self, inputs: Vec<Input>) {
+        for input in inputs {
+            self.feed(input);
+        }
     }
 
     /// One message: file events gather in the batch, the rest go to the core.
@@ -156,10 +172,16 @@ impl Task {
                 e.paths.first().cloned(),
                 format!("file watch failed: {e}"),
             )]),
-            Msg::ClientExited(run_id) => {
-                let fresh = self.files.client_exited(&run_id);
-                self.feed(Input::Warned(fresh));
-                Input::FilesChanged { full: false }
+            Msg::Exited(exit) => {
+                self.exits.remove(&exit);
+                match exit {
+                    Exit::Client { run, .. } => {
+                        let inputs = self.files.client_exited(&run);
+                        self.exits_of_files();
+                        return self.feed_all(inputs);
+                    }
+                    Exit::Agent(_) => Input::Exited(exit),
+                }
             }
             Msg::Listed(result) => Input::Listed(result),
             Msg::Acting => Input::Acting,
@@ -173,10 +195,6 @@ impl Task {
             Msg::ReaderFailed(serial, e) => Input::ReaderFailed(serial, e),
             Msg::Detected(result) => Input::Detected(result),
             Msg::AgentsFound(result) => Input::AgentsFound(result),
-            Msg::AgentExited(id) => {
-                self.agents.remove(&id);
-                Input::AgentExited(id)
-            }
             Msg::Machines(dests) => Input::Machines(dests),
         };
         self.feed(input);
@@ -191,19 +209,27 @@ impl Task {
         if batch.database {
             self.feed(Input::Written);
         }
-        let mut fresh = Vec::new();
-        let applied = self.files.apply(&batch, self.core.files(), &mut fresh);
-        if applied.database_appeared {
-            self.feed(Input::DatabaseAppeared);
-        }
-        self.feed(Input::Warned(fresh));
-        if applied.changed {
-            self.feed(Input::FilesChanged { full: applied.full });
+        let inputs = self.files.batch(&batch, self.core.files());
+        self.exits_of_files();
+        self.feed_all(inputs);
+    }
+
+    /// Start and stop the client exit watches the file half decided on.
+    fn exits_of_files(&mut self) {
+        for command in self.files.commands() {
+            self.command(command);
         }
     }
 
     /// Publish the events and carry out the commands; false once nobody listens.
     fn carry_out(&mut self, out: Out) -> bool {
+        // The surfaces that hear an event read the list it came from.
+        if !out.changes.is_empty() {
+            let mut shared = write(&self.shared);
+            for change in out.changes {
+                shared.apply(change);
+            }
+        }
         for event in out.events {
             if self.events.send(event).is_err() {
                 return false;
@@ -211,6 +237,10 @@ impl Task {
         }
         for command in out.commands {
             self.command(command);
+        }
+        if std::mem::take(&mut self.fed) {
+            let out = self.core.wake(self.now(), &mut self.files);
+            return self.carry_out(out);
         }
         true
     }
@@ -272,24 +302,24 @@ impl Task {
                     let _ = tx.send(Msg::AgentsFound(found));
                 });
             }
-            Command::WatchAgent {
-                id,
+            Command::WatchExit {
+                exit,
                 pid,
                 started_at,
             } => {
-                // Found a moment ago; a pid another process took meanwhile is no agent.
+                // Found a moment ago; a pid another process took meanwhile is not it.
                 if crate::agent::is_still(pid, started_at) == Some(false) {
-                    let _ = tx.send(Msg::AgentExited(id));
+                    let _ = tx.send(Msg::Exited(exit));
                     return;
                 }
                 let Ok(pid) = i32::try_from(pid) else { return };
-                let handle = watch_exit(pid, self.tx.clone(), Msg::AgentExited(id.clone()));
-                if let Some(old) = self.agents.insert(id, handle) {
+                let handle = watch_exit(pid, self.tx.clone(), exit.clone());
+                if let Some(old) = self.exits.insert(exit, handle) {
                     old.abort();
                 }
             }
-            Command::UnwatchAgent(id) => {
-                if let Some(handle) = self.agents.remove(&id) {
+            Command::UnwatchExit(exit) => {
+                if let Some(handle) = self.exits.remove(&exit) {
                     handle.abort();
                 }
             }
@@ -307,6 +337,12 @@ impl Task {
                 };
                 let follower = tokio::spawn(machine::follow(ssh, reporter, nudged));
                 self.followers.insert(id, follower.abort_handle());
+            }
+            Command::Rescan { files } => {
+                let inputs = self.files.rescan(files);
+                self.exits_of_files();
+                self.feed_all(inputs);
+                self.fed = true;
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);

@@ -1,0 +1,843 @@
+//! Replay cases for the file half: lf's files as data, the engine's own [`FileSide`]
+//! reading and watching them, and the [`Core`] deciding what to tell. The disk is a few
+//! maps; a directory under watch reports what happens in it as inotify would (lf's
+//! temporary and rename, a writer that does not rename, the tray's own reads), and one
+//! not watched reports nothing. Each case edits the disk, delivers what inotify said or a
+//! process's exit as the task would, and looks at what the engine then told, read,
+//! watched and asked the task to do.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use notify::event::{
+    AccessKind, AccessMode, CreateKind, DataChange, Flag, MetadataKind, ModifyKind, RemoveKind,
+    RenameMode,
+};
+use notify::EventKind;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use super::core::{Command, Core, Exit, Input, Now, Out};
+use super::files::FileSide;
+use super::SAFETY_INTERVAL;
+use crate::ask::{self, AskRecord};
+use crate::disk::{Disk, Entry, Stat};
+use crate::event::{Event, Warning};
+use crate::home::Home;
+use crate::liveness::ProviderClient;
+use crate::run::{Manifest, Run};
+use crate::schedule::QUIET_RECHECK;
+use crate::session::State;
+use crate::watch::{Batch, DirWatcher};
+
+const HOME: &str = "/home/me/.lf";
+const A1: &str = "ask_11111111111111111111111111111111";
+const A2: &str = "ask_22222222222222222222222222222222";
+const R1: &str = "run_0f000000000000000000000000000001";
+const R2: &str = "run_0f000000000000000000000000000002";
+/// What the fake says of a record it cannot read, as the OS says it.
+const DENIED: &str = "Permission denied (os error 13)";
+
+/// The machine as data.
+#[derive(Debug, Default)]
+struct Tree {
+    /// Directories, with their inode numbers.
+    dirs: HashMap<PathBuf, u64>,
+    next_inode: u64,
+    /// Ask record files (and lf's temporaries beside them): their bytes, or why they
+    /// cannot be read.
+    asks: HashMap<PathBuf, Result<Vec<u8>, String>>,
+    /// Run directories, as `run::read_run` reads them.
+    runs: HashMap<PathBuf, Run>,
+    /// The pids that run.
+    live: HashSet<i32>,
+    watched: HashSet<PathBuf>,
+    /// What inotify has to tell, in order.
+    events: Vec<notify::Event>,
+    /// Every record the engine read (an Ask file or a Run directory), in order.
+    reads: Vec<PathBuf>,
+}
+
+impl Tree {
+    /// inotify tells what happens in a watched directory, and to the directory itself.
+    fn report(&mut self, kind: EventKind, paths: &[&Path]) {
+        let seen = paths.iter().any(|p| {
+            self.watched.contains(*p) || p.parent().is_some_and(|d| self.watched.contains(d))
+        });
+        if seen {
+            let event = paths
+                .iter()
+                .fold(notify::Event::new(kind), |e, p| e.add_path(p.to_path_buf()));
+            self.events.push(event);
+        }
+    }
+
+    /// `mkdir -p`: each directory made is told in its parent.
+    fn mkdir(&mut self, dir: &Path) {
+        let mut missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| !self.dirs.contains_key(*d))
+            .collect();
+        missing.reverse();
+        for made in missing {
+            self.next_inode += 1;
+            self.dirs.insert(made.to_path_buf(), self.next_inode);
+            self.report(EventKind::Create(CreateKind::Folder), &[made]);
+        }
+    }
+
+    /// `rm -r`: the directory's removal is told; the kernel drops the watches under it.
+    fn remove_dir(&mut self, dir: &Path) {
+        self.report(EventKind::Remove(RemoveKind::Folder), &[dir]);
+        self.dirs.retain(|d, _| !d.starts_with(dir));
+        self.asks.retain(|p, _| !p.starts_with(dir));
+        self.runs.retain(|d, _| !d.starts_with(dir));
+        self.watched.retain(|d| !d.starts_with(dir));
+    }
+
+    /// The tray's own read of a record, which inotify tells like anyone's.
+    fn opened(&mut self, path: &Path) {
+        self.reads.push(path.to_path_buf());
+        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Read));
+        self.report(open, &[path]);
+        self.report(closed, &[path]);
+    }
+}
+
+/// The disk and the watcher of one replay, over one tree.
+#[derive(Debug, Clone, Default)]
+struct Fake(Arc<Mutex<Tree>>);
+
+impl Fake {
+    fn tree(&self) -> MutexGuard<'_, Tree> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl Disk for Fake {
+    fn stat(&self, path: &Path) -> Option<Stat> {
+        let tree = self.tree();
+        let stat = |dir, len, inode| Stat {
+            dir,
+            len,
+            modified: None,
+            inode,
+        };
+        if let Some(inode) = tree.dirs.get(path) {
+            return Some(stat(true, 0, *inode));
+        }
+        let file = tree.asks.get(path)?;
+        Some(stat(false, file.as_ref().map_or(0, |b| b.len() as u64), 0))
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<Entry>> {
+        let tree = self.tree();
+        if !tree.dirs.contains_key(dir) {
+            return Err(io::ErrorKind::NotFound.into());
+        }
+        let dirs = tree.dirs.keys().map(|d| (d, true));
+        let files = tree.asks.keys().map(|f| (f, false));
+        Ok(dirs
+            .chain(files)
+            .filter(|(p, _)| p.parent() == Some(dir))
+            .map(|(p, is_dir)| Entry {
+                name: p.file_name().unwrap().to_owned(),
+                dir: is_dir,
+            })
+            .collect())
+    }
+
+    fn read_ask(&self, path: &Path) -> Result<Option<AskRecord>, Warning> {
+        let mut tree = self.tree();
+        tree.opened(path);
+        match tree.asks.get(path) {
+            None => Ok(None),
+            Some(Ok(bytes)) => ask::decode_ask(path, bytes).map(Some),
+            Some(Err(why)) => Err(Warning::new(
+                Some(path.to_path_buf()),
+                format!("Ask record cannot be read: {why}"),
+            )),
+        }
+    }
+
+    fn read_run(&self, dir: &Path) -> (Option<Run>, Vec<Warning>) {
+        let mut tree = self.tree();
+        tree.opened(&dir.join("manifest.json"));
+        tree.reads.pop();
+        tree.reads.push(dir.to_path_buf());
+        (tree.runs.get(dir).cloned(), Vec::new())
+    }
+
+    fn live_pids(&self, run: &Run) -> Vec<i32> {
+        let tree = self.tree();
+        run.clients
+            .iter()
+            .map(|c| c.pid)
+            .filter(|pid| tree.live.contains(pid))
+            .collect()
+    }
+
+    fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        Some(path.to_path_buf())
+    }
+}
+
+/// The watcher: a directory is watched if it exists, as inotify's `add_watch` wants.
+struct Inotify(Fake);
+
+impl DirWatcher for Inotify {
+    fn watch(&mut self, dir: &Path) -> notify::Result<()> {
+        let mut tree = self.0.tree();
+        if !tree.dirs.contains_key(dir) {
+            return Err(notify::Error::path_not_found().add_path(dir.to_path_buf()));
+        }
+        tree.watched.insert(dir.to_path_buf());
+        Ok(())
+    }
+    fn unwatch(&mut self, dir: &Path) {
+        self.0.tree().watched.remove(dir);
+    }
+}
+
+/// One engine's file half and core over a fake disk, driven as the task drives them.
+struct Replay {
+    core: Core,
+    files: FileSide,
+    disk: Fake,
+    home: Home,
+    t0: Instant,
+    steps: u32,
+    /// The exit watches the task holds, by pid.
+    exits: HashMap<i32, Exit>,
+    commands: Vec<Command>,
+    events: Vec<Event>,
+}
+
+impl Replay {
+    /// An engine (generation A's files, no lf) started on the disk `setup` leaves.
+    fn start(setup: impl FnOnce(&mut Replay)) -> Replay {
+        let disk = Fake::default();
+        let home = Home::at(HOME);
+        let watcher = Inotify(disk.clone());
+        let files = FileSide::new(
+            Arc::new(disk.clone()),
+            home.clone(),
+            Some(Path::new("/usr/bin/lf")),
+            Box::new(move |_| Ok(Box::new(watcher) as Box<dyn DirWatcher>)),
+            Box::new(|_| {}),
+        );
+        let t0 = Instant::now();
+        let now = Now {
+            mono: t0,
+            wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            db: files.db_stamp(),
+        };
+        let core = Core::new(now, None, SAFETY_INTERVAL, QUIET_RECHECK);
+        let mut r = Replay {
+            core,
+            files,
+            disk,
+            home,
+            t0,
+            steps: 0,
+            exits: HashMap::new(),
+            commands: Vec::new(),
+            events: Vec::new(),
+        };
+        r.disk.tree().mkdir(Path::new("/home/me"));
+        setup(&mut r);
+        // What lf did before the tray started was told to no one.
+        r.disk.tree().events.clear();
+        // As the task starts: watch, then read, then the first snapshot.
+        let fresh = r.files.start(r.core.files());
+        r.feed_all(vec![Input::Warned(fresh)]);
+        r.carry_out_files();
+        let now = r.now();
+        let out = r.core.open(now, &mut r.files);
+        r.out(out);
+        r
+    }
+
+    fn now(&mut self) -> Now {
+        self.steps += 1;
+        let since = Duration::from_secs(self.steps.into());
+        Now {
+            mono: self.t0 + since,
+            wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + since,
+            db: self.files.db_stamp(),
+        }
+    }
+
+    fn feed_all(&mut self, inputs: Vec<Input>) {
+        for input in inputs {
+            let now = self.now();
+            self.core.absorb(now, input);
+        }
+    }
+
+    fn wake(&mut self) {
+        let now = self.now();
+        let out = self.core.wake(now, &mut self.files);
+        self.out(out);
+    }
+
+    fn out(&mut self, out: Out) {
+        self.commands.extend(out.commands);
+        self.events.extend(out.events);
+    }
+
+    /// The exit watches the file half decided on, carried out.
+    fn carry_out_files(&mut self) {
+        for command in self.files.commands() {
+            match &command {
+                Command::WatchExit {
+                    exit: exit @ Exit::Client { pid, .. },
+                    ..
+                } => {
+                    self.exits.insert(*pid, exit.clone());
+                }
+                Command::UnwatchExit(Exit::Client { pid, .. }) => {
+                    self.exits.remove(pid);
+                }
+                _ => {}
+            }
+            self.commands.push(command);
+        }
+    }
+
+    /// Everything inotify has to tell, taken as one batch, then the core's wake-up.
+    fn deliver(&mut self) -> &mut Replay {
+        let events = std::mem::take(&mut self.disk.tree().events);
+        let mut batch = Batch::default();
+        for event in events {
+            self.files.route(event, &mut batch);
+        }
+        let inputs = self.files.batch(&batch, self.core.files());
+        self.carry_out_files();
+        self.feed_all(inputs);
+        self.wake();
+        self
+    }
+
+    /// The process `pid` ends; if it is watched, the task hears of it.
+    fn kill(&mut self, pid: i32) -> &mut Replay {
+        self.disk.tree().live.remove(&pid);
+        if let Some(Exit::Client { run, .. }) = self.exits.remove(&pid) {
+            let inputs = self.files.client_exited(&run);
+            self.carry_out_files();
+            self.feed_all(inputs);
+            self.wake();
+        }
+        self
+    }
+
+    fn ask_path(&self, id: &str) -> PathBuf {
+        self.home.asks_dir().join(format!("{id}.json"))
+    }
+
+    /// As lf writes a record: in full, to a temporary name, renamed into place.
+    fn write(&mut self, id: &str, record: &Value) -> &mut Replay {
+        let path = self.ask_path(id);
+        let staged = self.home.asks_dir().join(format!("{id}.0f3a9c2e.tmp"));
+        let mut tree = self.disk.tree();
+        tree.asks
+            .insert(staged.clone(), Ok(serde_json::to_vec(record).unwrap()));
+        tree.report(EventKind::Create(CreateKind::File), &[&staged]);
+        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        tree.report(written, &[&staged]);
+        let bytes = tree.asks.remove(&staged).unwrap();
+        tree.asks.insert(path.clone(), bytes);
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        tree.report(renamed, &[&staged, &path]);
+        drop(tree);
+        self
+    }
+
+    /// What a writer that does not rename leaves in place.
+    fn write_raw(&mut self, id: &str, bytes: &[u8]) -> &mut Replay {
+        let path = self.ask_path(id);
+        let mut tree = self.disk.tree();
+        tree.asks.insert(path.clone(), Ok(bytes.to_vec()));
+        let modified = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        tree.report(modified, &[&path]);
+        drop(tree);
+        self
+    }
+
+    /// `chmod 000`: the record is there, and cannot be read.
+    fn lock_out(&mut self, id: &str) -> &mut Replay {
+        let path = self.ask_path(id);
+        let mut tree = self.disk.tree();
+        tree.asks.insert(path.clone(), Err(DENIED.into()));
+        let chmod = EventKind::Modify(ModifyKind::Metadata(MetadataKind::Permissions));
+        tree.report(chmod, &[&path]);
+        drop(tree);
+        self
+    }
+
+    fn remove(&mut self, id: &str) -> &mut Replay {
+        let path = self.ask_path(id);
+        let mut tree = self.disk.tree();
+        tree.asks.remove(&path);
+        tree.report(EventKind::Remove(RemoveKind::File), &[&path]);
+        drop(tree);
+        self
+    }
+
+    fn mkdir(&mut self, dir: &Path) -> &mut Replay {
+        self.disk.tree().mkdir(dir);
+        self
+    }
+
+    /// A Run lf prepared: staged beside its shard's Runs, then renamed into place.
+    fn add_run(&mut self, run: Run) -> &mut Replay {
+        let mut tree = self.disk.tree();
+        let shard = run.dir.parent().unwrap().to_path_buf();
+        tree.mkdir(&shard);
+        let name = run.dir.file_name().unwrap().to_str().unwrap();
+        let staged = shard.join(format!(".{name}.staging"));
+        tree.next_inode += 1;
+        let inode = tree.next_inode;
+        tree.dirs.insert(run.dir.clone(), inode);
+        if run.has_clients_dir {
+            tree.next_inode += 1;
+            let inode = tree.next_inode;
+            tree.dirs.insert(run.dir.join("provider-clients"), inode);
+        }
+        tree.live.extend(run.clients.iter().map(|c| c.pid));
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        tree.report(renamed, &[&staged, &run.dir]);
+        tree.runs.insert(run.dir.clone(), run);
+        drop(tree);
+        self
+    }
+
+    /// lf removes a client's record as its terminal closes.
+    fn client_left(&mut self, run_id: &str, pid: i32) -> &mut Replay {
+        let dir = self.home.run_dir(run_id).unwrap();
+        let mut tree = self.disk.tree();
+        let run = tree.runs.get_mut(&dir).unwrap();
+        run.clients.retain(|c| c.pid != pid);
+        let file = dir.join("provider-clients").join(format!("{pid}.json"));
+        tree.report(EventKind::Remove(RemoveKind::File), &[&file]);
+        drop(tree);
+        self
+    }
+
+    /// inotify's queue overflowed: what happened is lost, only that something did.
+    fn overflow(&mut self) -> &mut Replay {
+        let lost = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        self.disk.tree().events.push(lost);
+        self
+    }
+
+    /// The records read since the last look, as `file` names (Run dirs by their name).
+    fn reads(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.disk.tree().reads)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn watches(&self, dir: &Path) -> bool {
+        self.disk.tree().watched.contains(dir)
+    }
+
+    /// The exit watches given and let go of since the last look, as `watch pid` /
+    /// `unwatch pid`.
+    fn exit_watches(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.commands)
+            .into_iter()
+            .filter_map(|c| match c {
+                Command::WatchExit {
+                    exit: Exit::Client { pid, .. },
+                    ..
+                } => Some(format!("watch {pid}")),
+                Command::UnwatchExit(Exit::Client { pid, .. }) => Some(format!("unwatch {pid}")),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The warnings published since the last look.
+    fn warnings(&mut self) -> Vec<String> {
+        let (warnings, rest): (Vec<Event>, Vec<Event>) = std::mem::take(&mut self.events)
+            .into_iter()
+            .partition(|e| matches!(e, Event::Warning { .. }));
+        self.events = rest;
+        warnings
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Warning { message, .. } => Some(message),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The other events since the last look, as `kind id` in order (a snapshot as the ids
+    /// it holds, sorted).
+    fn told(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.events)
+            .into_iter()
+            .filter_map(|e| {
+                let kind = match &e {
+                    Event::Snapshot { sessions, .. } => {
+                        let mut ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+                        ids.sort_unstable();
+                        return Some(format!("snapshot [{}]", ids.join(" ")));
+                    }
+                    Event::Warning { .. } => return None,
+                    Event::Asked { .. } => "asked",
+                    Event::Ready { .. } => "ready",
+                    Event::State { .. } => "state",
+                    Event::Stopped { .. } => "stopped",
+                    Event::Resolved { .. } => "resolved",
+                    Event::Appeared { .. } => "appeared",
+                };
+                Some(format!("{kind} {}", e.session()?.id))
+            })
+            .collect()
+    }
+
+    /// The state of a listed session.
+    fn state(&mut self, id: &str) -> Option<State> {
+        use super::core::FileView;
+        self.files.session(id).map(|s| s.state)
+    }
+}
+
+/// An Ask record as generation A writes it.
+fn ask(id: &str, title: &str) -> Value {
+    json!({
+        "id": id,
+        "parent_run_id": null,
+        "parent_run_dir": null,
+        "work": null,
+        "work_selector": null,
+        "title": title,
+        "detail": "Human ask",
+        "prompt": "Which one?",
+        "cwd": "/src/app",
+        "model": "claude:opus",
+        "session_run_id": null,
+        "ready_summary": null,
+        "status": "waiting"
+    })
+}
+
+fn ready(id: &str, summary: &str) -> Value {
+    let mut record = ask(id, "Ship which?");
+    record["ready_summary"] = json!(summary);
+    record
+}
+
+/// An interactive Run with a provider session to resume, and these client processes.
+fn conversation(id: &str, pids: &[i32]) -> Run {
+    let dir = Home::at(HOME).run_dir(id).unwrap();
+    let clients = pids
+        .iter()
+        .map(|&pid| ProviderClient {
+            pid,
+            started_at: 1_800_000_000,
+            terminal_id: None,
+            path: dir.join("provider-clients").join(format!("{pid}.json")),
+        })
+        .collect();
+    Run {
+        dir,
+        manifest: Manifest {
+            run_id: id.into(),
+            parent_run_id: None,
+            created_at: 1_800_000_000,
+            harness: "claude".into(),
+            model: None,
+            surface: "tui".into(),
+            cwd: "/src/app".into(),
+            skill: None,
+            subjects: Vec::new(),
+        },
+        has_clients_dir: true,
+        resolved: false,
+        provider_session: true,
+        title: "Fix the build".into(),
+        clients,
+    }
+}
+
+/// A home with `human-sessions/` and `runs/`.
+fn home(r: &mut Replay) {
+    r.mkdir(&Home::at(HOME).asks_dir());
+    r.mkdir(&Home::at(HOME).runs_dir());
+}
+
+// Records written, replaced, half-written, unreadable and removed.
+
+#[test]
+fn a_record_written_is_read_once_and_asked_once() {
+    let mut r = Replay::start(home);
+    assert_eq!(r.told(), ["snapshot []"]);
+    r.write(A1, &ask(A1, "Ship which?")).deliver();
+    assert_eq!(
+        r.reads(),
+        [format!("{A1}.json")],
+        "lf's temporary is not read"
+    );
+    assert_eq!(r.told(), [format!("asked {A1}")]);
+}
+
+#[test]
+fn the_trays_own_reads_come_back_as_events_and_wake_nothing() {
+    // Reading a record opens and closes it in a watched directory, which inotify tells
+    // like anyone's access: were that a change, the tray would read forever.
+    let mut r = Replay::start(home);
+    r.write(A1, &ask(A1, "Ship which?")).deliver();
+    r.reads();
+    r.told();
+    assert!(!r.disk.tree().events.is_empty(), "the read was seen");
+    r.deliver();
+    assert!(r.reads().is_empty());
+    assert!(r.told().is_empty());
+    assert!(r.disk.tree().events.is_empty(), "and nothing more");
+}
+
+#[test]
+fn a_replaced_record_is_its_next_transition_and_touches_no_other() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+        r.write(A2, &ask(A2, "Other"));
+    });
+    r.reads();
+    assert_eq!(r.told(), [format!("snapshot [{A1} {A2}]")]);
+    r.write(A1, &ready(A1, "Shipped A")).deliver();
+    assert_eq!(r.reads(), [format!("{A1}.json")]);
+    assert_eq!(r.told(), [format!("ready {A1}")]);
+}
+
+#[test]
+fn a_half_written_record_warns_once_keeps_its_session_and_is_read_when_finished() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+    });
+    r.told();
+    let full = serde_json::to_vec(&ready(A1, "Shipped A")).unwrap();
+    r.write_raw(A1, &full[..full.len() / 2]).deliver();
+    let warned = r.warnings();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].starts_with("Ask record is not valid JSON"),
+        "{warned:?}"
+    );
+    assert!(r.told().is_empty(), "a bad write closes nothing");
+    assert_eq!(r.state(A1), Some(State::Waiting));
+    // Another event on the same broken file (the writer closing it) says nothing new...
+    r.write_raw(A1, &full[..full.len() / 2]).deliver();
+    assert!(r.warnings().is_empty());
+    // ...and the finished write is the session's next transition.
+    r.write_raw(A1, &full).deliver();
+    assert!(r.warnings().is_empty());
+    assert_eq!(r.told(), [format!("ready {A1}")]);
+}
+
+#[test]
+fn an_unreadable_record_warns_keeps_its_session_and_hides_no_other() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+        r.write(A2, &ask(A2, "Other"));
+    });
+    r.told();
+    r.lock_out(A1).deliver();
+    assert_eq!(
+        r.warnings(),
+        [format!("Ask record cannot be read: {DENIED}")]
+    );
+    assert!(r.told().is_empty());
+    assert_eq!(r.state(A1), Some(State::Waiting));
+    r.write(A2, &ready(A2, "Done")).deliver();
+    assert_eq!(r.told(), [format!("ready {A2}")]);
+    assert!(r.warnings().is_empty(), "told once, not at every event");
+}
+
+#[test]
+fn a_removed_record_is_resolved() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+    });
+    r.told();
+    r.remove(A1).deliver();
+    assert_eq!(r.told(), [format!("resolved {A1}")]);
+    assert_eq!(r.state(A1), None);
+}
+
+// Directories that appear after the tray started.
+
+#[test]
+fn a_directory_made_late_is_watched_and_read_with_what_was_written_before_its_watch() {
+    // lf makes `human-sessions/` and writes a record into it at once: the record's events
+    // come before the directory is watched, and are lost. The directory's own event is
+    // seen (its parent is watched), and reading it whole finds the record.
+    let mut r = Replay::start(|_| {});
+    let home = Path::new(HOME);
+    let asks = Home::at(HOME).asks_dir();
+    assert!(
+        r.watches(Path::new("/home/me")),
+        "the nearest existing ancestor"
+    );
+    r.mkdir(home);
+    r.deliver();
+    assert!(r.watches(home) && !r.watches(Path::new("/home/me")));
+    r.mkdir(&asks).write(A1, &ask(A1, "Ship which?"));
+    r.deliver();
+    assert!(r.watches(&asks));
+    assert_eq!(r.told(), ["snapshot []".to_string(), format!("asked {A1}")]);
+}
+
+#[test]
+fn a_home_made_in_one_go_is_found_whole_from_the_watch_above_it() {
+    // `mkdir -p ~/.lf/human-sessions` and a record, all before the tray's next look: only
+    // `.lf` is told, in the one directory watched; the engine looks again after each
+    // watch until what it watches is what exists.
+    let mut r = Replay::start(|_| {});
+    let asks = Home::at(HOME).asks_dir();
+    r.mkdir(&asks).write(A1, &ask(A1, "Ship which?"));
+    r.deliver();
+    assert!(r.watches(&asks) && r.watches(Path::new(HOME)));
+    assert_eq!(r.told(), ["snapshot []".to_string(), format!("asked {A1}")]);
+}
+
+#[test]
+fn a_source_directory_removed_lets_its_watch_go_and_resolves_its_sessions() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+    });
+    r.told();
+    let asks = Home::at(HOME).asks_dir();
+    r.disk.tree().remove_dir(&asks);
+    r.deliver();
+    assert!(!r.watches(&asks));
+    assert_eq!(r.told(), [format!("resolved {A1}")]);
+    // Made again (a new inode): watched anew, and read.
+    r.mkdir(&asks).deliver();
+    r.write(A1, &ask(A1, "Back")).deliver();
+    assert!(r.watches(&asks));
+    assert_eq!(r.told(), [format!("asked {A1}")]);
+}
+
+// Bursts and lost events.
+
+#[test]
+fn a_burst_on_one_record_reads_it_once_and_tells_once() {
+    let mut r = Replay::start(home);
+    r.told();
+    for title in ["One", "Two", "Three", "Four", "Five"] {
+        r.write(A1, &ask(A1, title));
+    }
+    r.deliver();
+    assert_eq!(r.reads(), [format!("{A1}.json")]);
+    assert_eq!(r.told(), [format!("asked {A1}")]);
+}
+
+#[test]
+fn lost_events_read_everything_again_and_tell_only_what_changed() {
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+        r.write(A2, &ask(A2, "Other"));
+    });
+    r.told();
+    r.reads();
+    r.write(A1, &ready(A1, "Shipped A"));
+    r.disk.tree().events.clear();
+    r.overflow().deliver();
+    let mut reads = r.reads();
+    reads.sort();
+    assert_eq!(reads, [format!("{A1}.json"), format!("{A2}.json")]);
+    assert_eq!(r.told(), [format!("ready {A1}")]);
+}
+
+// Runs and their client processes.
+
+#[test]
+fn a_run_in_a_new_shard_is_watched_followed_and_read_again_after_its_watch() {
+    // The shard's event is seen in `runs/`; the Run's own rename inside it is not (the
+    // shard was not watched yet). Listing the shard finds it; once its directory is
+    // watched it is read once more, so a write between the read and the watch is not lost.
+    let mut r = Replay::start(home);
+    r.told();
+    r.add_run(conversation(R1, &[4242])).deliver();
+    assert!(r.watches(&Home::at(HOME).runs_dir().join("0f")));
+    let dir = Home::at(HOME).run_dir(R1).unwrap();
+    assert!(r.watches(&dir) && r.watches(&dir.join("provider-clients")));
+    assert_eq!(r.reads(), [R1, R1]);
+    assert_eq!(r.told(), [format!("appeared {R1}")]);
+    assert_eq!(r.exit_watches(), ["watch 4242"]);
+    assert_eq!(r.state(R1), Some(State::Active));
+}
+
+#[test]
+fn a_client_that_exits_leaves_its_conversation_closed_told_once() {
+    // The terminal closes: its process exits (the exit watch tells) and lf removes its
+    // record (inotify tells). Whichever comes first, the person hears once.
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(conversation(R1, &[4242]));
+        r.add_run(conversation(R2, &[4343]));
+    });
+    r.told();
+    let mut watched = r.exit_watches();
+    watched.sort();
+    assert_eq!(watched, ["watch 4242", "watch 4343"]);
+    r.kill(4242);
+    assert_eq!(
+        r.told(),
+        [format!("state {R1}")],
+        "the other is not touched"
+    );
+    assert_eq!(r.state(R1), Some(State::Closed));
+    assert_eq!(r.exit_watches(), ["unwatch 4242"]);
+    r.client_left(R1, 4242).deliver();
+    assert!(r.told().is_empty());
+}
+
+#[test]
+fn an_agent_that_dies_without_a_word_is_told_by_its_exit_alone() {
+    // An Ask's session Run whose agent crashes: lf writes nothing, the client's record
+    // lingers, and only its process's exit says the session is no longer attended.
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(conversation(R1, &[4242]));
+        let mut record = ask(A1, "Ship which?");
+        record["session_run_id"] = json!(R1);
+        r.write(A1, &record);
+    });
+    assert_eq!(
+        r.told(),
+        [format!("snapshot [{A1}]")],
+        "the Run serves the Ask"
+    );
+    assert_eq!(r.state(A1), Some(State::Active));
+    r.reads();
+    r.kill(4242);
+    assert!(
+        r.reads().is_empty(),
+        "no file was read: nothing was written"
+    );
+    assert_eq!(r.told(), [format!("state {A1}")]);
+    assert_eq!(r.state(A1), Some(State::Closed));
+}
+
+#[test]
+fn a_process_that_is_not_watched_tells_nothing() {
+    let mut r = Replay::start(home);
+    r.told();
+    r.kill(999);
+    assert!(r.told().is_empty() && r.exit_watches().is_empty());
+}
