@@ -33,10 +33,7 @@ fn config(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing) -> Config 
     if let Some(relist) = timing.relist {
         config.safety_interval = relist.max(engine::MIN_SAFETY_INTERVAL);
     }
-    if let Some(quiet) = timing.quiet {
-        // The re-check comes a second after lf's deadline, as for the default.
-        config.quiet_recheck = quiet + Duration::from_secs(1);
-    }
+    config.lf_quiet = timing.quiet;
     config
 }
 

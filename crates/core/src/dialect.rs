@@ -6,6 +6,8 @@
 //! snapshot and the machines read what the [`Dialect`] says, never a generation letter.
 //! The letter ([`Generation`]) is kept only as a label for people.
 
+use std::time::Duration;
+
 use crate::session::SessionRecord;
 
 /// lf's generations as people name them (loopflow-model.md §0, §9, §10): a label for the
@@ -46,17 +48,54 @@ impl Generation {
     }
 }
 
-/// How lf's changes reach the tray, besides the safety list.
+/// Which of lf's own readers (`lf monitor work --watch --json`) the tray may start, and
+/// with what scope. A reader is scoped to one repository or to none; only a repository's
+/// scope has a `sessions` part (§9.5), so the rule is whether that scope is safe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
-    /// inotify on lf's session files (and its database for Flow steps).
-    Files,
-    /// inotify on lf's database directory, then `lf session list`: the store's own writes
-    /// say "look now". Used wherever lf's reader is missing or not read-only.
-    Store,
-    /// One read-only `lf monitor work --watch --json` per repository with open sessions
-    /// (generation D): lf's own reader, which wakes on commits and arms the quiet deadline.
-    Readers,
+pub enum ReaderScope {
+    /// lf has no `lf monitor work` (before D, D0, and a `--waiting` build without it): its
+    /// files, or its database directory, are watched instead.
+    Missing,
+    /// One reader per repository with open sessions, scoped to it (D): it is read-only
+    /// (lf commits nothing for it) and sends that repository's open sessions whenever they
+    /// move, arming lf's quiet deadline itself, so it never wakes the tray with its own
+    /// writes.
+    Repository,
+    /// Scoped to a repository, lf's reader starts that repository's planning sync, which
+    /// commits to lf's store and calls the person's issue tracker (E, §10.3); scoped to
+    /// none it sends no sessions. The tray never writes lf's store, itself or through a
+    /// reader it starts, so none is started: the store is watched as where it is missing.
+    RepositoryWrites,
+}
+
+/// How lf answers `lf session list` when there are many sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// One plain array of every session: lf knows no `--page` (A, B).
+    Never,
+    /// The first list asks for every session at once; an lf that still answers with a
+    /// page `{entries, next}` is asked for the page after `next` with the list's own
+    /// `filters` (later pages must keep the same rows in view) and `--page --limit <size>
+    /// --after <next>` (C and later, §4.3, §9.2), until `next` is null.
+    After {
+        filters: &'static [&'static str],
+        size: u32,
+    },
+}
+
+impl Paging {
+    /// The `lf session list` arguments for the page after the cursor `after`; `None` where
+    /// lf has no way to ask for one.
+    pub fn after(self, after: &str) -> Option<Vec<String>> {
+        match self {
+            Paging::Never => None,
+            Paging::After { filters, size } => {
+                let page =
+                    ["--page", "--limit", &size.to_string(), "--after", after].map(str::to_string);
+                Some(filters.iter().map(|a| a.to_string()).chain(page).collect())
+            }
+        }
+    }
 }
 
 /// How a Flow review step is decided from the tray.
@@ -79,10 +118,14 @@ pub struct Dialect {
     pub session_files: bool,
     /// The `lf session list` that returns every session the tray shows.
     pub list_args: &'static [&'static str],
-    pub follow: Follow,
-    /// lf turns a silent session Waiting after its quiet time, with no write to announce
-    /// it: the tray re-checks after each change ([`crate::schedule::QUIET_RECHECK`]).
-    pub quiet: bool,
+    /// How to ask for the next page when lf answers with one.
+    pub paging: Paging,
+    /// The `lf monitor work` readers the tray may start.
+    pub reader_scope: ReaderScope,
+    /// lf's quiet time (its `WAITING_QUIET_SECONDS`, D and later): a session whose agent
+    /// said nothing for this long turns Waiting, and no write announces it, so the tray
+    /// re-checks after each change ([`Dialect::quiet_recheck`]). `None` before D.
+    pub quiet: Option<Duration>,
     pub flow_decision: FlowDecision,
     /// A listed, uncompleted session that reads `closed` has a stopped agent (its death or
     /// exit), to be told once when nobody was attached; before E, `closed` in a list meant
@@ -93,6 +136,18 @@ pub struct Dialect {
     /// when an agent dies together with its lf.
     pub agent_ids: bool,
 }
+
+/// lf's `WAITING_QUIET_SECONDS` (§9.4, unchanged in E §10.3).
+const LF_QUIET: Duration = Duration::from_secs(120);
+/// The re-check comes this long after lf's quiet time, so that lf's own
+/// `now - observed_at >= quiet` already holds when the tray asks: lf's `observed_at` and
+/// the moment the tray saw the write are not the same instant, and a list right at the
+/// deadline could find the session a moment short of it.
+const QUIET_MARGIN: Duration = Duration::from_secs(1);
+/// Rows per page where lf pages: lf's own default `--limit` (§4.3, §9.2), which is also
+/// what Loopflow.app asks for; about 50 KB of JSON a page, so few round trips and none
+/// large.
+const PAGE_SIZE: u32 = 100;
 
 /// Generations A and B (and an unknown lf): lf's defaults list every session already.
 const LIST_FILES: &[&str] = &["session", "list", "--json", "--all"];
@@ -112,6 +167,8 @@ const LIST_STORE: &[&str] = &[
     "--limit",
     "0",
 ];
+/// [`LIST_STORE`]'s rows, a page at a time: its filters without the `--limit 0`.
+const STORE_FILTERS: &[&str] = &["session", "list", "--json", "--all", "--interactive", "all"];
 
 impl Dialect {
     /// The dialect of a generation.
@@ -120,8 +177,9 @@ impl Dialect {
             generation,
             session_files: true,
             list_args: LIST_FILES,
-            follow: Follow::Files,
-            quiet: false,
+            paging: Paging::Never,
+            reader_scope: ReaderScope::Missing,
+            quiet: None,
             flow_decision: FlowDecision::ApproveIterate,
             closed_means_stopped: false,
             agent_ids: false,
@@ -129,11 +187,23 @@ impl Dialect {
         let store = Dialect {
             session_files: false,
             list_args: LIST_STORE,
-            follow: Follow::Store,
+            paging: Paging::After {
+                filters: STORE_FILTERS,
+                size: PAGE_SIZE,
+            },
             ..files
         };
         match generation {
-            Generation::A | Generation::Unknown => files,
+            Generation::A => files,
+            // Read as A is; an lf this app does not know that answers in pages is most
+            // likely a newer one, and is asked for the next page as C to E are.
+            Generation::Unknown => Dialect {
+                paging: Paging::After {
+                    filters: LIST_FILES,
+                    size: PAGE_SIZE,
+                },
+                ..files
+            },
             Generation::B => Dialect {
                 flow_decision: FlowDecision::Complete,
                 ..files
@@ -143,26 +213,44 @@ impl Dialect {
                 ..store
             },
             Generation::D0 => Dialect {
-                quiet: true,
+                quiet: Some(LF_QUIET),
                 flow_decision: FlowDecision::LfOwn,
                 ..store
             },
             Generation::D => Dialect {
-                follow: Follow::Readers,
-                quiet: true,
+                reader_scope: ReaderScope::Repository,
+                quiet: Some(LF_QUIET),
                 flow_decision: FlowDecision::LfOwn,
                 ..store
             },
-            // E's reader starts a planning sync for every repository it is scoped to
-            // (§10.3), and one scoped to none has no sessions part: the store is watched
-            // instead, with the quiet re-check, and the agents' processes for deaths.
+            // The store is watched instead of lf's reader (see `RepositoryWrites`), with
+            // the quiet re-check, and the agents' processes for deaths.
             Generation::E => Dialect {
-                quiet: true,
+                reader_scope: ReaderScope::RepositoryWrites,
+                quiet: Some(LF_QUIET),
                 flow_decision: FlowDecision::LfOwn,
                 closed_means_stopped: true,
                 agent_ids: true,
                 ..store
             },
+        }
+    }
+
+    /// When to ask again after a change, for sessions lf's quiet rule may turn Waiting
+    /// with no write: a [`QUIET_MARGIN`] after lf's quiet time. `None` where lf has none.
+    pub fn quiet_recheck(&self) -> Option<Duration> {
+        self.quiet.map(|quiet| quiet + QUIET_MARGIN)
+    }
+
+    /// This dialect on an lf built with another quiet time than lf's own (the tests'
+    /// stand-in): `quiet` replaces lf's where this lf has the rule at all.
+    pub fn with_quiet(self, quiet: Option<Duration>) -> Dialect {
+        match (self.quiet, quiet) {
+            (Some(_), Some(quiet)) => Dialect {
+                quiet: Some(quiet),
+                ..self
+            },
+            (None, _) | (_, None) => self,
         }
     }
 
@@ -188,7 +276,7 @@ impl Dialect {
             } else if !monitor_work {
                 // A `--waiting` build without lf's reader: followed as D0 is.
                 return Dialect {
-                    follow: Follow::Store,
+                    reader_scope: ReaderScope::Missing,
                     ..Dialect::of(Generation::D)
                 };
             } else {
@@ -318,7 +406,8 @@ mod tests {
             top: Some(D_TOP),
         });
         assert_eq!(no_monitor.generation, Generation::D);
-        assert_eq!(no_monitor.follow, Follow::Store);
+        assert_eq!(no_monitor.reader_scope, ReaderScope::Missing);
+        assert_eq!(no_monitor.quiet, Some(LF_QUIET));
         let e = generation(D_SESSION, Some(D_LIST), Some(MONITOR), Some(E_TOP));
         assert_eq!(e, Generation::E);
         // Any one of E's marks is enough: `--agent` alone, or `desktop` alone.
@@ -330,7 +419,7 @@ mod tests {
     #[test]
     fn each_dialect_says_how_it_is_followed() {
         let files = Dialect::of(Generation::A);
-        assert!(files.session_files && files.follow == Follow::Files && !files.quiet);
+        assert!(files.session_files && files.quiet.is_none());
         assert_eq!(files.list_args, LIST_FILES);
         assert_eq!(
             Dialect::of(Generation::Unknown).flow_decision,
@@ -346,13 +435,154 @@ mod tests {
             assert!(d.list_args.ends_with(&["--limit", "0"]), "{g:?}");
             assert!(!d.list_args.contains(&"--waiting"), "{g:?}");
         }
-        assert!(!Dialect::of(Generation::C).quiet);
-        assert_eq!(Dialect::of(Generation::D).follow, Follow::Readers);
+        assert!(Dialect::of(Generation::C).quiet.is_none());
+        assert_eq!(
+            Dialect::of(Generation::D).reader_scope,
+            ReaderScope::Repository
+        );
         // E's scoped reader would sync the person's issue tracker: never started.
         let e = Dialect::of(Generation::E);
-        assert_eq!(e.follow, Follow::Store);
-        assert!(e.quiet && e.closed_means_stopped && e.agent_ids);
+        assert_eq!(e.reader_scope, ReaderScope::RepositoryWrites);
+        assert!(e.quiet.is_some() && e.closed_means_stopped && e.agent_ids);
         assert!(!Dialect::of(Generation::D).closed_means_stopped);
+    }
+
+    /// One generation's profile: session files, list, paging (`None`: no `--page`; else
+    /// the page size), reader scope, quiet time (s), Flow decision, `closed` means stopped,
+    /// agent ids.
+    type Row = (
+        bool,
+        &'static [&'static str],
+        Option<u32>,
+        ReaderScope,
+        Option<u64>,
+        FlowDecision,
+        bool,
+        bool,
+    );
+
+    /// Each generation's profile as loopflow-model.md gives it, one row each. Any change
+    /// to a generation's rules has to change its row here too; a new generation does not
+    /// compile until it has one.
+    #[rustfmt::skip]
+    fn contract(g: Generation) -> Row {
+        use FlowDecision::{ApproveIterate, Complete, LfOwn};
+        use ReaderScope::{Missing, Repository, RepositoryWrites};
+        match g {
+            // §2, §4.1: files; `approve` / `iterate`.
+            Generation::A =>  (true,  LIST_FILES, None,      Missing,          None,      ApproveIterate, false, false),
+            // §4.2: files; `complete`.
+            Generation::B =>  (true,  LIST_FILES, None,      Missing,          None,      Complete,       false, false),
+            // §4.3: SQLite, `--page --limit 100 --after`; `complete`.
+            Generation::C =>  (false, LIST_STORE, Some(100), Missing,          None,      Complete,       false, false),
+            // §9.1, §9.4: no `monitor work`; `WAITING_QUIET_SECONDS` = 120.
+            Generation::D0 => (false, LIST_STORE, Some(100), Missing,          Some(120), LfOwn,          false, false),
+            // §9.5: a read-only reader per repository.
+            Generation::D =>  (false, LIST_STORE, Some(100), Repository,       Some(120), LfOwn,          false, false),
+            // §10.3: a repository's reader writes; §10.2, §10.6: `closed`, agent ids.
+            Generation::E =>  (false, LIST_STORE, Some(100), RepositoryWrites, Some(120), LfOwn,          true,  true),
+            // Read as A; pages as C to E would.
+            Generation::Unknown =>
+                              (true,  LIST_FILES, Some(100), Missing,          None,      ApproveIterate, false, false),
+        }
+    }
+
+    const GENERATIONS: [Generation; 7] = [
+        Generation::A,
+        Generation::B,
+        Generation::C,
+        Generation::D0,
+        Generation::D,
+        Generation::E,
+        Generation::Unknown,
+    ];
+
+    #[test]
+    fn every_generation_follows_lf_as_the_contract_says() {
+        for g in GENERATIONS {
+            let d = Dialect::of(g);
+            let paging = match d.paging {
+                Paging::Never => None,
+                Paging::After { size, .. } => Some(size),
+            };
+            let row = (
+                d.session_files,
+                d.list_args,
+                paging,
+                d.reader_scope,
+                d.quiet.map(|q| q.as_secs()),
+                d.flow_decision,
+                d.closed_means_stopped,
+                d.agent_ids,
+            );
+            assert_eq!(row, contract(g), "{g:?}");
+            assert_eq!(d.generation, g);
+        }
+    }
+
+    #[test]
+    fn the_quiet_recheck_comes_a_second_after_lfs_quiet_time() {
+        for g in GENERATIONS {
+            let d = Dialect::of(g);
+            assert_eq!(
+                d.quiet_recheck(),
+                d.quiet.map(|q| q + Duration::from_secs(1)),
+                "{g:?}"
+            );
+        }
+        assert_eq!(
+            Dialect::of(Generation::E).quiet_recheck(),
+            Some(Duration::from_secs(121))
+        );
+        assert_eq!(Dialect::of(Generation::C).quiet_recheck(), None);
+        // A stand-in lf's own quiet time counts only where lf has the rule.
+        let quick = Some(Duration::from_secs(3));
+        let d = Dialect::of(Generation::D).with_quiet(quick);
+        assert_eq!(d.quiet_recheck(), Some(Duration::from_secs(4)));
+        assert_eq!(Dialect::of(Generation::C).with_quiet(quick).quiet, None);
+        assert_eq!(
+            Dialect::of(Generation::D).with_quiet(None),
+            Dialect::of(Generation::D)
+        );
+    }
+
+    #[test]
+    fn later_pages_keep_the_lists_filters() {
+        let d = Dialect::of(Generation::D);
+        assert_eq!(
+            d.paging.after("S-1").unwrap(),
+            [
+                "session",
+                "list",
+                "--json",
+                "--all",
+                "--interactive",
+                "all",
+                "--page",
+                "--limit",
+                "100",
+                "--after",
+                "S-1"
+            ]
+        );
+        for g in GENERATIONS {
+            let d = Dialect::of(g);
+            let Some(paged) = d.paging.after("X") else {
+                continue;
+            };
+            // The list's own arguments, with `--limit 0` (every row) for a page's.
+            let filters: Vec<&str> = d
+                .list_args
+                .strip_suffix(&["--limit", "0"])
+                .unwrap_or(d.list_args)
+                .to_vec();
+            assert_eq!(paged[..filters.len()], filters, "{g:?}");
+            assert_eq!(
+                paged[filters.len()..],
+                ["--page", "--limit", "100", "--after", "X"]
+            );
+        }
+        assert_eq!(Dialect::of(Generation::B).paging.after("X"), None);
     }
 
     #[test]

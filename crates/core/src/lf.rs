@@ -36,9 +36,6 @@ pub const STDOUT_CAP: usize = 16 << 20;
 /// lf's errors are a sentence and a few `Caused by:` lines.
 pub const STDERR_CAP: usize = 64 << 10;
 
-/// Rows per page when an lf answers in pages: lf's own default page size.
-const PAGE_LIMIT: &str = "100";
-
 fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -213,7 +210,7 @@ impl Lf {
 
     /// Every session, with the dialect's list command: the records, and a problem per
     /// element that did not decode. An lf that answers with a page that has a `next`
-    /// is asked for the following pages until there is none.
+    /// is asked for the following pages as its dialect pages, until there is none.
     pub async fn list(
         &self,
         dialect: &Dialect,
@@ -229,12 +226,13 @@ impl Lf {
                     "its pages repeat the cursor {after:?}"
                 )));
             }
-            let mut paged: Vec<&str> = args
-                .iter()
-                .copied()
-                .filter(|a| *a != "--limit" && *a != "0")
-                .collect();
-            paged.extend(["--page", "--limit", PAGE_LIMIT, "--after", &after]);
+            let Some(paged) = dialect.paging.after(&after) else {
+                return Err(LfError::BadOutput(format!(
+                    "it answered with a page (next {after:?}), and this lf has no `--page` \
+                     to ask for the next"
+                )));
+            };
+            let paged: Vec<&str> = paged.iter().map(String::as_str).collect();
             page = decode_list(&self.run(&paged).await?).map_err(LfError::BadOutput)?;
             records.append(&mut page.records);
             problems.append(&mut page.problems);

@@ -32,7 +32,7 @@ pub mod terminal;
 mod watch;
 
 pub use child::{end_with_tray, signal_was_ignored};
-pub use dialect::{Dialect, FlowDecision, Follow, Generation};
+pub use dialect::{Dialect, FlowDecision, Generation, Paging, ReaderScope};
 pub use event::{Event, Warning};
 pub use home::Home;
 pub use lf::{Lf, LfAction, LfError, RUN_CONTEXT_VARS};

@@ -34,10 +34,11 @@ pub const DEBOUNCE_MAX: Duration = Duration::from_millis(250);
 /// the database files changed since the tray's lf ended (the engine compares their size
 /// and time); a quarter second covers the delivery delay with a wide margin.
 pub const SELF_GRACE: Duration = Duration::from_millis(250);
-/// lf's `WAITING_QUIET_SECONDS`: a session whose agent said nothing for this long turns
-/// Waiting, and no write announces it. The re-check comes one second later so that lf's
-/// own `now - observed_at >= 120` already holds when the tray asks.
-pub const QUIET_RECHECK: Duration = Duration::from_secs(121);
+/// Stands where the file replays (`engine/replay_files.rs`) pass lf's quiet time to the
+/// core; they follow no lf, so there is none to give. lf's quiet time and its re-check
+/// are the dialect's ([`crate::Dialect::quiet_recheck`]).
+#[cfg(test)]
+pub(crate) const QUIET_RECHECK: Option<Duration> = None;
 /// When the list that follows a list for a write that came while it ran starts: not at
 /// once. Whoever wrote (an agent, the person answering the tray) acts again right after the
 /// tray reacted, within a second; a list right then would often be running as that next
@@ -67,7 +68,8 @@ pub enum Why {
 #[derive(Debug)]
 pub struct Schedule {
     safety: Duration,
-    /// `None` where lf has no quiet rule (before generation D).
+    /// How long after a change lf's quiet rule may have turned a session Waiting without a
+    /// write ([`crate::Dialect::quiet_recheck`]); `None` where lf has no quiet rule.
     quiet: Option<Duration>,
     /// A list is running; `again` asks for one more when it ends.
     running: bool,
@@ -299,6 +301,11 @@ mod tests {
     const SAFETY: Duration = Duration::from_secs(60);
     const MS: Duration = Duration::from_millis(1);
 
+    /// The re-check of lf's quiet rule, as D and E have it (121 s).
+    fn quiet() -> Option<Duration> {
+        crate::Dialect::of(crate::Generation::D).quiet_recheck()
+    }
+
     fn at(start: Instant, ms: u64) -> Instant {
         start + Duration::from_millis(ms)
     }
@@ -340,7 +347,7 @@ mod tests {
     #[test]
     fn the_trays_own_lf_runs_never_cause_another() {
         let start = Instant::now();
-        let mut s = Schedule::new(start, SAFETY, Some(QUIET_RECHECK));
+        let mut s = Schedule::new(start, SAFETY, quiet());
         s.changed(start);
         let ten_minutes = start + Duration::from_secs(600);
         let lists = replay(&mut s, start, ten_minutes, 300);
@@ -383,7 +390,7 @@ mod tests {
     #[test]
     fn writes_during_and_just_after_own_runs_are_ignored() {
         let start = Instant::now();
-        let mut s = Schedule::new(start, SAFETY, Some(QUIET_RECHECK));
+        let mut s = Schedule::new(start, SAFETY, quiet());
         s.own_started();
         assert!(!s.written(at(start, 10), true), "while it runs");
         s.own_ended(at(start, 20));

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::{all_sessions, one_line, status_line, Followed};
 use crate::agent::Found;
-use crate::dialect::{Dialect, Follow, Generation};
+use crate::dialect::{Dialect, Generation, ReaderScope};
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
 use crate::machine;
@@ -237,7 +237,8 @@ pub(crate) struct Core {
     machines: Vec<Followed>,
     /// The `lf` in use, for the status line; without one, lf's side stays idle.
     lf_bin: Option<PathBuf>,
-    quiet_recheck: Duration,
+    /// lf's quiet time where it is not lf's own (the tests' stand-in).
+    lf_quiet: Option<Duration>,
     detected: Option<Dialect>,
     schedule: Schedule,
     /// The last good list, with the readers' newer frames applied.
@@ -294,13 +295,13 @@ impl Core {
         now: Now,
         lf_bin: Option<PathBuf>,
         safety: Duration,
-        quiet_recheck: Duration,
+        lf_quiet: Option<Duration>,
     ) -> Core {
         Core {
             snapshot: Snapshot::default(),
             machines: Vec::new(),
             lf_bin,
-            quiet_recheck,
+            lf_quiet,
             detected: None,
             schedule: Schedule::new(now.mono, safety, None),
             listed: Vec::new(),
@@ -543,10 +544,10 @@ impl Core {
 
     /// What was learned about the lf in use: which sources count and how lf is followed.
     fn detected(&mut self, detected: Dialect) {
+        let detected = detected.with_quiet(self.lf_quiet);
         self.detected = Some(detected);
         self.files = detected.session_files;
-        let quiet = detected.quiet.then_some(self.quiet_recheck);
-        self.schedule.set_quiet(quiet);
+        self.schedule.set_quiet(detected.quiet_recheck());
     }
 
     /// The lf program changed: ask it again what it is.
@@ -589,11 +590,12 @@ impl Core {
         }
     }
 
-    /// Whether lf's own readers follow the store (generation D's read-only one).
+    /// Whether lf's own readers follow the store, one per repository: only where a
+    /// repository's reader is read-only.
     fn readers_follow(&self) -> bool {
-        match self.detected.map(|d| d.follow) {
-            Some(Follow::Readers) => true,
-            Some(Follow::Files | Follow::Store) | None => false,
+        match self.detected.map(|d| d.reader_scope) {
+            Some(ReaderScope::Repository) => true,
+            Some(ReaderScope::Missing | ReaderScope::RepositoryWrites) | None => false,
         }
     }
 
@@ -725,7 +727,8 @@ impl Core {
     }
 
     /// Start a reader for each repository with open sessions that has none, and stop
-    /// those whose repository has none left. Only where lf has `monitor work`.
+    /// those whose repository has none left. Only where the dialect's reader scope allows
+    /// a reader per repository.
     fn sync_readers(&mut self, now: Instant) {
         if self.lf_bin.is_none() || !self.readers_follow() {
             return;

@@ -42,7 +42,6 @@ use crate::home::Home;
 use crate::lf::{self, Lf, LfAction, LfError};
 use crate::machine::{self, MachineView, Ssh};
 use crate::records::Records;
-use crate::schedule::QUIET_RECHECK;
 use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::Snapshot;
 pub use crate::watch::{DirWatcher, Handler, MakeWatcher};
@@ -69,10 +68,10 @@ pub struct Config {
     pub lf_timeout: Duration,
     pub safety_interval: Duration,
     pub reconcile_interval: Duration,
-    /// When, after a change on generation D, to ask again for sessions that lf's quiet
-    /// rule may have turned Waiting without a write ([`QUIET_RECHECK`]; shorter only for
-    /// an lf built with a shorter quiet time, as the tests' stand-in is).
-    pub quiet_recheck: Duration,
+    /// lf's quiet time where the lf in use was built with another than its dialect's (the
+    /// tests' stand-in): it replaces [`Dialect::quiet`] where lf has the rule. `None`:
+    /// lf's own.
+    pub lf_quiet: Option<Duration>,
     /// `--home DIR` was given: `lf` must look at the same directory.
     pub home_override: bool,
     /// Other machines to follow, as ssh destinations ([`crate::machine`]).
@@ -90,7 +89,7 @@ impl Config {
             lf_timeout: lf::DEFAULT_TIMEOUT,
             safety_interval: SAFETY_INTERVAL,
             reconcile_interval: RECONCILE_INTERVAL,
-            quiet_recheck: QUIET_RECHECK,
+            lf_quiet: None,
             home_override,
             machines: Vec::new(),
         }
@@ -243,7 +242,7 @@ impl Engine {
             start,
             lf.as_ref().map(|lf| lf.program().to_path_buf()),
             safety,
-            config.quiet_recheck,
+            config.lf_quiet,
         );
         let mut task = Task::new(
             core,

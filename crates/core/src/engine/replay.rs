@@ -17,7 +17,6 @@ use crate::event::{Event, Warning};
 use crate::lf::LfError;
 use crate::machine;
 use crate::monitor::{Frame, Part, Report};
-use crate::schedule::QUIET_RECHECK;
 use crate::session::{test_record, SessionRecord, State};
 use crate::session::{Agent, Runs};
 
@@ -115,7 +114,7 @@ impl Replay {
             db: [Some((0, SystemTime::UNIX_EPOCH)), None],
         };
         let bin = lf.as_ref().map(|_| "/bin/lf".into());
-        let core = Core::new(now, bin, safety, QUIET_RECHECK);
+        let core = Core::new(now, bin, safety, None);
         let mut replay = Replay {
             core,
             disk: Held::default(),
