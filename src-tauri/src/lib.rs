@@ -118,10 +118,11 @@ fn followed(settings: &[String], remote: &[String]) -> Vec<String> {
 #[cfg(feature = "demo")]
 pub fn run_demo(generation: lf_tray_core::Generation) -> anyhow::Result<()> {
     logfile::init();
+    use lf_tray_core::Generation;
     demo::run(match generation {
-        lf_tray_core::Generation::D | lf_tray_core::Generation::D0 => demo::Story::D,
-        lf_tray_core::Generation::E => demo::Story::E,
-        _ => demo::Story::A,
+        Generation::D | Generation::D0 => demo::Story::D,
+        Generation::E => demo::Story::E,
+        Generation::A | Generation::B | Generation::C | Generation::Unknown => demo::Story::A,
     })
 }
 

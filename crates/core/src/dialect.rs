@@ -46,6 +46,19 @@ impl Generation {
             Generation::Unknown => "unknown",
         }
     }
+
+    /// Whether lf's help texts named a generation this app knows.
+    pub fn is_known(self) -> bool {
+        match self {
+            Generation::A
+            | Generation::B
+            | Generation::C
+            | Generation::D0
+            | Generation::D
+            | Generation::E => true,
+            Generation::Unknown => false,
+        }
+    }
 }
 
 /// Which of lf's own readers (`lf monitor work --watch --json`) the tray may start, and
@@ -517,6 +530,7 @@ mod tests {
             );
             assert_eq!(row, contract(g), "{g:?}");
             assert_eq!(d.generation, g);
+            assert_eq!(g.is_known(), g != Generation::Unknown, "{g:?}");
         }
     }
 

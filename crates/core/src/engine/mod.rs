@@ -479,12 +479,12 @@ fn status_line(
              sessions from files; Flow sessions need lf · {sessions}"
         ),
         (Some(lf), None) => match detected {
-            Some(d) if d.generation != Generation::Unknown => format!(
+            Some(d) if d.generation.is_known() => format!(
                 "lf: {} (generation {}) · {sessions}",
                 lf.display(),
                 d.generation.name()
             ),
-            _ => format!("lf: {} · {sessions}", lf.display()),
+            Some(_) | None => format!("lf: {} · {sessions}", lf.display()),
         },
         (Some(_), Some(failure)) => {
             format!(
