@@ -151,6 +151,12 @@ pub(crate) enum Command {
     /// file half.
     Watch(PathBuf),
     Unwatch(PathBuf),
+    /// List every Run dir under this `runs/` with its mtime, for the file half's
+    /// reconciliation; the task hands it the answer before anything else reaches the
+    /// engine.
+    SurveyRuns(PathBuf),
+    /// Read these Run dirs for the file half, answered likewise.
+    ReadRuns(Vec<PathBuf>),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.

@@ -2,10 +2,10 @@
 //! directories are to be under inotify ([`Watches`]), and which client processes of
 //! followed Runs are to be watched for their exit. Every read goes through a [`Disk`], the
 //! machine's or a replay's; every watch, a file's or a process's, is a [`Command`] the task
-//! carries out, since the task owns the watcher. The task hands it each file-watch batch
-//! and each client's exit, carries out what it asked, tells it once that is done
-//! ([`FileSide::watched`]), and hands the core what it found as [`Input`]s; the core reads
-//! what it holds through [`FileView`].
+//! carries out, since the task owns the watcher, and so are the reconciliation's reads.
+//! The task hands it each file-watch batch and each client's exit, carries out what it
+//! asked, tells it once that is done ([`FileSide::carried_out`]), and hands the core what
+//! it found as [`Input`]s; the core reads what it holds through [`FileView`].
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use super::core::{Command, Exit, FileView, Input, Stamp};
 use crate::disk::Disk;
 use crate::event::Warning;
 use crate::home::Home;
-use crate::records::Records;
+use crate::records::{Records, RunReading, Survey};
 use crate::session::SessionRecord;
 use crate::watch::{route, run_names, Appeared, Asked, Batch, Watches};
 
@@ -36,8 +36,9 @@ struct Findings {
     database_appeared: bool,
 }
 
-/// What waits for the watches asked for to be in place: a look or a read that must come
-/// after a watch, so that nothing made or written between them goes unseen.
+/// What waits for the commands asked for to be carried out: a look or a read that must
+/// come after a watch, so that nothing made or written between them goes unseen, and what
+/// follows the reads the task makes.
 #[derive(Default)]
 struct Waiting {
     /// The source directories were looked for and asked to be watched: look again.
@@ -48,6 +49,9 @@ struct Waiting {
     /// Runs read whose directory (or `provider-clients/`) was then asked to be watched,
     /// with those directories: read once more if a watch held.
     runs: Vec<(String, Vec<PathBuf>)>,
+    /// The task's answers to [`Command::SurveyRuns`] and [`Command::ReadRuns`].
+    survey: Option<Survey>,
+    read: Option<Vec<RunReading>>,
 }
 
 struct Looking {
@@ -62,11 +66,21 @@ struct Looking {
 /// The reads that wait for watches.
 enum Then {
     /// Read everything (at start, for a new lf, after lost events).
-    Rescan { files: bool },
-    /// The slow safety net ([`Records::reconcile`]).
+    Rescan {
+        files: bool,
+    },
+    /// The slow safety net: every Run dir with its mtime is asked for, then what is stale
+    /// ([`Records::stale`]), then the Asks and those Runs are taken in.
     Reconcile,
+    Surveyed,
+    Read {
+        warnings: Vec<Warning>,
+    },
     /// What a batch made dirty, once its sources and new shards are watched.
-    Batch { batch: Batch, files: bool },
+    Batch {
+        batch: Batch,
+        files: bool,
+    },
 }
 
 pub(super) struct FileSide {
@@ -122,8 +136,8 @@ impl FileSide {
         commands
     }
 
-    /// Whether a look or a read waits for the watches asked for: the task tells
-    /// [`FileSide::watched`] once it has carried them out.
+    /// Whether a look or a read waits for the commands asked for: the task tells
+    /// [`FileSide::carried_out`] once it has carried them out.
     pub(super) fn waits(&self) -> bool {
         self.waiting.tops.is_some() || self.waiting.then.is_some() || !self.waiting.runs.is_empty()
     }
@@ -131,16 +145,27 @@ impl FileSide {
     /// A [`Command::Watch`] failed: the directory is not watched, nothing is told (a
     /// directory that vanished meanwhile is the common case), and it is asked for again
     /// the next time the file half looks for it. The task says so before
-    /// [`FileSide::watched`].
+    /// [`FileSide::carried_out`].
     pub(super) fn unwatchable(&mut self, dir: &Path) {
         self.watches.unwatchable(dir);
     }
 
-    /// The task has carried out every watch asked for: what waited for them goes on. The
-    /// sources are looked for again, and watched again until a look finds what the last
-    /// one watched; only then are they read. A Run read before its watch was in place is
-    /// read once more. What that asks in turn waits for the next call.
-    pub(super) fn watched(&mut self) {
+    /// The answer to [`Command::SurveyRuns`].
+    pub(super) fn surveyed(&mut self, survey: Survey) {
+        self.waiting.survey = Some(survey);
+    }
+
+    /// The answer to [`Command::ReadRuns`].
+    pub(super) fn runs_read(&mut self, read: Vec<RunReading>) {
+        self.waiting.read = Some(read);
+    }
+
+    /// The task has carried out every command asked for (the watches are in place, the
+    /// reads answered): what waited for them goes on. The sources are looked for again,
+    /// and watched again until a look finds what the last one watched; only then are they
+    /// read. A Run read before its watch was in place is read once more. What that asks in
+    /// turn waits for the next call.
+    pub(super) fn carried_out(&mut self) {
         // Runs that wait now had their watches carried out; those asked below wait for
         // the next call.
         for (run, asked) in std::mem::take(&mut self.waiting.runs) {
@@ -171,8 +196,24 @@ impl FileSide {
                 self.sync_runs();
             }
             Some(Then::Reconcile) => {
-                self.found.warnings.extend(self.records.reconcile());
-                self.sync_runs();
+                self.commands
+                    .push(Command::SurveyRuns(self.home.runs_dir()));
+                self.waiting.then = Some(Then::Surveyed);
+            }
+            Some(Then::Surveyed) => {
+                // Without an answer (the task is ending) nothing is forgotten.
+                if let Some((dirs, warnings)) = self.waiting.survey.take() {
+                    let stale = self.records.stale(&dirs);
+                    self.commands.push(Command::ReadRuns(stale));
+                    self.waiting.then = Some(Then::Read { warnings });
+                }
+            }
+            Some(Then::Read { warnings }) => {
+                if let Some(read) = self.waiting.read.take() {
+                    let fresh = self.records.reconciled(warnings, read);
+                    self.found.warnings.extend(fresh);
+                    self.sync_runs();
+                }
             }
             Some(Then::Batch { batch, files }) => self.read(&batch, files, appeared),
             Some(Then::Rescan { files: false }) | None => {}

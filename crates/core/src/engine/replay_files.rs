@@ -48,6 +48,8 @@ type Meanwhile = Box<dyn FnOnce(&mut Tree) + Send>;
 struct Tree {
     /// Directories, with their inode numbers.
     dirs: HashMap<PathBuf, u64>,
+    /// When Run directories last changed (the others are left without).
+    modified: HashMap<PathBuf, SystemTime>,
     next_inode: u64,
     /// Ask record files (and lf's temporaries beside them): their bytes, or why they
     /// cannot be read.
@@ -120,9 +122,20 @@ impl Tree {
             self.dirs.insert(run.dir.join("provider-clients"), inode);
         }
         self.live.extend(run.clients.iter().map(|c| c.pid));
+        self.modified.insert(run.dir.clone(), epoch());
         let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
         self.report(renamed, &[&staged, &run.dir]);
         self.runs.insert(run.dir.clone(), run);
+    }
+
+    /// lf opens a headless Run interactively: `provider-clients/` is made in it, which
+    /// changes the Run directory's mtime; told to no one, since a finished Run is not
+    /// watched.
+    fn open_interactively(&mut self, run_id: &str) {
+        let dir = Home::at(HOME).run_dir(run_id).unwrap();
+        self.mkdir(&dir.join("provider-clients"));
+        self.runs.get_mut(&dir).unwrap().has_clients_dir = true;
+        self.modified.insert(dir, epoch() + Duration::from_secs(60));
     }
 
     /// As lf writes an Ask record: in full, to a temporary name, renamed into place.
@@ -173,7 +186,7 @@ impl Disk for Fake {
         let stat = |dir, len, inode| Stat {
             dir,
             len,
-            modified: None,
+            modified: tree.modified.get(path).copied(),
             inode,
         };
         if let Some(inode) = tree.dirs.get(path) {
@@ -375,11 +388,19 @@ impl Replay {
                         }
                     }
                     Command::Unwatch(dir) => self.inotify.unwatch(dir),
+                    Command::SurveyRuns(runs) => {
+                        let survey = crate::records::survey(&self.disk, runs);
+                        self.files.surveyed(survey);
+                    }
+                    Command::ReadRuns(dirs) => {
+                        let read = crate::records::read_runs_parallel(&self.disk, dirs.clone());
+                        self.files.runs_read(read);
+                    }
                     _ => {}
                 }
                 self.commands.push(command);
             }
-            self.files.watched();
+            self.files.carried_out();
         }
         let inputs = self.files.inputs();
         self.feed_all(inputs);
@@ -625,6 +646,19 @@ fn conversation(id: &str, pids: &[i32]) -> Run {
         title: "Fix the build".into(),
         clients,
     }
+}
+
+/// A Run that ran without a terminal and finished: read once, then left alone.
+fn headless(id: &str) -> Run {
+    let mut run = conversation(id, &[]);
+    run.manifest.surface = "headless".into();
+    run.has_clients_dir = false;
+    run
+}
+
+/// When the replay's disk was made.
+fn epoch() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
 }
 
 /// A home with `human-sessions/` and `runs/`.
@@ -953,6 +987,35 @@ fn an_agent_that_dies_without_a_word_is_told_by_its_exit_alone() {
     );
     assert_eq!(r.told(), [format!("state {A1}")]);
     assert_eq!(r.state(A1), Some(State::Closed));
+}
+
+#[test]
+fn the_safety_net_reads_again_only_the_runs_followed_new_or_changed_and_tells_once() {
+    // Most of a busy home is finished headless Runs: the reconciliation lists every Run
+    // dir with its mtime, the task reads the stale ones, and the core hears of it once
+    // every read is answered.
+    const R3: &str = "run_0f000000000000000000000000000003";
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(conversation(R1, &[4242]));
+        r.add_run(headless(R2));
+        r.add_run(headless(R3));
+    });
+    assert_eq!(r.told(), [format!("snapshot [{R1}]")]);
+    r.reads();
+    r.disk.tree().open_interactively(R2);
+    r.reconcile();
+    let mut reads = r.reads();
+    reads.sort();
+    // R1 is followed; R2 changed, and once followed is read again after its watch; R3
+    // is left alone.
+    assert_eq!(reads, [R1, R2, R2]);
+    assert_eq!(r.told(), [format!("appeared {R2}")]);
+    r.reconcile();
+    let mut reads = r.reads();
+    reads.sort();
+    assert_eq!(reads, [R1, R2], "what is followed, and nothing finished");
+    assert!(r.told().is_empty());
 }
 
 #[test]

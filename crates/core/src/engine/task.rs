@@ -15,6 +15,7 @@ use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
 use super::{write, Shared};
+use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::machine;
 use crate::watch::{Batch, DirWatcher, Handler, MakeWatcher};
@@ -49,6 +50,8 @@ pub(super) struct Task {
     pub make_watcher: Option<(MakeWatcher, Handler)>,
     /// The file watcher, unless it could not be made.
     watcher: Option<Box<dyn DirWatcher>>,
+    /// The machine, where the file half's reads are made.
+    disk: Arc<dyn Disk>,
 }
 
 impl Task {
@@ -81,6 +84,7 @@ impl Task {
             fed: false,
             make_watcher: None,
             watcher: None,
+            disk: Arc::new(Real),
         }
     }
 
@@ -229,7 +233,7 @@ impl Task {
             for command in commands {
                 self.command(command);
             }
-            self.files.watched();
+            self.files.carried_out();
         }
         let inputs = self.files.inputs();
         self.feed_all(inputs);
@@ -370,6 +374,14 @@ impl Task {
                 if let Some(watcher) = &mut self.watcher {
                     watcher.unwatch(&dir);
                 }
+            }
+            Command::SurveyRuns(runs_dir) => {
+                let survey = crate::records::survey(&*self.disk, &runs_dir);
+                self.files.surveyed(survey);
+            }
+            Command::ReadRuns(dirs) => {
+                let read = crate::records::read_runs_parallel(&*self.disk, dirs);
+                self.files.runs_read(read);
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);
