@@ -63,24 +63,19 @@ struct Looking {
     looks: u8,
 }
 
-/// The reads that wait for watches.
+/// The reads that wait for watches, and what waits for the task's reads.
 enum Then {
     /// Read everything (at start, for a new lf, after lost events).
-    Rescan {
-        files: bool,
-    },
+    Rescan { files: bool },
     /// The slow safety net: every Run dir with its mtime is asked for, then what is stale
     /// ([`Records::stale`]), then the Asks and those Runs are taken in.
     Reconcile,
+    /// The Run dirs and their mtimes came: ask for the stale ones to be read.
     Surveyed,
-    Read {
-        warnings: Vec<Warning>,
-    },
+    /// They were read: take them in, with the survey's problems.
+    Read { warnings: Vec<Warning> },
     /// What a batch made dirty, once its sources and new shards are watched.
-    Batch {
-        batch: Batch,
-        files: bool,
-    },
+    Batch { batch: Batch, files: bool },
 }
 
 pub(super) struct FileSide {
