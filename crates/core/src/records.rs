@@ -97,31 +97,39 @@ impl Records {
         self.report(previous, fresh)
     }
 
-    /// The slow safety net: read the Asks again, and every Run that is followed, new, or
-    /// whose directory changed since it was last read (a headless Run that lf opened
+    /// The slow safety net's first half: from every Run dir and its mtime ([`survey`]),
+    /// which Runs to read again: every one that is followed or new, and one found not
+    /// worth following only if its directory changed since (a headless Run that lf opened
     /// interactively gains `provider-clients/`, which changes its directory's mtime). A
-    /// finished Run costs one `stat`, so this stays cheap at 10 000 Runs.
-    pub fn reconcile(&mut self) -> Vec<Warning> {
-        let mut fresh = Vec::new();
-        let dirs = list_run_dirs(&*self.disk, &self.home.runs_dir(), &mut fresh);
-        let present: HashSet<&PathBuf> = dirs.iter().collect();
+    /// finished Run costs one `stat`, so this stays cheap at 10 000 Runs. What is no
+    /// longer there is forgotten.
+    pub(crate) fn stale(&mut self, dirs: &[(PathBuf, Option<SystemTime>)]) -> Vec<PathBuf> {
+        let present: HashSet<&PathBuf> = dirs.iter().map(|(dir, _)| dir).collect();
         self.inert.retain(|dir, _| present.contains(dir));
         self.runs
             .retain(|_, tracked| present.contains(&tracked.run.dir));
-        let stale: Vec<PathBuf> = dirs
-            .iter()
-            .filter(|dir| match self.inert.get(*dir) {
-                Some(seen) => self.modified(dir) != *seen,
+        dirs.iter()
+            .filter(|(dir, modified)| match self.inert.get(dir) {
+                Some(seen) => modified != seen,
                 None => true,
             })
-            .cloned()
-            .collect();
+            .map(|(dir, _)| dir.clone())
+            .collect()
+    }
+
+    /// The other half: the Asks read again, and the stale Runs as they were read
+    /// ([`read_runs_parallel`]); `fresh` holds the survey's problems.
+    pub(crate) fn reconciled(
+        &mut self,
+        mut fresh: Vec<Warning>,
+        read: Vec<RunReading>,
+    ) -> Vec<Warning> {
         let asks_dir = self.home.asks_dir();
         let previous = self.take_problems(|path| {
-            path.starts_with(&asks_dir) || stale.iter().any(|dir| path.starts_with(dir))
+            path.starts_with(&asks_dir) || read.iter().any(|(dir, ..)| path.starts_with(dir))
         });
         self.read_asks(&mut fresh);
-        self.read_runs(stale, &mut fresh);
+        self.adopt_all(read, &mut fresh);
         self.report(previous, fresh)
     }
 
@@ -254,8 +262,13 @@ impl Records {
     }
 
     fn read_runs(&mut self, dirs: Vec<PathBuf>, fresh: &mut Vec<Warning>) {
+        let read = read_runs_parallel(&*self.disk, dirs);
+        self.adopt_all(read, fresh);
+    }
+
+    fn adopt_all(&mut self, read: Vec<RunReading>, fresh: &mut Vec<Warning>) {
         let referenced = self.referenced_runs();
-        for (dir, seen, result) in read_runs_parallel(&*self.disk, dirs) {
+        for (dir, seen, result) in read {
             self.adopt(dir, seen, result, &referenced, fresh);
         }
     }
@@ -327,10 +340,6 @@ impl Records {
                 self.inert.insert(dir, seen);
             }
         }
-    }
-
-    fn modified(&self, dir: &Path) -> Option<SystemTime> {
-        self.disk.stat(dir).and_then(|s| s.modified)
     }
 
     /// Remove and return the problems reported for the files about to be read again.
@@ -437,12 +446,28 @@ fn read_dated(disk: &dyn Disk, dir: &Path) -> (Option<SystemTime>, RunRead) {
 /// What `run::read_run` gives for one directory.
 type RunRead = (Option<Run>, Vec<Warning>);
 
+/// One Run directory read, with its mtime from just before.
+pub(crate) type RunReading = (PathBuf, Option<SystemTime>, RunRead);
+
+/// Every Run directory with its mtime, and the problems of listing them: what the
+/// reconciliation compares ([`Records::stale`]).
+pub(crate) type Survey = (Vec<(PathBuf, Option<SystemTime>)>, Vec<Warning>);
+
+pub(crate) fn survey(disk: &dyn Disk, runs_dir: &Path) -> Survey {
+    let mut fresh = Vec::new();
+    let dirs = list_run_dirs(disk, runs_dir, &mut fresh)
+        .into_iter()
+        .map(|dir| {
+            let modified = disk.stat(&dir).and_then(|s| s.modified);
+            (dir, modified)
+        })
+        .collect();
+    (dirs, fresh)
+}
+
 /// Read many Run directories on every core: the cold scan of a home with thousands of
 /// Runs is bound by file system calls, which parallelise well.
-fn read_runs_parallel(
-    disk: &dyn Disk,
-    dirs: Vec<PathBuf>,
-) -> Vec<(PathBuf, Option<SystemTime>, RunRead)> {
+pub(crate) fn read_runs_parallel(disk: &dyn Disk, dirs: Vec<PathBuf>) -> Vec<RunReading> {
     let read = |dir: &PathBuf| {
         let (seen, result) = read_dated(disk, dir);
         (dir.clone(), seen, result)

@@ -170,13 +170,23 @@ pub type MakeWatcher = Box<dyn FnOnce(Handler) -> notify::Result<Box<dyn DirWatc
 /// Where a watcher's events go.
 pub type Handler = Box<dyn FnMut(notify::Result<notify::Event>) + Send>;
 
+/// A change to what inotify watches, for the engine's task to make: the file half decides
+/// what is watched, and the task, which owns the watcher, watches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Asked {
+    Watch(PathBuf),
+    Unwatch(PathBuf),
+}
+
 /// The directories under inotify watch. Only directories, never single files: lf writes
 /// a temporary and renames it into place, which a watch on the old file would not see.
+/// A directory asked for counts as watched until the task says it could not be
+/// ([`Watches::unwatchable`]), which it does before the file half looks again.
 pub struct Watches {
     /// Where directories are looked for before they are watched.
     disk: Arc<dyn Disk>,
-    pub watcher: Option<Box<dyn DirWatcher>>,
-    pub error: Option<String>,
+    /// The watches to add and let go of since the task last took them, in order.
+    asked: Vec<Asked>,
     /// The source directories and, while one is missing, its nearest existing ancestor.
     tops: HashMap<PathBuf, Option<u64>>,
     /// `runs/<pp>` shards, where new Runs appear.
@@ -194,21 +204,21 @@ pub struct Appeared {
     pub database: bool,
 }
 
+/// The source directories: lf's database directory, and with the files its two others.
+fn sources(home: &Home, files: bool) -> Vec<PathBuf> {
+    let mut sources = vec![home.db_dir().to_path_buf()];
+    if files {
+        sources.push(home.asks_dir());
+        sources.push(home.runs_dir());
+    }
+    sources
+}
+
 impl Watches {
-    pub(crate) fn new(disk: Arc<dyn Disk>, make: MakeWatcher, handler: Handler) -> Watches {
-        let (watcher, error) = match make(handler) {
-            Ok(watcher) => (Some(watcher), None),
-            Err(e) => (
-                None,
-                Some(format!(
-                    "cannot watch files ({e}); the list refreshes only on the slow timer"
-                )),
-            ),
-        };
+    pub(crate) fn new(disk: Arc<dyn Disk>) -> Watches {
         Watches {
             disk,
-            watcher,
-            error,
+            asked: Vec::new(),
             tops: HashMap::new(),
             shards: HashSet::new(),
             runs: HashSet::new(),
@@ -216,77 +226,101 @@ impl Watches {
         }
     }
 
-    fn add(&mut self, dir: &Path) -> bool {
-        match &mut self.watcher {
-            Some(w) => w.watch(dir).is_ok(),
-            None => false,
-        }
+    /// The watches to add and let go of, for the task to carry out in this order.
+    pub(crate) fn take_asked(&mut self) -> Vec<Asked> {
+        std::mem::take(&mut self.asked)
+    }
+
+    /// The task could not watch `dir`: it is not watched, and is asked for again the next
+    /// time the file half looks for it.
+    pub fn unwatchable(&mut self, dir: &Path) {
+        self.tops.remove(dir);
+        self.shards.remove(dir);
+        self.runs.remove(dir);
+        self.program.remove(dir);
+    }
+
+    fn add(&mut self, dir: &Path) {
+        self.asked.push(Asked::Watch(dir.to_path_buf()));
     }
 
     fn remove(&mut self, dir: &Path) {
-        if let Some(w) = &mut self.watcher {
-            w.unwatch(dir);
+        self.asked.push(Asked::Unwatch(dir.to_path_buf()));
+    }
+
+    /// Where a source is watched from: itself, or the nearest existing ancestor of a
+    /// missing one, so that its creation is seen.
+    fn target(&self, dir: &Path) -> PathBuf {
+        if self.disk.is_dir(dir) {
+            dir.to_path_buf()
+        } else {
+            nearest_existing(&*self.disk, dir)
         }
     }
 
-    /// Watch the three source directories, or the nearest existing ancestor of a missing
-    /// one so that its creation is seen. Reports which sources became watchable, counting
-    /// a directory deleted and made again (a new inode) as new.
-    pub fn ensure_tops(&mut self, home: &Home, files: bool) -> Appeared {
-        let mut sources = vec![home.db_dir().to_path_buf()];
-        if files {
-            sources.push(home.asks_dir());
-            sources.push(home.runs_dir());
+    /// The source directories as watched now, to tell later which of them appeared.
+    pub fn tops(&self) -> HashMap<PathBuf, Option<u64>> {
+        self.tops.clone()
+    }
+
+    /// One look at the source directories: ask to watch each where it is watched from,
+    /// and let go of what is no longer wanted (a directory deleted and made again, a new
+    /// inode, is watched anew). Returns where each source was looked for: a directory can
+    /// appear between this look and its parent's watch, unseen by either, so once the task
+    /// has put these watches in place the file half looks again ([`Watches::settled`]).
+    pub fn look_tops(&mut self, home: &Home, files: bool) -> Vec<PathBuf> {
+        let looked: Vec<PathBuf> = sources(home, files)
+            .iter()
+            .map(|dir| self.target(dir))
+            .collect();
+        let wanted: HashMap<PathBuf, Option<u64>> = looked
+            .iter()
+            .map(|dir| (dir.clone(), self.disk.stat(dir).map(|s| s.inode)))
+            .collect();
+        let stale: Vec<PathBuf> = self
+            .tops
+            .iter()
+            .filter(|(dir, ino)| wanted.get(*dir) != Some(ino))
+            .map(|(dir, _)| dir.clone())
+            .collect();
+        for dir in stale {
+            self.remove(&dir);
+            self.tops.remove(&dir);
         }
-        let disk = self.disk.clone();
-        let target = |dir: &PathBuf| {
-            if disk.is_dir(dir) {
-                dir.clone()
-            } else {
-                nearest_existing(&*disk, dir)
-            }
-        };
-        let before = self.tops.clone();
-        // A directory can appear between looking for it and watching its parent, unseen
-        // by either: look again after watching until what is watched is what exists.
-        // Sixteen rounds is far more than a home being made a level at a time needs.
-        for _ in 0..16 {
-            let wanted: HashMap<PathBuf, Option<u64>> = sources
-                .iter()
-                .map(|dir| {
-                    let dir = target(dir);
-                    let ino = disk.stat(&dir).map(|s| s.inode);
-                    (dir, ino)
-                })
-                .collect();
-            let stale: Vec<PathBuf> = self
-                .tops
-                .iter()
-                .filter(|(dir, ino)| wanted.get(*dir) != Some(ino))
-                .map(|(dir, _)| dir.clone())
-                .collect();
-            for dir in stale {
-                self.remove(&dir);
-                self.tops.remove(&dir);
-            }
-            for (dir, ino) in &wanted {
-                if !self.tops.contains_key(dir) && self.add(dir) {
-                    self.tops.insert(dir.clone(), *ino);
-                }
-            }
-            if sources.iter().all(|dir| wanted.contains_key(&target(dir))) {
-                break;
+        for (dir, ino) in wanted {
+            if !self.tops.contains_key(&dir) {
+                self.add(&dir);
+                self.tops.insert(dir, ino);
             }
         }
-        let appeared = |dir: &PathBuf| {
+        looked
+    }
+
+    /// Whether a look now finds the sources where the last look (whose watches are in
+    /// place) did: then what is watched is what exists.
+    pub fn settled(&self, home: &Home, files: bool, looked: &[PathBuf]) -> bool {
+        sources(home, files)
+            .iter()
+            .all(|dir| looked.contains(&self.target(dir)))
+    }
+
+    /// Which sources became watchable since `before`, counting a directory deleted and
+    /// made again (a new inode) as new.
+    pub fn appeared(
+        &self,
+        before: &HashMap<PathBuf, Option<u64>>,
+        home: &Home,
+        files: bool,
+    ) -> Appeared {
+        let appeared = |dir: &Path| {
             self.tops
                 .get(dir)
                 .is_some_and(|ino| before.get(dir) != Some(ino))
         };
         Appeared {
-            database: appeared(&sources[0]),
-            asks: files && appeared(&sources[1]),
-            runs: files && appeared(&sources[2]),
+            database: appeared(home.db_dir()),
+            asks: files && appeared(&home.asks_dir()),
+            runs: files && appeared(&home.runs_dir()),
         }
     }
 
@@ -302,7 +336,8 @@ impl Watches {
         }
         for path in &paths {
             if let Some(dir) = path.parent() {
-                if !self.program.contains(dir) && self.add(dir) {
+                if !self.program.contains(dir) {
+                    self.add(dir);
                     self.program.insert(dir.to_path_buf());
                 }
             }
@@ -339,7 +374,8 @@ impl Watches {
 
     pub fn shard(&mut self, shard: &Path) {
         if self.disk.is_dir(shard) {
-            if !self.shards.contains(shard) && self.add(shard) {
+            if !self.shards.contains(shard) {
+                self.add(shard);
                 self.shards.insert(shard.to_path_buf());
             }
         } else if self.shards.remove(shard) {
@@ -347,16 +383,22 @@ impl Watches {
         }
     }
 
-    /// Watch a Run dir and its `provider-clients/`; true if a watch was added.
-    pub fn watch_run(&mut self, dir: &Path) -> bool {
-        let mut added = false;
+    /// Watch a Run dir and its `provider-clients/`; returns the directories newly asked for.
+    pub fn watch_run(&mut self, dir: &Path) -> Vec<PathBuf> {
+        let mut asked = Vec::new();
         for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
-            if !self.runs.contains(&dir) && self.disk.is_dir(&dir) && self.add(&dir) {
-                self.runs.insert(dir);
-                added = true;
+            if !self.runs.contains(&dir) && self.disk.is_dir(&dir) {
+                self.add(&dir);
+                self.runs.insert(dir.clone());
+                asked.push(dir);
             }
         }
-        added
+        asked
+    }
+
+    /// Whether a Run dir (or its `provider-clients/`) is watched.
+    pub fn watches_run(&self, dir: &Path) -> bool {
+        self.runs.contains(dir)
     }
 
     pub fn unwatch_run(&mut self, home: &Home, run_id: &str) {

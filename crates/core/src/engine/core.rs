@@ -77,7 +77,6 @@ pub(crate) trait FileView {
     fn session(&self, id: &str) -> Option<SessionRecord>;
     /// The ids the file changes since the last call may have altered.
     fn take_touched(&mut self) -> HashSet<String>;
-    fn can_watch(&self) -> bool;
 }
 
 /// What happened, as the core is told.
@@ -94,6 +93,8 @@ pub(crate) enum Input {
     FilesChanged { full: bool },
     /// Warnings from the file half, given with this wake-up's.
     Warned(Vec<Warning>),
+    /// The task could not make its file watcher (why): no directory will be watched.
+    NoWatcher(String),
     /// A [`Command::List`] ended.
     Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
     /// An action (an lf run of the tray's own) started.
@@ -145,6 +146,17 @@ pub(crate) enum Command {
         started_at: Option<i64>,
     },
     UnwatchExit(Exit),
+    /// Watch this directory (not recursively) for the file half; the task carries it out
+    /// before anything else reaches the engine, and one it cannot watch goes back to the
+    /// file half.
+    Watch(PathBuf),
+    Unwatch(PathBuf),
+    /// List every Run dir under this `runs/` with its mtime, for the file half's
+    /// reconciliation; the task hands it the answer before anything else reaches the
+    /// engine.
+    SurveyRuns(PathBuf),
+    /// Read these Run dirs for the file half, answered likewise.
+    ReadRuns(Vec<PathBuf>),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
@@ -284,6 +296,8 @@ pub(crate) struct Core {
     changed: bool,
     /// Whether lf keeps sessions in files (every generation before C).
     files: bool,
+    /// Whether the task has a file watcher.
+    can_watch: bool,
     /// The clocks at the last wake-up, to tell that the machine slept.
     woke: (Instant, SystemTime),
     warnings: Vec<Warning>,
@@ -327,6 +341,7 @@ impl Core {
             full: true,
             changed: false,
             files: true,
+            can_watch: true,
             woke: (now.mono, now.wall),
             warnings: Vec::new(),
             out: Out::default(),
@@ -422,6 +437,15 @@ impl Core {
                 self.full |= full;
             }
             Input::Warned(warnings) => self.warnings.extend(warnings),
+            Input::NoWatcher(why) => {
+                self.can_watch = false;
+                self.warnings.push(Warning::new(
+                    None,
+                    format!(
+                        "cannot watch files ({why}); the list refreshes only on the slow timer"
+                    ),
+                ));
+            }
             Input::Listed(result) => {
                 self.changed = true;
                 self.finished += 1;
@@ -1025,7 +1049,7 @@ impl Core {
                 self.snapshot.len(),
             ),
             detected: self.detected,
-            can_watch: files.can_watch(),
+            can_watch: self.can_watch,
         });
         events
     }

@@ -229,8 +229,6 @@ impl Engine {
             Arc::new(Real),
             config.home.clone(),
             config.lf_bin.as_deref(),
-            parts.watcher,
-            handler,
         );
         let start = Now {
             mono: Instant::now(),
@@ -254,6 +252,7 @@ impl Engine {
             config.reconcile_interval,
         );
         task.nudges = nudges;
+        task.make_watcher = Some((parts.watcher, handler));
         tokio::spawn(task.run(rx, config.machines));
         (engine, events_rx)
     }

@@ -47,9 +47,6 @@ impl FileView for Held {
     fn take_touched(&mut self) -> HashSet<String> {
         std::mem::take(&mut self.touched)
     }
-    fn can_watch(&self) -> bool {
-        true
-    }
 }
 
 /// One engine core, its clock and what it did since the last look.

@@ -41,11 +41,15 @@ const R2: &str = "run_0f000000000000000000000000000002";
 /// What the fake says of a record it cannot read, as the OS says it.
 const DENIED: &str = "Permission denied (os error 13)";
 
+type Meanwhile = Box<dyn FnOnce(&mut Tree) + Send>;
+
 /// The machine as data.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Tree {
     /// Directories, with their inode numbers.
     dirs: HashMap<PathBuf, u64>,
+    /// When Run directories last changed (the others are left without).
+    modified: HashMap<PathBuf, SystemTime>,
     next_inode: u64,
     /// Ask record files (and lf's temporaries beside them): their bytes, or why they
     /// cannot be read.
@@ -55,6 +59,11 @@ struct Tree {
     /// The pids that run.
     live: HashSet<i32>,
     watched: HashSet<PathBuf>,
+    /// Directories inotify refuses to watch (`EACCES`), though they exist.
+    refused: HashSet<PathBuf>,
+    /// What happens once, when the task next puts watches in place: after the file half
+    /// looked, before its watches are there.
+    meanwhile: Option<Meanwhile>,
     /// What inotify has to tell, in order.
     events: Vec<notify::Event>,
     /// Every record the engine read (an Ask file or a Run directory), in order.
@@ -98,6 +107,53 @@ impl Tree {
         self.watched.retain(|d| !d.starts_with(dir));
     }
 
+    /// A Run lf prepared: staged beside its shard's Runs, then renamed into place.
+    fn add_run(&mut self, run: Run) {
+        let shard = run.dir.parent().unwrap().to_path_buf();
+        self.mkdir(&shard);
+        let name = run.dir.file_name().unwrap().to_str().unwrap();
+        let staged = shard.join(format!(".{name}.staging"));
+        self.next_inode += 1;
+        let inode = self.next_inode;
+        self.dirs.insert(run.dir.clone(), inode);
+        if run.has_clients_dir {
+            self.next_inode += 1;
+            let inode = self.next_inode;
+            self.dirs.insert(run.dir.join("provider-clients"), inode);
+        }
+        self.live.extend(run.clients.iter().map(|c| c.pid));
+        self.modified.insert(run.dir.clone(), epoch());
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        self.report(renamed, &[&staged, &run.dir]);
+        self.runs.insert(run.dir.clone(), run);
+    }
+
+    /// lf opens a headless Run interactively: `provider-clients/` is made in it, which
+    /// changes the Run directory's mtime; told to no one, since a finished Run is not
+    /// watched.
+    fn open_interactively(&mut self, run_id: &str) {
+        let dir = Home::at(HOME).run_dir(run_id).unwrap();
+        self.mkdir(&dir.join("provider-clients"));
+        self.runs.get_mut(&dir).unwrap().has_clients_dir = true;
+        self.modified.insert(dir, epoch() + Duration::from_secs(60));
+    }
+
+    /// As lf writes an Ask record: in full, to a temporary name, renamed into place.
+    fn write(&mut self, id: &str, record: &Value) {
+        let asks = Home::at(HOME).asks_dir();
+        let path = asks.join(format!("{id}.json"));
+        let staged = asks.join(format!("{id}.0f3a9c2e.tmp"));
+        self.asks
+            .insert(staged.clone(), Ok(serde_json::to_vec(record).unwrap()));
+        self.report(EventKind::Create(CreateKind::File), &[&staged]);
+        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        self.report(written, &[&staged]);
+        let bytes = self.asks.remove(&staged).unwrap();
+        self.asks.insert(path.clone(), bytes);
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        self.report(renamed, &[&staged, &path]);
+    }
+
     /// The tray's own read of a record, which inotify tells like anyone's.
     fn opened(&mut self, path: &Path) {
         self.reads.push(path.to_path_buf());
@@ -109,8 +165,14 @@ impl Tree {
 }
 
 /// The disk and the watcher of one replay, over one tree.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 struct Fake(Arc<Mutex<Tree>>);
+
+impl std::fmt::Debug for Fake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fake")
+    }
+}
 
 impl Fake {
     fn tree(&self) -> MutexGuard<'_, Tree> {
@@ -124,7 +186,7 @@ impl Disk for Fake {
         let stat = |dir, len, inode| Stat {
             dir,
             len,
-            modified: None,
+            modified: tree.modified.get(path).copied(),
             inode,
         };
         if let Some(inode) = tree.dirs.get(path) {
@@ -195,6 +257,10 @@ impl DirWatcher for Inotify {
         if !tree.dirs.contains_key(dir) {
             return Err(notify::Error::path_not_found().add_path(dir.to_path_buf()));
         }
+        if tree.refused.contains(dir) {
+            let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+            return Err(notify::Error::io(denied).add_path(dir.to_path_buf()));
+        }
         tree.watched.insert(dir.to_path_buf());
         Ok(())
     }
@@ -208,6 +274,8 @@ struct Replay {
     core: Core,
     files: FileSide,
     disk: Fake,
+    /// The watcher, as the task holds it.
+    inotify: Inotify,
     home: Home,
     t0: Instant,
     steps: u32,
@@ -222,13 +290,11 @@ impl Replay {
     fn start(setup: impl FnOnce(&mut Replay)) -> Replay {
         let disk = Fake::default();
         let home = Home::at(HOME);
-        let watcher = Inotify(disk.clone());
+        let inotify = Inotify(disk.clone());
         let files = FileSide::new(
             Arc::new(disk.clone()),
             home.clone(),
             Some(Path::new("/usr/bin/lf")),
-            Box::new(move |_| Ok(Box::new(watcher) as Box<dyn DirWatcher>)),
-            Box::new(|_| {}),
         );
         let t0 = Instant::now();
         let now = Now {
@@ -241,6 +307,7 @@ impl Replay {
             core,
             files,
             disk,
+            inotify,
             home,
             t0,
             steps: 0,
@@ -253,8 +320,7 @@ impl Replay {
         // What lf did before the tray started was told to no one.
         r.disk.tree().events.clear();
         // As the task starts: watch, then read, then the first snapshot.
-        let fresh = r.files.start(r.core.files());
-        r.feed_all(vec![Input::Warned(fresh)]);
+        r.files.start(r.core.files());
         r.carry_out_files();
         let now = r.now();
         let out = r.core.open(now, &mut r.files);
@@ -290,23 +356,54 @@ impl Replay {
         self.events.extend(out.events);
     }
 
-    /// The exit watches the file half decided on, carried out.
+    /// The watches the file half asked for, carried out as the task does: until nothing
+    /// waits for them, then what it found to the core.
     fn carry_out_files(&mut self) {
-        for command in self.files.commands() {
-            match &command {
-                Command::WatchExit {
-                    exit: exit @ Exit::Client { pid, .. },
-                    ..
-                } => {
-                    self.exits.insert(*pid, exit.clone());
-                }
-                Command::UnwatchExit(Exit::Client { pid, .. }) => {
-                    self.exits.remove(pid);
-                }
-                _ => {}
+        loop {
+            let commands = self.files.commands();
+            if commands.is_empty() && !self.files.waits() {
+                break;
             }
-            self.commands.push(command);
+            if commands.iter().any(|c| matches!(c, Command::Watch(_))) {
+                let meanwhile = self.disk.tree().meanwhile.take();
+                if let Some(meanwhile) = meanwhile {
+                    meanwhile(&mut self.disk.tree());
+                }
+            }
+            for command in commands {
+                match &command {
+                    Command::WatchExit {
+                        exit: exit @ Exit::Client { pid, .. },
+                        ..
+                    } => {
+                        self.exits.insert(*pid, exit.clone());
+                    }
+                    Command::UnwatchExit(Exit::Client { pid, .. }) => {
+                        self.exits.remove(pid);
+                    }
+                    Command::Watch(dir) => {
+                        let made = self.inotify.watch(dir).is_ok();
+                        if !made {
+                            self.files.unwatchable(dir);
+                        }
+                    }
+                    Command::Unwatch(dir) => self.inotify.unwatch(dir),
+                    Command::SurveyRuns(runs) => {
+                        let survey = crate::records::survey(&self.disk, runs);
+                        self.files.surveyed(survey);
+                    }
+                    Command::ReadRuns(dirs) => {
+                        let read = crate::records::read_runs_parallel(&self.disk, dirs.clone());
+                        self.files.runs_read(read);
+                    }
+                    _ => {}
+                }
+                self.commands.push(command);
+            }
+            self.files.carried_out();
         }
+        let inputs = self.files.inputs();
+        self.feed_all(inputs);
     }
 
     /// Everything inotify has to tell, taken as one batch, then the core's wake-up.
@@ -316,9 +413,8 @@ impl Replay {
         for event in events {
             self.files.route(event, &mut batch);
         }
-        let inputs = self.files.batch(&batch, self.core.files());
+        self.files.batch(batch, self.core.files());
         self.carry_out_files();
-        self.feed_all(inputs);
         self.wake();
         self
     }
@@ -327,9 +423,8 @@ impl Replay {
     fn kill(&mut self, pid: i32) -> &mut Replay {
         self.disk.tree().live.remove(&pid);
         if let Some(Exit::Client { run, .. }) = self.exits.remove(&pid) {
-            let inputs = self.files.client_exited(&run);
+            self.files.client_exited(&run);
             self.carry_out_files();
-            self.feed_all(inputs);
             self.wake();
         }
         self
@@ -341,19 +436,7 @@ impl Replay {
 
     /// As lf writes a record: in full, to a temporary name, renamed into place.
     fn write(&mut self, id: &str, record: &Value) -> &mut Replay {
-        let path = self.ask_path(id);
-        let staged = self.home.asks_dir().join(format!("{id}.0f3a9c2e.tmp"));
-        let mut tree = self.disk.tree();
-        tree.asks
-            .insert(staged.clone(), Ok(serde_json::to_vec(record).unwrap()));
-        tree.report(EventKind::Create(CreateKind::File), &[&staged]);
-        let written = EventKind::Access(AccessKind::Close(AccessMode::Write));
-        tree.report(written, &[&staged]);
-        let bytes = tree.asks.remove(&staged).unwrap();
-        tree.asks.insert(path.clone(), bytes);
-        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
-        tree.report(renamed, &[&staged, &path]);
-        drop(tree);
+        self.disk.tree().write(id, record);
         self
     }
 
@@ -395,24 +478,21 @@ impl Replay {
 
     /// A Run lf prepared: staged beside its shard's Runs, then renamed into place.
     fn add_run(&mut self, run: Run) -> &mut Replay {
-        let mut tree = self.disk.tree();
-        let shard = run.dir.parent().unwrap().to_path_buf();
-        tree.mkdir(&shard);
-        let name = run.dir.file_name().unwrap().to_str().unwrap();
-        let staged = shard.join(format!(".{name}.staging"));
-        tree.next_inode += 1;
-        let inode = tree.next_inode;
-        tree.dirs.insert(run.dir.clone(), inode);
-        if run.has_clients_dir {
-            tree.next_inode += 1;
-            let inode = tree.next_inode;
-            tree.dirs.insert(run.dir.join("provider-clients"), inode);
-        }
-        tree.live.extend(run.clients.iter().map(|c| c.pid));
-        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
-        tree.report(renamed, &[&staged, &run.dir]);
-        tree.runs.insert(run.dir.clone(), run);
-        drop(tree);
+        self.disk.tree().add_run(run);
+        self
+    }
+
+    /// What happens when the task next puts watches in place, before they are there.
+    fn meanwhile(&mut self, happen: impl FnOnce(&mut Tree) + Send + 'static) -> &mut Replay {
+        self.disk.tree().meanwhile = Some(Box::new(happen));
+        self
+    }
+
+    /// The slow safety net's turn.
+    fn reconcile(&mut self) -> &mut Replay {
+        self.files.reconcile(self.core.files());
+        self.carry_out_files();
+        self.wake();
         self
     }
 
@@ -566,6 +646,19 @@ fn conversation(id: &str, pids: &[i32]) -> Run {
         title: "Fix the build".into(),
         clients,
     }
+}
+
+/// A Run that ran without a terminal and finished: read once, then left alone.
+fn headless(id: &str) -> Run {
+    let mut run = conversation(id, &[]);
+    run.manifest.surface = "headless".into();
+    run.has_clients_dir = false;
+    run
+}
+
+/// When the replay's disk was made.
+fn epoch() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
 }
 
 /// A home with `human-sessions/` and `runs/`.
@@ -731,6 +824,53 @@ fn a_source_directory_removed_lets_its_watch_go_and_resolves_its_sessions() {
     assert_eq!(r.told(), [format!("asked {A1}")]);
 }
 
+#[test]
+fn a_directory_made_between_a_look_and_its_watch_is_found_by_the_look_after_the_watch() {
+    // The file half sees `.lf` made and asks to watch it; before the task has put that
+    // watch in place, lf makes `human-sessions/` inside and writes a record, told to no
+    // one. The task carries out the watch before anything else reaches the engine, and
+    // only then does the file half look again: it finds the directory, watches it, and
+    // reads the record.
+    let mut r = Replay::start(|_| {});
+    r.told();
+    let asks = Home::at(HOME).asks_dir();
+    let made = asks.clone();
+    r.mkdir(Path::new(HOME)).meanwhile(move |tree| {
+        tree.mkdir(&made);
+        tree.write(A1, &ask(A1, "Ship which?"));
+    });
+    r.deliver();
+    assert!(r.watches(Path::new(HOME)) && r.watches(&asks));
+    assert_eq!(r.reads(), [format!("{A1}.json")]);
+    assert_eq!(r.told(), [format!("asked {A1}")]);
+}
+
+#[test]
+fn a_directory_that_cannot_be_watched_is_still_read_tells_nothing_and_is_asked_for_again() {
+    // inotify refuses `human-sessions/` (`EACCES`): its records are read all the same,
+    // nobody is warned, and what is written there is seen at the next look, which asks
+    // for the watch again.
+    let asks = Home::at(HOME).asks_dir();
+    let refused = asks.clone();
+    let mut r = Replay::start(move |r| {
+        home(r);
+        r.write(A1, &ask(A1, "Ship which?"));
+        r.disk.tree().refused.insert(refused);
+    });
+    assert!(r.warnings().is_empty());
+    assert_eq!(r.told(), [format!("snapshot [{A1}]")]);
+    assert!(!r.watches(&asks));
+    r.write(A2, &ask(A2, "Other")).deliver();
+    assert!(r.told().is_empty(), "no event came");
+    r.disk.tree().refused.clear();
+    r.reconcile();
+    assert!(r.watches(&asks), "asked for again");
+    assert_eq!(r.told(), [format!("asked {A2}")]);
+    r.write(A1, &ready(A1, "Shipped A")).deliver();
+    assert_eq!(r.told(), [format!("ready {A1}")]);
+    assert!(r.warnings().is_empty());
+}
+
 // Bursts and lost events.
 
 #[test]
@@ -779,6 +919,21 @@ fn a_run_in_a_new_shard_is_watched_followed_and_read_again_after_its_watch() {
     assert_eq!(r.reads(), [R1, R1]);
     assert_eq!(r.told(), [format!("appeared {R1}")]);
     assert_eq!(r.exit_watches(), ["watch 4242"]);
+    assert_eq!(r.state(R1), Some(State::Active));
+}
+
+#[test]
+fn a_run_made_while_its_new_shards_watch_is_put_in_place_is_found_by_listing_after_it() {
+    // `runs/0f/` is made (told in `runs/`) and, before its watch is there, a Run is
+    // renamed into it (told to no one): the shard is listed once its watch is in place.
+    let mut r = Replay::start(home);
+    r.told();
+    let shard = Home::at(HOME).runs_dir().join("0f");
+    r.mkdir(&shard)
+        .meanwhile(|tree| tree.add_run(conversation(R1, &[4242])));
+    r.deliver();
+    assert!(r.watches(&shard));
+    assert_eq!(r.told(), [format!("appeared {R1}")]);
     assert_eq!(r.state(R1), Some(State::Active));
 }
 
@@ -832,6 +987,35 @@ fn an_agent_that_dies_without_a_word_is_told_by_its_exit_alone() {
     );
     assert_eq!(r.told(), [format!("state {A1}")]);
     assert_eq!(r.state(A1), Some(State::Closed));
+}
+
+#[test]
+fn the_safety_net_reads_again_only_the_runs_followed_new_or_changed_and_tells_once() {
+    // Most of a busy home is finished headless Runs: the reconciliation lists every Run
+    // dir with its mtime, the task reads the stale ones, and the core hears of it once
+    // every read is answered.
+    const R3: &str = "run_0f000000000000000000000000000003";
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(conversation(R1, &[4242]));
+        r.add_run(headless(R2));
+        r.add_run(headless(R3));
+    });
+    assert_eq!(r.told(), [format!("snapshot [{R1}]")]);
+    r.reads();
+    r.disk.tree().open_interactively(R2);
+    r.reconcile();
+    let mut reads = r.reads();
+    reads.sort();
+    // R1 is followed; R2 changed, and once followed is read again after its watch; R3
+    // is left alone.
+    assert_eq!(reads, [R1, R2, R2]);
+    assert_eq!(r.told(), [format!("appeared {R2}")]);
+    r.reconcile();
+    let mut reads = r.reads();
+    reads.sort();
+    assert_eq!(reads, [R1, R2], "what is followed, and nothing finished");
+    assert!(r.told().is_empty());
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The engine task: the one place that waits. It reads the clocks, hands what arrived to
-//! the file half and the [`Core`], and carries out the core's commands (lf runs, lf's
-//! readers, exit watchers), whose results come back to it as messages.
+//! the file half and the [`Core`], and carries out their commands (lf runs, lf's readers,
+//! exit watchers, the file watcher's watches), whose results come back to it as messages.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -15,9 +15,10 @@ use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
 use super::{write, Shared};
+use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::machine;
-use crate::watch::Batch;
+use crate::watch::{Batch, DirWatcher, Handler, MakeWatcher};
 
 /// What the task holds for the core's commands.
 pub(super) struct Task {
@@ -45,6 +46,12 @@ pub(super) struct Task {
     next_waiter: u64,
     /// A command fed the core what it found: it is woken again before the task waits.
     fed: bool,
+    /// What makes the file watcher, and where its events go: used once, as the task starts.
+    pub make_watcher: Option<(MakeWatcher, Handler)>,
+    /// The file watcher, unless it could not be made.
+    watcher: Option<Box<dyn DirWatcher>>,
+    /// The machine, where the file half's reads are made.
+    disk: Arc<dyn Disk>,
 }
 
 impl Task {
@@ -75,6 +82,9 @@ impl Task {
             waiters: HashMap::new(),
             next_waiter: 0,
             fed: false,
+            make_watcher: None,
+            watcher: None,
+            disk: Arc::new(Real),
         }
     }
 
@@ -89,24 +99,23 @@ impl Task {
 
     pub(super) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>, machines: Vec<String>) {
         let mut reports = self.reports_rx.take().expect("the task runs once");
-        let warnings: Vec<Warning> = self
-            .files
-            .watch_error()
-            .map(|e| Warning::new(None, e))
-            .into_iter()
-            .collect();
-        self.feed(Input::Warned(warnings));
+        if let Some((make, handler)) = self.make_watcher.take() {
+            match make(handler) {
+                Ok(watcher) => self.watcher = Some(watcher),
+                Err(e) => self.feed(Input::NoWatcher(e.to_string())),
+            }
+        }
         self.feed(Input::Machines(machines));
         for command in self.core.commands() {
             self.command(command);
         }
         if let Some(lf) = self.lf.clone() {
             self.files.watch_program(lf.program());
+            self.carry_out_files();
             self.core.begin(lf.detect().await);
         }
-        let fresh = self.files.start(self.core.files());
-        self.feed(Input::Warned(fresh));
-        self.exits_of_files();
+        self.files.start(self.core.files());
+        self.carry_out_files();
         if let Some(lf) = self.lf.clone() {
             self.core.first_list(self.now());
             let result = lf.list(&self.core.dialect()).await;
@@ -136,9 +145,8 @@ impl Task {
                     self.apply(batch);
                 }
                 _ = reconcile.tick(), if self.core.files() => {
-                    let inputs = self.files.reconcile(self.core.files());
-                    self.exits_of_files();
-                    self.feed_all(inputs);
+                    self.files.reconcile(self.core.files());
+                    self.carry_out_files();
                 }
                 Some((id, report)) = reports.recv() => {
                     self.feed(Input::Machine(id, report));
@@ -176,9 +184,8 @@ impl Task {
                 self.exits.remove(&exit);
                 match exit {
                     Exit::Client { run, .. } => {
-                        let inputs = self.files.client_exited(&run);
-                        self.exits_of_files();
-                        return self.feed_all(inputs);
+                        self.files.client_exited(&run);
+                        return self.carry_out_files();
                     }
                     Exit::Agent(_) => Input::Exited(exit),
                 }
@@ -209,16 +216,27 @@ impl Task {
         if batch.database {
             self.feed(Input::Written);
         }
-        let inputs = self.files.batch(&batch, self.core.files());
-        self.exits_of_files();
-        self.feed_all(inputs);
+        self.files.batch(batch, self.core.files());
+        self.carry_out_files();
     }
 
-    /// Start and stop the client exit watches the file half decided on.
-    fn exits_of_files(&mut self) {
-        for command in self.files.commands() {
-            self.command(command);
+    /// Carry out the watches the file half asked for, tell it once they are in place
+    /// (what waited for them, a look or a read, goes on then and may ask for more), and
+    /// once nothing waits, hand the core what it found. Nothing else reaches the engine
+    /// meanwhile, so the file half's look after a watch is the next thing it does.
+    fn carry_out_files(&mut self) {
+        loop {
+            let commands = self.files.commands();
+            if commands.is_empty() && !self.files.waits() {
+                break;
+            }
+            for command in commands {
+                self.command(command);
+            }
+            self.files.carried_out();
         }
+        let inputs = self.files.inputs();
+        self.feed_all(inputs);
     }
 
     /// Publish the events and carry out the commands; false once nobody listens.
@@ -339,10 +357,31 @@ impl Task {
                 self.followers.insert(id, follower.abort_handle());
             }
             Command::Rescan { files } => {
-                let inputs = self.files.rescan(files);
-                self.exits_of_files();
-                self.feed_all(inputs);
+                self.files.rescan(files);
+                self.carry_out_files();
                 self.fed = true;
+            }
+            Command::Watch(dir) => {
+                let made = match &mut self.watcher {
+                    Some(watcher) => watcher.watch(&dir).is_ok(),
+                    None => false,
+                };
+                if !made {
+                    self.files.unwatchable(&dir);
+                }
+            }
+            Command::Unwatch(dir) => {
+                if let Some(watcher) = &mut self.watcher {
+                    watcher.unwatch(&dir);
+                }
+            }
+            Command::SurveyRuns(runs_dir) => {
+                let survey = crate::records::survey(&*self.disk, &runs_dir);
+                self.files.surveyed(survey);
+            }
+            Command::ReadRuns(dirs) => {
+                let read = crate::records::read_runs_parallel(&*self.disk, dirs);
+                self.files.runs_read(read);
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);
