@@ -34,11 +34,6 @@ pub const DEBOUNCE_MAX: Duration = Duration::from_millis(250);
 /// the database files changed since the tray's lf ended (the engine compares their size
 /// and time); a quarter second covers the delivery delay with a wide margin.
 pub const SELF_GRACE: Duration = Duration::from_millis(250);
-/// Stands where the file replays (`engine/replay_files.rs`) pass lf's quiet time to the
-/// core; they follow no lf, so there is none to give. lf's quiet time and its re-check
-/// are the dialect's ([`crate::Dialect::quiet_recheck`]).
-#[cfg(test)]
-pub(crate) const QUIET_RECHECK: Option<Duration> = None;
 /// When the list that follows a list for a write that came while it ran starts: not at
 /// once. Whoever wrote (an agent, the person answering the tray) acts again right after the
 /// tray reacted, within a second; a list right then would often be running as that next

@@ -29,7 +29,6 @@ use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::liveness::ProviderClient;
 use crate::run::{Manifest, Run};
-use crate::schedule::QUIET_RECHECK;
 use crate::session::State;
 use crate::watch::{Batch, DirWatcher};
 
@@ -302,7 +301,8 @@ impl Replay {
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
             db: files.db_stamp(),
         };
-        let core = Core::new(now, None, SAFETY_INTERVAL, QUIET_RECHECK);
+        let core = // No lf is followed here, so there is no quiet time to override.
+        Core::new(now, None, SAFETY_INTERVAL, None);
         let mut r = Replay {
             core,
             files,
