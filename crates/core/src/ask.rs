@@ -40,8 +40,6 @@ pub struct AskRecord {
     pub detail: String,
     pub prompt: String,
     pub cwd: String,
-    /// `harness` or `harness:model`.
-    pub model: String,
     /// The Run holding the conversation; `None` until lf prepares or starts it.
     pub session_run_id: Option<String>,
     pub ready_summary: Option<String>,
@@ -58,7 +56,6 @@ struct AskFile {
     detail: String,
     prompt: String,
     cwd: String,
-    model: String,
     session_run_id: Option<String>,
     ready_summary: Option<String>,
     status: AskStatus,
@@ -100,7 +97,6 @@ pub fn decode_ask(path: &Path, bytes: &[u8]) -> Result<AskRecord, Warning> {
         detail: file.detail,
         prompt: file.prompt,
         cwd: file.cwd,
-        model: file.model,
         session_run_id: file.session_run_id,
         ready_summary: file.ready_summary,
         completed: matches!(file.status, AskStatus::Completed {}),
@@ -255,7 +251,6 @@ mod tests {
                 detail: "Human ask".into(),
                 prompt: "Which release target should we ship first?\n(details…)".into(),
                 cwd: "/Users/me/src/app".into(),
-                model: "claude:opus".into(),
                 session_run_id: None,
                 ready_summary: None,
                 completed: false,

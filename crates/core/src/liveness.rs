@@ -28,7 +28,6 @@ pub struct ProviderClient {
     pub pid: i32,
     /// Unix seconds.
     pub started_at: i64,
-    pub terminal_id: Option<String>,
     pub path: PathBuf,
 }
 
@@ -36,7 +35,6 @@ pub struct ProviderClient {
 struct ClientFile {
     schema_version: u32,
     pid: i64,
-    terminal_id: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     started_at: OffsetDateTime,
 }
@@ -100,7 +98,6 @@ fn read_client(path: &Path) -> Result<Option<ProviderClient>, Warning> {
     Ok(Some(ProviderClient {
         pid,
         started_at: file.started_at.unix_timestamp(),
-        terminal_id: file.terminal_id,
         path: path.to_path_buf(),
     }))
 }
@@ -441,7 +438,6 @@ mod tests {
         ProviderClient {
             pid,
             started_at,
-            terminal_id: None,
             path: PathBuf::from(format!("{pid}.json")),
         }
     }
@@ -590,13 +586,11 @@ mod tests {
                 ProviderClient {
                     pid: 48213,
                     started_at: 1_777_636_803,
-                    terminal_id: Some("term-1".into()),
                     path: dir.join(CLIENTS_DIR).join("48213.json"),
                 },
                 ProviderClient {
                     pid: 48214,
                     started_at: 1_777_636_804,
-                    terminal_id: None,
                     path: dir.join(CLIENTS_DIR).join("48214.json"),
                 },
             ]

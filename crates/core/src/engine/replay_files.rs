@@ -623,7 +623,6 @@ fn conversation(id: &str, pids: &[i32]) -> Run {
         .map(|&pid| ProviderClient {
             pid,
             started_at: 1_800_000_000,
-            terminal_id: None,
             path: dir.join("provider-clients").join(format!("{pid}.json")),
         })
         .collect();
