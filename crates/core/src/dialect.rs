@@ -250,7 +250,7 @@ impl Dialect {
     }
 
     /// When to ask again after a change, for sessions lf's quiet rule may turn Waiting
-    /// with no write: a [`QUIET_MARGIN`] after lf's quiet time. `None` where lf has none.
+    /// with no write: a `QUIET_MARGIN` after lf's quiet time. `None` where lf has none.
     pub fn quiet_recheck(&self) -> Option<Duration> {
         self.quiet.map(|quiet| quiet + QUIET_MARGIN)
     }

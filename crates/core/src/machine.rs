@@ -38,8 +38,8 @@ pub const LIST_INTERVAL: Duration = Duration::from_secs(30);
 /// shell that reads slow profile scripts.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// How long one lf call over ssh may take: ssh's 10 s connect timeout plus lf's own
-/// [`crate::lf::DEFAULT_TIMEOUT`], with room for a slow handshake.
+/// How long one lf call over ssh may take: ssh's 10 s connect timeout plus the 10 s any lf
+/// call may take (`lf::DEFAULT_TIMEOUT`), with room for a slow handshake.
 pub const REMOTE_LF_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A line of the remote lf-tray's stream is one event; a snapshot of thousands of sessions
