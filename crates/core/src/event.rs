@@ -102,6 +102,20 @@ impl Event {
         "snapshot", "asked", "ready", "state", "stopped", "resolved", "appeared", "warning",
     ];
 
+    /// This event's `type` in `watch --json`, one of [`Event::KINDS`].
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Snapshot { .. } => "snapshot",
+            Event::Asked { .. } => "asked",
+            Event::Ready { .. } => "ready",
+            Event::State { .. } => "state",
+            Event::Stopped { .. } => "stopped",
+            Event::Resolved { .. } => "resolved",
+            Event::Appeared { .. } => "appeared",
+            Event::Warning { .. } => "warning",
+        }
+    }
+
     /// The session an event is about, if any.
     pub fn session(&self) -> Option<&SessionRecord> {
         match self {
@@ -177,6 +191,7 @@ mod tests {
             assert_eq!(&back, event, "{line}");
             let value: serde_json::Value = serde_json::from_str(&line).unwrap();
             kinds.push(value["type"].as_str().unwrap().to_string());
+            assert_eq!(value["type"], event.kind(), "{line}");
         }
         assert_eq!(kinds, Event::KINDS);
     }

@@ -607,14 +607,7 @@ mod tests {
             .events
             .iter()
             .map(|e| {
-                let name = match e {
-                    Event::Asked { .. } => "asked",
-                    Event::Ready { .. } => "ready",
-                    Event::State { .. } => "state",
-                    Event::Resolved { .. } => "resolved",
-                    Event::Appeared { .. } => "appeared",
-                    _ => "other",
-                };
+                let name = e.kind();
                 let s = e.session().unwrap();
                 (name, s.id.clone(), s.machine.clone())
             })

@@ -589,18 +589,7 @@ mod generation_e {
     }
 
     fn types(events: &[Event]) -> Vec<&'static str> {
-        events
-            .iter()
-            .map(|e| match e {
-                Event::Asked { .. } => "asked",
-                Event::State { .. } => "state",
-                Event::Stopped { .. } => "stopped",
-                Event::Resolved { .. } => "resolved",
-                Event::Appeared { .. } => "appeared",
-                Event::Ready { .. } => "ready",
-                _ => "other",
-            })
-            .collect()
+        events.iter().map(Event::kind).collect()
     }
 
     #[test]

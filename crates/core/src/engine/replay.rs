@@ -295,12 +295,7 @@ impl Replay {
                 let kind = match &e {
                     Event::Snapshot { .. } => return Some("snapshot".to_string()),
                     Event::Warning { .. } => return None,
-                    Event::Asked { .. } => "asked",
-                    Event::Ready { .. } => "ready",
-                    Event::State { .. } => "state",
-                    Event::Stopped { .. } => "stopped",
-                    Event::Resolved { .. } => "resolved",
-                    Event::Appeared { .. } => "appeared",
+                    _ => e.kind(),
                 };
                 Some(format!("{kind} {}", e.session()?.id))
             })

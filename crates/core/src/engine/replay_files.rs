@@ -571,12 +571,7 @@ impl Replay {
                         return Some(format!("snapshot [{}]", ids.join(" ")));
                     }
                     Event::Warning { .. } => return None,
-                    Event::Asked { .. } => "asked",
-                    Event::Ready { .. } => "ready",
-                    Event::State { .. } => "state",
-                    Event::Stopped { .. } => "stopped",
-                    Event::Resolved { .. } => "resolved",
-                    Event::Appeared { .. } => "appeared",
+                    _ => e.kind(),
                 };
                 Some(format!("{kind} {}", e.session()?.id))
             })
