@@ -143,6 +143,27 @@ impl AskRecord {
     }
 }
 
+/// An Ask file as generation A writes it, waiting, for the tests of the modules that read
+/// Asks among other records.
+#[cfg(test)]
+pub(crate) fn test_file(id: &str, title: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": id,
+        "parent_run_id": null,
+        "parent_run_dir": null,
+        "work": null,
+        "work_selector": null,
+        "title": title,
+        "detail": "Human ask",
+        "prompt": "Which one?",
+        "cwd": "/src/app",
+        "model": "claude:opus",
+        "session_run_id": null,
+        "ready_summary": null,
+        "status": "waiting"
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

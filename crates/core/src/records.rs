@@ -546,21 +546,7 @@ mod tests {
     }
 
     fn ask(id: &str, title: &str) -> Value {
-        json!({
-            "id": id,
-            "parent_run_id": null,
-            "parent_run_dir": null,
-            "work": null,
-            "work_selector": null,
-            "title": title,
-            "detail": "Human ask",
-            "prompt": "Which one?",
-            "cwd": "/src/app",
-            "model": "claude:opus",
-            "session_run_id": null,
-            "ready_summary": null,
-            "status": "waiting"
-        })
+        crate::ask::test_file(id, title)
     }
 
     fn titles(records: &Records) -> Vec<(String, String)> {
