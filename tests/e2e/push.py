@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -22,6 +21,7 @@ import e2e
 from harness import STEP_TIMEOUT, Checks, expect, run_checks, wait_for
 from memory import Memory
 from ntfy import Ntfy
+from person import Person
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,40 +44,11 @@ LEAVE_TIMEOUT = AWAY_AFTER + STEP_TIMEOUT
 BURST_WINDOW = 2.2
 
 
-class Person:
-    """Input as a person at the desk makes it, through XTEST (xdotool): a one-pixel pointer
-    move every INPUT_EVERY while present, none while away."""
-
-    def __init__(self):
-        self.present = threading.Event()
-        self.moving = threading.Lock()
-        self.last_input = None
-        self.step = 1
-        threading.Thread(target=self.run, daemon=True).start()
-
-    def move(self):
-        self.step = -self.step
-        subprocess.run(["xdotool", "mousemove_relative", "--", str(self.step), "0"], check=True)
-        self.last_input = time.monotonic()
-
-    def run(self):
-        while True:
-            self.present.wait()
-            with self.moving:
-                if self.present.is_set():
-                    self.move()
-            time.sleep(INPUT_EVERY)
-
-    def arrive(self):
-        with self.moving:
-            self.move()
-            self.present.set()
-
-    def leave(self):
-        """Stop touching anything; answers the time of the last input."""
-        with self.moving:
-            self.present.clear()
-            return self.last_input
+def xtest_motion():
+    """A one-pixel pointer move through XTEST (xdotool), back and forth."""
+    xtest_motion.step = -getattr(xtest_motion, "step", 1)
+    subprocess.run(["xdotool", "mousemove_relative", "--", str(xtest_motion.step), "0"],
+                   check=True)
 
 
 class Push(Memory):
@@ -85,7 +56,7 @@ class Push(Memory):
         super().__init__()
         self.ntfy = Ntfy(TOKEN)
         self.ntfy.start()
-        self.person = Person()
+        self.person = Person(xtest_motion, INPUT_EVERY)
         self.locker = None
         self.logind = None
         self.system_bus = self.start_system_bus()

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -28,6 +27,7 @@ from harness import (APP_NAME, START_TIMEOUT, TERMINAL_TIMEOUT, Lines,  # noqa: 
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
+from person import Person  # noqa: E402
 from tray import Tray, plain  # noqa: E402
 from vpointer import VirtualPointer  # noqa: E402
 
@@ -404,48 +404,14 @@ BURST_WINDOW = 2.2
 INPUT_EVERY = 0.5
 
 
-class Person:
-    """Pointer motion from the virtual pointer as a person at the desk makes it, every
-    INPUT_EVERY while present; nothing while away."""
+def pointer_motion(pointer):
+    """Motion from the virtual pointer, between two points so each is a change of position."""
+    x = [100]
 
-    def __init__(self, pointer):
-        self.pointer = pointer
-        self.present = threading.Event()
-        self.moving = threading.Lock()
-        self.stopped = False
-        self.last_input = None
-        self.x = 100
-        threading.Thread(target=self.run, daemon=True).start()
-
-    def move(self):
-        # Between two points, so each motion is a change of position.
-        self.x = 201 - self.x
-        self.pointer.move(self.x, 100)
-        self.last_input = time.monotonic()
-
-    def run(self):
-        while not self.stopped:
-            self.present.wait()
-            with self.moving:
-                if self.present.is_set() and not self.stopped:
-                    self.move()
-            time.sleep(INPUT_EVERY)
-
-    def arrive(self):
-        with self.moving:
-            self.move()
-            self.present.set()
-
-    def leave(self):
-        """Stop touching anything; answers the time of the last input."""
-        with self.moving:
-            self.present.clear()
-            return self.last_input
-
-    def stop(self):
-        with self.moving:
-            self.stopped = True
-            self.present.set()
+    def move():
+        x[0] = 201 - x[0]
+        pointer.move(x[0], 100)
+    return move
 
 
 @check
@@ -471,7 +437,7 @@ def pushes_follow_sway_s_idle_notification(ctx):
     settings.write_text(json.dumps({"terminal": "foot", "push_url": ctx.ntfy.url(topic),
                                     "push_token": token, "away_after_seconds": AWAY_AFTER}) + "\n")
     subprocess.run(["makoctl", "dismiss", "--all"], check=True)
-    ctx.person = Person(ctx.pointer)
+    ctx.person = Person(pointer_motion(ctx.pointer), INPUT_EVERY)
     ctx.person.arrive()
     log = open(ctx.out / "app-idle.log", "ab")
     ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=env, stdout=log,
