@@ -5,13 +5,12 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use zbus::{Connection, MatchRule, MessageStream, OwnedObjectPath, OwnedVariant};
 
-use super::{LockSource, Seen};
+use super::{Bus, LockSource, Seen};
 
 const BUS: &str = "org.freedesktop.DBus";
 const BUS_PATH: &str = "/org/freedesktop/DBus";
@@ -21,27 +20,17 @@ const MANAGER: &str = "org.freedesktop.login1.Manager";
 const SESSION: &str = "org.freedesktop.login1.Session";
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 const BY: &str = "logind's LockedHint";
-/// A lost system bus is tried again after 1 s, doubling to a minute: as the session bus's
-/// lockers are.
-const RECONNECT_FIRST: Duration = Duration::from_secs(1);
-const RECONNECT_MAX: Duration = Duration::from_secs(60);
-
 pub async fn follow(said: Arc<watch::Sender<Seen>>) {
-    let mut wait = RECONNECT_FIRST;
-    loop {
-        match Connection::system().await {
-            Ok(connection) => {
-                wait = RECONNECT_FIRST;
-                if let Err(e) = run(&connection, &said).await {
-                    tracing::warn!("cannot follow logind's LockedHint: {e}");
-                }
-            }
-            Err(e) => tracing::debug!("no system bus for logind's LockedHint: {e}"),
-        }
-        say(&said, None, "no system bus for logind".into());
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(RECONNECT_MAX);
-    }
+    super::on_bus(
+        Bus::System,
+        BY,
+        |connection| {
+            let said = Arc::clone(&said);
+            async move { run(&connection, &said).await }
+        },
+        || say(&said, None, "no system bus for logind".into()),
+    )
+    .await;
 }
 
 fn say(said: &watch::Sender<Seen>, locked: Option<bool>, by: String) {

@@ -51,6 +51,48 @@ enum LockSource {
     Logind,
 }
 
+/// Which bus a source of the screen lock speaks on.
+#[derive(Debug, Clone, Copy)]
+enum Bus {
+    Session,
+    System,
+}
+
+/// A lost bus is tried again after 1 s, doubling to a minute: as the popups' own
+/// connection is. A bus that is back is followed again within a minute at most.
+const RECONNECT_FIRST: Duration = Duration::from_secs(1);
+const RECONNECT_MAX: Duration = Duration::from_secs(60);
+
+/// Follows a source on its bus for as long as the connection lasts, and connects again
+/// after a loss; `lost` says meanwhile that it cannot tell. `what` names the source for
+/// the log.
+async fn on_bus<F: std::future::Future<Output = zbus::Result<()>>>(
+    bus: Bus,
+    what: &str,
+    follow: impl Fn(zbus::Connection) -> F,
+    lost: impl Fn(),
+) {
+    let mut wait = RECONNECT_FIRST;
+    loop {
+        let connection = match bus {
+            Bus::Session => zbus::Connection::session().await,
+            Bus::System => zbus::Connection::system().await,
+        };
+        match connection {
+            Ok(connection) => {
+                wait = RECONNECT_FIRST;
+                if let Err(e) = follow(connection).await {
+                    tracing::warn!("cannot follow {what}: {e}");
+                }
+            }
+            Err(e) => tracing::debug!("no {bus:?} bus for {what}: {e}"),
+        }
+        lost();
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RECONNECT_MAX);
+    }
+}
+
 /// Said of the idle time until its follower has looked.
 const IDLE_NOT_YET: &str = "idle time not read yet";
 

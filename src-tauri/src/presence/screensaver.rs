@@ -1,13 +1,12 @@
 //! The screen lock, as the locker on the session bus says it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use zbus::{Connection, MatchRule, MessageStream};
 
-use super::{LockSource, Seen};
+use super::{Bus, LockSource, Seen};
 
 const BUS: &str = "org.freedesktop.DBus";
 const BUS_PATH: &str = "/org/freedesktop/DBus";
@@ -20,27 +19,17 @@ pub const LOCKERS: [(&str, &str); 2] = [
     ),
     ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver"),
 ];
-/// A lost session bus is tried again after 1 s, doubling to a minute: as the popups'
-/// own connection does.
-const RECONNECT_FIRST: Duration = Duration::from_secs(1);
-const RECONNECT_MAX: Duration = Duration::from_secs(60);
-
 pub async fn follow(said: Arc<watch::Sender<Seen>>) {
-    let mut wait = RECONNECT_FIRST;
-    loop {
-        match Connection::session().await {
-            Ok(connection) => {
-                wait = RECONNECT_FIRST;
-                if let Err(e) = run(&connection, &said).await {
-                    tracing::warn!("cannot follow the screen lock: {e}");
-                }
-            }
-            Err(e) => tracing::debug!("no session bus for the screen lock: {e}"),
-        }
-        say(&said, None, "no session bus".into());
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(RECONNECT_MAX);
-    }
+    super::on_bus(
+        Bus::Session,
+        "the screen lock",
+        |connection| {
+            let said = Arc::clone(&said);
+            async move { run(&connection, &said).await }
+        },
+        || say(&said, None, "no session bus".into()),
+    )
+    .await;
 }
 
 fn say(said: &watch::Sender<Seen>, locked: Option<bool>, by: String) {
