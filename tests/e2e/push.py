@@ -44,6 +44,13 @@ LEAVE_TIMEOUT = AWAY_AFTER + STEP_TIMEOUT
 BURST_WINDOW = 2.2
 
 
+def read_or_none(path):
+    try:
+        return path.read_text()
+    except OSError as e:
+        return f"unreadable: {e}"
+
+
 def xtest_motion():
     """A one-pixel pointer move through XTEST (xdotool), back and forth."""
     xtest_motion.step = -getattr(xtest_motion, "step", 1)
@@ -160,9 +167,12 @@ def at_the_desk_nothing_is_pushed_and_leaving_pushes_what_waited_once(ctx):
     expect(words_a not in push["message"], f"the agent's words were pushed: {names(push)}")
     expect(push["topic"] == TOPIC and push["method"] == "POST", f"{push['topic']} {push['method']}")
     expect_authorized(push)
-    # Which sessions the tray counts as pushed is on disk, for a restart.
-    memory = json.loads((ctx.state / "pushes.json").read_text())
-    expect(len(memory["pushed"]) == 2, f"pushes.json: {memory}")
+    # Which sessions the tray counts as pushed is on disk, for a restart: written by the
+    # memory's own thread once the push is done, so waited for, not read at once.
+    def pushed():
+        path = ctx.state / "pushes.json"
+        return path.exists() and len(json.loads(path.read_text())["pushed"]) == 2
+    wait_for(pushed, lambda: f"pushes.json to hold both sessions: {read_or_none(ctx.state / 'pushes.json')}")
 
 
 @check
