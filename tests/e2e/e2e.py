@@ -1446,33 +1446,50 @@ def window_shows_a_flow_session_with_approve_and_iterate(ctx):
     opts.set_capability("browserName", "wry")
     opts.set_capability("tauri:options", {"application": ctx.app_bin})
     ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
-    el = wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
-                  f"{ctx.flow_selector()} in the window", START_TIMEOUT)[0]
+    wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, ctx.flow_selector()),
+             f"{ctx.flow_selector()} in the window", START_TIMEOUT)
     title = wait_for(lambda: ctx.driver.find_element(By.CSS_SELECTOR, f"{ctx.flow_selector()} .title").text,
                      "the Flow review's title")
     expect(title == "Design the onboarding flow", f"the session's .title shows {title!r}")
     # A compact row until the person opens it.
-    expect(not el.find_elements(By.CSS_SELECTOR, "textarea"), "the row shows its fields before it was opened")
-    el = expand(ctx.driver, ctx.flow_selector())
+    fields = on_row(ctx.driver, ctx.flow_selector(), lambda row: row.find_elements(By.CSS_SELECTOR, "textarea"))
+    expect(not fields, "the row shows its fields before it was opened")
+    expand(ctx.driver, ctx.flow_selector())
+
+    def card(row):
+        return {
+            "buttons": [k for k in ("approve", "iterate")
+                        if row.find_elements(By.CSS_SELECTOR, f'button[data-action="{k}"]')],
+            "boxes": [k for k in ("approve", "iterate")
+                      if any(b.is_displayed() for b in row.find_elements(By.CSS_SELECTOR, f'textarea[data-input="{k}"]'))],
+            "summary": row.find_element(By.CSS_SELECTOR, ".summary").text,
+        }
+    shown = on_row(ctx.driver, ctx.flow_selector(), card)
     for kind in ("approve", "iterate"):
-        expect(el.find_elements(By.CSS_SELECTOR, f'button[data-action="{kind}"]'), f"no {kind} button")
-        box = el.find_elements(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]')
-        expect(box and box[0].is_displayed(), f"no {kind} input on screen")
-    summary = el.find_element(By.CSS_SELECTOR, ".summary").text
+        expect(kind in shown["buttons"], f"no {kind} button")
+        expect(kind in shown["boxes"], f"no {kind} input on screen")
+    summary = shown["summary"]
     expect("Design doc in docs/onboarding.md" in summary, f"the ready summary shows {summary!r}")
     window_screenshot(ctx, "window-webdriver.png")
 
 
 def submit(ctx, kind, text):
-    """Type into the session's input and press Enter, as a person would."""
+    """Type into the session's input and press Enter, as a person would. The window redraws
+    its cards when the list changes (keeping the draft and the focus, so a person typing
+    loses nothing), which leaves a node found a moment earlier stale: each try finds the box
+    as the page has it now, and the text and its Enter go in one command, so a redraw between
+    them cannot split one answer into two."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    el = ctx.driver.find_element(By.CSS_SELECTOR, ctx.flow_selector())
-    box = el.find_element(By.CSS_SELECTOR, f'textarea[data-input="{kind}"]')
-    box.clear()
-    box.send_keys(text)
-    box.send_keys(Keys.ENTER)
+    css = f'{ctx.flow_selector()} textarea[data-input="{kind}"]'
+
+    def attempt():
+        box = ctx.driver.find_element(By.CSS_SELECTOR, css)
+        box.clear()
+        box.send_keys(text + Keys.ENTER)
+        return True
+    wait_for(attempt, f"to type into {css} and press Enter")  # a stale node is tried again
 
 
 @window_check
@@ -1539,16 +1556,24 @@ def generation_d_window_offers_lf_actions_only_and_moves_here(ctx):
         sel = f'[data-session-id="{d["id"]}"]'
         wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, sel),
                  f"{sel} in the window", START_TIMEOUT)
-        el = expand(ctx.driver, sel)
-        kinds = [b.get_attribute("data-action") for b in el.find_elements(By.CSS_SELECTOR, "button[data-action]")]
+        expand(ctx.driver, sel)
+
+        def card(row):
+            open_button = row.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
+            return {
+                "kinds": [b.get_attribute("data-action")
+                          for b in row.find_elements(By.CSS_SELECTOR, "button[data-action]")],
+                "open": (open_button.text, open_button.is_enabled()),
+                "text": row.text,
+            }
+        shown = on_row(ctx.driver, sel, card)
+        kinds = shown["kinds"]
         # Go to terminal first (the tray's own, for an attached session), then lf's.
         expect(kinds == ["go_to_terminal", "open", "move_here"],
                f"buttons {kinds!r}; expected go_to_terminal, then lf's open and move_here only")
-        open_button = el.find_element(By.CSS_SELECTOR, 'button[data-action="open"]')
-        expect(open_button.text == "Open here" and not open_button.is_enabled(),
-               f"Open is {open_button.text!r}, enabled={open_button.is_enabled()}")
+        expect(shown["open"] == ("Open here", False), f"Open is {shown['open'][0]!r}, enabled={shown['open'][1]}")
         reason = "This Session is active in another terminal; use Move here to transfer it"
-        expect(reason in el.text, f"lf's reason not shown verbatim; the card says {el.text!r}")
+        expect(reason in shown["text"], f"lf's reason not shown verbatim; the card says {shown['text']!r}")
         # From the X server, not WebDriver: WebKitWebDriver's screenshot of this second
         # automation session hangs (its first session's works); the person sees the window.
         subprocess.run(["import", "-window", "root", str(ctx.out / "window-generation-d.png")],
@@ -1807,12 +1832,12 @@ def window_dismiss_mutes_the_row(ctx):
     sel = f'[data-session-id="{sid}"]'
     click_current(ctx.driver, f"{sel} button[data-dismiss]")
 
-    def muted():
-        row = ctx.driver.find_element(By.CSS_SELECTOR, sel)
+    def muted(row):
         note = row.find_elements(By.CSS_SELECTOR, ".dismissed-note")
         return ("dismissed" in row.get_attribute("class").split() and note and note[0].text == "Dismissed"
                 and not row.find_elements(By.CSS_SELECTOR, "button[data-dismiss]"))
-    wait_for(muted, f"{ORDER_TITLES[1]!r} drawn dismissed, without its Dismiss button")
+    wait_for(lambda: on_row(ctx.driver, sel, muted, "the dismissed row"),
+             f"{ORDER_TITLES[1]!r} drawn dismissed, without its Dismiss button")
     # Still listed where it was: it still waits, only its popups are dismissed.
     expect(sid in window_rows(ctx, "waiting"), f"the dismissed session left Waiting for you: {window_rows(ctx)!r}")
 
@@ -2005,18 +2030,28 @@ def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
 
 
 def expand(driver, css):
-    """Open a session's compact row with a click on it, as a person would; returns the row
-    once its details are on screen."""
+    """Open a session's compact row with a click on it, as a person would, and wait until
+    its details are on screen. Read the row afterwards with on_row: it may be redrawn."""
     from selenium.webdriver.common.by import By
 
-    def opened():
-        row = driver.find_element(By.CSS_SELECTOR, css)
+    def opened(row):
         if row.get_attribute("aria-expanded") != "true":
             click_current(driver, f"{css} .line .title")
-            return None
+            return False
         details = row.find_elements(By.CSS_SELECTOR, ".details")
-        return row if details and details[0].is_displayed() else None
-    return wait_for(opened, f"{css} to open")
+        return bool(details and details[0].is_displayed())
+    wait_for(lambda: on_row(driver, css, opened, f"{css}"), f"{css} to open")
+
+
+def on_row(driver, css, read, what=None):
+    """read(row) on the row as the page has it now. The window redraws its cards when the
+    list changes (a monitor frame can arrive at any moment); a redraw in the middle of a read
+    leaves the nodes found stale, and the read starts again on the new ones."""
+    from selenium.webdriver.common.by import By
+
+    # wait_for tries again on any exception, the stale node's among them; the tuple keeps a
+    # falsy reading (no fields, not yet muted) from counting as "not yet".
+    return wait_for(lambda: (read(driver.find_element(By.CSS_SELECTOR, css)),), f"to read {what or css}")[0]
 
 
 def click_current(driver, css):
