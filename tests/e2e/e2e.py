@@ -1630,6 +1630,14 @@ def window_rows(ctx, group=None):
         ".map((r) => r.dataset.sessionId);", css)
 
 
+def node_property(ctx, css, name):
+    """A property of the node the page has now, read in one command: a node found first and
+    read in a second command can be gone between them, since the page redraws its rows on
+    every change of the list."""
+    return ctx.driver.execute_script(
+        "const n = document.querySelector(arguments[0]); return n ? n[arguments[1]] : null;", css, name)
+
+
 def press(ctx, *keys):
     """Keys typed into whatever has the focus, as a person types them."""
     from selenium.webdriver.common.action_chains import ActionChains
@@ -1656,7 +1664,6 @@ def active_row(ctx):
 @window_check
 def window_lists_the_longest_waiting_first(ctx):
     from selenium import webdriver
-    from selenium.webdriver.common.by import By
     from selenium.webdriver.common.options import ArgOptions
 
     if ctx.driver is not None:
@@ -1687,7 +1694,7 @@ def window_lists_the_longest_waiting_first(ctx):
            f"waiting rows in the order {[titles[s] for s in mine]!r}; expected the longest waiting first "
            f"{list(ORDER_TITLES)!r}")
     for sid in ctx.order_ids:
-        since = ctx.driver.find_element(By.CSS_SELECTOR, f'[data-session-id="{sid}"] .since').text
+        since = node_property(ctx, f'[data-session-id="{sid}"] .since', "innerText")
         expect(since == "waiting <1 min", f"{titles[sid]} shows {since!r}; expected 'waiting <1 min'")
     window_screenshot(ctx, "window-order.png")
 
@@ -1742,8 +1749,8 @@ def window_keyboard_moves_and_enter_opens_the_terminal(ctx):
     press(ctx, Keys.ARROW_DOWN)  # the last row stays selected
     press(ctx, Keys.ARROW_UP)
     wait_for(lambda: active_row(ctx) == second, f"↑ back to the second row; focus on {active_row(ctx)!r}")
-    selected = [r.get_attribute("data-session-id")
-                for r in ctx.driver.find_elements(By.CSS_SELECTOR, ".session.selected")]
+    selected = ctx.driver.execute_script(
+        "return [...document.querySelectorAll('.session.selected')].map((r) => r.dataset.sessionId);")
     expect(selected == [second], f"rows drawn selected: {selected!r}")
     # → shows the question, ← folds it again.
     press(ctx, Keys.ARROW_RIGHT)
@@ -1765,7 +1772,6 @@ def window_keyboard_moves_and_enter_opens_the_terminal(ctx):
 @window_check
 def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
     expect(ctx.driver, "no window session (previous check failed)")
-    from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     ctx.flow_id = ctx.home.write_ready_flow(title="Order check: review the flow", step="review_design",
@@ -1782,7 +1788,7 @@ def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
             "return document.activeElement === document.querySelector(arguments[0]);", box)
     wait_for(approve_focused, "A to focus the Approve text")
     press(ctx, "ship")
-    value = ctx.driver.find_element(By.CSS_SELECTOR, box).get_attribute("value")
+    value = node_property(ctx, box, "value")
     expect(value == "ship", f"the Approve text holds {value!r}: the A that focused it was typed too")
     # Esc leaves the text box (keeping the draft), I goes to Iterate.
     press(ctx, Keys.ESCAPE)
@@ -1790,7 +1796,7 @@ def window_a_focuses_the_approve_text_of_a_flow_review(ctx):
     press(ctx, "i")
     wait_for(lambda: ctx.driver.execute_script(
         "return document.activeElement.dataset.input;") == "iterate", "I to focus the Iterate text")
-    expect(ctx.driver.find_element(By.CSS_SELECTOR, box).get_attribute("value") == "ship", "the draft was lost")
+    expect(node_property(ctx, box, "value") == "ship", "the draft was lost")
     press(ctx, Keys.ESCAPE)
     wait_for(lambda: active_row(ctx) == ctx.flow_id, "Esc in the text to go back to the row")
 
