@@ -13,11 +13,11 @@ use lf_tray_core::history::{self, History};
 use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionRecord};
 use lf_tray_surface::menu;
+use lf_tray_surface::requests::Requests;
 use tokio::sync::{mpsc, Notify};
 
 use crate::notification::Notifications;
 #[cfg(unix)]
-use crate::permission;
 use crate::{followed, hook, lock, push};
 use lf_tray_surface::policy::{Clock, Effect, PauseFor, Popups, Preferences};
 use lf_tray_surface::settings::{self, Settings};
@@ -65,7 +65,7 @@ pub(crate) struct Shell {
     pub(crate) no_tray_login: Mutex<Option<String>>,
     /// Agents' permission requests waiting for the person's Allow or Deny.
     #[cfg(unix)]
-    pub(crate) requests: permission::requests::Requests,
+    pub(crate) requests: Requests,
     /// The pushes to the person's phone, only while a push URL is set.
     pub(crate) push: Mutex<Option<push::Runner>>,
     /// The engine's first snapshot went by (set under `push`'s lock): pushes started later
@@ -102,7 +102,7 @@ impl Shell {
             tray_host: Mutex::new(None),
             no_tray_login: Mutex::new(None),
             #[cfg(unix)]
-            requests: permission::requests::Requests::default(),
+            requests: Requests::default(),
             terminals: Arc::default(),
             terminals_path: None,
             push: Mutex::new(None),

@@ -4,8 +4,8 @@
 //! show (`board`), the window's rows and buttons, worded for a page that only draws
 //! (`window`, `buttons`), the tray's menu and icon (`menu`) and whether a tray shows it
 //! (`tray_host`), whether the person is looking at a session's terminal so no popup is
-//! needed (`looking`), and what is pushed to the person's phone while they are away
-//! (`push`). The shell delivers popups over D-Bus and draws the tray and the window;
+//! needed (`looking`), what is pushed to the person's phone while they are away
+//! (`push`), and the agents' permission requests that wait for an answer (`requests`). The shell delivers popups over D-Bus and draws the tray and the window;
 //! everything it decides about them is here, tested without a display.
 
 pub mod board;
@@ -15,6 +15,7 @@ pub mod menu;
 pub mod notice;
 pub mod policy;
 pub mod push;
+pub mod requests;
 pub mod route;
 pub mod settings;
 pub mod tray_host;

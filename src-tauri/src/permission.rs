@@ -33,8 +33,6 @@ use lf_tray_surface::policy::{Clock, Effect};
 /// memory; a peer slower than this is not a hook.
 const READ_WAIT: Duration = Duration::from_secs(1);
 
-pub(crate) mod requests;
-
 /// Listen for the hook while the tray runs. Without `$XDG_RUNTIME_DIR`, or where the
 /// socket's directory is not this user's alone, there is no listening: the hook then
 /// finds no tray and leaves the terminal's prompt alone.

@@ -1,0 +1,177 @@
+//! The permission requests that wait for the person, one per session: what the popup, the
+//! window and the hook's connection share. Plain state, held by the shell apart from the
+//! code that serves the hook, and tested here without a desktop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use lf_tray_core::permission::{Answer, Request};
+use lf_tray_core::SessionRecord;
+use tokio::sync::oneshot;
+
+use crate::notice::{self, NoticeKey};
+
+// A panic elsewhere while the map was held leaves it whole (each change is one insert or
+// remove), so the requests stay usable rather than poisoned for the rest of the run.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Open {
+    id: u64,
+    record: SessionRecord,
+    request: Request,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// The requests waiting for the person, by session key: one per session, the newest.
+#[derive(Default)]
+pub struct Requests {
+    open: Mutex<HashMap<String, Open>>,
+    next: AtomicU64,
+}
+
+impl Requests {
+    /// The person's answer to the session's open request: true when it took it (the
+    /// first answer), false when there is none (answered, withdrawn) — nothing is sent.
+    pub fn answer(&self, key: &str, answer: Answer) -> bool {
+        let Some(open) = lock(&self.open).remove(key) else {
+            return false;
+        };
+        open.answer.send(answer).is_ok()
+    }
+
+    /// Take back the session's open request without an answer; true when there was one.
+    pub fn withdraw(&self, key: &str) -> bool {
+        lock(&self.open).remove(key).is_some()
+    }
+
+    /// The session's open request, if any: its popup and its window buttons.
+    pub fn request(&self, key: &str) -> Option<Request> {
+        lock(&self.open).get(key).map(|o| o.request.clone())
+    }
+
+    /// The popup for a session with an open request in place of the one the policy would
+    /// show (an ask that arrives after the request must not take its buttons away); the
+    /// policy's bookkeeping (`covers`) stays.
+    pub fn in_place_of(&self, shown: notice::Notice) -> notice::Notice {
+        let NoticeKey::Session(key) = &shown.key else {
+            return shown;
+        };
+        match lock(&self.open).get(key) {
+            Some(open) => notice::Notice {
+                covers: shown.covers,
+                ..notice::permission(&open.record, &open.request)
+            },
+            None => shown,
+        }
+    }
+
+    /// Take a new request for the session; its answer comes on the receiver.
+    pub fn register(
+        &self,
+        key: &str,
+        record: SessionRecord,
+        request: Request,
+    ) -> (u64, oneshot::Receiver<Answer>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        // A newer request of the same session replaces the older: its hook gets no answer.
+        lock(&self.open).insert(
+            key.to_string(),
+            Open {
+                id,
+                record,
+                request,
+                answer,
+            },
+        );
+        (id, answered)
+    }
+
+    /// Withdraw the session's request `id` if it is still the open one.
+    pub fn withdraw_this(&self, key: &str, id: u64) -> bool {
+        let mut open = lock(&self.open);
+        if open.get(key).is_some_and(|o| o.id == id) {
+            open.remove(key);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::record_d;
+    use lf_tray_core::State;
+
+    fn request(command: &str) -> Request {
+        Request {
+            session_id: "c1".into(),
+            cwd: "/w".into(),
+            tool_name: "Bash".into(),
+            tool_input: serde_json::json!({ "command": command }),
+        }
+    }
+
+    #[test]
+    fn the_first_answer_is_sent_and_a_second_finds_nothing() {
+        let requests = Requests::default();
+        let (_, mut answered) =
+            requests.register("S1", record_d("S1", State::Active, true), request("ls"));
+        assert_eq!(requests.request("S1"), Some(request("ls")));
+        assert!(requests.answer("S1", Answer::Allow));
+        assert_eq!(answered.try_recv().ok(), Some(Answer::Allow));
+        assert!(!requests.answer("S1", Answer::Deny));
+        assert_eq!(requests.request("S1"), None);
+    }
+
+    #[test]
+    fn a_newer_request_of_the_session_replaces_the_older_whose_hook_gets_no_answer() {
+        let requests = Requests::default();
+        let record = record_d("S1", State::Active, true);
+        let (old, mut old_answer) = requests.register("S1", record.clone(), request("ls"));
+        let (new, mut new_answer) = requests.register("S1", record, request("rm -r build"));
+        assert_ne!(old, new);
+        assert_eq!(requests.request("S1"), Some(request("rm -r build")));
+        // The older one's hook is let go without an answer: it falls back to the terminal.
+        assert!(old_answer.try_recv().is_err());
+        // Its withdrawal (its connection closing) must not take the newer request away.
+        assert!(!requests.withdraw_this("S1", old));
+        assert!(requests.answer("S1", Answer::Deny));
+        assert_eq!(new_answer.try_recv().ok(), Some(Answer::Deny));
+    }
+
+    #[test]
+    fn a_withdrawn_request_takes_no_answer() {
+        let requests = Requests::default();
+        let (id, _answered) =
+            requests.register("S1", record_d("S1", State::Active, true), request("ls"));
+        assert!(requests.withdraw_this("S1", id));
+        assert!(!requests.answer("S1", Answer::Allow));
+        let (_, _answered) =
+            requests.register("S2", record_d("S2", State::Active, true), request("ls"));
+        assert!(requests.withdraw("S2"));
+        assert!(!requests.withdraw("S2"));
+    }
+
+    #[test]
+    fn an_ask_that_arrives_after_the_request_keeps_the_requests_popup_and_its_buttons() {
+        let requests = Requests::default();
+        let record = record_d("S1", State::Active, true);
+        let asked = notice::asked(&record);
+        assert_eq!(requests.in_place_of(asked.clone()), asked);
+        requests.register("S1", record.clone(), request("cargo publish"));
+        let shown = requests.in_place_of(asked.clone());
+        assert_eq!(
+            shown,
+            notice::Notice {
+                covers: asked.covers.clone(),
+                ..notice::permission(&record, &request("cargo publish"))
+            }
+        );
+    }
+}
