@@ -118,7 +118,8 @@ fn arrive<R: Runtime>(
                         let effects = lock(&shell.popups).click_reached();
                         shell.send(effects);
                     }
-                    focus::Went::Not(why) => {
+                    focus::Went::Not(unreached) => {
+                        let why = unreached.sentence();
                         tracing::info!("NOT_FOCUSED session={}: {why}", record.id);
                         // lf's own way there (Open here, Move here), with the reason: the
                         // person asked for the terminal the session is in, so a second one

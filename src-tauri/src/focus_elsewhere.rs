@@ -7,11 +7,11 @@ use lf_tray_core::SessionRecord;
 #[allow(dead_code)] // the same shape as the Linux module's, which focuses
 pub enum Went {
     There(std::time::Duration),
-    Not(String),
+    Not(lf_tray_surface::route::Unreached),
 }
 
 pub fn go(_record: &SessionRecord, _terminals: &Terminals) -> Went {
-    Went::Not("Going back to a terminal is not supported on this system yet.".into())
+    Went::Not(lf_tray_surface::route::Unreached::Unsupported)
 }
 
 pub fn can_focus() -> bool {

@@ -88,8 +88,78 @@ fn fresh_destination(
     }
 }
 
+/// Why a Go to terminal did not bring the session's terminal to the front, as the log, the
+/// popup and the window tell the person. `place` is where the session runs, in words
+/// ("in Konsole, tab 2 of 3"); `why` is what the desktop or tmux said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreached {
+    /// No client of the session runs on this machine any more.
+    Gone,
+    /// tmux would not select the session's pane.
+    TmuxRefused { place: String, why: String },
+    /// The desktop cannot focus another app's window, or refused this one.
+    Refused { place: String, why: String },
+    /// It runs where no window on this screen shows it (a detached tmux, another seat).
+    NoWindow { place: String },
+    /// This system has no way for the tray to focus another app's window yet.
+    Unsupported,
+}
+
+impl Unreached {
+    /// One sentence for the person.
+    pub fn sentence(&self) -> String {
+        match self {
+            Unreached::Gone => {
+                "Its terminal is no longer there (no lf client of this session was found).".into()
+            }
+            Unreached::TmuxRefused { place, why } => {
+                format!("It is {place}, but tmux refused: {why}.")
+            }
+            Unreached::Refused { place, why } => format!("It is {place}, but {why}."),
+            Unreached::NoWindow { place } => {
+                format!("It is {place}, which no window on this screen shows.")
+            }
+            Unreached::Unsupported => {
+                "Going back to a terminal is not supported on this system yet.".into()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_unreached_terminal_is_told_in_one_sentence_that_says_where_it_runs() {
+        let place = || "in Konsole, tab 2 of 3".to_string();
+        assert_eq!(
+            Unreached::TmuxRefused {
+                place: place(),
+                why: "no such pane".into()
+            }
+            .sentence(),
+            "It is in Konsole, tab 2 of 3, but tmux refused: no such pane."
+        );
+        assert_eq!(
+            Unreached::Refused {
+                place: place(),
+                why: "this desktop lets no app focus another's window".into()
+            }
+            .sentence(),
+            "It is in Konsole, tab 2 of 3, but this desktop lets no app focus another's window."
+        );
+        assert_eq!(
+            Unreached::NoWindow { place: place() }.sentence(),
+            "It is in Konsole, tab 2 of 3, which no window on this screen shows."
+        );
+        for unreached in [Unreached::Gone, Unreached::Unsupported] {
+            let sentence = unreached.sentence();
+            assert!(
+                sentence.ends_with('.') && !sentence.contains('{'),
+                "{sentence}"
+            );
+        }
+    }
+
     use super::*;
     use crate::fixtures::{record, record_d};
     use lf_tray_core::session::finish;

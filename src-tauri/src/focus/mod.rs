@@ -31,6 +31,7 @@ use lf_tray_core::terminal::place::{
 use lf_tray_core::terminal::tab::{self, Tab};
 use lf_tray_core::SessionRecord;
 use lf_tray_surface::looking::{Place, Screen};
+use lf_tray_surface::route::Unreached;
 
 /// The desktop's way of listing and focusing windows.
 enum Desktop {
@@ -137,8 +138,8 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
 pub enum Went {
     /// Focused, after this long.
     There(Duration),
-    /// Not: why, in one sentence for the person.
-    Not(String),
+    /// Not, and why.
+    Not(Unreached),
 }
 
 /// Bring the terminal where `record` runs to the front.
@@ -146,9 +147,7 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
     let started = Instant::now();
     let desktop = Desktop::current();
     let Some(place) = locate(record, terminals, &desktop) else {
-        return Went::Not(
-            "Its terminal is no longer there (no lf client of this session was found).".to_string(),
-        );
+        return Went::Not(Unreached::Gone);
     };
     let window = match &place.holder {
         Holder::Window { window, .. } => *window,
@@ -158,10 +157,10 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
             window,
         } => {
             if let Err(why) = tmux::select(pane, client.as_ref()) {
-                return Went::Not(format!(
-                    "It is {}, but tmux refused: {why}.",
-                    place.sentence
-                ));
+                return Went::Not(Unreached::TmuxRefused {
+                    place: place.sentence,
+                    why: why.to_string(),
+                });
             }
             *window
         }
@@ -185,20 +184,25 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
     // selected all the same, so the terminal shows it when they get there).
     if let Desktop::Unable(why) = &desktop {
         show_tab();
-        return Went::Not(format!("It is {}, but {why}.", place.sentence));
+        return Went::Not(Unreached::Refused {
+            place: place.sentence,
+            why: why.to_string(),
+        });
     }
     let Some(window) = window else {
         show_tab();
-        return Went::Not(format!(
-            "It is {}, which no window on this screen shows.",
-            place.sentence
-        ));
+        return Went::Not(Unreached::NoWindow {
+            place: place.sentence,
+        });
     };
     let focused = desktop.focus(window);
     show_tab();
     match focused {
         Ok(()) => Went::There(started.elapsed()),
-        Err(why) => Went::Not(format!("It is {}, but {why}.", place.sentence)),
+        Err(why) => Went::Not(Unreached::Refused {
+            place: place.sentence,
+            why: why.to_string(),
+        }),
     }
 }
 
