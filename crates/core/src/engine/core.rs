@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use super::{all_sessions, one_line, status_line, Followed};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation, ReaderScope};
+use crate::disk::Read;
 use crate::event::{Event, Warning};
 use crate::lf::LfError;
 use crate::machine;
@@ -151,12 +152,9 @@ pub(crate) enum Command {
     /// file half.
     Watch(PathBuf),
     Unwatch(PathBuf),
-    /// List every Run dir under this `runs/` with its mtime, for the file half's
-    /// reconciliation; the task hands it the answer before anything else reaches the
-    /// engine.
-    SurveyRuns(PathBuf),
-    /// Read these Run dirs for the file half, answered likewise.
-    ReadRuns(Vec<PathBuf>),
+    /// Make these reads for the file half, after the watches asked before them; the task
+    /// hands it the answers before anything else reaches the engine.
+    Read(Vec<Read>),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.

@@ -225,15 +225,11 @@ impl Engine {
                 let _ = tx.send(Msg::Fs(event));
             }
         });
-        let files = FileSide::new(
-            Arc::new(Real),
-            config.home.clone(),
-            config.lf_bin.as_deref(),
-        );
+        let files = FileSide::new(config.home.clone(), config.lf_bin.as_deref());
         let start = Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
-            db: files.db_stamp(),
+            db: task::db_stamp(&Real, &config.home),
         };
         let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
         let core = Core::new(

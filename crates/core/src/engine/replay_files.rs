@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::FileSide;
+use super::task::db_stamp;
 use super::SAFETY_INTERVAL;
 use crate::ask::{self, AskRecord};
 use crate::disk::{Disk, Entry, Stat};
@@ -290,16 +291,12 @@ impl Replay {
         let disk = Fake::default();
         let home = Home::at(HOME);
         let inotify = Inotify(disk.clone());
-        let files = FileSide::new(
-            Arc::new(disk.clone()),
-            home.clone(),
-            Some(Path::new("/usr/bin/lf")),
-        );
+        let files = FileSide::new(home.clone(), Some(Path::new("/usr/bin/lf")));
         let t0 = Instant::now();
         let now = Now {
             mono: t0,
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
-            db: files.db_stamp(),
+            db: db_stamp(&disk, &home),
         };
         let core = // No lf is followed here, so there is no quiet time to override.
         Core::new(now, None, SAFETY_INTERVAL, None);
@@ -334,7 +331,7 @@ impl Replay {
         Now {
             mono: self.t0 + since,
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + since,
-            db: self.files.db_stamp(),
+            db: db_stamp(&self.disk, &self.home),
         }
     }
 
@@ -356,8 +353,8 @@ impl Replay {
         self.events.extend(out.events);
     }
 
-    /// The watches the file half asked for, carried out as the task does: until nothing
-    /// waits for them, then what it found to the core.
+    /// The watches and reads the file half asked for, carried out as the task does: until
+    /// nothing waits for them, then what it found to the core.
     fn carry_out_files(&mut self) {
         loop {
             let commands = self.files.commands();
@@ -388,13 +385,9 @@ impl Replay {
                         }
                     }
                     Command::Unwatch(dir) => self.inotify.unwatch(dir),
-                    Command::SurveyRuns(runs) => {
-                        let survey = crate::records::survey(&self.disk, runs);
-                        self.files.surveyed(survey);
-                    }
-                    Command::ReadRuns(dirs) => {
-                        let read = crate::records::read_runs_parallel(&self.disk, dirs.clone());
-                        self.files.runs_read(read);
+                    Command::Read(reads) => {
+                        let disk: &dyn Disk = &self.disk;
+                        self.files.answered(disk.answer(reads.clone()));
                     }
                     _ => {}
                 }
