@@ -48,9 +48,10 @@ struct Waiting {
     /// task has carried out what was asked).
     then: Option<Then>,
     /// Runs read whose directory (or `provider-clients/`) was then asked to be watched,
-    /// with the Run dir and those directories: read once more after the watches, and
-    /// taken in if a watch held.
-    runs: Vec<(String, PathBuf, Vec<PathBuf>)>,
+    /// with those directories: read once more if a watch held.
+    runs: Vec<(String, Vec<PathBuf>)>,
+    /// Runs asked to be read once more, their watch in place.
+    rereading: Vec<String>,
 }
 
 struct Looking {
@@ -113,8 +114,10 @@ pub(super) struct FileSide {
     commands: Vec<Command>,
     /// The reads to ask the task for, after the watches.
     reads: Vec<Read>,
-    /// What the task read for the last command.
-    answers: Answers,
+    /// Whether reads were asked for since the task last said it carried out the commands.
+    asked_reads: bool,
+    /// What the task read for them.
+    answers: Option<Answers>,
     /// Whether a source directory existed when this last looked (at every batch, scan and
     /// reconciliation): what the core's merges ask without touching the machine.
     present: bool,
@@ -134,7 +137,8 @@ impl FileSide {
             exits: HashMap::new(),
             commands: Vec::new(),
             reads: Vec::new(),
-            answers: Answers::default(),
+            asked_reads: false,
+            answers: None,
             present: false,
             waiting: Waiting::default(),
             found: Findings::default(),
@@ -156,6 +160,7 @@ impl FileSide {
             .collect();
         commands.append(&mut self.commands);
         if !self.reads.is_empty() {
+            self.asked_reads = true;
             commands.push(Command::Read(std::mem::take(&mut self.reads)));
         }
         commands
@@ -164,7 +169,10 @@ impl FileSide {
     /// Whether a look or a read waits for the commands asked for: the task tells
     /// [`FileSide::carried_out`] once it has carried them out.
     pub(super) fn waits(&self) -> bool {
-        self.waiting.tops.is_some() || self.waiting.then.is_some() || !self.waiting.runs.is_empty()
+        self.waiting.tops.is_some()
+            || self.waiting.then.is_some()
+            || !self.waiting.runs.is_empty()
+            || !self.waiting.rereading.is_empty()
     }
 
     /// A [`Command::Watch`] failed: the directory is not watched, nothing is told (a
@@ -177,29 +185,39 @@ impl FileSide {
 
     /// The answers to a [`Command::Read`].
     pub(super) fn answered(&mut self, answers: Answers) {
-        self.answers = answers;
+        self.answers = Some(answers);
     }
 
     /// The task has carried out every command asked for (the watches are in place, the
     /// reads answered): what waited for them goes on. The sources are looked for again,
     /// and watched again until a look finds what the last one watched; only then is what
     /// waits for them read. A Run read before its watch was in place is read once more.
-    /// What that asks in turn waits for the next call; a step whose reads went unanswered
-    /// (the task is ending) ends there.
+    /// What that asks in turn waits for the next call. Reads left unanswered (the task is
+    /// ending) end whatever waited.
     pub(super) fn carried_out(&mut self) {
-        let mut answers = std::mem::take(&mut self.answers);
-        // Runs that wait now had their watches carried out and were read after them;
-        // those asked below wait for the next call.
-        for (run, dir, asked) in std::mem::take(&mut self.waiting.runs) {
-            let Some(read) = answers.run(&dir) else {
-                continue;
-            };
-            if asked.iter().any(|dir| self.watches.watches_run(dir)) {
+        let answers = self.answers.take();
+        if std::mem::take(&mut self.asked_reads) && answers.is_none() {
+            self.waiting = Waiting::default();
+            return;
+        }
+        let mut answers = answers.unwrap_or_default();
+        for run in std::mem::take(&mut self.waiting.rereading) {
+            let read = self.home.run_dir(&run).and_then(|dir| answers.run(&dir));
+            if let Some(read) = read {
                 self.found
                     .warnings
                     .extend(self.records.run_changed(&run, read));
                 // A `provider-clients/` made meanwhile is watched; nothing reads after it.
                 self.sync_run(&run);
+            }
+        }
+        // Runs that wait now had their watches carried out; those asked below wait for
+        // the next call.
+        for (run, asked) in std::mem::take(&mut self.waiting.runs) {
+            let dir = self.home.run_dir(&run);
+            if let Some(dir) = dir.filter(|_| asked.iter().any(|d| self.watches.watches_run(d))) {
+                self.reads.push(Read::Runs(vec![dir]));
+                self.waiting.rereading.push(run);
             }
         }
         let mut appeared = Appeared::default();
@@ -580,16 +598,12 @@ impl FileSide {
     }
 
     /// A Run was just read: follow it. If that asks for a new watch (on the Run, or on a
-    /// `provider-clients/` that just appeared), it is read once more after the watch is in
+    /// `provider-clients/` that just appeared), it is read once more when the watch is in
     /// place, so that nothing written between the read and the watch is missed.
     fn settle(&mut self, run_id: &str) {
         let asked = self.sync_run(run_id);
-        if asked.is_empty() {
-            return;
-        }
-        if let Some(dir) = self.home.run_dir(run_id) {
-            self.reads.push(Read::Runs(vec![dir.clone()]));
-            self.waiting.runs.push((run_id.to_string(), dir, asked));
+        if !asked.is_empty() {
+            self.waiting.runs.push((run_id.to_string(), asked));
         }
     }
 
