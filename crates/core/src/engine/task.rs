@@ -1,6 +1,7 @@
 //! The engine task: the one place that waits. It reads the clocks, hands what arrived to
 //! the file half and the [`Core`], and carries out their commands (lf runs, lf's readers,
-//! exit watchers, the file watcher's watches), whose results come back to it as messages.
+//! exit watchers, the file watcher's watches, the file half's reads), whose results come
+//! back to it as messages (the reads' at once, to the file half).
 
 use std::collections::HashMap;
 use std::path::Path;
