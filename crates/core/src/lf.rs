@@ -414,6 +414,25 @@ async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result
     Ok((kept, dropped > 0))
 }
 
+/// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a
+/// backtrace (lf run with `RUST_BACKTRACE`) is left out.
+pub(crate) fn one_line(message: &str) -> String {
+    let message = message
+        .split("\nStack backtrace:")
+        .next()
+        .unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && *line != "Caused by:")
+        .map(|line| {
+            line.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
+                .trim()
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,5 +545,14 @@ mod tests {
             "lf failed with exit code 3 and no message."
         );
         assert_eq!(failed(None, "").to_string(), "lf was killed by a signal.");
+    }
+
+    #[test]
+    fn lf_errors_fold_onto_one_line() {
+        assert_eq!(
+            one_line("parse human session record\n\nCaused by:\n    EOF while parsing\n\nStack backtrace:\n   0: x"),
+            "parse human session record: EOF while parsing"
+        );
+        assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
     }
 }

@@ -1,15 +1,16 @@
 //! What the engine knows from lf's files: every Ask record, and the Runs that can change
-//! a listed session. Each method re-reads only what it is told changed, so the cost of an
-//! event does not grow with the number of Runs in the home.
+//! a listed session. Each method takes in only what it is told was read again, so the
+//! cost of an event does not grow with the number of Runs in the home. Nothing here reads
+//! the machine but [`Records::rescan`], for a reader outside the engine: the engine's file
+//! half asks its task for the reads and hands the answers in.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::ask::{self, AskRecord};
-use crate::disk::{Disk, Real};
+use crate::ask::AskRecord;
+use crate::disk::{AllAsks, AllRuns, AskRead, Disk, Read, Real, RunReading};
 use crate::event::Warning;
 use crate::home::Home;
 use crate::run::{self, Run};
@@ -27,8 +28,6 @@ pub struct Tracked {
 #[derive(Debug)]
 pub struct Records {
     home: Home,
-    /// Where the files are read, and client processes judged.
-    disk: Arc<dyn Disk>,
     /// The absolute `lf` that `open_argv` names; lf's own CLI falls back to its own path,
     /// so with no `lf` found the bare name keeps the record usable on a user's PATH.
     lf: String,
@@ -47,14 +46,8 @@ pub struct Records {
 
 impl Records {
     pub fn new(home: Home, lf: Option<&Path>) -> Records {
-        Records::on(Arc::new(Real), home, lf)
-    }
-
-    /// Records read from `disk`, not necessarily the machine's.
-    pub(crate) fn on(disk: Arc<dyn Disk>, home: Home, lf: Option<&Path>) -> Records {
         Records {
             home,
-            disk,
             lf: lf
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "lf".to_string()),
@@ -74,30 +67,44 @@ impl Records {
         self.runs.get(run_id)
     }
 
-    /// Forget everything and read both sources from scratch: at start and after an
-    /// inotify overflow. Returns the new problems.
+    /// Read both sources from scratch on this machine, now: for a reader that does not
+    /// watch (`lf-tray list`, the benchmark's cold scan). Returns the new problems.
     pub fn rescan(&mut self) -> Vec<Warning> {
+        let (asks_dir, runs_dir) = (self.home.asks_dir(), self.home.runs_dir());
+        let disk: &dyn Disk = &Real;
+        let mut answers = disk.answer(vec![
+            Read::Asks(asks_dir.clone()),
+            Read::AllRuns(runs_dir.clone()),
+        ]);
+        let asks = answers.take_asks(&asks_dir).unwrap_or_default();
+        let runs = answers.take_all_runs(&runs_dir).unwrap_or_default();
+        self.rescanned(asks, runs)
+    }
+
+    /// Forget everything and take in both sources read from scratch: at start and after
+    /// an inotify overflow. Returns the new problems.
+    pub(crate) fn rescanned(&mut self, asks: AllAsks, (runs, listing): AllRuns) -> Vec<Warning> {
         let previous = std::mem::take(&mut self.problems);
         let mut fresh = Vec::new();
-        self.read_asks(&mut fresh);
+        self.take_asks(asks, &mut fresh);
         self.runs.clear();
         self.inert.clear();
-        let dirs = list_run_dirs(&*self.disk, &self.home.runs_dir(), &mut fresh);
-        self.read_runs(dirs, &mut fresh);
+        fresh.extend(listing);
+        self.adopt_all(runs, &mut fresh);
         self.report(previous, fresh)
     }
 
-    /// Read every Ask record again (its directory just appeared), leaving the Runs as they
+    /// Every Ask record read again (its directory just appeared), the Runs left as they
     /// are.
-    pub fn rescan_asks(&mut self) -> Vec<Warning> {
+    pub(crate) fn asks_rescanned(&mut self, asks: AllAsks) -> Vec<Warning> {
         let asks_dir = self.home.asks_dir();
         let previous = self.take_problems(|path| path.starts_with(&asks_dir));
         let mut fresh = Vec::new();
-        self.read_asks(&mut fresh);
+        self.take_asks(asks, &mut fresh);
         self.report(previous, fresh)
     }
 
-    /// The slow safety net's first half: from every Run dir and its mtime ([`survey`]),
+    /// The slow safety net's first half: from every Run dir and its mtime (a survey),
     /// which Runs to read again: every one that is followed or new, and one found not
     /// worth following only if its directory changed since (a headless Run that lf opened
     /// interactively gains `provider-clients/`, which changes its directory's mtime). A
@@ -117,29 +124,30 @@ impl Records {
             .collect()
     }
 
-    /// The other half: the Asks read again, and the stale Runs as they were read
-    /// ([`read_runs_parallel`]); `fresh` holds the survey's problems.
+    /// The other half: the Asks read again, and the stale Runs as they were read; `fresh`
+    /// holds the survey's problems.
     pub(crate) fn reconciled(
         &mut self,
         mut fresh: Vec<Warning>,
+        asks: AllAsks,
         read: Vec<RunReading>,
     ) -> Vec<Warning> {
         let asks_dir = self.home.asks_dir();
         let previous = self.take_problems(|path| {
-            path.starts_with(&asks_dir) || read.iter().any(|(dir, ..)| path.starts_with(dir))
+            path.starts_with(&asks_dir) || read.iter().any(|r| path.starts_with(&r.dir))
         });
-        self.read_asks(&mut fresh);
+        self.take_asks(asks, &mut fresh);
         self.adopt_all(read, &mut fresh);
         self.report(previous, fresh)
     }
 
-    /// Re-read one Ask record after an event on `<asks>/<id>.json`.
-    pub fn ask_changed(&mut self, id: &str) -> Vec<Warning> {
+    /// One Ask record read again after an event on `<asks>/<id>.json`.
+    pub(crate) fn ask_changed(&mut self, id: &str, read: AskRead) -> Vec<Warning> {
         let mut fresh = Vec::new();
         let path = self.home.asks_dir().join(format!("{id}.json"));
         let previous = self.take_problems(|p| p == path);
         let before = self.asks.get(id).and_then(|a| a.session_run_id.clone());
-        self.read_ask_at(id, &path, &mut fresh);
+        self.take_ask(id, read, &mut fresh);
         let after = self.asks.get(id).and_then(|a| a.session_run_id.clone());
         // The Ask, and the Runs it names or named: a Run is listed as an interactive
         // session only while no Ask claims it.
@@ -148,16 +156,50 @@ impl Records {
         self.report(previous, fresh)
     }
 
-    /// Re-read one Run directory after an event in it (or in its shard).
-    pub fn run_changed(&mut self, run_id: &str) -> Vec<Warning> {
+    /// One Run directory read again after an event in it (or in its shard).
+    pub(crate) fn run_changed(&mut self, run_id: &str, read: RunReading) -> Vec<Warning> {
         let mut fresh = Vec::new();
-        let Some(dir) = self.home.run_dir(run_id) else {
-            return fresh;
-        };
-        let previous = self.take_problems(|p| p.starts_with(&dir));
-        self.read_runs(vec![dir], &mut fresh);
+        let previous = self.take_problems(|p| p.starts_with(&read.dir));
+        let referenced = self.referenced_runs();
+        self.adopt(read, &referenced, &mut fresh);
         self.touch_run(run_id);
         self.report(previous, fresh)
+    }
+
+    /// The Run directories that these Asks name as their session and that are not
+    /// followed: an Ask's session Run decides its state, and is followed once read.
+    pub(crate) fn unfollowed_session_runs<'a>(
+        &self,
+        asks: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = asks
+            .into_iter()
+            .filter_map(|id| self.asks.get(id)?.session_run_id.as_deref())
+            .filter(|run_id| !self.runs.contains_key(*run_id))
+            .filter_map(|run_id| self.home.run_dir(run_id))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
+    /// The ids of every Ask record held.
+    pub(crate) fn ask_ids(&self) -> Vec<String> {
+        self.asks.keys().cloned().collect()
+    }
+
+    /// Those session Runs, read: followed from now on (their problems are told each time,
+    /// as the Ask that named them was read).
+    pub(crate) fn session_runs_read(&mut self, read: Vec<RunReading>) -> Vec<Warning> {
+        let mut fresh = Vec::new();
+        for reading in read {
+            let Some(run_id) = run_id_of(&reading.dir) else {
+                continue;
+            };
+            let referenced = HashSet::from([run_id]);
+            self.adopt(reading, &referenced, &mut fresh);
+        }
+        self.report(HashMap::new(), fresh)
     }
 
     /// The session Run an Ask names, if the engine follows it.
@@ -171,12 +213,12 @@ impl Records {
         self.asks.clear();
     }
 
-    /// A client process of `run_id` exited: judge its liveness again. No file is read; the
-    /// client record may linger (a crashed agent leaves it) and that is exactly the case
-    /// only liveness can tell.
-    pub fn client_exited(&mut self, run_id: &str) {
+    /// A client process of `run_id` exited, and its clients' liveness was judged again
+    /// (`live`). No file is read; the client record may linger (a crashed agent leaves
+    /// it) and that is exactly the case only liveness can tell.
+    pub(crate) fn client_exited(&mut self, run_id: &str, live: Vec<i32>) {
         if let Some(tracked) = self.runs.get_mut(run_id) {
-            tracked.live_pids = self.disk.live_pids(&tracked.run);
+            tracked.live_pids = live;
         }
         self.touch_run(run_id);
     }
@@ -254,22 +296,18 @@ impl Records {
         self.touched.extend(asks);
     }
 
-    fn read_asks(&mut self, fresh: &mut Vec<Warning>) {
+    fn take_asks(&mut self, (read, listing): AllAsks, fresh: &mut Vec<Warning>) {
         self.asks.clear();
-        for (id, path) in list_asks(&*self.disk, &self.home.asks_dir(), fresh) {
-            self.read_ask_at(&id, &path, fresh);
+        fresh.extend(listing);
+        for (id, read) in read {
+            self.take_ask(&id, read, fresh);
         }
-    }
-
-    fn read_runs(&mut self, dirs: Vec<PathBuf>, fresh: &mut Vec<Warning>) {
-        let read = read_runs_parallel(&*self.disk, dirs);
-        self.adopt_all(read, fresh);
     }
 
     fn adopt_all(&mut self, read: Vec<RunReading>, fresh: &mut Vec<Warning>) {
         let referenced = self.referenced_runs();
-        for (dir, seen, result) in read {
-            self.adopt(dir, seen, result, &referenced, fresh);
+        for reading in read {
+            self.adopt(reading, &referenced, fresh);
         }
     }
 
@@ -291,22 +329,10 @@ impl Records {
             .collect()
     }
 
-    fn read_ask_at(&mut self, id: &str, path: &Path, fresh: &mut Vec<Warning>) {
-        match self.disk.read_ask(path) {
+    fn take_ask(&mut self, id: &str, read: AskRead, fresh: &mut Vec<Warning>) {
+        match read {
             Ok(Some(record)) => {
-                let new_run = record
-                    .session_run_id
-                    .clone()
-                    .filter(|run_id| !self.runs.contains_key(run_id));
                 self.asks.insert(id.to_string(), record);
-                // The Ask's session Run decides its state, and is followed from now on.
-                if let Some(run_id) = new_run {
-                    if let Some(dir) = self.home.run_dir(&run_id) {
-                        let referenced = HashSet::from([run_id]);
-                        let (seen, result) = read_dated(&*self.disk, &dir);
-                        self.adopt(dir, seen, result, &referenced, fresh);
-                    }
-                }
             }
             Ok(None) => {
                 self.asks.remove(id);
@@ -317,27 +343,20 @@ impl Records {
         }
     }
 
-    fn adopt(
-        &mut self,
-        dir: PathBuf,
-        seen: Option<SystemTime>,
-        (run, warnings): RunRead,
-        referenced: &HashSet<String>,
-        fresh: &mut Vec<Warning>,
-    ) {
-        fresh.extend(warnings);
-        let Some(run_id) = dir.file_name().and_then(OsStr::to_str).map(str::to_string) else {
+    fn adopt(&mut self, read: RunReading, referenced: &HashSet<String>, fresh: &mut Vec<Warning>) {
+        fresh.extend(read.warnings);
+        let Some(run_id) = run_id_of(&read.dir) else {
             return;
         };
-        match run {
+        match read.run {
             Some(run) if follows(&run, referenced.contains(&run_id)) => {
-                let live_pids = self.disk.live_pids(&run);
-                self.inert.remove(&dir);
+                self.inert.remove(&read.dir);
+                let live_pids = read.live;
                 self.runs.insert(run_id, Tracked { run, live_pids });
             }
             _ => {
                 self.runs.remove(&run_id);
-                self.inert.insert(dir, seen);
+                self.inert.insert(read.dir, read.seen);
             }
         }
     }
@@ -373,124 +392,8 @@ fn follows(run: &Run, referenced: bool) -> bool {
     referenced || (run.interactive() && !run.resolved)
 }
 
-fn list_asks(disk: &dyn Disk, dir: &Path, fresh: &mut Vec<Warning>) -> Vec<(String, PathBuf)> {
-    let entries = match disk.list(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) => {
-            fresh.push(Warning::new(
-                Some(dir.to_path_buf()),
-                format!("cannot list Ask records: {e}"),
-            ));
-            return Vec::new();
-        }
-    };
-    let mut asks = Vec::new();
-    for entry in entries {
-        let name = entry.name;
-        match ask::ask_id_from_file_name(&name) {
-            Some(id) => asks.push((id.to_string(), dir.join(&name))),
-            None if name.to_str().is_none() && !name.as_encoded_bytes().starts_with(b".") => fresh
-                .push(Warning::new(
-                    Some(dir.join(&name)),
-                    "skipped a file whose name is not valid UTF-8",
-                )),
-            None => {}
-        }
-    }
-    asks
-}
-
-/// `runs/<pp>/<run>` directories, skipping lf's dot-named staging entries.
-fn list_run_dirs(disk: &dyn Disk, runs_dir: &Path, fresh: &mut Vec<Warning>) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let shards = match disk.list(runs_dir) {
-        Ok(shards) => shards,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return dirs,
-        Err(e) => {
-            fresh.push(Warning::new(
-                Some(runs_dir.to_path_buf()),
-                format!("cannot list Runs: {e}"),
-            ));
-            return dirs;
-        }
-    };
-    for shard in shards {
-        if is_hidden(&shard.name) || !shard.dir {
-            continue;
-        }
-        let shard = runs_dir.join(&shard.name);
-        let Ok(runs) = disk.list(&shard) else {
-            continue;
-        };
-        for run in runs {
-            if !is_hidden(&run.name) && run.dir {
-                dirs.push(shard.join(&run.name));
-            }
-        }
-    }
-    dirs
-}
-
-pub fn is_hidden(name: &OsStr) -> bool {
-    name.as_encoded_bytes().starts_with(b".")
-}
-
-/// A Run dir's mtime, taken before it is read so that a change during the read shows at
-/// the next reconciliation.
-fn read_dated(disk: &dyn Disk, dir: &Path) -> (Option<SystemTime>, RunRead) {
-    let seen = disk.stat(dir).and_then(|s| s.modified);
-    (seen, disk.read_run(dir))
-}
-
-/// What `run::read_run` gives for one directory.
-type RunRead = (Option<Run>, Vec<Warning>);
-
-/// One Run directory read, with its mtime from just before.
-pub(crate) type RunReading = (PathBuf, Option<SystemTime>, RunRead);
-
-/// Every Run directory with its mtime, and the problems of listing them: what the
-/// reconciliation compares ([`Records::stale`]).
-pub(crate) type Survey = (Vec<(PathBuf, Option<SystemTime>)>, Vec<Warning>);
-
-pub(crate) fn survey(disk: &dyn Disk, runs_dir: &Path) -> Survey {
-    let mut fresh = Vec::new();
-    let dirs = list_run_dirs(disk, runs_dir, &mut fresh)
-        .into_iter()
-        .map(|dir| {
-            let modified = disk.stat(&dir).and_then(|s| s.modified);
-            (dir, modified)
-        })
-        .collect();
-    (dirs, fresh)
-}
-
-/// Read many Run directories on every core: the cold scan of a home with thousands of
-/// Runs is bound by file system calls, which parallelise well.
-pub(crate) fn read_runs_parallel(disk: &dyn Disk, dirs: Vec<PathBuf>) -> Vec<RunReading> {
-    let read = |dir: &PathBuf| {
-        let (seen, result) = read_dated(disk, dir);
-        (dir.clone(), seen, result)
-    };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    // Below a few hundred Runs a thread costs more than it saves.
-    if threads == 1 || dirs.len() < 256 {
-        return dirs.iter().map(read).collect();
-    }
-    let chunk = dirs.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = dirs
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+fn run_id_of(dir: &Path) -> Option<String> {
+    dir.file_name().and_then(OsStr::to_str).map(str::to_string)
 }
 
 #[cfg(test)]
@@ -543,6 +446,19 @@ mod tests {
         fn records(&self) -> Records {
             Records::new(self.home.clone(), Some(Path::new("/usr/bin/lf")))
         }
+
+        /// An event on one record, read as the engine's task reads it.
+        fn changed(&self, records: &mut Records, id: &str) -> Vec<Warning> {
+            records.ask_changed(id, crate::ask::read_ask(&self.path(id)))
+        }
+
+        /// The Ask directory appeared: every record read.
+        fn asks_appeared(&self, records: &mut Records) -> Vec<Warning> {
+            let dir = self.home.asks_dir();
+            let disk: &dyn Disk = &Real;
+            let mut answers = disk.answer(vec![Read::Asks(dir.clone())]);
+            records.asks_rescanned(answers.take_asks(&dir).unwrap())
+        }
     }
 
     fn ask(id: &str, title: &str) -> Value {
@@ -586,7 +502,7 @@ mod tests {
         let mut ready = ask(A1, "First");
         ready["ready_summary"] = json!("Done: shipped");
         files.write(A1, &ready);
-        assert!(records.ask_changed(A1).is_empty());
+        assert!(files.changed(&mut records, A1).is_empty());
         assert_eq!(records.take_touched(), HashSet::from([A1.to_string()]));
         let session = records.session(A1).unwrap();
         assert_eq!(session.ready_summary.as_deref(), Some("Done: shipped"));
@@ -601,7 +517,7 @@ mod tests {
         records.rescan();
         let full = serde_json::to_vec(&ask(A1, "Better")).unwrap();
         files.write_raw(A1, &full[..full.len() / 2]);
-        let warned = records.ask_changed(A1);
+        let warned = files.changed(&mut records, A1);
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert_eq!(warned[0].path.as_deref(), Some(files.path(A1).as_path()));
         assert_eq!(
@@ -610,14 +526,14 @@ mod tests {
             "a bad write closes nothing"
         );
         // The next event on the same broken file says nothing new...
-        assert!(records.ask_changed(A1).is_empty());
+        assert!(files.changed(&mut records, A1).is_empty());
         // ...the finished write is read...
         files.write_raw(A1, &full);
-        assert!(records.ask_changed(A1).is_empty());
+        assert!(files.changed(&mut records, A1).is_empty());
         assert_eq!(titles(&records), [pair(A1, "Better")]);
         // ...and a file that breaks again warns again.
         files.write_raw(A1, b"{");
-        assert_eq!(records.ask_changed(A1).len(), 1);
+        assert_eq!(files.changed(&mut records, A1).len(), 1);
     }
 
     #[test]
@@ -646,7 +562,7 @@ mod tests {
         let mut records = files.records();
         records.rescan();
         fs::remove_file(files.path(A1)).unwrap();
-        assert!(records.ask_changed(A1).is_empty());
+        assert!(files.changed(&mut records, A1).is_empty());
         assert_eq!(titles(&records), [pair(A2, "Stays")]);
         assert!(records.session(A1).is_none());
     }
@@ -671,7 +587,7 @@ mod tests {
         fs::create_dir_all(files.home.asks_dir()).unwrap();
         files.write(A1, &ask(A1, "One"));
         files.write(A2, &ask(A2, "Two"));
-        assert!(records.rescan_asks().is_empty());
+        assert!(files.asks_appeared(&mut records).is_empty());
         assert_eq!(titles(&records), [pair(A1, "One"), pair(A2, "Two")]);
     }
 

@@ -5,14 +5,13 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::EventKind;
 
-use crate::disk::Disk;
+use crate::disk::{is_hidden, Answers, Entry};
 use crate::home::Home;
-use crate::records::is_hidden;
+use crate::run::Run;
 
 /// Sort one file event into what it makes dirty. `program` is the `lf` in use (and what
 /// it links to): a change to it may be a new lf generation.
@@ -122,16 +121,13 @@ fn names(rest: &Path) -> Vec<&std::ffi::OsStr> {
         .collect()
 }
 
-pub(crate) fn run_names(disk: &dyn Disk, shard: &Path) -> Vec<String> {
-    disk.list(shard)
-        .map(|entries| {
-            entries
-                .into_iter()
-                .filter(|e| !is_hidden(&e.name))
-                .filter_map(|e| e.name.into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+/// The Runs a shard's listing names.
+pub(crate) fn run_names(entries: &[Entry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| !is_hidden(&e.name))
+        .filter_map(|e| e.name.to_str().map(str::to_string))
+        .collect()
 }
 
 /// `loopflow.db`, `loopflow.db-wal` or `loopflow.db-journal` (not `-shm`, which readers
@@ -181,10 +177,9 @@ pub(crate) enum Asked {
 /// The directories under inotify watch. Only directories, never single files: lf writes
 /// a temporary and renames it into place, which a watch on the old file would not see.
 /// A directory asked for counts as watched until the task says it could not be
-/// ([`Watches::unwatchable`]), which it does before the file half looks again.
+/// ([`Watches::unwatchable`]), which it does before the file half looks again. What is
+/// there is told it, as the task read it ([`Answers`]).
 pub struct Watches {
-    /// Where directories are looked for before they are watched.
-    disk: Arc<dyn Disk>,
     /// The watches to add and let go of since the task last took them, in order.
     asked: Vec<Asked>,
     /// The source directories and, while one is missing, its nearest existing ancestor.
@@ -214,10 +209,21 @@ fn sources(home: &Home, files: bool) -> Vec<PathBuf> {
     sources
 }
 
+/// What a look at the sources reads: every source directory and each one above it, for
+/// where a missing one is watched from.
+pub(crate) fn looked_at(home: &Home) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = sources(home, true)
+        .iter()
+        .flat_map(|dir| dir.ancestors().map(Path::to_path_buf))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
 impl Watches {
-    pub(crate) fn new(disk: Arc<dyn Disk>) -> Watches {
+    pub(crate) fn new() -> Watches {
         Watches {
-            disk,
             asked: Vec::new(),
             tops: HashMap::new(),
             shards: HashSet::new(),
@@ -250,11 +256,11 @@ impl Watches {
 
     /// Where a source is watched from: itself, or the nearest existing ancestor of a
     /// missing one, so that its creation is seen.
-    fn target(&self, dir: &Path) -> PathBuf {
-        if self.disk.is_dir(dir) {
+    fn target(dir: &Path, seen: &Answers) -> PathBuf {
+        if seen.is_dir(dir) {
             dir.to_path_buf()
         } else {
-            nearest_existing(&*self.disk, dir)
+            nearest_existing(seen, dir)
         }
     }
 
@@ -268,14 +274,15 @@ impl Watches {
     /// inode, is watched anew). Returns where each source was looked for: a directory can
     /// appear between this look and its parent's watch, unseen by either, so once the task
     /// has put these watches in place the file half looks again ([`Watches::settled`]).
-    pub fn look_tops(&mut self, home: &Home, files: bool) -> Vec<PathBuf> {
+    /// `seen` holds what [`looked_at`] names.
+    pub fn look_tops(&mut self, home: &Home, files: bool, seen: &Answers) -> Vec<PathBuf> {
         let looked: Vec<PathBuf> = sources(home, files)
             .iter()
-            .map(|dir| self.target(dir))
+            .map(|dir| Watches::target(dir, seen))
             .collect();
         let wanted: HashMap<PathBuf, Option<u64>> = looked
             .iter()
-            .map(|dir| (dir.clone(), self.disk.stat(dir).map(|s| s.inode)))
+            .map(|dir| (dir.clone(), seen.stat(dir).map(|s| s.inode)))
             .collect();
         let stale: Vec<PathBuf> = self
             .tops
@@ -298,10 +305,10 @@ impl Watches {
 
     /// Whether a look now finds the sources where the last look (whose watches are in
     /// place) did: then what is watched is what exists.
-    pub fn settled(&self, home: &Home, files: bool, looked: &[PathBuf]) -> bool {
+    pub fn settled(&self, home: &Home, files: bool, looked: &[PathBuf], seen: &Answers) -> bool {
         sources(home, files)
             .iter()
-            .all(|dir| looked.contains(&self.target(dir)))
+            .all(|dir| looked.contains(&Watches::target(dir, seen)))
     }
 
     /// Which sources became watchable since `before`, counting a directory deleted and
@@ -325,11 +332,12 @@ impl Watches {
     }
 
     /// Watch the directories of the `lf` program and of what it links to, so that an lf
-    /// upgraded while the tray runs is noticed without polling. Returns the paths whose
-    /// changes count (for [`route`]).
-    pub fn program(&mut self, lf: &Path) -> Vec<PathBuf> {
+    /// upgraded while the tray runs is noticed without polling. `target` is where `lf`
+    /// leads once every link is followed. Returns the paths whose changes count (for
+    /// [`route`]).
+    pub fn program(&mut self, lf: &Path, target: Option<PathBuf>) -> Vec<PathBuf> {
         let mut paths = vec![lf.to_path_buf()];
-        if let Some(target) = self.disk.canonical(lf) {
+        if let Some(target) = target {
             if target != lf {
                 paths.push(target);
             }
@@ -363,17 +371,18 @@ impl Watches {
         }
     }
 
-    pub fn shards(&mut self, runs_dir: &Path) {
-        let entries = self.disk.list(runs_dir).unwrap_or_default();
+    /// Watch every shard `runs/` lists (`entries`).
+    pub fn shards(&mut self, runs_dir: &Path, entries: &[Entry]) {
         for shard in entries {
             if !is_hidden(&shard.name) && shard.dir {
-                self.shard(&runs_dir.join(&shard.name));
+                self.shard(&runs_dir.join(&shard.name), true);
             }
         }
     }
 
-    pub fn shard(&mut self, shard: &Path) {
-        if self.disk.is_dir(shard) {
+    /// Watch a shard that is there, let go of one that is not.
+    pub fn shard(&mut self, shard: &Path, there: bool) {
+        if there {
             if !self.shards.contains(shard) {
                 self.add(shard);
                 self.shards.insert(shard.to_path_buf());
@@ -383,11 +392,15 @@ impl Watches {
         }
     }
 
-    /// Watch a Run dir and its `provider-clients/`; returns the directories newly asked for.
-    pub fn watch_run(&mut self, dir: &Path) -> Vec<PathBuf> {
+    /// Watch a Run dir and its `provider-clients/`, as its last read found them; returns
+    /// the directories newly asked for.
+    pub fn watch_run(&mut self, run: &Run) -> Vec<PathBuf> {
         let mut asked = Vec::new();
-        for dir in [dir.to_path_buf(), dir.join("provider-clients")] {
-            if !self.runs.contains(&dir) && self.disk.is_dir(&dir) {
+        let clients = run
+            .has_clients_dir
+            .then(|| run.dir.join("provider-clients"));
+        for dir in std::iter::once(run.dir.clone()).chain(clients) {
+            if !self.runs.contains(&dir) {
                 self.add(&dir);
                 self.runs.insert(dir.clone());
                 asked.push(dir);
@@ -434,10 +447,10 @@ impl Watches {
     }
 }
 
-fn nearest_existing(disk: &dyn Disk, dir: &Path) -> PathBuf {
+fn nearest_existing(seen: &Answers, dir: &Path) -> PathBuf {
     let mut dir = dir;
     while let Some(parent) = dir.parent() {
-        if disk.is_dir(parent) {
+        if seen.is_dir(parent) {
             return parent.to_path_buf();
         }
         dir = parent;

@@ -12,18 +12,18 @@
 //! attention as it changes, including the quiet deadline no write announces.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use super::{all_sessions, one_line, status_line, Followed};
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation, ReaderScope};
+use crate::disk::Read;
 use crate::event::{Event, Warning};
-use crate::lf::LfError;
-use crate::machine;
+use crate::lf::{one_line, LfError};
+use crate::machine::{self, MachineView};
 use crate::monitor::{Part, Report};
 use crate::schedule::Schedule;
 use crate::session::{Agent, Runs, SessionRecord};
@@ -151,12 +151,9 @@ pub(crate) enum Command {
     /// file half.
     Watch(PathBuf),
     Unwatch(PathBuf),
-    /// List every Run dir under this `runs/` with its mtime, for the file half's
-    /// reconciliation; the task hands it the answer before anything else reaches the
-    /// engine.
-    SurveyRuns(PathBuf),
-    /// Read these Run dirs for the file half, answered likewise.
-    ReadRuns(Vec<PathBuf>),
+    /// Make these reads for the file half, after the watches asked before them; the task
+    /// hands it the answers before anything else reaches the engine.
+    Read(Vec<Read>),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
@@ -182,6 +179,58 @@ pub(crate) enum Exit {
     Agent(String),
     /// A client process of a followed Run, whose exit may leave the Run's session waiting.
     Client { run: String, pid: i32 },
+}
+
+/// One other machine the engine follows.
+#[derive(Debug, Clone)]
+pub(crate) struct Followed {
+    /// Its follower's for that follower's life, never reused: a report still on its way
+    /// from a machine let go names an id no machine has, and lands nowhere (an index would
+    /// land on whichever machine took its place).
+    pub id: u64,
+    pub view: MachineView,
+}
+
+/// Every machine's sessions, in lf's list order.
+pub(super) fn all_sessions(snapshot: &Snapshot, machines: &[Followed]) -> Vec<SessionRecord> {
+    let mut list = snapshot.sessions();
+    for machine in machines {
+        list.extend(machine.view.sessions());
+    }
+    list.sort_by(SessionRecord::list_order);
+    list
+}
+
+/// This machine's part of the status line: which lf, and how many sessions.
+pub(super) fn status_line(
+    lf: Option<&Path>,
+    detected: Option<Dialect>,
+    failure: Option<&str>,
+    count: usize,
+) -> String {
+    let sessions = match count {
+        1 => "1 session".to_string(),
+        n => format!("{n} sessions"),
+    };
+    match (lf, failure) {
+        (None, _) => format!(
+            "No lf found ($LF_BIN, PATH, ~/.local/bin/lf): showing Ask and interactive \
+             sessions from files; Flow sessions need lf · {sessions}"
+        ),
+        (Some(lf), None) => match detected {
+            Some(d) if d.generation.is_known() => format!(
+                "lf: {} (generation {}) · {sessions}",
+                lf.display(),
+                d.generation.name()
+            ),
+            Some(_) | None => format!("lf: {} · {sessions}", lf.display()),
+        },
+        (Some(_), Some(failure)) => {
+            format!(
+                "lf failed ({failure}); sessions from lf are from the last good list · {sessions}"
+            )
+        }
+    }
 }
 
 /// What the surfaces read between events that changed, for the task to keep where the

@@ -1,23 +1,24 @@
-//! The file half of the engine: lf's session files as [`Records`] reads them, which
+//! The file half of the engine: lf's session files as [`Records`] holds them, which
 //! directories are to be under inotify ([`Watches`]), and which client processes of
-//! followed Runs are to be watched for their exit. Every read goes through a [`Disk`], the
-//! machine's or a replay's; every watch, a file's or a process's, is a [`Command`] the task
-//! carries out, since the task owns the watcher, and so are the reconciliation's reads.
-//! The task hands it each file-watch batch and each client's exit, carries out what it
-//! asked, tells it once that is done ([`FileSide::carried_out`]), and hands the core what
-//! it found as [`Input`]s; the core reads what it holds through [`FileView`].
+//! followed Runs are to be watched for their exit. It decides; the task does the I/O.
+//! Every watch, a directory's or a process's, is a [`Command`] the task carries out, since
+//! the task owns the watcher, and so is every read ([`Command::Read`]), since the task
+//! owns the machine: the file half is replayed on a disk made of data. The task hands it
+//! each file-watch batch and each client's exit, carries out what it asked, hands back
+//! what it read ([`FileSide::answered`]), tells it once that is done
+//! ([`FileSide::carried_out`]), and hands the core what it found as [`Input`]s; the core
+//! reads what it holds through [`FileView`].
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use super::core::{Command, Exit, FileView, Input, Stamp};
-use crate::disk::Disk;
+use super::core::{Command, Exit, FileView, Input};
+use crate::disk::{Answers, Read, RunReading};
 use crate::event::Warning;
 use crate::home::Home;
-use crate::records::{Records, RunReading, Survey};
+use crate::records::Records;
 use crate::session::SessionRecord;
-use crate::watch::{route, run_names, Appeared, Asked, Batch, Watches};
+use crate::watch::{looked_at, route, run_names, Appeared, Asked, Batch, Watches};
 
 /// How many times the sources are looked for again after their watches are in place
 /// before the file half goes on: far more than a home made a level at a time needs, and
@@ -37,21 +38,20 @@ struct Findings {
 }
 
 /// What waits for the commands asked for to be carried out: a look or a read that must
-/// come after a watch, so that nothing made or written between them goes unseen, and what
-/// follows the reads the task makes.
+/// come after a watch, so that nothing made or written between them goes unseen, and
+/// what takes in the task's reads.
 #[derive(Default)]
 struct Waiting {
     /// The source directories were looked for and asked to be watched: look again.
     tops: Option<Looking>,
     /// What follows once the sources are settled (or, if none were looked for, once the
-    /// task says the watches asked for are in place).
+    /// task has carried out what was asked).
     then: Option<Then>,
     /// Runs read whose directory (or `provider-clients/`) was then asked to be watched,
     /// with those directories: read once more if a watch held.
     runs: Vec<(String, Vec<PathBuf>)>,
-    /// The task's answers to [`Command::SurveyRuns`] and [`Command::ReadRuns`].
-    survey: Option<Survey>,
-    read: Option<Vec<RunReading>>,
+    /// Runs asked to be read once more, their watch in place.
+    rereading: Vec<String>,
 }
 
 struct Looking {
@@ -63,23 +63,46 @@ struct Looking {
     looks: u8,
 }
 
-/// The reads that wait for watches, and what waits for the task's reads.
+/// The steps that wait for watches or for the task's reads, each taking in what the
+/// one before it asked to be read.
 enum Then {
+    /// The sources were read ([`looked_at`]): note whether the files are there, look for
+    /// the sources, then `then`.
+    Looked { files: bool, then: Box<Then> },
     /// Read everything (at start, for a new lf, after lost events).
     Rescan { files: bool },
+    /// Everything was read: take it in.
+    Rescanned,
     /// The slow safety net: every Run dir with its mtime is asked for, then what is stale
-    /// ([`Records::stale`]), then the Asks and those Runs are taken in.
-    Reconcile,
-    /// The Run dirs and their mtimes came: ask for the stale ones to be read.
+    /// ([`Records::stale`]) with the Asks, then the session Runs the Asks name.
+    Survey,
+    /// The Run dirs and their mtimes came: ask for the stale ones and the Asks.
     Surveyed,
     /// They were read: take them in, with the survey's problems.
-    Read { warnings: Vec<Warning> },
-    /// What a batch made dirty, once its sources and new shards are watched.
+    Reconciled {
+        warnings: Vec<Warning>,
+        stale: Vec<PathBuf>,
+    },
+    /// A batch's sources and new shards were read: watch them.
+    Arrived { batch: Batch, files: bool },
+    /// What a batch made dirty, once its sources and new shards are watched: ask for it.
     Batch { batch: Batch, files: bool },
+    /// What a batch made dirty was read, and its shards listed: take it in.
+    BatchRead { batch: Batch, asks_appeared: bool },
+    /// Runs read again (`changed`, found by listing a shard) and session Runs that Asks
+    /// name (`session`): take them in and follow them, then the session Runs of `asks`.
+    Runs {
+        changed: Vec<String>,
+        session: Vec<PathBuf>,
+        asks: Vec<String>,
+    },
+    /// A client of this Run exited and its clients' liveness was judged again.
+    Exited(String),
+    /// Where the `lf` program leads was read: watch both.
+    Program(PathBuf),
 }
 
 pub(super) struct FileSide {
-    disk: Arc<dyn Disk>,
     home: Home,
     records: Records,
     watches: Watches,
@@ -89,6 +112,12 @@ pub(super) struct FileSide {
     exits: HashMap<i32, String>,
     /// The exit watches to start and stop, for the task.
     commands: Vec<Command>,
+    /// The reads to ask the task for, after the watches.
+    reads: Vec<Read>,
+    /// Whether reads were asked for since the task last said it carried out the commands.
+    asked_reads: bool,
+    /// What the task read for them.
+    answers: Option<Answers>,
     /// Whether a source directory existed when this last looked (at every batch, scan and
     /// reconciliation): what the core's merges ask without touching the machine.
     present: bool,
@@ -97,26 +126,28 @@ pub(super) struct FileSide {
 }
 
 impl FileSide {
-    /// The file half of `home`, read from `disk`.
-    pub(super) fn new(disk: Arc<dyn Disk>, home: Home, lf_bin: Option<&Path>) -> FileSide {
-        let records = Records::on(disk.clone(), home.clone(), lf_bin);
-        let watches = Watches::new(disk.clone());
+    /// The file half of `home`.
+    pub(super) fn new(home: Home, lf_bin: Option<&Path>) -> FileSide {
+        let records = Records::new(home.clone(), lf_bin);
         FileSide {
-            disk,
             home,
             records,
-            watches,
+            watches: Watches::new(),
             program: Vec::new(),
             exits: HashMap::new(),
             commands: Vec::new(),
+            reads: Vec::new(),
+            asked_reads: false,
+            answers: None,
             present: false,
             waiting: Waiting::default(),
             found: Findings::default(),
         }
     }
 
-    /// The watches (of directories and of processes) decided since the last call, for the
-    /// task to carry out in this order before it hands anything else to the engine.
+    /// The watches (of directories and of processes) and the reads decided since the last
+    /// call, for the task to carry out in this order before it hands anything else to the
+    /// engine: a read asked with a watch is made once the watch is in place.
     pub(super) fn commands(&mut self) -> Vec<Command> {
         let mut commands: Vec<Command> = self
             .watches
@@ -128,13 +159,20 @@ impl FileSide {
             })
             .collect();
         commands.append(&mut self.commands);
+        if !self.reads.is_empty() {
+            self.asked_reads = true;
+            commands.push(Command::Read(std::mem::take(&mut self.reads)));
+        }
         commands
     }
 
     /// Whether a look or a read waits for the commands asked for: the task tells
     /// [`FileSide::carried_out`] once it has carried them out.
     pub(super) fn waits(&self) -> bool {
-        self.waiting.tops.is_some() || self.waiting.then.is_some() || !self.waiting.runs.is_empty()
+        self.waiting.tops.is_some()
+            || self.waiting.then.is_some()
+            || !self.waiting.runs.is_empty()
+            || !self.waiting.rereading.is_empty()
     }
 
     /// A [`Command::Watch`] failed: the directory is not watched, nothing is told (a
@@ -145,39 +183,52 @@ impl FileSide {
         self.watches.unwatchable(dir);
     }
 
-    /// The answer to [`Command::SurveyRuns`].
-    pub(super) fn surveyed(&mut self, survey: Survey) {
-        self.waiting.survey = Some(survey);
-    }
-
-    /// The answer to [`Command::ReadRuns`].
-    pub(super) fn runs_read(&mut self, read: Vec<RunReading>) {
-        self.waiting.read = Some(read);
+    /// The answers to a [`Command::Read`].
+    pub(super) fn answered(&mut self, answers: Answers) {
+        self.answers = Some(answers);
     }
 
     /// The task has carried out every command asked for (the watches are in place, the
     /// reads answered): what waited for them goes on. The sources are looked for again,
-    /// and watched again until a look finds what the last one watched; only then are they
-    /// read. A Run read before its watch was in place is read once more. What that asks in
-    /// turn waits for the next call.
+    /// and watched again until a look finds what the last one watched; only then is what
+    /// waits for them read. A Run read before its watch was in place is read once more.
+    /// What that asks in turn waits for the next call. Reads left unanswered (the task is
+    /// ending) end whatever waited.
     pub(super) fn carried_out(&mut self) {
-        // Runs that wait now had their watches carried out; those asked below wait for
-        // the next call.
-        for (run, asked) in std::mem::take(&mut self.waiting.runs) {
-            if asked.iter().any(|dir| self.watches.watches_run(dir)) {
-                self.found.warnings.extend(self.records.run_changed(&run));
+        let answers = self.answers.take();
+        if std::mem::take(&mut self.asked_reads) && answers.is_none() {
+            self.waiting = Waiting::default();
+            return;
+        }
+        let mut answers = answers.unwrap_or_default();
+        for run in std::mem::take(&mut self.waiting.rereading) {
+            let read = self.home.run_dir(&run).and_then(|dir| answers.run(&dir));
+            if let Some(read) = read {
+                self.found
+                    .warnings
+                    .extend(self.records.run_changed(&run, read));
                 // A `provider-clients/` made meanwhile is watched; nothing reads after it.
                 self.sync_run(&run);
             }
         }
+        // Runs that wait now had their watches carried out; those asked below wait for
+        // the next call.
+        for (run, asked) in std::mem::take(&mut self.waiting.runs) {
+            let dir = self.home.run_dir(&run);
+            if let Some(dir) = dir.filter(|_| asked.iter().any(|d| self.watches.watches_run(d))) {
+                self.reads.push(Read::Runs(vec![dir]));
+                self.waiting.rereading.push(run);
+            }
+        }
         let mut appeared = Appeared::default();
         if let Some(mut looking) = self.waiting.tops.take() {
-            let settled = self
-                .watches
-                .settled(&self.home, looking.files, &looking.looked);
+            let settled =
+                self.watches
+                    .settled(&self.home, looking.files, &looking.looked, &answers);
             if !settled && looking.looks < LOOKS {
-                looking.looked = self.watches.look_tops(&self.home, looking.files);
+                looking.looked = self.watches.look_tops(&self.home, looking.files, &answers);
                 looking.looks += 1;
+                self.read_sources();
                 self.waiting.tops = Some(looking);
                 return;
             }
@@ -185,33 +236,8 @@ impl FileSide {
                 .watches
                 .appeared(&looking.before, &self.home, looking.files);
         }
-        match self.waiting.then.take() {
-            Some(Then::Rescan { files: true }) => {
-                self.found.warnings.extend(self.records.rescan());
-                self.sync_runs();
-            }
-            Some(Then::Reconcile) => {
-                self.commands
-                    .push(Command::SurveyRuns(self.home.runs_dir()));
-                self.waiting.then = Some(Then::Surveyed);
-            }
-            Some(Then::Surveyed) => {
-                // Without an answer (the task is ending) nothing is forgotten.
-                if let Some((dirs, warnings)) = self.waiting.survey.take() {
-                    let stale = self.records.stale(&dirs);
-                    self.commands.push(Command::ReadRuns(stale));
-                    self.waiting.then = Some(Then::Read { warnings });
-                }
-            }
-            Some(Then::Read { warnings }) => {
-                if let Some(read) = self.waiting.read.take() {
-                    let fresh = self.records.reconciled(warnings, read);
-                    self.found.warnings.extend(fresh);
-                    self.sync_runs();
-                }
-            }
-            Some(Then::Batch { batch, files }) => self.read(&batch, files, appeared),
-            Some(Then::Rescan { files: false }) | None => {}
+        if let Some(then) = self.waiting.then.take() {
+            self.next(then, &mut answers, appeared);
         }
     }
 
@@ -231,9 +257,15 @@ impl FileSide {
         inputs
     }
 
+    /// Where this machine's lf keeps its files.
+    pub(super) fn home(&self) -> &Home {
+        &self.home
+    }
+
     /// Watch the lf program, so that an lf upgraded while the tray runs is noticed.
     pub(super) fn watch_program(&mut self, lf: &Path) {
-        self.program = self.watches.program(lf);
+        self.reads.push(Read::Canonical(lf.to_path_buf()));
+        self.waiting.then = Some(Then::Program(lf.to_path_buf()));
     }
 
     /// Sort one file event into the batch.
@@ -243,8 +275,9 @@ impl FileSide {
 
     /// Watch first, then read: a record written in between is seen by the read.
     pub(super) fn start(&mut self, files: bool) {
-        self.present = self.present_now();
-        self.look(files, Then::Rescan { files });
+        self.read_sources();
+        let then = Box::new(Then::Rescan { files });
+        self.waiting.then = Some(Then::Looked { files, then });
     }
 
     /// A new lf was detected: watch its sources anew and, if it keeps its sessions in
@@ -255,25 +288,171 @@ impl FileSide {
         self.found.full = true;
     }
 
-    /// The slow safety net over the files (see [`Records::reconcile`]).
+    /// The slow safety net over the files ([`Records::stale`], [`Records::reconciled`]).
     pub(super) fn reconcile(&mut self, files: bool) {
-        self.present = self.present_now();
-        self.look(files, Then::Reconcile);
+        self.read_sources();
+        let then = Box::new(Then::Survey);
+        self.waiting.then = Some(Then::Looked { files, then });
         self.found.changed = true;
         self.found.full = true;
     }
 
-    /// A client process of a followed Run exited: its Run's session alone may change.
+    /// A client process of a followed Run exited: its Run's session alone may change,
+    /// once its clients' liveness is judged again.
     pub(super) fn client_exited(&mut self, run_id: &str) {
-        self.records.client_exited(run_id);
-        self.settle(run_id);
-        self.found.changed = true;
+        if let Some(tracked) = self.records.tracked_run(run_id) {
+            self.reads.push(Read::Live(Box::new(tracked.run.clone())));
+        }
+        self.waiting.then = Some(Then::Exited(run_id.to_string()));
     }
 
-    /// A batch of file events: watch what appeared and let go of what went; once that is
-    /// in place, read again what it made dirty.
+    /// A batch of file events: once the sources and its new shards are read, watch what
+    /// appeared and let go of what went; once that is in place, read again what it made
+    /// dirty.
     pub(super) fn batch(&mut self, batch: Batch, files: bool) {
-        self.present = self.present_now();
+        self.read_sources();
+        if files {
+            let shards = batch.shards.iter().map(|shard| Read::Stat(shard.clone()));
+            self.reads.extend(shards);
+        }
+        self.waiting.then = Some(Then::Arrived { batch, files });
+    }
+
+    /// The step that waited goes on with what was read for it.
+    fn next(&mut self, then: Then, answers: &mut Answers, appeared: Appeared) {
+        let asks_dir = self.home.asks_dir();
+        let runs_dir = self.home.runs_dir();
+        match then {
+            Then::Looked { files, then } => {
+                self.present = answers.is_dir(&asks_dir) || answers.is_dir(&runs_dir);
+                self.look(files, *then, answers);
+            }
+            Then::Rescan { files: true } => self.read_everything(),
+            Then::Rescan { files: false } => {}
+            Then::Rescanned => {
+                let (Some(asks), Some(runs)) = (
+                    answers.take_asks(&asks_dir),
+                    answers.take_all_runs(&runs_dir),
+                ) else {
+                    return;
+                };
+                self.found
+                    .warnings
+                    .extend(self.records.rescanned(asks, runs));
+                self.sync_runs(answers);
+            }
+            Then::Survey => {
+                self.reads.push(Read::Survey(runs_dir));
+                self.waiting.then = Some(Then::Surveyed);
+            }
+            Then::Surveyed => {
+                let Some((dirs, warnings)) = answers.take_survey(&runs_dir) else {
+                    return;
+                };
+                let stale = self.records.stale(&dirs);
+                self.reads.push(Read::Runs(stale.clone()));
+                self.reads.push(Read::Asks(asks_dir));
+                self.reads.push(Read::List(runs_dir));
+                self.waiting.then = Some(Then::Reconciled { warnings, stale });
+            }
+            Then::Reconciled { warnings, stale } => {
+                let read: Option<Vec<RunReading>> = stale.iter().map(|d| answers.run(d)).collect();
+                let (Some(asks), Some(read)) = (answers.take_asks(&asks_dir), read) else {
+                    return;
+                };
+                let fresh = self.records.reconciled(warnings, asks, read);
+                self.found.warnings.extend(fresh);
+                self.sync_runs(answers);
+                let asks = self.records.ask_ids();
+                self.read_runs(Vec::new(), asks);
+            }
+            Then::Arrived { batch, files } => self.arrived(batch, files, answers),
+            Then::Batch { batch, files } => self.dirty(batch, files, answers, appeared),
+            Then::BatchRead {
+                batch,
+                asks_appeared,
+            } => self.take_in(batch, asks_appeared, answers),
+            Then::Runs {
+                changed,
+                session,
+                asks,
+            } => {
+                for run in changed {
+                    let read = self.home.run_dir(&run).and_then(|dir| answers.run(&dir));
+                    if let Some(read) = read {
+                        self.found
+                            .warnings
+                            .extend(self.records.run_changed(&run, read));
+                        self.settle(&run);
+                    }
+                }
+                let read: Option<Vec<RunReading>> =
+                    session.iter().map(|d| answers.run(d)).collect();
+                let Some(read) = read else { return };
+                self.found
+                    .warnings
+                    .extend(self.records.session_runs_read(read));
+                // An Ask may have named a new session Run, which is followed from now on.
+                for id in &asks {
+                    if let Some(run) = self.records.session_run_of(id) {
+                        self.settle(&run);
+                    }
+                }
+            }
+            Then::Exited(run_id) => {
+                let live = match self.records.tracked_run(&run_id) {
+                    Some(tracked) => match answers.take_live(&tracked.run.dir) {
+                        Some(live) => live,
+                        None => return,
+                    },
+                    None => Vec::new(),
+                };
+                self.records.client_exited(&run_id, live);
+                self.settle(&run_id);
+                self.found.changed = true;
+            }
+            Then::Program(lf) => {
+                let target = answers.canonical(&lf);
+                self.program = self.watches.program(&lf, target);
+            }
+        }
+    }
+
+    /// Ask for both sources to be read whole, and `runs/` listed for its shards.
+    fn read_everything(&mut self) {
+        let runs_dir = self.home.runs_dir();
+        self.reads.push(Read::Asks(self.home.asks_dir()));
+        self.reads.push(Read::AllRuns(runs_dir.clone()));
+        self.reads.push(Read::List(runs_dir));
+        self.waiting.then = Some(Then::Rescanned);
+    }
+
+    /// Ask for the sources and every directory above them to be read, for a look.
+    fn read_sources(&mut self) {
+        self.reads
+            .extend(looked_at(&self.home).into_iter().map(Read::Stat));
+    }
+
+    /// Look for the sources in what was read and ask to watch them; `then` waits until a
+    /// look after those watches finds what they watch.
+    fn look(&mut self, files: bool, then: Then, seen: &Answers) {
+        let before = self.watches.tops();
+        let looked = self.watches.look_tops(&self.home, files, seen);
+        self.waiting.tops = Some(Looking {
+            files,
+            before,
+            looked,
+            looks: 1,
+        });
+        self.read_sources();
+        self.waiting.then = Some(then);
+    }
+
+    /// A batch's sources and new shards were read: watch what appeared and let go of
+    /// what went.
+    fn arrived(&mut self, batch: Batch, files: bool, seen: &Answers) {
+        let (asks_dir, runs_dir) = (self.home.asks_dir(), self.home.runs_dir());
+        self.present = seen.is_dir(&asks_dir) || seen.is_dir(&runs_dir);
         self.found.changed |= batch.changed();
         for dir in &batch.gone {
             self.watches.forget(dir);
@@ -282,84 +461,132 @@ impl FileSide {
             self.found.full = true;
             // Events were lost: any watched directory may have been replaced.
             self.watches.forget(Path::new("/"));
-            self.look(files, Then::Rescan { files });
+            self.look(files, Then::Rescan { files }, seen);
             return;
         }
         if files {
             // A new shard holds new Run dirs, listed once it is watched; a vanished one
             // takes its Runs along.
             for shard in &batch.shards {
-                self.watches.shard(shard);
+                self.watches.shard(shard, seen.is_dir(shard));
             }
         }
         if batch.tops {
             // A source directory came or went: whether the files count at all may change.
             self.found.full = true;
-            self.look(files, Then::Batch { batch, files });
+            self.look(files, Then::Batch { batch, files }, seen);
         } else {
             self.waiting.then = Some(Then::Batch { batch, files });
         }
     }
 
-    /// Look for the sources and ask to watch them; `then` waits until a look after those
-    /// watches finds what they watch.
-    fn look(&mut self, files: bool, then: Then) {
-        let before = self.watches.tops();
-        let looked = self.watches.look_tops(&self.home, files);
-        self.waiting.tops = Some(Looking {
-            files,
-            before,
-            looked,
-            looks: 1,
-        });
-        self.waiting.then = Some(then);
-    }
-
-    /// Read again what a batch of file events made dirty, its sources and new shards now
-    /// watched.
-    fn read(&mut self, batch: &Batch, files: bool, appeared: Appeared) {
+    /// Ask for what a batch of file events made dirty to be read again, its sources and
+    /// new shards now watched (`seen`: the sources as the last look read them).
+    fn dirty(&mut self, batch: Batch, files: bool, seen: &Answers, appeared: Appeared) {
+        let (asks_dir, runs_dir) = (self.home.asks_dir(), self.home.runs_dir());
         if batch.tops {
             // The database may have been written before its directory was watched.
             self.found.database_appeared |= appeared.database;
             // A new source is read whole; the Runs only when `runs/` itself is new, since
             // reading 10 000 of them for a new `human-sessions/` would be wasted.
             if appeared.runs {
-                self.found.warnings.extend(self.records.rescan());
-                self.sync_runs();
-                return;
+                return self.read_everything();
             }
-            if appeared.asks {
-                self.found.warnings.extend(self.records.rescan_asks());
-                self.sync_runs();
-            }
-            if !self.disk.is_dir(&self.home.asks_dir()) {
+            if !seen.is_dir(&asks_dir) {
                 self.records.forget_asks();
             }
         }
         if !files {
             return;
         }
-        for shard in &batch.shards {
-            let mut runs = run_names(&*self.disk, shard);
-            runs.extend(self.tracked_in(shard));
-            for run in runs {
-                self.found.warnings.extend(self.records.run_changed(&run));
-                self.settle(&run);
-            }
+        let asks_appeared = batch.tops && appeared.asks;
+        if asks_appeared {
+            self.reads.push(Read::Asks(asks_dir.clone()));
+            self.reads.push(Read::List(runs_dir));
+        }
+        let shards = batch.shards.iter().map(|shard| Read::List(shard.clone()));
+        self.reads.extend(shards);
+        let asks = batch
+            .asks
+            .iter()
+            .map(|id| Read::Ask(asks_dir.join(format!("{id}.json"))));
+        self.reads.extend(asks);
+        let runs: Vec<PathBuf> = batch
+            .runs
+            .iter()
+            .filter_map(|run| self.home.run_dir(run))
+            .collect();
+        if !runs.is_empty() {
+            self.reads.push(Read::Runs(runs));
+        }
+        self.waiting.then = Some(Then::BatchRead {
+            batch,
+            asks_appeared,
+        });
+    }
+
+    /// What a batch made dirty was read: the Asks first, so that the Runs read with them
+    /// are followed as these Asks now name them; then what its shards list is asked for.
+    fn take_in(&mut self, batch: Batch, asks_appeared: bool, answers: &mut Answers) {
+        let asks_dir = self.home.asks_dir();
+        if asks_appeared {
+            let Some(asks) = answers.take_asks(&asks_dir) else {
+                return;
+            };
+            self.found
+                .warnings
+                .extend(self.records.asks_rescanned(asks));
+            self.sync_runs(answers);
         }
         for id in &batch.asks {
-            self.found.warnings.extend(self.records.ask_changed(id));
+            let Some(read) = answers.take_ask(&asks_dir.join(format!("{id}.json"))) else {
+                return;
+            };
+            self.found
+                .warnings
+                .extend(self.records.ask_changed(id, read));
         }
         for run in &batch.runs {
-            self.found.warnings.extend(self.records.run_changed(run));
-            self.settle(run);
-        }
-        // An Ask may have named a new session Run, which is followed from now on.
-        for id in &batch.asks {
-            if let Some(run) = self.records.session_run_of(id) {
-                self.settle(&run);
+            let read = self.home.run_dir(run).and_then(|dir| answers.run(&dir));
+            if let Some(read) = read {
+                self.found
+                    .warnings
+                    .extend(self.records.run_changed(run, read));
+                self.settle(run);
             }
         }
+        let mut listed: Vec<String> = Vec::new();
+        for shard in &batch.shards {
+            listed.extend(run_names(answers.entries(shard)));
+            listed.extend(self.tracked_in(shard));
+        }
+        listed.sort();
+        listed.dedup();
+        let asks = if asks_appeared {
+            self.records.ask_ids()
+        } else {
+            batch.asks.into_iter().collect()
+        };
+        self.read_runs(listed, asks);
+    }
+
+    /// Ask for these Runs to be read again, and for the session Runs these Asks name that
+    /// are not followed yet.
+    fn read_runs(&mut self, changed: Vec<String>, asks: Vec<String>) {
+        let session = self.records.unfollowed_session_runs(&asks);
+        let mut dirs: Vec<PathBuf> = changed
+            .iter()
+            .filter_map(|run| self.home.run_dir(run))
+            .collect();
+        dirs.extend(session.iter().cloned());
+        if !dirs.is_empty() {
+            self.reads.push(Read::Runs(dirs));
+        }
+        self.waiting.then = Some(Then::Runs {
+            changed,
+            session,
+            asks,
+        });
     }
 
     fn tracked_in(&self, shard: &Path) -> Vec<String> {
@@ -380,14 +607,16 @@ impl FileSide {
         }
     }
 
-    /// Bring watches and exit watchers in line with every followed Run (after a rescan).
-    fn sync_runs(&mut self) {
+    /// Bring watches and exit watchers in line with every followed Run (after a rescan);
+    /// `seen` lists `runs/`, for its shards.
+    fn sync_runs(&mut self, seen: &Answers) {
         let followed: HashSet<String> = self.records.tracked().map(|(id, _)| id.clone()).collect();
         self.watches.retain_runs(|run| followed.contains(run));
         for run in &followed {
             self.settle(run);
         }
-        self.watches.shards(&self.home.runs_dir());
+        let runs_dir = self.home.runs_dir();
+        self.watches.shards(&runs_dir, seen.entries(&runs_dir));
         self.stop_exits(|run, _| !followed.contains(run));
     }
 
@@ -399,9 +628,8 @@ impl FileSide {
             self.stop_exits(|run, _| run == run_id);
             return Vec::new();
         };
-        let dir = tracked.run.dir.clone();
         let live: Vec<i32> = tracked.live_pids.clone();
-        let asked = self.watches.watch_run(&dir);
+        let asked = self.watches.watch_run(&tracked.run);
         self.stop_exits(|run, pid| run == run_id && !live.contains(&pid));
         for pid in live {
             if self.exits.contains_key(&pid) {
@@ -434,26 +662,6 @@ impl FileSide {
             }
             !gone
         });
-    }
-}
-
-impl FileSide {
-    /// How lf's database files look now, for the clocks the task hands the core.
-    pub(super) fn db_stamp(&self) -> Stamp {
-        let db = &self.home.db_path;
-        let mut wal = db.as_os_str().to_owned();
-        wal.push("-wal");
-        let look = |p: &Path| {
-            self.disk
-                .stat(p)
-                .map(|s| (s.len, s.modified.unwrap_or(std::time::UNIX_EPOCH)))
-        };
-        [look(db), look(Path::new(&wal))]
-    }
-
-    /// Whether a source directory of the files exists now.
-    fn present_now(&self) -> bool {
-        super::files_present(&*self.disk, &self.home)
     }
 }
 

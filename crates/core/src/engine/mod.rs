@@ -5,9 +5,10 @@
 //!
 //! Three parts, each knowing only the ones below it: the task (`task.rs`) waits for
 //! anything to happen, reads the clocks and carries out commands; the file half
-//! (`files.rs`) reads and watches lf's session files; the core (`core.rs`) decides, with
-//! no I/O and no clock of its own, what to publish and what to do next, so that it can be
-//! replayed as data (`replay.rs`). What the task runs on — lf and the file watcher — is
+//! (`files.rs`) decides what of lf's session files to read and watch, and the task reads
+//! and watches them, so that it is replayed on a disk made of data (`replay_files.rs`);
+//! the core (`core.rs`) decides, with no I/O and no clock of its own, what to publish and
+//! what to do next, so that it can be replayed as data (`replay.rs`). What the task runs on — lf and the file watcher — is
 //! injected (`parts.rs`), so the loop itself is tested on scripted parts (`wired.rs`).
 
 mod core;
@@ -23,14 +24,14 @@ mod task;
 mod wired;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use self::core::{Change, Core, Now};
+use self::core::{all_sessions, status_line, Change, Core, Followed, Now};
 use self::files::FileSide;
 use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
@@ -39,8 +40,8 @@ use crate::dialect::{Dialect, Generation};
 use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::home::Home;
-use crate::lf::{self, Lf, LfAction, LfError};
-use crate::machine::{self, MachineView, Ssh};
+use crate::lf::{self, one_line, Lf, LfAction, LfError};
+use crate::machine::{self, Ssh};
 use crate::records::Records;
 use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::Snapshot;
@@ -106,16 +107,6 @@ impl Config {
     }
 }
 
-/// One other machine the engine follows.
-#[derive(Debug, Clone)]
-struct Followed {
-    /// Its follower's for that follower's life, never reused: a report still on its way
-    /// from a machine let go names an id no machine has, and lands nowhere (an index would
-    /// land on whichever machine took its place).
-    id: u64,
-    view: MachineView,
-}
-
 /// What the surfaces read between events: the task keeps it as the core's changes say.
 #[derive(Debug, Default)]
 struct Shared {
@@ -164,16 +155,6 @@ pub struct Engine {
 /// Per machine, by its [`Followed::id`]: ask its follower for a list now (after an action
 /// there). The task adds and removes them as it starts and stops followers.
 type Nudges = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<()>>>>;
-
-/// Every machine's sessions, in lf's list order.
-fn all_sessions(snapshot: &Snapshot, machines: &[Followed]) -> Vec<SessionRecord> {
-    let mut list = snapshot.sessions();
-    for machine in machines {
-        list.extend(machine.view.sessions());
-    }
-    list.sort_by(SessionRecord::list_order);
-    list
-}
 
 /// Ends an action's "own lf run" even when the caller stops waiting for it.
 struct Acting {
@@ -225,15 +206,11 @@ impl Engine {
                 let _ = tx.send(Msg::Fs(event));
             }
         });
-        let files = FileSide::new(
-            Arc::new(Real),
-            config.home.clone(),
-            config.lf_bin.as_deref(),
-        );
+        let files = FileSide::new(config.home.clone(), config.lf_bin.as_deref());
         let start = Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
-            db: files.db_stamp(),
+            db: task::db_stamp(&Real, &config.home),
         };
         let safety = config.safety_interval.max(MIN_SAFETY_INTERVAL);
         let core = Core::new(
@@ -439,70 +416,6 @@ pub async fn list_once(config: Config) -> (Vec<SessionRecord>, Vec<Warning>, Str
     (sessions, warnings, status)
 }
 
-/// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a
-/// backtrace (lf run with `RUST_BACKTRACE`) is left out.
-fn one_line(message: &str) -> String {
-    let message = message
-        .split("\nStack backtrace:")
-        .next()
-        .unwrap_or(message);
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && *line != "Caused by:")
-        .map(|line| {
-            line.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
-                .trim()
-        })
-        .collect::<Vec<_>>()
-        .join(": ")
-}
-
 fn files_present(disk: &dyn Disk, home: &Home) -> bool {
     disk.is_dir(&home.asks_dir()) || disk.is_dir(&home.runs_dir())
-}
-
-fn status_line(
-    lf: Option<&Path>,
-    detected: Option<Dialect>,
-    failure: Option<&str>,
-    count: usize,
-) -> String {
-    let sessions = match count {
-        1 => "1 session".to_string(),
-        n => format!("{n} sessions"),
-    };
-    match (lf, failure) {
-        (None, _) => format!(
-            "No lf found ($LF_BIN, PATH, ~/.local/bin/lf): showing Ask and interactive \
-             sessions from files; Flow sessions need lf · {sessions}"
-        ),
-        (Some(lf), None) => match detected {
-            Some(d) if d.generation.is_known() => format!(
-                "lf: {} (generation {}) · {sessions}",
-                lf.display(),
-                d.generation.name()
-            ),
-            Some(_) | None => format!("lf: {} · {sessions}", lf.display()),
-        },
-        (Some(_), Some(failure)) => {
-            format!(
-                "lf failed ({failure}); sessions from lf are from the last good list · {sessions}"
-            )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_line;
-
-    #[test]
-    fn lf_errors_fold_onto_one_line() {
-        assert_eq!(
-            one_line("parse human session record\n\nCaused by:\n    EOF while parsing\n\nStack backtrace:\n   0: x"),
-            "parse human session record: EOF while parsing"
-        );
-        assert_eq!(one_line("a\n\nCaused by:\n    0: b\n    1: c"), "a: b: c");
-    }
 }

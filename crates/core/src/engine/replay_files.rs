@@ -22,9 +22,10 @@ use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::FileSide;
+use super::task::db_stamp;
 use super::SAFETY_INTERVAL;
 use crate::ask::{self, AskRecord};
-use crate::disk::{Disk, Entry, Stat};
+use crate::disk::{Disk, Entry, Read, Stat};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::liveness::ProviderClient;
@@ -282,6 +283,8 @@ struct Replay {
     exits: HashMap<i32, Exit>,
     commands: Vec<Command>,
     events: Vec<Event>,
+    /// Every handle on the engine is gone: the task carries out nothing more.
+    ending: bool,
 }
 
 impl Replay {
@@ -290,16 +293,12 @@ impl Replay {
         let disk = Fake::default();
         let home = Home::at(HOME);
         let inotify = Inotify(disk.clone());
-        let files = FileSide::new(
-            Arc::new(disk.clone()),
-            home.clone(),
-            Some(Path::new("/usr/bin/lf")),
-        );
+        let files = FileSide::new(home.clone(), Some(Path::new("/usr/bin/lf")));
         let t0 = Instant::now();
         let now = Now {
             mono: t0,
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
-            db: files.db_stamp(),
+            db: db_stamp(&disk, &home),
         };
         let core = // No lf is followed here, so there is no quiet time to override.
         Core::new(now, None, SAFETY_INTERVAL, None);
@@ -314,6 +313,7 @@ impl Replay {
             exits: HashMap::new(),
             commands: Vec::new(),
             events: Vec::new(),
+            ending: false,
         };
         r.disk.tree().mkdir(Path::new("/home/me"));
         setup(&mut r);
@@ -334,7 +334,7 @@ impl Replay {
         Now {
             mono: self.t0 + since,
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + since,
-            db: self.files.db_stamp(),
+            db: db_stamp(&self.disk, &self.home),
         }
     }
 
@@ -356,13 +356,17 @@ impl Replay {
         self.events.extend(out.events);
     }
 
-    /// The watches the file half asked for, carried out as the task does: until nothing
-    /// waits for them, then what it found to the core.
+    /// The watches and reads the file half asked for, carried out as the task does: until
+    /// nothing waits for them, then what it found to the core.
     fn carry_out_files(&mut self) {
         loop {
             let commands = self.files.commands();
             if commands.is_empty() && !self.files.waits() {
                 break;
+            }
+            if self.ending {
+                self.files.carried_out();
+                continue;
             }
             if commands.iter().any(|c| matches!(c, Command::Watch(_))) {
                 let meanwhile = self.disk.tree().meanwhile.take();
@@ -388,13 +392,9 @@ impl Replay {
                         }
                     }
                     Command::Unwatch(dir) => self.inotify.unwatch(dir),
-                    Command::SurveyRuns(runs) => {
-                        let survey = crate::records::survey(&self.disk, runs);
-                        self.files.surveyed(survey);
-                    }
-                    Command::ReadRuns(dirs) => {
-                        let read = crate::records::read_runs_parallel(&self.disk, dirs.clone());
-                        self.files.runs_read(read);
+                    Command::Read(reads) => {
+                        let disk: &dyn Disk = &self.disk;
+                        self.files.answered(disk.answer(reads.clone()));
                     }
                     _ => {}
                 }
@@ -541,6 +541,36 @@ impl Replay {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The watches and reads asked for since the last look, in order, each path by its
+    /// name: `watch NAME`, `list NAME`, `read NAME` (an Ask file or a Run dir), `live RUN`.
+    /// How paths look (the looks for the sources) is left out.
+    fn asked(&mut self) -> Vec<String> {
+        let name = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+        let mut asked = Vec::new();
+        for command in std::mem::take(&mut self.commands) {
+            match command {
+                Command::Watch(dir) => asked.push(format!("watch {}", name(&dir))),
+                Command::Unwatch(dir) => asked.push(format!("unwatch {}", name(&dir))),
+                Command::Read(reads) => {
+                    for read in reads {
+                        match read {
+                            Read::Stat(_) => {}
+                            Read::List(dir) => asked.push(format!("list {}", name(&dir))),
+                            Read::Ask(path) => asked.push(format!("read {}", name(&path))),
+                            Read::Runs(dirs) => {
+                                asked.extend(dirs.iter().map(|d| format!("read {}", name(d))))
+                            }
+                            Read::Live(run) => asked.push(format!("live {}", name(&run.dir))),
+                            other => asked.push(format!("{other:?}")),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        asked
     }
 
     /// The warnings published since the last look.
@@ -1003,4 +1033,110 @@ fn a_process_that_is_not_watched_tells_nothing() {
     r.told();
     r.kill(999);
     assert!(r.told().is_empty() && r.exit_watches().is_empty());
+}
+
+// The reads as commands: asked after the watches they must follow, answered by the task.
+
+#[test]
+fn a_new_shard_is_listed_once_watched_and_its_run_read_again_once_its_watch_is_in_place() {
+    // Each read the file half needs is a command, carried out after the watches asked
+    // before it: the order of the commands is what keeps a Run written between a read
+    // and a watch from going unseen.
+    let mut r = Replay::start(home);
+    r.told();
+    r.asked();
+    r.add_run(conversation(R1, &[4242])).deliver();
+    assert_eq!(
+        r.asked(),
+        [
+            "watch 0f",
+            "list 0f",
+            &format!("read {R1}"),
+            &format!("watch {R1}"),
+            "watch provider-clients",
+            &format!("read {R1}"),
+        ]
+    );
+    assert_eq!(r.told(), [format!("appeared {R1}")]);
+}
+
+#[test]
+fn a_run_whose_watch_is_refused_is_read_once_and_still_followed() {
+    // inotify refuses the Run's directories: what was read stands, its client is watched
+    // all the same, and it is not read again for a watch that is not there.
+    let dir = Home::at(HOME).run_dir(R1).unwrap();
+    let mut r = Replay::start(home);
+    r.told();
+    r.exit_watches();
+    r.disk
+        .tree()
+        .refused
+        .extend([dir.clone(), dir.join("provider-clients")]);
+    r.add_run(conversation(R1, &[4242])).deliver();
+    assert_eq!(r.reads(), [R1]);
+    assert!(!r.watches(&dir));
+    assert_eq!(r.told(), [format!("appeared {R1}")]);
+    assert_eq!(r.exit_watches(), ["watch 4242"]);
+    assert_eq!(r.state(R1), Some(State::Active));
+}
+
+#[test]
+fn an_ask_that_names_a_finished_run_reads_it_and_follows_it_from_then_on() {
+    // A finished headless Run is read once and left alone; an Ask that later names it as
+    // its session is read first, then the Run it names, which is followed (watched, and
+    // read once more after its watch) from then on.
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(headless(R2));
+    });
+    assert_eq!(r.told(), ["snapshot []"]);
+    r.reads();
+    r.asked();
+    let mut record = ask(A1, "Ship which?");
+    record["session_run_id"] = json!(R2);
+    r.write(A1, &record).deliver();
+    assert_eq!(
+        r.asked(),
+        [
+            format!("read {A1}.json"),
+            format!("read {R2}"),
+            format!("watch {R2}"),
+            format!("read {R2}"),
+        ]
+    );
+    assert_eq!(r.reads(), [format!("{A1}.json"), R2.into(), R2.into()]);
+    assert!(r.watches(&Home::at(HOME).run_dir(R2).unwrap()));
+    assert_eq!(r.told(), [format!("asked {A1}")]);
+}
+
+#[test]
+fn a_clients_exit_is_judged_by_a_read_of_its_runs_liveness_alone() {
+    // The exit asks for no file: only the liveness of the Run's clients, read by the task.
+    let mut r = Replay::start(|r| {
+        home(r);
+        r.add_run(conversation(R1, &[4242, 4343]));
+    });
+    r.told();
+    r.reads();
+    r.asked();
+    r.kill(4242);
+    assert_eq!(r.asked(), [format!("live {R1}")]);
+    assert!(r.reads().is_empty());
+    assert!(r.told().is_empty(), "another client still attends it");
+    r.kill(4343);
+    assert_eq!(r.told(), [format!("state {R1}")]);
+    assert_eq!(r.state(R1), Some(State::Closed));
+}
+
+#[test]
+fn reads_the_task_leaves_unanswered_end_what_waited_for_them() {
+    // An engine whose every handle is gone carries out nothing more: the file half takes
+    // in nothing, tells nothing, and leaves nothing waiting, so the task's loop ends.
+    let mut r = Replay::start(home);
+    r.told();
+    r.ending = true;
+    r.write(A1, &ask(A1, "Ship which?")).deliver();
+    assert!(r.reads().is_empty());
+    assert!(r.told().is_empty() && r.warnings().is_empty());
+    assert!(!r.files.waits());
 }

@@ -1,8 +1,10 @@
 //! The engine task: the one place that waits. It reads the clocks, hands what arrived to
 //! the file half and the [`Core`], and carries out their commands (lf runs, lf's readers,
-//! exit watchers, the file watcher's watches), whose results come back to it as messages.
+//! exit watchers, the file watcher's watches, the file half's reads), whose results come
+//! back to it as messages (the reads' at once, to the file half).
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
@@ -10,13 +12,14 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Exit, Input, Now, Out};
+use super::core::{Command, Core, Exit, Input, Now, Out, Stamp};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
 use super::{write, Shared};
 use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
+use crate::home::Home;
 use crate::machine;
 use crate::watch::{Batch, DirWatcher, Handler, MakeWatcher};
 
@@ -93,7 +96,7 @@ impl Task {
         Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
-            db: self.files.db_stamp(),
+            db: db_stamp(&*self.disk, self.files.home()),
         }
     }
 
@@ -375,13 +378,9 @@ impl Task {
                     watcher.unwatch(&dir);
                 }
             }
-            Command::SurveyRuns(runs_dir) => {
-                let survey = crate::records::survey(&*self.disk, &runs_dir);
-                self.files.surveyed(survey);
-            }
-            Command::ReadRuns(dirs) => {
-                let read = crate::records::read_runs_parallel(&*self.disk, dirs);
-                self.files.runs_read(read);
+            Command::Read(reads) => {
+                let answers = self.disk.answer(reads);
+                self.files.answered(answers);
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);
@@ -391,6 +390,18 @@ impl Task {
             }
         }
     }
+}
+
+/// How lf's database files look now, for the clocks the task hands the core.
+pub(super) fn db_stamp(disk: &dyn Disk, home: &Home) -> Stamp {
+    let db = &home.db_path;
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    let look = |p: &Path| {
+        disk.stat(p)
+            .map(|s| (s.len, s.modified.unwrap_or(std::time::UNIX_EPOCH)))
+    };
+    [look(db), look(Path::new(&wal))]
 }
 
 pub(super) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
