@@ -8,8 +8,10 @@
 //! (`files.rs`) decides what of lf's session files to read and watch, and the task reads
 //! and watches them, so that it is replayed on a disk made of data (`replay_files.rs`);
 //! the core (`core.rs`) decides, with no I/O and no clock of its own, what to publish and
-//! what to do next, so that it can be replayed as data (`replay.rs`). What the task runs on — lf and the file watcher — is
-//! injected (`parts.rs`), so the loop itself is tested on scripted parts (`wired.rs`).
+//! what to do next, so that it can be replayed as data (`replay.rs`). The task publishes
+//! what the core says in `shared.rs`, which the [`Engine`] handle reads. What the task runs
+//! on — lf and the file watcher — is injected (`parts.rs`), so the loop itself is tested
+//! on scripted parts (`wired.rs`).
 
 mod core;
 mod files;
@@ -19,6 +21,7 @@ mod parts;
 mod replay;
 #[cfg(test)]
 mod replay_files;
+mod shared;
 mod task;
 #[cfg(test)]
 mod wired;
@@ -31,10 +34,11 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use self::core::{all_sessions, status_line, Change, Core, Followed, Now};
+use self::core::{all_sessions, status_line, Core, Now};
 use self::files::FileSide;
 use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
+use self::shared::{read, Shared};
 use self::task::Task;
 use crate::dialect::{Dialect, Generation};
 use crate::disk::{Disk, Real};
@@ -107,42 +111,6 @@ impl Config {
     }
 }
 
-/// What the surfaces read between events: the task keeps it as the core's changes say.
-#[derive(Debug, Default)]
-struct Shared {
-    snapshot: Snapshot,
-    /// Every other machine, in the configured order.
-    machines: Vec<Followed>,
-    /// This machine's part of the status line.
-    status: String,
-    can_watch: bool,
-    detected: Option<Dialect>,
-}
-
-impl Shared {
-    fn apply(&mut self, change: Change) {
-        match change {
-            Change::Session(id, record) => self.snapshot.put(&id, record.map(|r| *r)),
-            Change::Sessions(snapshot) => self.snapshot = snapshot,
-            Change::Status {
-                status,
-                detected,
-                can_watch,
-            } => {
-                self.status = status;
-                self.detected = detected;
-                self.can_watch = can_watch;
-            }
-            Change::Machine(followed) => {
-                if let Some(m) = self.machines.iter_mut().find(|m| m.id == followed.id) {
-                    *m = followed;
-                }
-            }
-            Change::Machines(machines) => self.machines = machines,
-        }
-    }
-}
-
 /// A handle on the running engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -167,15 +135,6 @@ impl Drop for Acting {
         let (done, _) = oneshot::channel();
         let _ = self.tx.send(Msg::Acted(self.done.take().unwrap_or(done)));
     }
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    // A panic elsewhere must not take the list away from the surfaces.
-    lock.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Engine {

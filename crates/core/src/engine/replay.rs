@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, FileView, Input, Now, Out};
-use super::{Shared, SAFETY_INTERVAL};
+use super::shared::Shared;
+use super::SAFETY_INTERVAL;
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};

@@ -16,7 +16,7 @@ use super::core::{Command, Core, Exit, Input, Now, Out, Stamp};
 use super::files::FileSide;
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
-use super::{write, Shared};
+use super::shared::{write, Shared};
 use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
 use crate::home::Home;
