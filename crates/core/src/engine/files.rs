@@ -202,11 +202,7 @@ impl FileSide {
         }
         let mut answers = answers.unwrap_or_default();
         for run in std::mem::take(&mut self.waiting.rereading) {
-            let read = self.home.run_dir(&run).and_then(|dir| answers.run(&dir));
-            if let Some(read) = read {
-                self.found
-                    .warnings
-                    .extend(self.records.run_changed(&run, read));
+            if self.run_read_again(&run, &answers) {
                 // A `provider-clients/` made meanwhile is watched; nothing reads after it.
                 self.sync_run(&run);
             }
@@ -378,11 +374,7 @@ impl FileSide {
                 asks,
             } => {
                 for run in changed {
-                    let read = self.home.run_dir(&run).and_then(|dir| answers.run(&dir));
-                    if let Some(read) = read {
-                        self.found
-                            .warnings
-                            .extend(self.records.run_changed(&run, read));
+                    if self.run_read_again(&run, answers) {
                         self.settle(&run);
                     }
                 }
@@ -618,6 +610,17 @@ impl FileSide {
         let runs_dir = self.home.runs_dir();
         self.watches.shards(&runs_dir, seen.entries(&runs_dir));
         self.stop_exits(|run, _| !followed.contains(run));
+    }
+
+    /// Take in a Run read again, if the task read it; false when it was not asked for or
+    /// has no directory.
+    fn run_read_again(&mut self, run: &str, answers: &Answers) -> bool {
+        let Some(read) = self.home.run_dir(run).and_then(|dir| answers.run(&dir)) else {
+            return false;
+        };
+        let warnings = self.records.run_changed(run, read);
+        self.found.warnings.extend(warnings);
+        true
     }
 
     /// Watch a followed Run (its directory and `provider-clients/`) and its live client
