@@ -227,9 +227,11 @@ def the_terminal_the_tray_opened_comes_back_and_hides_its_own_popups(ctx):
     expect(terminal_id and call["env"].get("LF_TERMINAL_TTY") == call["tty"],
            f"lf in the tray's xterm lacks its mark: {call['env']}, tty {call['tty']}")
     remembered = Path(os.environ["XDG_STATE_HOME"]) / "lf-tray" / "terminals.json"
-    kept = json.loads(remembered.read_text())["opened"]
-    expect(terminal_id in kept and kept[terminal_id]["terminal"] == "xterm",
-           f"{remembered} does not keep terminal {terminal_id}: {kept}")
+    # Written by the tray once the terminal started: waited for, as lf in it may run first.
+    kept = wait_for(lambda: json.loads(remembered.read_text())["opened"].get(terminal_id) and
+                    json.loads(remembered.read_text())["opened"],
+                    lambda: f"{remembered} to keep terminal {terminal_id}")
+    expect(kept[terminal_id]["terminal"] == "xterm", f"{remembered} keeps terminal {terminal_id} as {kept[terminal_id]}")
     lf = Proc.of(call["pid"])
     expect(lf is not None, "lf in the xterm is gone")
     ctx.attached(sid, lf.pid)
