@@ -4,7 +4,7 @@
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use super::core::Exit;
+use super::core::{Exit, Stamp};
 use crate::agent::Found;
 use crate::dialect::Dialect;
 use crate::lf::LfError;
@@ -14,7 +14,9 @@ use crate::session::SessionRecord;
 /// One thing that happened, for the task to hand to the core or the file half.
 pub(super) enum Msg {
     Fs(notify::Result<notify::Event>),
-    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    /// A list of the tray's own ended, with lf's database files as they looked the moment
+    /// it did.
+    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>, Stamp),
     /// An action (an lf run of the tray's own) started, or ended and wants a list.
     Acting,
     Acted(oneshot::Sender<()>),
@@ -22,7 +24,7 @@ pub(super) enum Msg {
     ReaderFailed(u64, LfError),
     Detected(Result<Dialect, LfError>),
     /// What lf's process list said of the agents asked for.
-    AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>),
+    AgentsFound(Result<Vec<(String, Option<Found>)>, LfError>, Stamp),
     /// A process the engine follows exited (or was already another process): lf writes
     /// nothing for an agent's or a client's death.
     Exited(Exit),

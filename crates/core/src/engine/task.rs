@@ -169,6 +169,25 @@ impl Task {
         self.core.absorb(now, input);
     }
 
+    /// One of the tray's own lf runs ended: the core is handed lf's database files as they
+    /// looked the moment it did, not when the task got to it. A write by someone else in
+    /// between (an agent clearing its ask while the task was busy) would otherwise count as
+    /// the tray's own and be told only at the safety list.
+    fn feed_ended(&mut self, input: Input, ended: Stamp) {
+        let now = Now {
+            db: ended,
+            ..self.now()
+        };
+        self.core.absorb(now, input);
+    }
+
+    /// What reads lf's database files the moment one of the tray's own lf runs ends, on the
+    /// thread that saw it end.
+    fn ended_stamp(&self) -> impl FnOnce() -> Stamp + Send + 'static {
+        let (disk, home) = (Arc::clone(&self.disk), self.files.home().clone());
+        move || db_stamp(&*disk, &home)
+    }
+
     fn feed_all(&mut self, inputs: Vec<Input>) {
         for input in inputs {
             self.feed(input);
@@ -193,7 +212,7 @@ impl Task {
                     Exit::Agent(_) => Input::Exited(exit),
                 }
             }
-            Msg::Listed(result) => Input::Listed(result),
+            Msg::Listed(result, ended) => return self.feed_ended(Input::Listed(result), ended),
             Msg::Acting => Input::Acting,
             Msg::Acted(waiter) => {
                 let token = self.next_waiter;
@@ -204,7 +223,9 @@ impl Task {
             Msg::Reader(serial, report) => Input::Reader(serial, report),
             Msg::ReaderFailed(serial, e) => Input::ReaderFailed(serial, e),
             Msg::Detected(result) => Input::Detected(result),
-            Msg::AgentsFound(result) => Input::AgentsFound(result),
+            Msg::AgentsFound(result, ended) => {
+                return self.feed_ended(Input::AgentsFound(result), ended)
+            }
             Msg::Machines(dests) => Input::Machines(dests),
         };
         self.feed(input);
@@ -274,8 +295,10 @@ impl Task {
             Command::List(dialect) => {
                 let Some(lf) = &self.lf else { return };
                 let listing = lf.list(&dialect);
+                let ended = self.ended_stamp();
                 tokio::spawn(async move {
-                    let _ = tx.send(Msg::Listed(listing.await));
+                    let listed = listing.await;
+                    let _ = tx.send(Msg::Listed(listed, ended()));
                 });
             }
             Command::Detect => {
@@ -316,11 +339,12 @@ impl Task {
             Command::FindAgents(named) => {
                 let Some(lf) = &self.lf else { return };
                 let listing = lf.processes();
+                let ended = self.ended_stamp();
                 tokio::spawn(async move {
-                    let found = listing
-                        .await
-                        .map(|processes| crate::agent::find(&named, &processes));
-                    let _ = tx.send(Msg::AgentsFound(found));
+                    let found = listing.await;
+                    let stamp = ended();
+                    let found = found.map(|processes| crate::agent::find(&named, &processes));
+                    let _ = tx.send(Msg::AgentsFound(found, stamp));
                 });
             }
             Command::WatchExit {
