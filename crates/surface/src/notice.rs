@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lf_tray_core::permission::Request;
+use lf_tray_core::permission::{Prompt, Question, Reply, Request};
 use lf_tray_core::{Kind, Presents, SessionRecord};
 
 use crate::board;
@@ -161,6 +161,19 @@ pub const DISMISS: &str = "dismiss";
 /// An agent's permission request, answered from the popup (see [`permission`]).
 pub const ALLOW: &str = "allow";
 pub const DENY: &str = "deny";
+/// Allow, with Claude's own suggested rule, so it asks no more.
+pub const ALWAYS: &str = "always";
+/// Opens the window at the session's request: a question the popup cannot offer whole, or
+/// a plan to read.
+pub const ANSWER: &str = "answer";
+pub const APPROVE_PLAN: &str = "approve-plan";
+pub const KEEP_PLANNING: &str = "keep-planning";
+/// A single-select question's options, one action each, in the order asked (Claude asks
+/// two to four; the core reads at most twelve).
+pub const CHOICES: [&str; 12] = [
+    "choice-1", "choice-2", "choice-3", "choice-4", "choice-5", "choice-6", "choice-7",
+    "choice-8", "choice-9", "choice-10", "choice-11", "choice-12",
+];
 /// Not a button: what the platform module reports when the server took a session's popup
 /// down by itself (it expired) while the person had not acted on it.
 pub const EXPIRED: &str = "expired";
@@ -175,6 +188,9 @@ pub struct Notice {
     pub body: String,
     /// `(key, label)` pairs.
     pub actions: Vec<(&'static str, &'static str)>,
+    /// A single question's options (`CHOICES` keys, their labels as asked), offered as
+    /// buttons in place of [`ANSWER`] where the server draws them all ([`buttons`]).
+    pub choices: Vec<(&'static str, String)>,
     /// The popup this one takes the place of, when it has a key of its own: a burst
     /// summary replaces the first popup of its burst (`replaces_id`), so the burst shows as
     /// one popup that grows.
@@ -330,12 +346,37 @@ pub fn stopped(record: &SessionRecord) -> Notice {
     )
 }
 
-/// An agent asks permission through its own hook, answered from the popup: `claude asks
-/// permission · <title>`; the body the tool and exactly what it will run (every control,
-/// bidi and invisible character shown as a visible mark, so the text read is the text
-/// run), then the title and where the work is. **Allow** and **Deny** answer the agent;
-/// the body's click and Open go to its terminal as for any popup.
+/// An agent asks through its own hook, answered from the popup. What it asks decides the
+/// popup: a tool to run ([`tool`]), questions ([`questions`]) or a plan ([`plan`]).
 pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
+    match request.prompt() {
+        Ok(Prompt::Questions(asked)) => questions(record, &asked),
+        Ok(Prompt::Plan(text)) => plan(record, &text),
+        Ok(Prompt::Tool { always }) => tool(record, request, always.as_ref()),
+        // Never registered (the hook and the tray leave it to the terminal); worded as a
+        // tool all the same, whose Allow the core would refuse.
+        Err(_) => tool(record, request, None),
+    }
+}
+
+/// The lines after what is asked: the session's title and where the work is.
+fn about(record: &SessionRecord) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(title(record).to_string())
+        .chain(record.work())
+        .map(|line| escape(&one_line(&line, MAX_TITLE)))
+        .filter(|line| !line.is_empty())
+}
+
+/// A tool to run: `claude asks permission · <title>`; the body the tool and exactly what it
+/// will run (every control, bidi and invisible character shown as a visible mark, so the
+/// text read is the text run), what Always allow would allow, then the title and where the
+/// work is. **Allow**, **Always allow** (where Claude suggests a rule) and **Deny** answer
+/// the agent; the body's click and Open go to its terminal as for any popup.
+fn tool(
+    record: &SessionRecord,
+    request: &Request,
+    always: Option<&lf_tray_core::permission::Always>,
+) -> Notice {
     let who = record.provider().unwrap_or("Agent");
     let summary = one_line(
         &format!("{who} asks permission · {}", title(record)),
@@ -346,21 +387,184 @@ pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
         "{tool}: {}",
         cap(&visible(&runs(request)), MAX_COMMAND)
     ))];
-    lines.extend(
-        std::iter::once(title(record).to_string())
-            .chain(record.work())
-            .map(|line| escape(&one_line(&line, MAX_TITLE)))
-            .filter(|line| !line.is_empty()),
-    );
+    let mut actions = vec![(DEFAULT, "Open"), (ALLOW, "Allow")];
+    if let Some(always) = always {
+        lines.push(escape(&cap(&visible(&always.sentence()), MAX_COMMAND)));
+        actions.push((ALWAYS, "Always allow"));
+    }
+    actions.extend([(DENY, "Deny"), (OPEN, "Open")]);
+    lines.extend(about(record));
+    Notice {
+        actions,
+        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
+    }
+}
+
+/// Questions: `claude asks · <title>`; the body each question (after its header) and its
+/// options with their descriptions, as words a person reads. One single-select question
+/// offers its options as buttons where the server draws them all, else **Answer…**, which
+/// opens the window at the question ([`buttons`]); several questions or a multi-select one
+/// are answered there.
+fn questions(record: &SessionRecord, asked: &[Question]) -> Notice {
+    let who = record.provider().unwrap_or("Agent");
+    let summary = one_line(&format!("{who} asks · {}", title(record)), MAX_SUMMARY);
+    let mut lines = Vec::new();
+    for q in asked {
+        let pick = if q.multi { " (pick any)" } else { "" };
+        let line = match q.header.trim() {
+            "" => format!("{}{pick}", q.question),
+            header => format!("{header}: {}{pick}", q.question),
+        };
+        lines.push(escape(&one_line(&visible(&line), MAX_PROMPT)));
+        for option in &q.options {
+            let line = match option.description.trim() {
+                "" => format!("• {}", option.label),
+                about => format!("• {} — {about}", option.label),
+            };
+            lines.push(escape(&one_line(&visible(&line), MAX_TITLE)));
+        }
+    }
+    lines.extend(record.work().map(|w| escape(&one_line(&w, MAX_TITLE))));
+    let choices = match asked {
+        [one] if !one.multi && !one.options.is_empty() => CHOICES
+            .iter()
+            .zip(&one.options)
+            .map(|(key, option)| (*key, one_line(&visible(&option.label), MAX_SUMMARY)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Notice {
+        actions: vec![(DEFAULT, "Open"), (ANSWER, "Answer…"), (OPEN, "Open")],
+        choices,
+        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
+    }
+}
+
+/// How many lines of a plan the popup shows; the window shows it whole.
+const PLAN_LINES: usize = 6;
+
+/// A plan: `claude has a plan · <title>`; the body its first lines, **Approve plan**,
+/// **Keep planning** and **Read the plan…** (the window, with the whole plan and a box for
+/// what to change).
+fn plan(record: &SessionRecord, text: &str) -> Notice {
+    let who = record.provider().unwrap_or("Agent");
+    let summary = one_line(&format!("{who} has a plan · {}", title(record)), MAX_SUMMARY);
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|line| one_line(&visible(line), MAX_TITLE))
+        .filter(|line| !line.is_empty())
+        .take(PLAN_LINES + 1)
+        .map(|line| escape(&line))
+        .collect();
+    if lines.len() > PLAN_LINES {
+        lines.truncate(PLAN_LINES);
+        lines.push("…".into());
+    }
+    lines.extend(about(record));
     Notice {
         actions: vec![
             (DEFAULT, "Open"),
-            (ALLOW, "Allow"),
-            (DENY, "Deny"),
+            (APPROVE_PLAN, "Approve plan"),
+            (KEEP_PLANNING, "Keep planning"),
+            (ANSWER, "Read the plan…"),
             (OPEN, "Open"),
         ],
         ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
     }
+}
+
+/// The reply a popup button gives to the request, if it is one of its answers: the core
+/// checks it against what was asked before anything is sent.
+pub fn reply(action: &str, request: &Request) -> Option<Reply> {
+    match action {
+        ALLOW => Some(Reply::Allow),
+        DENY => Some(Reply::Deny),
+        ALWAYS => Some(Reply::AlwaysAllow),
+        APPROVE_PLAN => Some(Reply::ApprovePlan),
+        KEEP_PLANNING => Some(Reply::KeepPlanning {
+            message: String::new(),
+        }),
+        key => {
+            let n = CHOICES.iter().position(|c| *c == key)?;
+            let Ok(Prompt::Questions(asked)) = request.prompt() else {
+                return None;
+            };
+            // Options are buttons only for one single-select question.
+            let [one] = asked.as_slice() else {
+                return None;
+            };
+            if one.multi {
+                return None;
+            }
+            let label = &one.options.get(n)?.label;
+            Some(Reply::Answers {
+                answers: vec![lf_tray_core::permission::Answer::chose(label)],
+            })
+        }
+    }
+}
+
+/// Servers that list a popup's actions in a menu of their own rather than as buttons
+/// (dunst's context menu, mako's `makoctl menu`): every action is offered.
+const ACTIONS_IN_A_MENU: [&str; 2] = ["dunst", "mako"];
+/// The most buttons GNOME Shell draws on a popup (`MAX_NOTIFICATION_BUTTONS` in its 43
+/// message tray); later ones are dropped.
+const GNOME_SHELL_BUTTONS: usize = 3;
+/// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
+/// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
+/// 1.2; the others take `default` as the click on the popup and draw no button for it.
+/// xfce4-notifyd 0.7.3 calls itself `Xfce Notify Daemon` (tests/e2e/desktops.sh).
+const DEFAULT_AS_A_BUTTON: [&str; 3] =
+    ["Xfce Notify Daemon", "xfce4-notifyd", "lxqt-notificationd"];
+
+/// How many buttons the server named `server` draws at most; `None`: all of them.
+fn most_buttons(server: &str) -> Option<usize> {
+    match server {
+        s if ACTIONS_IN_A_MENU.contains(&s) => None,
+        "gnome-shell" => Some(GNOME_SHELL_BUTTONS),
+        // Not measured: as GNOME's, so that no option is ever drawn off the popup.
+        _ => Some(GNOME_SHELL_BUTTONS),
+    }
+}
+
+/// The `(key, label)` pairs to send to the server named `server`.
+///
+/// A session's popup offers `open` beside `default` (both "Open", both open the session) so
+/// that servers which draw no button for `default` still show an Open button. Where
+/// `default` is a button already, that would read "Open" twice: `default` stays, since it
+/// is also what a click on the popup sends where the server has such a click, and `open`
+/// goes. A question's options replace its Answer… where the server draws every one of
+/// them; where it draws fewer buttons than the popup has, Open goes first (the popup's
+/// click does the same).
+pub fn buttons<'a>(server: &str, notice: &'a Notice) -> Vec<(&'a str, &'a str)> {
+    let most = most_buttons(server);
+    let default_drawn = DEFAULT_AS_A_BUTTON.contains(&server);
+    let mut actions: Vec<(&str, &str)> = notice.actions.iter().copied().collect();
+    let fits = |n: usize| !matches!(most, Some(m) if n > m);
+    if !notice.choices.is_empty() && fits(notice.choices.len()) {
+        let at = actions.iter().position(|(k, _)| *k == ANSWER);
+        let options = notice.choices.iter().map(|(k, l)| (*k, l.as_str()));
+        match at {
+            Some(at) => {
+                actions.splice(at..=at, options);
+            }
+            None => actions.extend(options),
+        }
+    }
+    let has_default = actions.iter().any(|(k, _)| *k == DEFAULT);
+    if default_drawn && has_default {
+        actions.retain(|(k, _)| *k != OPEN);
+    }
+    let drawn = |actions: &[(&str, &str)]| {
+        actions
+            .iter()
+            .filter(|(k, _)| default_drawn || *k != DEFAULT)
+            .count()
+    };
+    if !fits(drawn(&actions)) && has_default {
+        actions.retain(|(k, _)| *k != OPEN);
+    }
+    actions
 }
 
 /// What a request will do, in the terms the person judges it by: a shell command as it
@@ -418,6 +622,7 @@ fn session_notice(
         actions: session_actions(record, review),
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -475,6 +680,7 @@ pub fn burst(members: &[(&SessionRecord, i64)]) -> Notice {
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -503,6 +709,7 @@ pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> No
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -520,6 +727,7 @@ pub fn unreached(record: &SessionRecord, why: &str) -> Notice {
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -563,6 +771,7 @@ pub fn no_tray(current_desktop: &str) -> Notice {
         actions: vec![(DEFAULT, "Show window"), (OPEN, "Show window")],
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -578,7 +787,130 @@ mod tests {
             cwd: "/w".into(),
             tool_name: tool.into(),
             tool_input: input,
+            permission_suggestions: Vec::new(),
         }
+    }
+
+    fn asking() -> SessionRecord {
+        let mut asking = record_d("S1", State::Active, true);
+        asking.title = "Publish the crates".into();
+        asking.extra.insert("provider".into(), "claude".into());
+        asking
+    }
+
+    fn one_question(options: usize, multi: bool) -> Request {
+        let options: Vec<_> = (1..=options)
+            .map(|i| serde_json::json!({"label": format!("<b>opt{i}</b>"), "description": format!("why {i}")}))
+            .collect();
+        request(
+            "AskUserQuestion",
+            serde_json::json!({"questions": [{"question": "Which registry?\nReally?",
+                "header": "Registry", "multiSelect": multi, "options": options}]}),
+        )
+    }
+
+    #[test]
+    fn a_question_is_asked_in_words_with_no_allow() {
+        let n = permission(&asking(), &one_question(2, false));
+        assert_eq!(n.summary, "claude asks · Publish the crates");
+        let lines: Vec<&str> = n.body.lines().collect();
+        assert_eq!(
+            lines[..3],
+            [
+                "Registry: Which registry?␊Really?",
+                "• &lt;b&gt;opt1&lt;/b&gt; — why 1",
+                "• &lt;b&gt;opt2&lt;/b&gt; — why 2",
+            ]
+        );
+        assert!(!n.body.contains('{'), "JSON in the body: {}", n.body);
+        assert!(n.actions.iter().all(|(k, _)| *k != ALLOW && *k != DENY));
+        assert_eq!(
+            n.choices,
+            [(CHOICES[0], "<b>opt1</b>".to_string()), (CHOICES[1], "<b>opt2</b>".to_string())]
+        );
+        // A popup button's reply is the option's label as asked.
+        let reply = super::reply(CHOICES[1], &one_question(2, false)).unwrap();
+        assert_eq!(
+            reply,
+            Reply::Answers {
+                answers: vec![lf_tray_core::permission::Answer::chose("<b>opt2</b>")]
+            }
+        );
+        assert_eq!(super::reply(CHOICES[2], &one_question(2, false)), None);
+        // Several answers are given in the window.
+        let multi = permission(&asking(), &one_question(3, true));
+        assert!(multi.choices.is_empty());
+        assert!(multi.body.starts_with("Registry: Which registry?␊Really? (pick any)"));
+        assert_eq!(super::reply(CHOICES[0], &one_question(3, true)), None);
+    }
+
+    #[test]
+    fn each_server_gets_the_options_it_can_draw_else_answer() {
+        let keys = |server: &str, n: &Notice| -> Vec<String> {
+            buttons(server, n).iter().map(|(k, _)| k.to_string()).collect()
+        };
+        // dunst lists every action in its menu: all five options.
+        let five = permission(&asking(), &one_question(5, false));
+        assert_eq!(
+            keys("dunst", &five),
+            ["default", "choice-1", "choice-2", "choice-3", "choice-4", "choice-5", "open"]
+        );
+        // GNOME Shell draws three buttons: five options do not fit, Answer… and Open do.
+        assert_eq!(keys("gnome-shell", &five), ["default", "answer", "open"]);
+        // Three options fit GNOME's three buttons once Open (the popup's click) goes.
+        let three = permission(&asking(), &one_question(3, false));
+        assert_eq!(keys("gnome-shell", &three), ["default", "choice-1", "choice-2", "choice-3"]);
+        let two = permission(&asking(), &one_question(2, false));
+        assert_eq!(keys("gnome-shell", &two), ["default", "choice-1", "choice-2", "open"]);
+        // A server that draws `default` as a button: one Open, not two.
+        assert_eq!(keys("xfce4-notifyd", &two), ["default", "choice-1", "choice-2"]);
+    }
+
+    #[test]
+    fn one_open_button_where_the_server_draws_default_as_one() {
+        let session = session_notice(&asking(), NoticeKind::Asked, "s".into(), "b".into(), false);
+        let keys = |server: &str, n: &Notice| -> Vec<String> {
+            buttons(server, n).iter().map(|(k, _)| k.to_string()).collect()
+        };
+        for server in DEFAULT_AS_A_BUTTON {
+            assert_eq!(keys(server, &session), ["default", "dismiss"]);
+        }
+        for server in ["dunst", "gnome-shell", "Plasma", "mako", "notify-osd", ""] {
+            assert_eq!(keys(server, &session), ["default", "open", "dismiss"]);
+        }
+        let summary = burst(&[(&asking(), 0)]);
+        assert_eq!(keys("xfce4-notifyd", &summary), ["default"]);
+    }
+
+    #[test]
+    fn always_allow_says_what_and_where_and_a_plan_is_a_plan() {
+        let rule = r#"{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish:*"}],"behavior":"allow","destination":"localSettings"}"#;
+        let text = format!(
+            r#"{{"hook_event_name":"PermissionRequest","tool_name":"Bash",
+                "tool_input":{{"command":"cargo publish"}},"permission_suggestions":[{rule}]}}"#
+        );
+        let bash = Request::decode(text.as_bytes()).unwrap();
+        let n = permission(&asking(), &bash);
+        assert_eq!(
+            n.body.lines().nth(1),
+            Some("From now on, allow Bash(cargo publish:*) without asking, in this project's local settings.")
+        );
+        assert_eq!(
+            n.actions,
+            [(DEFAULT, "Open"), (ALLOW, "Allow"), (ALWAYS, "Always allow"), (DENY, "Deny"), (OPEN, "Open")]
+        );
+        // Four buttons on GNOME's three: Open goes, the answers stay.
+        let on_gnome: Vec<_> = buttons("gnome-shell", &n).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(on_gnome, [DEFAULT, ALLOW, ALWAYS, DENY]);
+        assert_eq!(super::reply(ALWAYS, &bash), Some(Reply::AlwaysAllow));
+
+        let plan = request("ExitPlanMode", serde_json::json!({"plan": "# Plan\n1. <bump>\n2. publish"}));
+        let n = permission(&asking(), &plan);
+        assert_eq!(n.summary, "claude has a plan · Publish the crates");
+        assert!(n.body.starts_with("# Plan\n1. &lt;bump&gt;\n2. publish"), "{}", n.body);
+        let keys: Vec<_> = n.actions.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, [DEFAULT, APPROVE_PLAN, KEEP_PLANNING, ANSWER, OPEN]);
+        assert!(!keys.contains(&ALLOW));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use lf_tray_core::permission::{Answer, Request};
+use lf_tray_core::permission::{Refused, Reply, Request};
 use lf_tray_core::SessionRecord;
 use tokio::sync::oneshot;
 
@@ -22,7 +22,25 @@ struct Open {
     id: u64,
     record: SessionRecord,
     request: Request,
-    answer: oneshot::Sender<Answer>,
+    answer: oneshot::Sender<Reply>,
+}
+
+/// Why a reply was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotTaken {
+    /// No request is open: answered already, or withdrawn.
+    NoneOpen,
+    /// It does not answer what was asked.
+    Refused(Refused),
+}
+
+impl std::fmt::Display for NotTaken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotTaken::NoneOpen => f.write_str("The agent no longer waits for this answer."),
+            NotTaken::Refused(why) => write!(f, "{why}"),
+        }
+    }
 }
 
 /// The requests waiting for the person, by session key: one per session, the newest.
@@ -33,13 +51,15 @@ pub struct Requests {
 }
 
 impl Requests {
-    /// The person's answer to the session's open request: true when it took it (the
-    /// first answer), false when there is none (answered, withdrawn) — nothing is sent.
-    pub fn answer(&self, key: &str, answer: Answer) -> bool {
-        let Some(open) = lock(&self.open).remove(key) else {
-            return false;
-        };
-        open.answer.send(answer).is_ok()
+    /// The person's reply to the session's open request, taken when it answers what was
+    /// asked (the core's [`Request::decide`]) and is the first: then it goes to the hook.
+    /// A reply that does not answer it leaves the request open, its popup and card up.
+    pub fn answer(&self, key: &str, reply: Reply) -> Result<(), NotTaken> {
+        let mut open = lock(&self.open);
+        let request = &open.get(key).ok_or(NotTaken::NoneOpen)?.request;
+        request.decide(&reply).map_err(NotTaken::Refused)?;
+        let open = open.remove(key).ok_or(NotTaken::NoneOpen)?;
+        open.answer.send(reply).map_err(|_| NotTaken::NoneOpen)
     }
 
     /// Take back the session's open request without an answer; true when there was one.
@@ -74,7 +94,7 @@ impl Requests {
         key: &str,
         record: SessionRecord,
         request: Request,
-    ) -> (u64, oneshot::Receiver<Answer>) {
+    ) -> (u64, oneshot::Receiver<Reply>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
         // A newer request of the same session replaces the older: its hook gets no answer.
@@ -114,7 +134,44 @@ mod tests {
             cwd: "/w".into(),
             tool_name: "Bash".into(),
             tool_input: serde_json::json!({ "command": command }),
+            permission_suggestions: Vec::new(),
         }
+    }
+
+    fn question() -> Request {
+        Request {
+            tool_name: "AskUserQuestion".into(),
+            tool_input: serde_json::json!({"questions": [{"question": "Which registry?",
+                "options": [{"label": "crates.io"}, {"label": "internal"}]}]}),
+            ..request("")
+        }
+    }
+
+    #[test]
+    fn a_reply_that_does_not_answer_the_question_leaves_it_open() {
+        use lf_tray_core::permission::Answer;
+        let requests = Requests::default();
+        let (_, mut answered) =
+            requests.register("S1", record_d("S1", State::Active, true), question());
+        for wrong in [
+            Reply::Allow,
+            Reply::Answers { answers: vec![] },
+            Reply::Answers {
+                answers: vec![Answer::chose("npm")],
+            },
+        ] {
+            assert!(matches!(
+                requests.answer("S1", wrong),
+                Err(NotTaken::Refused(_))
+            ));
+        }
+        assert!(answered.try_recv().is_err());
+        assert!(requests.request("S1").is_some(), "the question was dropped");
+        let right = Reply::Answers {
+            answers: vec![Answer::chose("internal")],
+        };
+        assert_eq!(requests.answer("S1", right.clone()), Ok(()));
+        assert_eq!(answered.try_recv().ok(), Some(right));
     }
 
     #[test]
@@ -123,9 +180,9 @@ mod tests {
         let (_, mut answered) =
             requests.register("S1", record_d("S1", State::Active, true), request("ls"));
         assert_eq!(requests.request("S1"), Some(request("ls")));
-        assert!(requests.answer("S1", Answer::Allow));
-        assert_eq!(answered.try_recv().ok(), Some(Answer::Allow));
-        assert!(!requests.answer("S1", Answer::Deny));
+        assert_eq!(requests.answer("S1", Reply::Allow), Ok(()));
+        assert_eq!(answered.try_recv().ok(), Some(Reply::Allow));
+        assert_eq!(requests.answer("S1", Reply::Deny), Err(NotTaken::NoneOpen));
         assert_eq!(requests.request("S1"), None);
     }
 
@@ -141,8 +198,8 @@ mod tests {
         assert!(old_answer.try_recv().is_err());
         // Its withdrawal (its connection closing) must not take the newer request away.
         assert!(!requests.withdraw_this("S1", old));
-        assert!(requests.answer("S1", Answer::Deny));
-        assert_eq!(new_answer.try_recv().ok(), Some(Answer::Deny));
+        assert_eq!(requests.answer("S1", Reply::Deny), Ok(()));
+        assert_eq!(new_answer.try_recv().ok(), Some(Reply::Deny));
     }
 
     #[test]
@@ -151,7 +208,7 @@ mod tests {
         let (id, _answered) =
             requests.register("S1", record_d("S1", State::Active, true), request("ls"));
         assert!(requests.withdraw_this("S1", id));
-        assert!(!requests.answer("S1", Answer::Allow));
+        assert_eq!(requests.answer("S1", Reply::Allow), Err(NotTaken::NoneOpen));
         let (_, _answered) =
             requests.register("S2", record_d("S2", State::Active, true), request("ls"));
         assert!(requests.withdraw("S2"));

@@ -5,6 +5,7 @@
 //! kinds) is decided here, and the page reads these fields as they are.
 
 use lf_tray_core::history::{self, Entry};
+use lf_tray_core::permission::{Answer, Prompt, Reply, Request};
 use lf_tray_core::{Presents, SessionRecord, State};
 use serde::Serialize;
 
@@ -103,10 +104,9 @@ pub struct SessionView {
     /// An Ask's prompt without the line that is already its title.
     pub question: Option<String>,
     pub ready_summary: Option<String>,
-    /// An agent's permission request open for an answer from here: the tool and exactly
-    /// what it will run, with every hidden character made visible (the page sets it as
-    /// text). Allow and Deny show while it is there.
-    pub permission: Option<String>,
+    /// An agent's request open for an answer from here ([`RequestView`]): its card shows
+    /// while it is there.
+    pub request: Option<RequestView>,
     pub buttons: Vec<Button>,
     /// What Enter on the row runs; `None`: the row opens to show its fields or reasons.
     pub primary: Option<Action>,
@@ -115,6 +115,143 @@ pub struct SessionView {
     pub runs_in: Option<String>,
     /// What the filter looks in: its title, id, repository and work.
     pub search: Vec<String>,
+}
+
+/// What an agent's open request asks, as the window's card draws it. All of it is untrusted
+/// text with every hidden character made visible (the page sets it as text); the page
+/// answers by option numbers ([`FromWindow`]), never by echoing a label back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestView {
+    /// A tool to run: Allow, Deny, and Always allow with what it would allow from now on.
+    Tool {
+        runs: String,
+        always: Option<String>,
+    },
+    /// Questions, each with its options: Send once every one has an answer.
+    Questions { questions: Vec<QuestionView> },
+    /// A plan, whole: Approve plan, or Keep planning with what to change.
+    Plan { plan: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuestionView {
+    pub header: String,
+    pub question: String,
+    pub multi: bool,
+    pub options: Vec<ChoiceView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChoiceView {
+    pub label: String,
+    pub description: String,
+}
+
+impl RequestView {
+    pub fn of(request: &Request) -> RequestView {
+        use crate::notice::visible;
+        match request.prompt() {
+            Ok(Prompt::Questions(asked)) => RequestView::Questions {
+                questions: asked
+                    .iter()
+                    .map(|q| QuestionView {
+                        header: visible(&q.header),
+                        question: visible(&q.question),
+                        multi: q.multi,
+                        options: q
+                            .options
+                            .iter()
+                            .map(|o| ChoiceView {
+                                label: visible(&o.label),
+                                description: visible(&o.description),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            // Its lines kept: a plan is read as written. Only its hidden characters show.
+            Ok(Prompt::Plan(plan)) => RequestView::Plan {
+                plan: plan
+                    .lines()
+                    .map(visible)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            },
+            Ok(Prompt::Tool { always }) => RequestView::Tool {
+                runs: visible(&format!(
+                    "{}: {}",
+                    request.tool_name,
+                    crate::notice::runs(request)
+                )),
+                always: always.map(|a| visible(&a.sentence())),
+            },
+            Err(_) => RequestView::Tool {
+                runs: visible(&request.tool_name),
+                always: None,
+            },
+        }
+    }
+}
+
+/// The window's reply to a request, by what the card shows: options by their number.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum FromWindow {
+    Allow,
+    Deny,
+    AlwaysAllow,
+    Answers { answers: Vec<Picked> },
+    ApprovePlan,
+    KeepPlanning {
+        #[serde(default)]
+        message: String,
+    },
+}
+
+/// One question's answer on the card: the options ticked, by number, and the person's
+/// own words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct Picked {
+    #[serde(default)]
+    pub chosen: Vec<usize>,
+    #[serde(default)]
+    pub own: String,
+}
+
+impl FromWindow {
+    /// The reply in the request's own terms (labels as asked); `None` where a number names
+    /// no option. Whether it answers the request whole is the core's to say.
+    pub fn reply(self, request: &Request) -> Option<Reply> {
+        Some(match self {
+            FromWindow::Allow => Reply::Allow,
+            FromWindow::Deny => Reply::Deny,
+            FromWindow::AlwaysAllow => Reply::AlwaysAllow,
+            FromWindow::ApprovePlan => Reply::ApprovePlan,
+            FromWindow::KeepPlanning { message } => Reply::KeepPlanning { message },
+            FromWindow::Answers { answers } => {
+                let Ok(Prompt::Questions(asked)) = request.prompt() else {
+                    return None;
+                };
+                let answers = answers
+                    .into_iter()
+                    .zip(asked.iter().map(Some).chain(std::iter::repeat(None)))
+                    .map(|(picked, q)| {
+                        let options = &q?.options;
+                        Some(Answer {
+                            chosen: picked
+                                .chosen
+                                .iter()
+                                .map(|&n| options.get(n).map(|o| o.label.clone()))
+                                .collect::<Option<_>>()?,
+                            own: picked.own,
+                        })
+                    })
+                    .collect::<Option<_>>()?;
+                Reply::Answers { answers }
+            }
+        })
+    }
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -164,14 +301,14 @@ pub enum ToWindow {
 pub const TO_WINDOW: &str = "app";
 
 /// The sessions as the window draws them, in the board's order. `runs_in` says where a
-/// session runs (asked only where the desktop focuses nothing), `permission` what an open
-/// permission request of the session (by its key) would run.
+/// session runs (asked only where the desktop focuses nothing), `request` the open request
+/// of the session (by its key), if any.
 pub fn views(
     popups: &Popups,
     sessions: &[SessionRecord],
     reach: Reach,
     runs_in: impl Fn(&SessionRecord) -> Option<String>,
-    permission: impl Fn(&str) -> Option<String>,
+    request: impl Fn(&str) -> Option<Request>,
 ) -> Vec<SessionView> {
     board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
         .into_iter()
@@ -248,7 +385,7 @@ pub fn views(
                 stopped: record.stopped,
                 question: board::question(record),
                 ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
-                permission: permission(&key),
+                request: request(&key).map(|r| RequestView::of(&r)),
                 buttons,
                 primary,
                 runs_in,

@@ -10,11 +10,20 @@
 //! blocking error).
 //!
 //! Between hook and tray: the hook writes one line, the [`Request`] as JSON; the tray
-//! answers `shown` once its popup is up, then `allow` or `deny`. The tray closing the
-//! socket without an answer is "no decision"; the hook going away (Claude ended it) tells
-//! the tray the request was answered elsewhere.
+//! answers `shown` once its popup is up, then the person's [`Reply`] as one JSON line. The
+//! hook makes Claude's answer from its own copy of the request ([`Request::decide`]), so a
+//! reply that does not answer what was asked — a bare allow on a question, a question left
+//! open — is no decision there too. The tray closing the socket without an answer is "no
+//! decision"; the hook going away (Claude ended it) tells the tray the request was answered
+//! elsewhere.
 
 pub mod claude_settings;
+mod prompt;
+
+pub use prompt::{
+    Always, Answer, Choice, Decision, Prompt, Question, Refused, Reply, ASK_USER_QUESTION,
+    DENIED, EXIT_PLAN_MODE, KEEP_PLANNING,
+};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -61,6 +70,26 @@ pub struct Request {
     pub tool_name: String,
     #[serde(default)]
     pub tool_input: serde_json::Value,
+    /// Claude's own "don't ask again" suggestions, kept as sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_suggestions: Vec<Raw>,
+}
+
+/// A piece of Claude's JSON kept exactly as sent, so it can be echoed back byte for byte.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Raw(Box<serde_json::value::RawValue>);
+
+impl Raw {
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Raw) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// Why a request was not taken.
@@ -69,6 +98,8 @@ pub enum Unreadable {
     TooBig,
     NotJson(String),
     OtherEvent(String),
+    /// JSON, but not what its tool asks in a form the tray can answer whole.
+    Shape(String),
 }
 
 impl Request {
@@ -79,58 +110,16 @@ impl Request {
             return Err(Unreadable::TooBig);
         }
         #[derive(Deserialize)]
-        struct Input {
+        struct Event {
             hook_event_name: String,
-            #[serde(flatten)]
-            request: Request,
         }
-        let input: Input =
+        let event: Event =
             serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))?;
-        if input.hook_event_name != claude_settings::EVENT {
-            return Err(Unreadable::OtherEvent(input.hook_event_name));
+        if event.hook_event_name != claude_settings::EVENT {
+            return Err(Unreadable::OtherEvent(event.hook_event_name));
         }
-        Ok(input.request)
-    }
-}
-
-/// The person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    Allow,
-    Deny,
-}
-
-/// What Claude reads from a denial: the agent is told who said no, and where.
-pub const DENIED: &str = "Denied by the person from the desktop notification (Loopflow Tray).";
-
-impl Answer {
-    /// The word on the socket.
-    pub fn word(self) -> &'static str {
-        match self {
-            Answer::Allow => "allow",
-            Answer::Deny => "deny",
-        }
-    }
-
-    fn from_word(word: &str) -> Option<Answer> {
-        match word {
-            "allow" => Some(Answer::Allow),
-            "deny" => Some(Answer::Deny),
-            _ => None,
-        }
-    }
-
-    /// Claude's `PermissionRequest` answer (not `PreToolUse`'s `permissionDecision`).
-    pub fn hook_output(self) -> String {
-        let decision = match self {
-            Answer::Allow => serde_json::json!({"behavior": "allow"}),
-            Answer::Deny => serde_json::json!({"behavior": "deny", "message": DENIED}),
-        };
-        serde_json::json!({"hookSpecificOutput": {
-            "hookEventName": claude_settings::EVENT,
-            "decision": decision,
-        }})
-        .to_string()
+        // Read apart from the event's name: a flattened struct cannot hold raw JSON.
+        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))
     }
 }
 
@@ -149,21 +138,28 @@ pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>
         Ok(request) => request,
         Err(why) => return format!("no decision: not a permission request ({why:?})"),
     };
+    // A question or plan the tray could not answer whole is left to the terminal at once.
+    if let Err(why) = request.prompt() {
+        return format!("no decision: an unreadable {} ({why:?})", request.tool_name);
+    }
     let Some(socket) = socket else {
         return "no decision: no $XDG_RUNTIME_DIR, so no tray to ask".into();
     };
     match ask_tray(socket, &request) {
-        Ok(Some(answer)) => {
-            let _ = writeln!(output, "{}", answer.hook_output());
-            let _ = output.flush();
-            format!("answered {} from the desktop", answer.word())
-        }
+        Ok(Some(reply)) => match request.decide(&reply) {
+            Ok(decision) => {
+                let _ = writeln!(output, "{}", decision.output());
+                let _ = output.flush();
+                format!("answered {} from the desktop", reply.word())
+            }
+            Err(why) => format!("no decision: the tray's {} does not answer it: {why}", reply.word()),
+        },
         Ok(None) => "no decision: the tray did not take it".into(),
         Err(e) => format!("no decision: {e}"),
     }
 }
 
-fn ask_tray(socket: &Path, request: &Request) -> std::io::Result<Option<Answer>> {
+fn ask_tray(socket: &Path, request: &Request) -> std::io::Result<Option<Reply>> {
     let started = Instant::now();
     let mut stream = UnixStream::connect(socket)?;
     let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
@@ -181,8 +177,9 @@ fn ask_tray(socket: &Path, request: &Request) -> std::io::Result<Option<Answer>>
         .get_ref()
         .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
     said.clear();
-    match reader.read_line(&mut said) {
-        Ok(_) => Ok(Answer::from_word(said.trim())),
+    // The person's own words travel in the reply; the bound is the request's.
+    match (&mut reader).take(MAX_REQUEST as u64).read_line(&mut said) {
+        Ok(_) => Ok(Reply::read(&said)),
         Err(e)
             if matches!(
                 e.kind(),
@@ -275,26 +272,6 @@ mod tests {
         assert_eq!(Request::decode(&big), Err(Unreadable::TooBig));
     }
 
-    #[test]
-    fn answers_take_the_permission_request_shape() {
-        let allow: serde_json::Value = serde_json::from_str(&Answer::Allow.hook_output()).unwrap();
-        assert_eq!(
-            allow,
-            serde_json::json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
-                "decision": {"behavior": "allow"}}})
-        );
-        let deny: serde_json::Value = serde_json::from_str(&Answer::Deny.hook_output()).unwrap();
-        assert_eq!(deny["hookSpecificOutput"]["decision"]["behavior"], "deny");
-        assert!(deny["hookSpecificOutput"]["decision"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("desktop"));
-        // Not PreToolUse's answer.
-        assert!(deny["hookSpecificOutput"]
-            .get("permissionDecision")
-            .is_none());
-    }
-
     fn hook(socket: Option<&Path>, input: &[u8]) -> (String, String, Duration) {
         let started = Instant::now();
         let mut out = Vec::new();
@@ -340,12 +317,21 @@ mod tests {
 
     #[test]
     fn the_trays_answer_is_printed_once_shown() {
-        let (_dir, socket, serve) = tray(&[SHOWN, "deny"]);
+        let (_dir, socket, serve) = tray(&[SHOWN, r#"{"reply":"deny"}"#]);
         let (out, said, _) = hook(Some(&socket), BASH.as_bytes());
         let sent = read_request(serve.join().unwrap().trim_end().as_bytes()).unwrap();
         assert_eq!(sent.tool_input["command"], "cargo publish --dry-run");
-        assert_eq!(out.trim_end(), Answer::Deny.hook_output());
+        let deny = Request::decode(BASH.as_bytes())
+            .unwrap()
+            .decide(&Reply::Deny)
+            .unwrap();
+        assert_eq!(out.trim_end(), deny.output());
         assert!(said.contains("deny"));
+        // An older tray's word is read as before.
+        let (_dir, socket, serve) = tray(&[SHOWN, "allow"]);
+        let (out, _, _) = hook(Some(&socket), BASH.as_bytes());
+        serve.join().unwrap();
+        assert!(out.contains(r#""behavior":"allow""#), "{out}");
     }
 
     #[test]
@@ -358,5 +344,51 @@ mod tests {
             assert_eq!(out, "", "{replies:?}: {said}");
             assert!(took < Duration::from_secs(1), "{took:?}");
         }
+    }
+
+    const QUESTION: &str = r#"{"session_id":"abc","cwd":"/w","hook_event_name":"PermissionRequest",
+        "tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which registry?",
+        "header":"Registry","multiSelect":false,"options":[{"label":"crates.io","description":"public"},
+        {"label":"internal","description":"ours"}]}]}}"#;
+
+    #[test]
+    fn a_question_gets_its_answers_or_nothing_whatever_the_tray_says() {
+        // A bare allow (an older tray, or a wrong button) answers no question: nothing.
+        for bare in ["allow", r#"{"reply":"allow"}"#, r#"{"reply":"answers","answers":[]}"#] {
+            let replies: &'static [&'static str] = Box::leak(vec![SHOWN, bare].into_boxed_slice());
+            let (_dir, socket, serve) = tray(replies);
+            let (out, said, _) = hook(Some(&socket), QUESTION.as_bytes());
+            serve.join().unwrap();
+            assert_eq!(out, "", "{bare}: {said}");
+            assert!(said.starts_with("no decision"), "{said}");
+        }
+        let (_dir, socket, serve) = tray(&[
+            SHOWN,
+            r#"{"reply":"answers","answers":[{"chosen":["internal"]}]}"#,
+        ]);
+        let (out, said, _) = hook(Some(&socket), QUESTION.as_bytes());
+        serve.join().unwrap();
+        let out: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+        let decision = &out["hookSpecificOutput"]["decision"];
+        assert_eq!(decision["behavior"], "allow", "{said}");
+        assert_eq!(
+            decision["updatedInput"]["answers"],
+            serde_json::json!({"Which registry?": "internal"})
+        );
+    }
+
+    #[test]
+    fn an_unreadable_question_is_left_to_the_terminal_without_asking_the_tray() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("permission.sock");
+        // A tray that would answer: it must not be asked.
+        let listener = UnixListener::bind(&socket).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let broken = QUESTION.replace(r#""question":"Which registry?","#, "");
+        let (out, said, took) = hook(Some(&socket), broken.as_bytes());
+        assert_eq!(out, "");
+        assert!(said.contains("unreadable AskUserQuestion"), "{said}");
+        assert!(took < Duration::from_millis(200), "{took:?}");
+        assert!(listener.accept().is_err(), "the tray was asked");
     }
 }

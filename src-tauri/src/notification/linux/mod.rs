@@ -31,7 +31,7 @@ use zbus::{Connection, MatchRule, Message, MessageStream, Variant};
 use live::{About, Live};
 use server::{listen, name_owner, read_do_not_disturb, server_present};
 
-use lf_tray_surface::notice::{Notice, NoticeKey, Server, APP_NAME, DEFAULT, DESKTOP_ENTRY, OPEN};
+use lf_tray_surface::notice::{Notice, NoticeKey, Server, APP_NAME, DESKTOP_ENTRY};
 use lf_tray_surface::policy::Delivery;
 
 use super::{OnAction, OnServer};
@@ -46,13 +46,6 @@ const RECONNECT_MAX: std::time::Duration = std::time::Duration::from_secs(60);
 /// What a server that does not say (or an unreadable answer) is taken to offer: the
 /// common case, buttons and markup.
 const USUAL_CAPABILITIES: [&str; 2] = ["actions", "body-markup"];
-
-/// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
-/// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
-/// 1.2; the others take `default` as the click on the popup and draw no button for it.
-/// xfce4-notifyd 0.7.3 calls itself `Xfce Notify Daemon` (tests/e2e/desktops.sh).
-const DEFAULT_AS_A_BUTTON: [&str; 3] =
-    ["Xfce Notify Daemon", "xfce4-notifyd", "lxqt-notificationd"];
 
 pub struct Notifications {
     live: Arc<Mutex<Live>>,
@@ -109,7 +102,7 @@ impl Notifications {
         // A server without buttons (notify-osd) would drop them silently: the body says
         // where to act instead. One without markup would show the escapes as typed.
         let actions: Vec<&str> = if can("actions") {
-            buttons(&about.name, &notice.actions)
+            lf_tray_surface::notice::buttons(&about.name, notice)
                 .into_iter()
                 .flat_map(|(key, label)| [key, label])
                 .collect()
@@ -368,21 +361,6 @@ impl Notifications {
     }
 }
 
-/// The `(key, label)` pairs to send to the server named `server`. A session's popup offers
-/// `open` beside `default` (both "Open", both open the session) so that servers which draw
-/// no button for `default` still show an Open button. Where `default` is a button already,
-/// that would read "Open" twice: `default` stays, since it is also what a click on the
-/// popup sends where the server has such a click, and `open` goes.
-fn buttons<'a>(server: &str, actions: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-    let doubled =
-        DEFAULT_AS_A_BUTTON.contains(&server) && actions.iter().any(|(key, _)| *key == DEFAULT);
-    actions
-        .iter()
-        .copied()
-        .filter(|(key, _)| !(doubled && *key == OPEN))
-        .collect()
-}
-
 /// Whether a failed call means no server is there (rather than one that refused).
 fn no_server(e: &zbus::Error) -> bool {
     match e {
@@ -398,33 +376,4 @@ fn no_server(e: &zbus::Error) -> bool {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_open_button_where_the_server_draws_default_as_one() {
-        use lf_tray_surface::notice::DISMISS;
-        let session = [(DEFAULT, "Open"), (OPEN, "Open"), (DISMISS, "Dismiss")];
-        for server in DEFAULT_AS_A_BUTTON {
-            assert_eq!(
-                buttons(server, &session),
-                [(DEFAULT, "Open"), (DISMISS, "Dismiss")]
-            );
-        }
-        for server in ["dunst", "gnome-shell", "Plasma", "mako", "notify-osd", ""] {
-            assert_eq!(buttons(server, &session), session);
-        }
-        // A summary's one Show, and a popup without a `default`, keep what they have.
-        assert_eq!(
-            buttons("xfce4-notifyd", &[(DEFAULT, "Show")]),
-            [(DEFAULT, "Show")]
-        );
-        assert_eq!(
-            buttons("xfce4-notifyd", &[(OPEN, "Open")]),
-            [(OPEN, "Open")]
-        );
-    }
 }
