@@ -10,7 +10,7 @@ const COMMANDS: &[&str] = &[
     "settings",
     "save_settings",
     "dismiss",
-    "answer_permission",
+    "answer_request",
     "close_window",
     "open_log",
     "quit",

@@ -137,7 +137,8 @@ function render() {
       `[data-session-id="${CSS.escape(keep.id)}"] [data-input="${keep.input}"]`);
     if (again) {
       again.focus();
-      again.setSelectionRange(keep.start, keep.end);
+      // A radio or checkbox has no text selection to put back.
+      if (typeof keep.start === 'number') again.setSelectionRange(keep.start, keep.end);
     }
   } else if (rowFocused) {
     const again = rowNode(selectedId);
@@ -231,18 +232,9 @@ function details(session) {
       el('span', { class: 'label', text: 'Ready' }), document.createTextNode(session.ready_summary)));
   }
 
-  // An agent's permission request, answered here as from its popup: what it will run,
-  // untrusted (made visible by the app), set as text.
-  if (session.permission) {
-    node.append(el('div', { class: 'prompt permission-block' },
-      el('span', { class: 'label', text: 'Permission asked' }),
-      document.createTextNode(session.permission)));
-    node.append(el('div', { class: 'actions permission' },
-      el('button', { type: 'button', 'data-permission': 'allow', text: 'Allow',
-        onclick: () => answerPermission(session.key, true) }),
-      el('button', { type: 'button', 'data-permission': 'deny', text: 'Deny',
-        onclick: () => answerPermission(session.key, false) })));
-  }
+  // An agent's open request, answered here as from its popup: a tool to allow, questions
+  // to answer, a plan to approve. Untrusted text (made visible by the app), set as text.
+  if (session.request) node.append(requestCard(session));
   const buttons = el('div', { class: 'actions' });
   const reasons = [];
   const texts = [];
@@ -270,6 +262,118 @@ function details(session) {
   const error = errors.get(session.key);
   if (error) node.append(el('p', { class: 'error', role: 'alert', text: error }));
   return node;
+}
+
+// ---- an agent's request: the card ----
+
+// What the person picked and typed on a request's card, kept across redraws; a new request
+// of the session (its view differs) starts afresh.
+const cards = new Map(); // session key -> { sig, picks: [{ chosen: Set, own }], message }
+
+function cardState(session) {
+  const sig = JSON.stringify(session.request);
+  let state = cards.get(session.key);
+  if (!state || state.sig !== sig) {
+    const questions = session.request.questions || [];
+    state = { sig, picks: questions.map(() => ({ chosen: new Set(), own: '' })), message: '' };
+    cards.set(session.key, state);
+  }
+  return state;
+}
+
+// Every question has an answer: an option chosen or words of the person's own.
+const complete = (state) => state.picks.every((p) => p.chosen.size > 0 || p.own.trim() !== '');
+
+function requestCard(session) {
+  const request = session.request;
+  const state = cardState(session);
+  const card = el('div', { class: `request ${request.kind}`, 'data-request': request.kind });
+  const button = (kind, text, reply, extra = {}) => el('button', {
+    type: 'button', 'data-request-action': kind, text, ...extra,
+    onclick: () => answerRequest(session.key, reply()),
+  });
+  if (request.kind === 'tool') {
+    card.append(el('div', { class: 'prompt permission-block' },
+      el('span', { class: 'label', text: 'Permission asked' }), document.createTextNode(request.runs)));
+    if (request.always) card.append(el('p', { class: 'always', text: request.always }));
+    const actions = el('div', { class: 'actions permission' },
+      button('allow', 'Allow', () => ({ reply: 'allow' })));
+    if (request.always) actions.append(button('always', 'Always allow', () => ({ reply: 'always_allow' })));
+    actions.append(button('deny', 'Deny', () => ({ reply: 'deny' })));
+    card.append(actions);
+  } else if (request.kind === 'plan') {
+    card.append(el('span', { class: 'label', text: 'Plan' }),
+      el('pre', { class: 'plan', text: request.plan }));
+    const box = el('textarea', {
+      'data-input': 'plan-message', rows: 2, value: state.message,
+      placeholder: 'What to change (sent with Keep planning)',
+    });
+    box.addEventListener('input', () => { state.message = box.value; });
+    card.append(box, el('div', { class: 'actions' },
+      button('approve_plan', 'Approve plan', () => ({ reply: 'approve_plan' })),
+      button('keep_planning', 'Keep planning', () => ({ reply: 'keep_planning', message: state.message }))));
+  } else {
+    const send = button('send', 'Send', () => ({
+      reply: 'answers',
+      answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })),
+    }), { disabled: !complete(state) });
+    const changed = () => { send.disabled = !complete(state); };
+    request.questions.forEach((q, qi) => {
+      const pick = state.picks[qi];
+      const set = el('fieldset', { class: 'question', 'data-question': String(qi) });
+      const legend = el('legend');
+      if (q.header) legend.append(el('span', { class: 'chip kind', text: q.header }));
+      legend.append(el('span', { class: 'question-text', text: q.question }));
+      if (q.multi) legend.append(el('span', { class: 'hint', text: 'pick any' }));
+      set.append(legend);
+      const own = el('textarea', {
+        'data-input': `own-${qi}`, rows: 1, value: pick.own,
+        placeholder: q.options.length ? 'Or your own answer' : 'Your answer',
+      });
+      const inputs = q.options.map((option, oi) => {
+        const input = el('input', {
+          type: q.multi ? 'checkbox' : 'radio',
+          name: `${session.key}\u0000${qi}`,
+          'data-input': `q${qi}-o${oi}`,
+          checked: pick.chosen.has(oi),
+        });
+        input.addEventListener('change', () => {
+          if (q.multi) {
+            if (input.checked) pick.chosen.add(oi); else pick.chosen.delete(oi);
+          } else {
+            // One answer to a single-select question: an option, or the person's words.
+            pick.chosen = new Set([oi]);
+            pick.own = '';
+            own.value = '';
+          }
+          changed();
+        });
+        set.append(el('label', { class: 'option' }, input,
+          el('span', { class: 'option-label', text: option.label }),
+          option.description ? el('span', { class: 'option-about', text: option.description }) : null));
+        return input;
+      });
+      own.addEventListener('input', () => {
+        pick.own = own.value;
+        if (!q.multi && own.value.trim() !== '') {
+          pick.chosen.clear();
+          for (const input of inputs) input.checked = false;
+        }
+        changed();
+      });
+      own.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+          event.preventDefault();
+          if (complete(state)) send.click();
+        }
+      });
+      set.append(own);
+      card.append(set);
+    });
+    card.append(el('div', { class: 'actions' }, send),
+      el('p', { class: 'reason', text: 'Send once every question has an answer · Enter in a text box sends' }));
+  }
+  return card;
 }
 
 function textAction(session, button) {
@@ -366,10 +470,11 @@ function toggle(id, open = !expanded.has(id)) {
   if (node) node.focus({ preventScroll: true });
 }
 
-async function answerPermission(id, allow) {
+async function answerRequest(id, reply) {
   errors.delete(id);
   try {
-    await invoke('answer_permission', { id, allow });
+    await invoke('answer_request', { id, reply });
+    cards.delete(id);
   } catch (error) {
     errors.set(id, String(error));
   }
@@ -429,6 +534,14 @@ function moveSelection(step) {
 // Enter on a row: what choosing it means, as Rust says (`primary`: its terminal, or one
 // opened); with none, the row expands, so the person sees the fields or lf's reason.
 function primary(session) {
+  if (session.request) {
+    // The agent waits for this answer: the card, its first control focused.
+    expanded.add(session.key);
+    render();
+    const control = rowNode(session.key).querySelector('.request input, .request textarea, .request button');
+    if (control) control.focus();
+    return;
+  }
   if (session.primary) {
     act(session.key, session.primary);
     return;
@@ -539,6 +652,9 @@ function forgetGone() {
   for (const id of errors.keys()) if (!ids.has(id)) errors.delete(id);
   for (const id of expanded) if (!ids.has(id)) expanded.delete(id);
   for (const key of drafts.keys()) if (!ids.has(key.split('\u0000')[0])) drafts.delete(key);
+  // A card whose request is gone (answered here or in the terminal) starts afresh next time.
+  const open = new Set(board.sessions.filter((s) => s.request).map((s) => s.key));
+  for (const id of cards.keys()) if (!open.has(id)) cards.delete(id);
 }
 
 // ---- settings ----

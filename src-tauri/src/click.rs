@@ -41,15 +41,25 @@ pub(crate) fn on_notification<R: Runtime>(
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
     match key {
+        // A question or plan to read in the window: shown at the session's card.
         #[cfg(unix)]
-        NoticeKey::Session(named) if action == notice::ALLOW || action == notice::DENY => {
-            let answer = if action == notice::ALLOW {
-                lf_tray_core::permission::Answer::Allow
-            } else {
-                lf_tray_core::permission::Answer::Deny
-            };
-            if !shell.requests.answer(&named, answer) {
-                tracing::info!("IGNORED {action} session={named}: no request open");
+        NoticeKey::Session(named) if action == notice::ANSWER => {
+            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
+            window::show(app, Some(&key));
+        }
+        // Allow, Deny, Always allow, an option, a plan's answer: checked against what the
+        // request asks before it goes (a stale button answers nothing).
+        #[cfg(unix)]
+        NoticeKey::Session(named) if notice::is_reply(action) => {
+            let taken = shell
+                .requests
+                .request(&named)
+                .and_then(|request| notice::reply(action, &request))
+                .map(|reply| shell.requests.answer(&named, reply));
+            match taken {
+                Some(Ok(())) => tracing::info!("PERMISSION {action} from the popup session={named}"),
+                Some(Err(why)) => tracing::info!("IGNORED {action} session={named}: {why}"),
+                None => tracing::info!("IGNORED {action} session={named}: no request open"),
             }
         }
         NoticeKey::Session(named) if action == notice::EXPIRED => {

@@ -241,7 +241,7 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::settings::settings,
             window::settings::save_settings,
             window::commands::dismiss,
-            window::commands::answer_permission,
+            window::commands::answer_request,
             window::commands::close_window,
             window::commands::open_log,
             window::commands::quit
@@ -304,15 +304,17 @@ fn setup<R: Runtime>(
     {
         tauri::async_runtime::spawn(permission::serve(app.clone(), Arc::clone(&shell)));
         // Put back at each start while on: the entry may have been removed by hand, or
-        // the binary moved since. Off, the person's file is not read at all.
-        if shell.settings().answer_from_popup {
-            let started = Arc::clone(&shell);
-            std::thread::spawn(move || {
-                if let Err(why) = permission::claude_hook(true) {
-                    started.warn(why);
-                }
-            });
-        }
+        // the binary moved since. Off, it is taken out: the switch may have been turned
+        // off in settings.json while the tray was stopped, and a hook left behind would
+        // outlive an uninstall. Only the tray's own entry goes; a file without one is not
+        // written.
+        let on = shell.settings().answer_from_popup;
+        let started = Arc::clone(&shell);
+        std::thread::spawn(move || {
+            if let Err(why) = permission::claude_hook(on) {
+                started.warn(why);
+            }
+        });
     }
     shell.apply_push();
     tauri::async_runtime::spawn(events::follow(app.clone(), shell, events, effects));

@@ -3,10 +3,11 @@
 //! `$XDG_RUNTIME_DIR/lf-tray/` (a directory only this user can enter; each connection's
 //! peer checked by its credentials), and the tray either declines at once — popups held
 //! back, a request it cannot tie to a session, the person looking at the agent's own
-//! terminal — or shows the session's popup with Allow and Deny and waits.
+//! terminal, a question it cannot read whole — or shows the session's popup (Allow and
+//! Deny; a question's options; a plan's Approve plan and Keep planning) and waits.
 //!
-//! One answer per request: the first Allow or Deny (from the popup or the window) takes
-//! the request; the hook going away (Claude ended it: the terminal answered first) or
+//! One answer per request: the first that answers what was asked (from the popup or the
+//! window's card) takes the request; the hook going away (Claude ended it: the terminal answered first) or
 //! lf's attention leaving `waiting` withdraws it, its popup and its buttons.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -108,6 +109,12 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
         tracing::info!("PERMISSION no popup: an unreadable request");
         return;
     };
+    // A question or plan that cannot be read whole could only be answered in part: the
+    // terminal keeps it.
+    if let Err(why) = request.prompt() {
+        tracing::info!("PERMISSION no popup: an unreadable {} ({why:?})", request.tool_name);
+        return;
+    }
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
         return;
     };
@@ -136,9 +143,9 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
     let mut rest = [0u8; 64];
     tokio::select! {
         answer = answered => match answer {
-            Ok(answer) => {
-                let sent = reader.get_mut().write_all(format!("{}\n", answer.word()).as_bytes()).await;
-                tracing::info!("PERMISSION answered {} session={key}{}", answer.word(),
+            Ok(reply) => {
+                let sent = reader.get_mut().write_all(format!("{}\n", reply.line()).as_bytes()).await;
+                tracing::info!("PERMISSION answered {} session={key}{}", reply.word(),
                     if sent.is_ok() { "" } else { " (the hook was gone)" });
                 // Servers close a popup once an action is invoked; the window's buttons
                 // need it gone as well.

@@ -473,6 +473,11 @@ fn plan(record: &SessionRecord, text: &str) -> Notice {
     }
 }
 
+/// Whether a popup's action key answers a request (rather than going somewhere).
+pub fn is_reply(action: &str) -> bool {
+    [ALLOW, DENY, ALWAYS, APPROVE_PLAN, KEEP_PLANNING].contains(&action) || CHOICES.contains(&action)
+}
+
 /// The reply a popup button gives to the request, if it is one of its answers: the core
 /// checks it against what was asked before anything is sent.
 pub fn reply(action: &str, request: &Request) -> Option<Reply> {

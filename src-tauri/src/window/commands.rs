@@ -72,33 +72,46 @@ pub async fn act<R: Runtime>(
     }
 }
 
-/// Allow (`allow`) or Deny an agent's open permission request from the window, as the
-/// popup's buttons do; the first answer wins.
+/// Answer an agent's open request from the window's card, as the popup's buttons do:
+/// Allow, Always allow or Deny a tool; a question's answers (options by number, and the
+/// person's own words); Approve plan or Keep planning with what to change. The first
+/// answer wins; one that does not answer what was asked is refused with why, and the
+/// request stays open.
 #[tauri::command]
-pub fn answer_permission<R: Runtime>(
+pub fn answer_request<R: Runtime>(
     app: AppHandle<R>,
     shell: State<'_, Arc<Shell>>,
     id: String,
-    allow: bool,
+    reply: lf_tray_surface::window::FromWindow,
 ) -> Result<(), String> {
     #[cfg(unix)]
     {
-        use lf_tray_core::permission::Answer;
-        let answer = if allow { Answer::Allow } else { Answer::Deny };
-        let taken = shell.requests.answer(&id, answer);
-        tracing::info!(
-            "PERMISSION {} from the window session={id}: {}",
-            answer.word(),
-            if taken { "sent" } else { "no request open" }
-        );
+        use lf_tray_surface::requests::NotTaken;
+        let taken = shell
+            .requests
+            .request(&id)
+            .ok_or(NotTaken::NoneOpen)
+            .and_then(|request| {
+                reply.reply(&request).ok_or(NotTaken::Refused(
+                    lf_tray_core::permission::Refused::NotForThis(
+                        "That option is not one the agent offered.",
+                    ),
+                ))
+            })
+            .and_then(|reply| {
+                let word = reply.word();
+                shell.requests.answer(&id, reply).map(|()| word)
+            });
+        match &taken {
+            Ok(word) => tracing::info!("PERMISSION {word} from the window session={id}: sent"),
+            Err(why) => tracing::info!("PERMISSION from the window session={id}: not sent: {why}"),
+        }
         crate::refresh(&app, &shell);
-        taken
-            .then_some(())
-            .ok_or_else(|| "The agent no longer waits for this answer.".to_string())
+        taken.map(|_| ()).map_err(|why| why.to_string())
     }
     #[cfg(not(unix))]
     {
-        let _ = (app, shell, id, allow);
+        let _ = (app, shell, id, reply);
         Err("Answering from the tray needs a Unix desktop.".into())
     }
 }

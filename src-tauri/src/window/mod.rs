@@ -33,16 +33,11 @@ pub fn board(shell: &Shell) -> Board {
         let terminals = crate::lock(&shell.terminals).clone();
         let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
         #[cfg(unix)]
-        let permission = |key: &str| {
-            shell.requests.request(key).map(|request| {
-                let runs = lf_tray_surface::notice::runs(&request);
-                lf_tray_surface::notice::visible(&format!("{}: {runs}", request.tool_name))
-            })
-        };
+        let request = |key: &str| shell.requests.request(key);
         #[cfg(not(unix))]
-        let permission = |_: &str| None;
+        let request = |_: &str| None;
         (
-            views(&popups, &sessions, reach, runs_in, permission),
+            views(&popups, &sessions, reach, runs_in, request),
             recent(&popups),
         )
     };
