@@ -448,7 +448,8 @@ function reveal(id) {
   node.scrollIntoView({ block: 'center', behavior: 'smooth' });
   node.classList.add('focused');
   setTimeout(() => node.classList.remove('focused'), 2000);
-  const box = node.querySelector('textarea:not(:disabled)');
+  // An open request's card first: what the agent waits for.
+  const box = node.querySelector('.request input, .request textarea, textarea:not(:disabled)');
   (box || node).focus({ preventScroll: true });
 }
 

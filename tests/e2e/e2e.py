@@ -1095,6 +1095,164 @@ def answer_from_the_popup_allow_deny_terminal_first_and_no_popup(ctx):
     wait_for(lambda: ctx.tray.items() == [], "the answer app's tray item to leave the watcher")
 
 
+QUESTION = {"questions": [{
+    "question": "Which registry should the 0.4 crates go to?", "header": "Registry",
+    "multiSelect": False,
+    "options": [{"label": "crates.io", "description": "the public registry"},
+                {"label": "internal <b>", "description": "ours & only ours"}]}]}
+FIVE_OPTIONS = {"questions": [{
+    "question": "Which release target?", "header": "Target", "multiSelect": False,
+    "options": [{"label": f"target {i}", "description": f"the {i}th"} for i in range(1, 6)]}]}
+# Claude's own suggestion as its hook input carries it, spaced and ordered as Claude writes
+# it (not as a JSON writer would): the tray must give it back byte for byte.
+SUGGESTION = ('{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "cargo publish:*"}], '
+              '"behavior": "allow", "destination": "localSettings"}')
+MODE_SUGGESTION = '{"type":"setMode","mode":"acceptEdits","destination":"session"}'
+
+
+def with_agent_asking(ctx, sid, title):
+    """An E2 home with an answering tray and one claude session whose agent is the stand-in
+    Claude: (env, lf, agent, claude settings path). The tray must be started by the caller."""
+    home, repo, env, lf = ctx.store_home("e2")
+    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "claude",
+       "--work-path", "product / LOO-502")
+    return env, lf, Agent(ctx, env, sid, repo)
+
+
+def answering_on(on):
+    tray_settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+    before = tray_settings.read_text() if tray_settings.exists() else None
+    tray_settings.parent.mkdir(parents=True, exist_ok=True)
+    tray_settings.write_text(json.dumps({"answer_from_popup": on}))
+    return tray_settings, before
+
+
+def put_back(path, before):
+    if before is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_text(before)
+
+
+@check
+def answer_the_question_from_the_popup_always_allow_a_plan_and_off_at_start(ctx):
+    """A question is a question: its options in dunst's menu, the answer Claude gets is
+    the questions as asked with the chosen label; Always allow echoes Claude's suggestion
+    byte for byte; a plan is approved or kept in planning; an unreadable question is no
+    decision at once; off at start takes the tray's entry out of Claude's settings."""
+    ctx.stop_app()
+    claude = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    claude.parent.mkdir(parents=True, exist_ok=True)
+    claude.write_text(PERSONS_CLAUDE_SETTINGS)
+    tray_settings, before = answering_on(True)
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    env, lf, agent = with_agent_asking(ctx, sid, "Publish the 0.4 crates")
+    figures = {}
+    try:
+        ctx.start_hidden(env, "app-question.log", "the app, answering")
+        wait_for(lambda: len(claude_entries(claude)) == 1,
+                 lambda: f"the tray's entry in {claude.read_text()}")
+        lf("sim", "status", sid, "blocked", "--kind", "question", "--title",
+           "Which registry?", "--msg", "claude asks a question")
+        ctx.notified(lambda n: "Which registry?" in n.body, "lf's question popup")
+
+        # One single-select question: its options are the popup's actions, no Allow.
+        asked = time.monotonic()
+        agent.say("ask AskUserQuestion " + json.dumps(QUESTION))
+        n = ctx.notified(lambda n: n.summary == "claude asks · Publish the 0.4 crates",
+                         "the question's popup")
+        figures["question_to_popup"] = time.monotonic() - asked
+        lines = n.body.split("\n")
+        expect(lines[:3] == ["Registry: Which registry should the 0.4 crates go to?",
+                             "• crates.io — the public registry",
+                             "• internal &lt;b&gt; — ours &amp; only ours"], f"body {lines}")
+        expect(n.actions == [("default", "Open"), ("choice-1", "crates.io"),
+                             ("choice-2", "internal <b>"), ("open", "Open")], f"actions {n.actions}")
+        clicked = time.time()
+        ctx.invoke_action(n, "choice-2")
+        report = agent.report()
+        figures["option_to_answer"] = report["decided_at"] - clicked
+        expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"{report}")
+        want = dict(QUESTION, answers={"Which registry should the 0.4 crates go to?": "internal <b>"})
+        expect(report["updated_input"] == want, f"the agent got {report['updated_input']}")
+
+        # Five options: dunst lists every one of them.
+        agent.say("ask AskUserQuestion " + json.dumps(FIVE_OPTIONS))
+        n = ctx.notified(lambda n: n.body.startswith("Target: Which release target?"),
+                         "the five-option popup")
+        expect([k for k, _ in n.actions] == ["default"] + [f"choice-{i}" for i in range(1, 6)] + ["open"],
+               f"actions {n.actions}")
+        ctx.invoke_action(n, "choice-5")
+        report = agent.report()
+        expect(report["updated_input"]["answers"] == {"Which release target?": "target 5"}, f"{report}")
+
+        # Always allow: what it allows, in words; Claude's suggestion back byte for byte.
+        agent.say("request " + json.dumps({
+            "tool_name": "Bash", "tool_input": {"command": "cargo publish -p lf-tray-core"},
+            "permission_suggestions": "SUGGESTIONS"}).replace(
+                '"SUGGESTIONS"', f"[{MODE_SUGGESTION}, {SUGGESTION}]"))
+        n = ctx.notified(lambda n: n.body.startswith("Bash: cargo publish -p lf-tray-core"),
+                         "the Always allow popup")
+        expect(n.body.split("\n")[1] == "From now on, allow Bash(cargo publish:*) without asking, "
+               "in this project's local settings.", f"body {n.body!r}")
+        expect(n.actions == [("default", "Open"), ("allow", "Allow"), ("always", "Always allow"),
+                             ("deny", "Deny"), ("open", "Open")], f"actions {n.actions}")
+        ctx.invoke_action(n, "always")
+        report = agent.report()
+        out = report["hooks"][0]["stdout"]
+        expect(f'"updatedPermissions":[{SUGGESTION}]' in out, f"the hook printed {out!r}")
+        expect(report["behavior"] == "allow" and report["updated_input"] is None, f"{report}")
+
+        # A plan: its first lines, Approve plan and Keep planning, never Allow.
+        plan = "# Release 0.4\n1. Bump the versions\n2. cargo publish, core first"
+        agent.say("ask ExitPlanMode " + json.dumps({"plan": plan}))
+        n = ctx.notified(lambda n: n.summary == "claude has a plan · Publish the 0.4 crates",
+                         "the plan's popup")
+        expect(n.body.startswith("# Release 0.4\n1. Bump the versions"), f"body {n.body!r}")
+        expect([k for k, _ in n.actions] == ["default", "approve-plan", "keep-planning", "answer", "open"],
+               f"actions {n.actions}")
+        ctx.invoke_action(n, "keep-planning")
+        report = agent.report()
+        expect(report["behavior"] == "deny" and "keep planning" in (report["message"] or ""), f"{report}")
+        agent.say("ask ExitPlanMode " + json.dumps({"plan": plan}))
+        n = ctx.notified(lambda n: n.summary == "claude has a plan · Publish the 0.4 crates"
+                         and n.id not in ctx.notes.closes, "the plan's popup again")
+        ctx.invoke_action(n, "approve-plan")
+        report = agent.report()
+        expect(report["behavior"] == "allow", f"{report}")
+
+        # A question that cannot be read whole, or one too big: no decision, at once.
+        agent.say("ask AskUserQuestion " + json.dumps({"questions": [{"header": "no text"}]}))
+        figures["unreadable_gives_up"] = expect_no_decision(agent.report(), "an unreadable question")
+        agent.say("terminal allow")
+        agent.report()
+        big = {"questions": [{"question": "Which?", "options": [{"label": "x" * (1 << 20)}]}]}
+        agent.say("ask AskUserQuestion " + json.dumps(big))
+        figures["oversized_gives_up"] = expect_no_decision(agent.report(), "an oversized question")
+        agent.say("terminal allow")
+        agent.report()
+
+        # Off, at the next start: the tray's entry (and only it) goes.
+        ctx.stop_app()
+        answering_on(False)
+        ctx.start_hidden(env, "app-question.log", "the app, answering off")
+        wait_for(lambda: claude.read_text() == PERSONS_CLAUDE_SETTINGS,
+                 lambda: f"the person's file back as it was: {claude.read_text()}")
+        ctx.stop_app()
+        # With no entry of its own in the file, the file is not written at all.
+        stamp = claude.stat().st_mtime_ns
+        ctx.start_hidden(env, "app-question.log", "the app, off again")
+        never(lambda: claude.stat().st_mtime_ns != stamp, "the file was written with nothing to take out")
+    finally:
+        agent.end()
+        ctx.stop_app()
+        subprocess.run(["dunstctl", "close-all"], check=True)
+        put_back(tray_settings, before)
+    print(f"figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}", flush=True)
+    (ctx.out / "question-figures.json").write_text(json.dumps(figures))
+    wait_for(lambda: ctx.tray.items() == [], "the question app's tray item to leave the watcher")
+
+
 # How long what the app started may take to go once it has: the kernel signals its
 # children as it exits (PR_SET_PDEATHSIG), and a machine loaded by a build schedules them
 # within this.
@@ -2033,6 +2191,120 @@ def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
         ctx.driver = None
         end_webdriver_apps(ctx)
         start_watcher(ctx)
+
+
+TWO_QUESTIONS = {"questions": [
+    {"question": "Which registry?", "header": "Registry", "multiSelect": False,
+     "options": [{"label": "crates.io", "description": "public"},
+                 {"label": "internal", "description": "ours"}]},
+    {"question": "Which crates go first?", "header": "Crates", "multiSelect": True,
+     "options": [{"label": "core", "description": "no Tauri"},
+                 {"label": "surface", "description": "what the person is told"},
+                 {"label": "tray", "description": "the app"}]}]}
+
+
+@window_check
+def window_card_answers_two_questions_with_a_multi_select_and_typed_words(ctx):
+    """The popup of two questions offers Answer…, which opens the window at the card; the
+    card's Send waits for every answer; the agent gets exactly the questions as asked and
+    the answers (several labels and the person's own words joined as Claude reads them);
+    a second Send answers nothing; the terminal answering first takes the card down."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    tray_settings, before = answering_on(True)
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    env, lf, agent = with_agent_asking(ctx, sid, "Release the 0.4 crates")
+    # tauri-driver starts the app with its own environment: this one plays today's lf.
+    wrapper = ctx.tmp / "bin" / "lf-tray-on-e2"
+    wrapper.write_text(f'#!/bin/sh\nexport LF_HOME="{env["LF_HOME"]}" LF_SIM_GENERATION=e2\n'
+                       f'exec "{ctx.app_bin}" "$@"\n')
+    wrapper.chmod(0o755)
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(wrapper)})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    row = f'[data-session-id="{sid}"]'
+    figures = {}
+    try:
+        lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which registry?")
+        wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, row), f"{row} in the window",
+                 START_TIMEOUT)
+        # The agent waits, so the tray knows it; then it asks through its hook.
+        agent.say("ask AskUserQuestion " + json.dumps(TWO_QUESTIONS))
+        n = ctx.notified(lambda n: n.summary == "claude asks · Release the 0.4 crates",
+                         "the two questions' popup")
+        expect(n.actions == [("default", "Open"), ("answer", "Answer…"), ("open", "Open")],
+               f"actions {n.actions}")
+        expect("Crates: Which crates go first? (pick any)" in n.body, f"body {n.body!r}")
+        # Answer… opens the window at the card.
+        ctx.invoke_action(n, "answer")
+        card = f"{row} .request.questions"
+        wait_for(lambda: any(e.is_displayed() for e in ctx.driver.find_elements(By.CSS_SELECTOR, card)),
+                 "the question card on screen after Answer…")
+
+        def sendable():
+            return node_property(ctx, f'{card} button[data-request-action="send"]', "disabled") is False
+
+        def tick(css):
+            click_current(ctx.driver, f"{card} {css}")
+
+        expect(not sendable(), "Send is enabled before any answer")
+        tick('input[data-input="q0-o1"]')
+        expect(not sendable(), "Send is enabled with the second question open")
+        tick('input[data-input="q1-o0"]')
+        tick('input[data-input="q1-o2"]')
+
+        def typed():
+            box = ctx.driver.find_element(By.CSS_SELECTOR, f'{card} textarea[data-input="own-1"]')
+            box.send_keys("docs too")
+            return True
+        wait_for(typed, "to type the person's own words")
+        wait_for(sendable, "Send enabled once every question has an answer")
+        window_screenshot(ctx, "window-question-card.png")
+        # Two clicks as one: only the first answers.
+        clicked = time.time()
+        wait_for(lambda: ctx.driver.execute_script(
+            "const b = document.querySelector(arguments[0]); if (!b) return false;"
+            " b.click(); b.click(); return true;", f'{card} button[data-request-action="send"]'),
+            "to click Send twice")
+        report = agent.report()
+        figures["send_to_answer"] = report["decided_at"] - clicked
+        want = dict(TWO_QUESTIONS, answers={"Which registry?": "internal",
+                                            "Which crates go first?": "core, tray, docs too"})
+        expect(report["decided_by"] == "hook" and report["updated_input"] == want,
+               f"the agent got {report}")
+        wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, card), "the card to go once answered")
+        never(lambda: any(line and line.startswith("{") for line in list(agent.lines.queue)),
+              "a second answer reached the agent")
+
+        # The terminal answers first: the card goes within a second of the hook's end.
+        agent.say("ask AskUserQuestion " + json.dumps(TWO_QUESTIONS))
+        wait_for(lambda: ctx.driver.find_elements(By.CSS_SELECTOR, f"{row} .request"),
+                 "the next card")
+        answered = time.monotonic()
+        agent.say("terminal allow")
+        expect(agent.report()["decided_by"] == "terminal", "the terminal did not decide")
+        wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, f"{row} .request"),
+                 "the card to go when the terminal answered", 2.0)
+        figures["terminal_to_card_gone"] = time.monotonic() - answered
+    finally:
+        agent.end()
+        try:
+            ctx.driver.quit()
+        except Exception:
+            pass  # its browser is gone
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        subprocess.run(["dunstctl", "close-all"], check=True)
+        put_back(tray_settings, before)
+    print(f"figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}", flush=True)
 
 
 def expand(driver, css):
