@@ -57,7 +57,9 @@ pub(crate) fn on_notification<R: Runtime>(
                 .and_then(|request| notice::reply(action, &request))
                 .map(|reply| shell.requests.answer(&named, reply));
             match taken {
-                Some(Ok(())) => tracing::info!("PERMISSION {action} from the popup session={named}"),
+                Some(Ok(())) => {
+                    tracing::info!("PERMISSION {action} from the popup session={named}")
+                }
                 Some(Err(why)) => tracing::info!("IGNORED {action} session={named}: {why}"),
                 None => tracing::info!("IGNORED {action} session={named}: no request open"),
             }

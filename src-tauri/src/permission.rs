@@ -112,7 +112,10 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
     // A question or plan that cannot be read whole could only be answered in part: the
     // terminal keeps it.
     if let Err(why) = request.prompt() {
-        tracing::info!("PERMISSION no popup: an unreadable {} ({why:?})", request.tool_name);
+        tracing::info!(
+            "PERMISSION no popup: an unreadable {} ({why:?})",
+            request.tool_name
+        );
         return;
     }
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {

@@ -171,8 +171,18 @@ pub const KEEP_PLANNING: &str = "keep-planning";
 /// A single-select question's options, one action each, in the order asked (Claude asks
 /// two to four; the core reads at most twelve).
 pub const CHOICES: [&str; 12] = [
-    "choice-1", "choice-2", "choice-3", "choice-4", "choice-5", "choice-6", "choice-7",
-    "choice-8", "choice-9", "choice-10", "choice-11", "choice-12",
+    "choice-1",
+    "choice-2",
+    "choice-3",
+    "choice-4",
+    "choice-5",
+    "choice-6",
+    "choice-7",
+    "choice-8",
+    "choice-9",
+    "choice-10",
+    "choice-11",
+    "choice-12",
 ];
 /// Not a button: what the platform module reports when the server took a session's popup
 /// down by itself (it expired) while the person had not acted on it.
@@ -448,7 +458,10 @@ const PLAN_LINES: usize = 6;
 /// what to change).
 fn plan(record: &SessionRecord, text: &str) -> Notice {
     let who = record.provider().unwrap_or("Agent");
-    let summary = one_line(&format!("{who} has a plan · {}", title(record)), MAX_SUMMARY);
+    let summary = one_line(
+        &format!("{who} has a plan · {}", title(record)),
+        MAX_SUMMARY,
+    );
     let mut lines: Vec<String> = text
         .lines()
         .map(|line| one_line(&visible(line), MAX_TITLE))
@@ -475,7 +488,8 @@ fn plan(record: &SessionRecord, text: &str) -> Notice {
 
 /// Whether a popup's action key answers a request (rather than going somewhere).
 pub fn is_reply(action: &str) -> bool {
-    [ALLOW, DENY, ALWAYS, APPROVE_PLAN, KEEP_PLANNING].contains(&action) || CHOICES.contains(&action)
+    [ALLOW, DENY, ALWAYS, APPROVE_PLAN, KEEP_PLANNING].contains(&action)
+        || CHOICES.contains(&action)
 }
 
 /// The reply a popup button gives to the request, if it is one of its answers: the core
@@ -544,7 +558,7 @@ fn most_buttons(server: &str) -> Option<usize> {
 pub fn buttons<'a>(server: &str, notice: &'a Notice) -> Vec<(&'a str, &'a str)> {
     let most = most_buttons(server);
     let default_drawn = DEFAULT_AS_A_BUTTON.contains(&server);
-    let mut actions: Vec<(&str, &str)> = notice.actions.iter().copied().collect();
+    let mut actions: Vec<(&str, &str)> = notice.actions.to_vec();
     let fits = |n: usize| !matches!(most, Some(m) if n > m);
     if !notice.choices.is_empty() && fits(notice.choices.len()) {
         let at = actions.iter().position(|(k, _)| *k == ANSWER);
@@ -831,7 +845,10 @@ mod tests {
         assert!(n.actions.iter().all(|(k, _)| *k != ALLOW && *k != DENY));
         assert_eq!(
             n.choices,
-            [(CHOICES[0], "<b>opt1</b>".to_string()), (CHOICES[1], "<b>opt2</b>".to_string())]
+            [
+                (CHOICES[0], "<b>opt1</b>".to_string()),
+                (CHOICES[1], "<b>opt2</b>".to_string())
+            ]
         );
         // A popup button's reply is the option's label as asked.
         let reply = super::reply(CHOICES[1], &one_question(2, false)).unwrap();
@@ -845,14 +862,19 @@ mod tests {
         // Several answers are given in the window.
         let multi = permission(&asking(), &one_question(3, true));
         assert!(multi.choices.is_empty());
-        assert!(multi.body.starts_with("Registry: Which registry?␊Really? (pick any)"));
+        assert!(multi
+            .body
+            .starts_with("Registry: Which registry?␊Really? (pick any)"));
         assert_eq!(super::reply(CHOICES[0], &one_question(3, true)), None);
     }
 
     #[test]
     fn each_server_gets_the_options_it_can_draw_else_answer() {
         let keys = |server: &str, n: &Notice| -> Vec<String> {
-            buttons(server, n).iter().map(|(k, _)| k.to_string()).collect()
+            buttons(server, n)
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect()
         };
         // dunst lists every action in its menu: all five options.
         let five = permission(&asking(), &one_question(5, false));
@@ -864,18 +886,30 @@ mod tests {
         assert_eq!(keys("gnome-shell", &five), ["default", "answer", "open"]);
         // Three options fit GNOME's three buttons once Open (the popup's click) goes.
         let three = permission(&asking(), &one_question(3, false));
-        assert_eq!(keys("gnome-shell", &three), ["default", "choice-1", "choice-2", "choice-3"]);
+        assert_eq!(
+            keys("gnome-shell", &three),
+            ["default", "choice-1", "choice-2", "choice-3"]
+        );
         let two = permission(&asking(), &one_question(2, false));
-        assert_eq!(keys("gnome-shell", &two), ["default", "choice-1", "choice-2", "open"]);
+        assert_eq!(
+            keys("gnome-shell", &two),
+            ["default", "choice-1", "choice-2", "open"]
+        );
         // A server that draws `default` as a button: one Open, not two.
-        assert_eq!(keys("xfce4-notifyd", &two), ["default", "choice-1", "choice-2"]);
+        assert_eq!(
+            keys("xfce4-notifyd", &two),
+            ["default", "choice-1", "choice-2"]
+        );
     }
 
     #[test]
     fn one_open_button_where_the_server_draws_default_as_one() {
         let session = session_notice(&asking(), NoticeKind::Asked, "s".into(), "b".into(), false);
         let keys = |server: &str, n: &Notice| -> Vec<String> {
-            buttons(server, n).iter().map(|(k, _)| k.to_string()).collect()
+            buttons(server, n)
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect()
         };
         for server in DEFAULT_AS_A_BUTTON {
             assert_eq!(keys(server, &session), ["default", "dismiss"]);
@@ -902,17 +936,33 @@ mod tests {
         );
         assert_eq!(
             n.actions,
-            [(DEFAULT, "Open"), (ALLOW, "Allow"), (ALWAYS, "Always allow"), (DENY, "Deny"), (OPEN, "Open")]
+            [
+                (DEFAULT, "Open"),
+                (ALLOW, "Allow"),
+                (ALWAYS, "Always allow"),
+                (DENY, "Deny"),
+                (OPEN, "Open")
+            ]
         );
         // Four buttons on GNOME's three: Open goes, the answers stay.
-        let on_gnome: Vec<_> = buttons("gnome-shell", &n).into_iter().map(|(k, _)| k).collect();
+        let on_gnome: Vec<_> = buttons("gnome-shell", &n)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
         assert_eq!(on_gnome, [DEFAULT, ALLOW, ALWAYS, DENY]);
         assert_eq!(super::reply(ALWAYS, &bash), Some(Reply::AlwaysAllow));
 
-        let plan = request("ExitPlanMode", serde_json::json!({"plan": "# Plan\n1. <bump>\n2. publish"}));
+        let plan = request(
+            "ExitPlanMode",
+            serde_json::json!({"plan": "# Plan\n1. <bump>\n2. publish"}),
+        );
         let n = permission(&asking(), &plan);
         assert_eq!(n.summary, "claude has a plan · Publish the crates");
-        assert!(n.body.starts_with("# Plan\n1. &lt;bump&gt;\n2. publish"), "{}", n.body);
+        assert!(
+            n.body.starts_with("# Plan\n1. &lt;bump&gt;\n2. publish"),
+            "{}",
+            n.body
+        );
         let keys: Vec<_> = n.actions.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys, [DEFAULT, APPROVE_PLAN, KEEP_PLANNING, ANSWER, OPEN]);
         assert!(!keys.contains(&ALLOW));

@@ -172,11 +172,7 @@ impl RequestView {
             },
             // Its lines kept: a plan is read as written. Only its hidden characters show.
             Ok(Prompt::Plan(plan)) => RequestView::Plan {
-                plan: plan
-                    .lines()
-                    .map(visible)
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                plan: plan.lines().map(visible).collect::<Vec<_>>().join("\n"),
             },
             Ok(Prompt::Tool { always }) => RequestView::Tool {
                 runs: visible(&format!(
@@ -201,7 +197,9 @@ pub enum FromWindow {
     Allow,
     Deny,
     AlwaysAllow,
-    Answers { answers: Vec<Picked> },
+    Answers {
+        answers: Vec<Picked>,
+    },
     ApprovePlan,
     KeepPlanning {
         #[serde(default)]

@@ -21,8 +21,8 @@ pub mod claude_settings;
 mod prompt;
 
 pub use prompt::{
-    Always, Answer, Choice, Decision, Prompt, Question, Refused, Reply, ASK_USER_QUESTION,
-    DENIED, EXIT_PLAN_MODE, KEEP_PLANNING,
+    Always, Answer, Choice, Decision, Prompt, Question, Refused, Reply, ASK_USER_QUESTION, DENIED,
+    EXIT_PLAN_MODE, KEEP_PLANNING,
 };
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -152,7 +152,10 @@ pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>
                 let _ = output.flush();
                 format!("answered {} from the desktop", reply.word())
             }
-            Err(why) => format!("no decision: the tray's {} does not answer it: {why}", reply.word()),
+            Err(why) => format!(
+                "no decision: the tray's {} does not answer it: {why}",
+                reply.word()
+            ),
         },
         Ok(None) => "no decision: the tray did not take it".into(),
         Err(e) => format!("no decision: {e}"),
@@ -354,7 +357,11 @@ mod tests {
     #[test]
     fn a_question_gets_its_answers_or_nothing_whatever_the_tray_says() {
         // A bare allow (an older tray, or a wrong button) answers no question: nothing.
-        for bare in ["allow", r#"{"reply":"allow"}"#, r#"{"reply":"answers","answers":[]}"#] {
+        for bare in [
+            "allow",
+            r#"{"reply":"allow"}"#,
+            r#"{"reply":"answers","answers":[]}"#,
+        ] {
             let replies: &'static [&'static str] = Box::leak(vec![SHOWN, bare].into_boxed_slice());
             let (_dir, socket, serve) = tray(replies);
             let (out, said, _) = hook(Some(&socket), QUESTION.as_bytes());

@@ -100,7 +100,9 @@ pub enum Reply {
     /// Allow, and add Claude's suggested rule so it asks no more.
     AlwaysAllow,
     /// One answer per question, in the order asked.
-    Answers { answers: Vec<Answer> },
+    Answers {
+        answers: Vec<Answer>,
+    },
     ApprovePlan,
     /// Deny the plan's end with the person's words (may be empty).
     KeepPlanning {
@@ -224,7 +226,9 @@ impl Request {
 
     /// The reply as Claude's answer, when it answers what was asked completely.
     pub fn decide(&self, reply: &Reply) -> Result<Decision, Refused> {
-        let prompt = self.prompt().map_err(|_| Refused::NotForThis("unreadable"))?;
+        let prompt = self
+            .prompt()
+            .map_err(|_| Refused::NotForThis("unreadable"))?;
         let decision = match (&prompt, reply) {
             (Prompt::Tool { .. }, Reply::Allow) => serde_json::json!({"behavior": "allow"}),
             (Prompt::Tool { .. }, Reply::Deny) => {
@@ -281,7 +285,10 @@ impl Request {
 /// The answers Claude reads: each question's text → the chosen labels joined by `", "`
 /// (Claude's format for several), with the person's own words last. Every question must
 /// have one; a single-select question takes one label or the person's words, not both.
-fn answered(questions: &[Question], answers: &[Answer]) -> Result<BTreeMap<String, String>, Refused> {
+fn answered(
+    questions: &[Question],
+    answers: &[Answer],
+) -> Result<BTreeMap<String, String>, Refused> {
     if questions.len() != answers.len() {
         return Err(Refused::Count {
             asked: questions.len(),
@@ -351,7 +358,10 @@ fn questions(input: &Value) -> Result<Vec<Question>, Unreadable> {
             question,
             header: text(q, "header").unwrap_or_default(),
             options,
-            multi: q.get("multiSelect").and_then(Value::as_bool).unwrap_or(false),
+            multi: q
+                .get("multiSelect")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         });
     }
     Ok(out)
@@ -419,7 +429,10 @@ mod tests {
 
     fn decision(d: &Decision) -> Value {
         let v: Value = serde_json::from_str(d.output()).unwrap();
-        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PermissionRequest");
+        assert_eq!(
+            v["hookSpecificOutput"]["hookEventName"],
+            "PermissionRequest"
+        );
         v["hookSpecificOutput"]["decision"].clone()
     }
 
@@ -463,8 +476,14 @@ mod tests {
             json!({"Which registry?": "internal", "Which crates?": "core, tray, docs too"})
         );
         // The person's own words in place of an option.
-        let d = decision(&req.decide(&answers(&[(&[], " GitHub Packages "), (&["core"], "")])).unwrap());
-        assert_eq!(d["updatedInput"]["answers"]["Which registry?"], "GitHub Packages");
+        let d = decision(
+            &req.decide(&answers(&[(&[], " GitHub Packages "), (&["core"], "")]))
+                .unwrap(),
+        );
+        assert_eq!(
+            d["updatedInput"]["answers"]["Which registry?"],
+            "GitHub Packages"
+        );
     }
 
     /// No reply, of any kind, makes an allow that leaves a question unanswered.
@@ -476,7 +495,9 @@ mod tests {
             Reply::Deny,
             Reply::AlwaysAllow,
             Reply::ApprovePlan,
-            Reply::KeepPlanning { message: "x".into() },
+            Reply::KeepPlanning {
+                message: "x".into(),
+            },
             answers(&[]),
             answers(&[(&["internal"], "")]),
             answers(&[(&["internal"], ""), (&[], "")]),
@@ -492,7 +513,10 @@ mod tests {
                 Err(_) => {}
                 Ok(d) => {
                     let d = decision(&d);
-                    let given = d["updatedInput"]["answers"].as_object().cloned().unwrap_or_default();
+                    let given = d["updatedInput"]["answers"]
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default();
                     panic!("{reply:?} was sent as {d} with answers {given:?}");
                 }
             }
@@ -514,9 +538,14 @@ mod tests {
         assert!(q(json!({"questions": []})).is_err());
         assert!(q(json!({"questions": "Which?"})).is_err());
         assert!(q(json!({"questions": [{"header": "x", "options": []}]})).is_err());
-        assert!(q(json!({"questions": [{"question": "Q", "options": [{"description": "no label"}]}]})).is_err());
+        assert!(q(
+            json!({"questions": [{"question": "Q", "options": [{"description": "no label"}]}]})
+        )
+        .is_err());
         assert!(q(json!({"questions": [{"question": "Q"}, {"question": "Q"}]})).is_err());
-        let many: Vec<Value> = (0..9).map(|i| json!({"question": format!("Q{i}")})).collect();
+        let many: Vec<Value> = (0..9)
+            .map(|i| json!({"question": format!("Q{i}")}))
+            .collect();
         assert!(q(json!({ "questions": many })).is_err());
         // A question without options is answered in the person's own words.
         assert!(q(json!({"questions": [{"question": "Why?"}]})).is_ok());
@@ -529,8 +558,15 @@ mod tests {
         // Key order and spacing as Claude sent them, not as a JSON writer would.
         let spaced = RULE.replace(",\"behavior\"", ", \"behavior\"");
         let mode = r#"{"type":"setMode","mode":"acceptEdits","destination":"session"}"#;
-        let req = request("Bash", json!({"command": "cargo publish"}), &[mode, &spaced]);
-        let Prompt::Tool { always: Some(always) } = req.prompt().unwrap() else {
+        let req = request(
+            "Bash",
+            json!({"command": "cargo publish"}),
+            &[mode, &spaced],
+        );
+        let Prompt::Tool {
+            always: Some(always),
+        } = req.prompt().unwrap()
+        else {
             panic!("no always")
         };
         assert_eq!(always.rules, ["Bash(cargo publish:*)"]);
@@ -539,7 +575,12 @@ mod tests {
             "From now on, allow Bash(cargo publish:*) without asking, in this project's local settings."
         );
         let out = req.decide(&Reply::AlwaysAllow).unwrap();
-        assert!(out.output().contains(&format!("\"updatedPermissions\":[{spaced}]")), "{}", out.output());
+        assert!(
+            out.output()
+                .contains(&format!("\"updatedPermissions\":[{spaced}]")),
+            "{}",
+            out.output()
+        );
         assert_eq!(decision(&out)["behavior"], "allow");
     }
 
@@ -552,7 +593,10 @@ mod tests {
         assert_eq!(req.prompt().unwrap(), Prompt::Tool { always: None });
         assert!(req.decide(&Reply::AlwaysAllow).is_err());
         let plain = request("Bash", json!({"command": "x"}), &[]);
-        assert_eq!(decision(&plain.decide(&Reply::Allow).unwrap()), json!({"behavior": "allow"}));
+        assert_eq!(
+            decision(&plain.decide(&Reply::Allow).unwrap()),
+            json!({"behavior": "allow"})
+        );
         assert_eq!(
             decision(&plain.decide(&Reply::Deny).unwrap()),
             json!({"behavior": "deny", "message": DENIED})
@@ -563,12 +607,28 @@ mod tests {
     #[test]
     fn a_plan_is_approved_or_kept_in_planning_with_the_persons_words() {
         let req = request(EXIT_PLAN_MODE, json!({"plan": "1. Bump\n2. Publish"}), &[]);
-        assert_eq!(req.prompt().unwrap(), Prompt::Plan("1. Bump\n2. Publish".into()));
-        assert_eq!(decision(&req.decide(&Reply::ApprovePlan).unwrap()), json!({"behavior": "allow"}));
-        let keep = decision(&req.decide(&Reply::KeepPlanning { message: "Tag first.".into() }).unwrap());
+        assert_eq!(
+            req.prompt().unwrap(),
+            Prompt::Plan("1. Bump\n2. Publish".into())
+        );
+        assert_eq!(
+            decision(&req.decide(&Reply::ApprovePlan).unwrap()),
+            json!({"behavior": "allow"})
+        );
+        let keep = decision(
+            &req.decide(&Reply::KeepPlanning {
+                message: "Tag first.".into(),
+            })
+            .unwrap(),
+        );
         assert_eq!(keep["behavior"], "deny");
         assert!(keep["message"].as_str().unwrap().ends_with("Tag first."));
-        let keep = decision(&req.decide(&Reply::KeepPlanning { message: String::new() }).unwrap());
+        let keep = decision(
+            &req.decide(&Reply::KeepPlanning {
+                message: String::new(),
+            })
+            .unwrap(),
+        );
         assert_eq!(keep["message"], KEEP_PLANNING);
         assert!(req.decide(&Reply::Allow).is_err());
         assert!(request(EXIT_PLAN_MODE, json!({}), &[]).prompt().is_err());
@@ -580,7 +640,9 @@ mod tests {
             Reply::Allow,
             Reply::AlwaysAllow,
             answers(&[(&["a", "b"], "own\nwords")]),
-            Reply::KeepPlanning { message: "x".into() },
+            Reply::KeepPlanning {
+                message: "x".into(),
+            },
         ] {
             let line = reply.line();
             assert!(!line.contains('\n'));
