@@ -16,7 +16,7 @@ const drafts = new Map();   // "id\u0000action" -> text
 const errors = new Map();   // id -> lf's error text
 const busy = new Set();     // ids with an action running
 const expanded = new Set(); // ids whose row shows its prompt or summary and its actions
-let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [], tray: null, tray_fix: null };
+let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [], tray: null, tray_fix: null, lf_missing: false };
 let focusId = null;
 // The row the keyboard acts on. It starts on the first row, the one that needs the person
 // first, so Enter right after opening the window acts on it.
@@ -163,8 +163,22 @@ function renderFooter() {
     if (board.tray_fix && trayFixShown) lines.push(el('p', { class: 'status-fix', text: board.tray_fix }));
   }
   const latest = board.warnings.length ? board.warnings[board.warnings.length - 1] : null;
-  for (const text of [board.quiet, latest, board.status]) {
+  for (const text of [board.quiet, latest]) {
     if (text) lines.push(el('p', { class: 'status-line', text }));
+  }
+  if (board.status) {
+    const line = el('p', { class: 'status-line', text: board.status });
+    // Without lf the fix is the setting that names it.
+    if (board.lf_missing) {
+      line.append(' ', el('button', {
+        type: 'button',
+        class: 'link',
+        'data-fix': 'lf',
+        text: 'Set the lf program',
+        onclick: () => { showSettings(true); $('set-lf').focus(); },
+      }));
+    }
+    lines.push(line);
   }
   $('status').replaceChildren(...lines);
   $('status').title = [board.tray, board.quiet, ...board.warnings, board.status].filter(Boolean).join('\n');

@@ -2097,6 +2097,24 @@ def glance_title(ctx, sid):
         " lines: Math.round(t.clientHeight / parseFloat(getComputedStyle(t).lineHeight))};", sid)
 
 
+def glance_shot(ctx, name, wid):
+    """A screenshot of the window once WebKit has drawn what the page has now: two animation
+    frames after the last change (the X server holds only what was painted), with the
+    popups held back (dunst paused by the check) so none stands over it."""
+    ctx.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+    ctx.screenshot(name, wid)
+
+
+def glance_popups(paused):
+    """Hold dunst's popups back (or let them come again): the window's screenshots are of
+    the window alone."""
+    subprocess.run(["dunstctl", "set-paused", "true" if paused else "false"], check=True)
+    if paused:
+        subprocess.run(["dunstctl", "close-all"], check=True)
+
+
 def glance_window(ctx):
     """The app's window on the X server: (id, x, y, width, height)."""
     found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{APP_NAME}$"],
@@ -2128,8 +2146,7 @@ def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
     end_webdriver_apps(ctx)
     ctx.stop_app()
     stop_watcher(ctx)
-    # Earlier checks' popups would stand over the window in its screenshots.
-    subprocess.run(["dunstctl", "close-all"], check=True)
+    glance_popups(True)
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray"
     config.mkdir(parents=True, exist_ok=True)
     settings = config / "settings.json"
@@ -2190,7 +2207,7 @@ def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
         window = wait_for(lambda: glance_window(ctx), "the window on the X server")
         wid, x, y, width, height = window
         # Kept first, so a person sees what a failure below is about.
-        ctx.screenshot("window-glance.png", wid)
+        glance_shot(ctx, "window-glance.png", wid)
         ctx.screenshot("window-glance-screen.png")
         expect((width, height) == (default["width"], default["height"]),
                f"the window opened at {width}x{height}; tauri.conf.json says "
@@ -2224,7 +2241,7 @@ def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
             "what to do about the missing tray in the footer")
         expect("tray" in fix.lower(), f"the footer's fix says {fix!r}")
         glance_audit(ctx, "with the long row open and the footer's fix shown")
-        ctx.screenshot("window-glance-open.png", wid)
+        glance_shot(ctx, "window-glance-open.png", wid)
 
         # The person's size is kept beside the settings and used at the next opening.
         subprocess.run(["xdotool", "windowsize", wid, "700", "600"], check=True)
@@ -2257,11 +2274,59 @@ def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
         ctx.driver = None
         end_webdriver_apps(ctx)
         sized.unlink(missing_ok=True)
+        glance_popups(False)
         if kept is None:
             settings.unlink(missing_ok=True)
         else:
             settings.write_bytes(kept)
         start_watcher(ctx)
+
+
+@window_check
+def window_without_lf_says_so_in_one_line_with_the_setting_that_names_it(ctx):
+    """No lf found (no LF_BIN, none on PATH): the footer's status line wraps inside the
+    window with *Set the lf program*, which opens the settings at that field; nothing is cut
+    there either (screenshot window-no-lf.png)."""
+    from selenium import webdriver
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    glance_popups(True)
+    # tauri-driver starts the app with its own environment: this wrapper takes lf away.
+    wrapper = ctx.tmp / "bin" / "lf-tray-without-lf"
+    wrapper.write_text(f'#!/bin/sh\nunset LF_BIN\nPATH=/usr/local/bin:/usr/bin:/bin exec "{ctx.app_bin}" "$@"\n')
+    wrapper.chmod(0o755)
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(wrapper)})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    try:
+        line = wait_for(lambda: ctx.driver.execute_script(
+            "const b = document.querySelector('#status [data-fix=\"lf\"]');"
+            "return b && b.parentElement.textContent;"), "the footer to offer the lf setting", START_TIMEOUT)
+        print(f"  footer: {line}", flush=True)
+        expect(line.startswith("No lf found"), f"the footer's line with the lf setting says {line!r}")
+        window = wait_for(lambda: glance_window(ctx), "the window on the X server")
+        glance_shot(ctx, "window-no-lf.png", window[0])
+        glance_audit(ctx, "without lf")
+        click_current(ctx.driver, '#status [data-fix="lf"]')
+        wait_for(lambda: ctx.driver.execute_script(
+            "return !document.getElementById('settings').hidden && document.activeElement.id === 'set-lf'"),
+            lambda: f"the settings open at the lf program; the focus is on "
+            f"{ctx.driver.execute_script('return document.activeElement.id')!r}")
+        glance_audit(ctx, "the settings, without lf")
+    finally:
+        try:
+            ctx.driver.quit()
+        except Exception:
+            pass  # its app is ended below either way
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        glance_popups(False)
 
 
 def expand(driver, css):

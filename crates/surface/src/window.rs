@@ -133,6 +133,8 @@ pub struct Board {
     pub tray: Option<String>,
     /// What to do about it on this desktop, shown when the person asks.
     pub tray_fix: Option<String>,
+    /// No lf was found: the footer offers the setting that names it.
+    pub lf_missing: bool,
     /// The session to scroll to, for a window just built to show it (it was not there
     /// yet to hear a `focus` message).
     pub focus: Option<String>,
@@ -544,6 +546,7 @@ mod tests {
             focus: None,
             tray: None,
             tray_fix: None,
+            lf_missing: false,
         };
         let messages = [
             ToWindow::Board(board),

@@ -56,6 +56,7 @@ pub fn board(shell: &Shell) -> Board {
         warnings: shell.warnings(),
         tray,
         tray_fix,
+        lf_missing: shell.engine.lf_bin().is_none(),
         focus: None,
     }
 }
