@@ -16,7 +16,7 @@ const drafts = new Map();   // "id\u0000action" -> text
 const errors = new Map();   // id -> lf's error text
 const busy = new Set();     // ids with an action running
 const expanded = new Set(); // ids whose row shows its prompt or summary and its actions
-let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [], tray: null };
+let board = { sessions: [], status: '', quiet: null, warnings: [], recent: [], tray: null, tray_fix: null, lf_missing: false };
 let focusId = null;
 // The row the keyboard acts on. It starts on the first row, the one that needs the person
 // first, so Enter right after opening the window acts on it.
@@ -124,11 +124,7 @@ function render() {
 
   const waiting = board.sessions.filter((s) => s.needs_you).length;
   $('count').textContent = waiting === 0 ? '' : waiting === 1 ? '1 needs you' : `${waiting} need you`;
-  // Where no tray shows the app, the footer says so first: it is how to find it again.
-  const parts = [board.tray, board.status, board.quiet];
-  if (board.warnings.length) parts.push(board.warnings[board.warnings.length - 1]);
-  $('status').textContent = parts.filter(Boolean).join(' · ');
-  $('status').title = [board.tray, board.status, board.quiet, ...board.warnings].filter(Boolean).join('\n');
+  renderFooter();
   renderRecent();
   syncClock();
 
@@ -145,6 +141,48 @@ function render() {
     if (again) again.focus({ preventScroll: true });
   }
   if (focusId) reveal(focusId);
+}
+
+// The footer: one line each, wrapping inside the window. Where no tray shows the app it
+// says so first (it is how to find the app again), in one sentence with what to do behind
+// a button.
+let trayFixShown = false;
+function renderFooter() {
+  const lines = [];
+  if (board.tray) {
+    const line = el('p', { class: 'status-line tray-line', text: board.tray });
+    if (board.tray_fix) {
+      line.append(' ', el('button', {
+        type: 'button',
+        class: 'link',
+        'aria-expanded': String(trayFixShown),
+        text: trayFixShown ? 'Hide' : 'How to add one',
+        onclick: () => { trayFixShown = !trayFixShown; renderFooter(); },
+      }));
+    }
+    lines.push(line);
+    if (board.tray_fix && trayFixShown) lines.push(el('p', { class: 'status-fix', text: board.tray_fix }));
+  }
+  const latest = board.warnings.length ? board.warnings[board.warnings.length - 1] : null;
+  for (const text of [board.quiet, latest]) {
+    if (text) lines.push(el('p', { class: 'status-line', text }));
+  }
+  if (board.status) {
+    const line = el('p', { class: 'status-line', text: board.status });
+    // Without lf the fix is the setting that names it.
+    if (board.lf_missing) {
+      line.append(' ', el('button', {
+        type: 'button',
+        class: 'link',
+        'data-fix': 'lf',
+        text: 'Set the lf program',
+        onclick: () => { showSettings(true); $('set-lf').focus(); },
+      }));
+    }
+    lines.push(line);
+  }
+  $('status').replaceChildren(...lines);
+  $('status').title = [board.tray, board.quiet, ...board.warnings, board.status].filter(Boolean).join('\n');
 }
 
 const rowNode = (id) => id === null ? null
@@ -166,19 +204,25 @@ function row(session) {
   node.classList.toggle('dismissed', Boolean(session.dismissed));
   if (busy.has(session.key)) node.classList.add('busy');
 
-  const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
-    el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
-    // The whole title on hover: the line cuts a long one short.
-    el('span', { class: 'title', text: session.title, title: session.title }));
-  if (session.label) line.append(el('span', { class: 'label-line', text: session.label }));
+  // The title on top, wrapping to at most two lines (the whole of a longer one on hover and
+  // in the open row); under it what kind and where the session is and how long it waits,
+  // wrapping rather than cut. Only the Dismiss column sits beside them, at a fixed width,
+  // so a row's height depends on its words alone.
+  const facts = el('span', { class: 'facts' });
+  if (session.label) facts.append(el('span', { class: 'label-line', text: session.label }));
   if (session.waiting_since && session.needs_you) {
-    line.append(el('span', {
+    facts.append(el('span', {
       class: 'since',
       'data-since': String(session.waiting_since),
       title: `Since ${when(session.waiting_since)}`,
       text: waited(session.waiting_since),
     }));
   }
+  const line = el('div', { class: 'line', title: open ? 'Click to fold' : 'Click to show more' },
+    el('span', { class: 'chevron', 'aria-hidden': 'true', text: open ? '▾' : '▸' }),
+    el('span', { class: 'head' },
+      el('span', { class: 'title', text: session.title, title: session.title }),
+      facts.childElementCount ? facts : null));
   if (session.dismissable) {
     line.append(session.dismissed
       ? el('span', { class: 'dismissed-note', text: 'Dismissed', title: 'No popups or reminders until it changes' })
@@ -504,7 +548,7 @@ function renderRecent() {
     const item = el('li', { class: 'recent-entry', 'data-what': entry.what, 'data-id': entry.id },
       el('time', { text: when(entry.at, now), dateTime: new Date(entry.at * 1000).toISOString() }),
       el('span', { class: 'what', text: entry.words }),
-      el('span', { class: 'recent-title', text: entry.title || entry.id }));
+      el('span', { class: 'recent-title', text: entry.title || entry.id, title: entry.title || entry.id }));
     if (entry.machine) item.append(el('span', { class: 'machine', text: `on ${entry.machine}` }));
     return item;
   }));

@@ -235,6 +235,7 @@ fn async_runtime() -> anyhow::Result<()> {
 fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(tray::Shown::default())
+        .manage(window::size::Seen::default())
         .invoke_handler(tauri::generate_handler![
             window::commands::sessions,
             window::commands::act,
@@ -246,11 +247,13 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             window::commands::open_log,
             window::commands::quit
         ])
-        .on_window_event(|window, event| {
-            if let WindowEvent::Destroyed = event {
+        .on_window_event(|window, event| match event {
+            WindowEvent::Destroyed => {
                 tracing::info!("WINDOW closed");
                 window::closed(window.app_handle());
             }
+            WindowEvent::Resized(size) => window::size::resized(window, *size),
+            _ => {}
         })
 }
 

@@ -318,9 +318,14 @@ impl Shell {
     }
 
     /// The footer's note while no tray shows the app.
-    pub(crate) fn tray_note(&self) -> Option<String> {
-        (*lock(&self.tray_host) == Some(false))
-            .then(|| lf_tray_surface::tray_host::note(&crate::desktop::current()))
+    /// While no tray shows the app: the footer's sentence, and what to do on this desktop.
+    pub(crate) fn tray_note(&self) -> Option<(String, String)> {
+        (*lock(&self.tray_host) == Some(false)).then(|| {
+            (
+                lf_tray_surface::tray_host::NOTE.to_string(),
+                lf_tray_surface::notice::tray_hint(&crate::desktop::current()).to_string(),
+            )
+        })
     }
 
     pub(crate) fn warnings(&self) -> Vec<String> {

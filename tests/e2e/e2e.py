@@ -2307,6 +2307,300 @@ def window_card_answers_two_questions_with_a_multi_select_and_typed_words(ctx):
     print(f"figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}", flush=True)
 
 
+# The window at a glance (issue 35): a typical list of realistic length, as a new user first
+# sees it, with nothing a person reads first cut, and nothing past the window's edge.
+GLANCE_VERY_LONG = (
+    "Decide whether the nightly release job should keep publishing the unsigned preview builds "
+    "to the public channel while notarization is pending, or hold every platform back until "
+    "macOS clears, given that testers on Linux asked for the preview in "
+    "docs/releases/2026-04/preview-channel-and-notarization-decision.md")
+GLANCE_WIDE = "リリース対象はどれを先に出すべきですか？🚀 Linux の .deb は署名済み、macOS は公証待ち 🍎"
+
+# Every visible element of the page, read in one go (the page redraws on every change): what
+# reaches past the window's edge, and what is cut (wider than its box, or taller where it
+# hides what overflows). A cut is meant only where the element says so itself: an ellipsis
+# or a line clamp, with the whole text in its tooltip.
+GLANCE_AUDIT = """
+const W = document.documentElement.clientWidth, H = document.documentElement.clientHeight;
+const cut = [], meant = [], outside = [];
+const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+  + (typeof el.className === 'string' && el.className.trim() ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+for (const el of document.body.querySelectorAll('*')) {
+  if (!el.getClientRects().length) continue;
+  const cs = getComputedStyle(el);
+  if (cs.visibility !== 'visible') continue;
+  const r = el.getBoundingClientRect();
+  const what = `${name(el)} "${(el.textContent || '').trim().slice(0, 60)}"`;
+  if (r.width > 0 && (r.left < -0.5 || r.right > W + 0.5)) outside.push(`${what} spans x ${r.left}..${r.right} of ${W}`);
+  // A form field scrolls its own text; an svg has no text box.
+  if (/^(input|textarea|select|option|svg|path|circle)$/.test(el.tagName.toLowerCase())) continue;
+  const wide = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1;
+  const hides = cs.overflowY === 'hidden' || cs.overflowY === 'clip';
+  const tall = hides && el.scrollHeight > el.clientHeight + 1;
+  if (!wide && !tall) continue;
+  const said = `${what}: ${wide ? `${el.scrollWidth} px of text in ${el.clientWidth}` : `${el.scrollHeight} px of text in ${el.clientHeight}`}`;
+  const onPurpose = el.title && (cs.textOverflow === 'ellipsis' || (cs.webkitLineClamp || 'none') !== 'none');
+  (onPurpose ? meant : cut).push(said);
+}
+const page = document.scrollingElement;
+if (page.scrollWidth > W + 1) outside.push(`the page scrolls sideways: ${page.scrollWidth} px in ${W}`);
+if (page.scrollHeight > H + 1) outside.push(`the page runs below the window: ${page.scrollHeight} px in ${H}`);
+const footer = document.querySelector('footer').getBoundingClientRect();
+if (footer.bottom > H + 0.5) outside.push(`the footer ends at ${footer.bottom} px, below the window (${H})`);
+return { cut, meant, outside, width: W, height: H };
+"""
+
+
+def glance_audit(ctx, when):
+    """Nothing cut and nothing outside the window; returns the cuts the design meant."""
+    seen = ctx.driver.execute_script(GLANCE_AUDIT)
+    expect(not seen["outside"], f"{when}: past the window's edge: {seen['outside']!r}")
+    expect(not seen["cut"], f"{when}: cut short where no ellipsis was meant: {seen['cut']!r}")
+    return seen["meant"]
+
+
+def glance_title(ctx, sid):
+    """A row's title as drawn: its text, tooltip, and whether its box hides some of it (below
+    its two lines, or past its width)."""
+    return ctx.driver.execute_script(
+        "const t = document.querySelector(`[data-session-id=\"${arguments[0]}\"] .line .title`);"
+        "return t && {text: t.textContent, tip: t.title,"
+        " hidden: t.scrollHeight > t.clientHeight + 1 || t.scrollWidth > t.clientWidth + 1,"
+        " lines: Math.round(t.clientHeight / parseFloat(getComputedStyle(t).lineHeight))};", sid)
+
+
+def glance_shot(ctx, name, wid):
+    """A screenshot of the window once WebKit has drawn what the page has now: two animation
+    frames after the last change (the X server holds only what was painted), with the
+    popups held back (dunst paused by the check) so none stands over it."""
+    ctx.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+    ctx.screenshot(name, wid)
+
+
+def glance_popups(paused):
+    """Hold dunst's popups back (or let them come again): the window's screenshots are of
+    the window alone."""
+    subprocess.run(["dunstctl", "set-paused", "true" if paused else "false"], check=True)
+    if paused:
+        subprocess.run(["dunstctl", "close-all"], check=True)
+
+
+def glance_window(ctx):
+    """The app's window on the X server: (id, x, y, width, height)."""
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{APP_NAME}$"],
+                           capture_output=True, text=True).stdout.split()
+    if len(found) != 1:
+        return None
+    geometry = subprocess.run(["xdotool", "getwindowgeometry", "--shell", found[0]],
+                              capture_output=True, text=True).stdout
+    g = dict(line.split("=", 1) for line in geometry.split())
+    return found[0], int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])
+
+
+@window_check
+def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
+    """A typical first look (three groups, six sessions with realistic titles and
+    repositories, one very long title and one of wide characters; no tray, quiet hours on) in
+    the window at its default size on a 1280x800 screen: no text element is cut where no
+    ellipsis was meant and nothing is past the window's edge (screenshots window-glance.png
+    and window-glance-open.png); the very long title shows two lines and the rest when its row
+    opens; the footer's no-tray line opens what to do; a size the person gives the window is
+    the size it opens at next time."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    stop_watcher(ctx)
+    glance_popups(True)
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray"
+    config.mkdir(parents=True, exist_ok=True)
+    settings = config / "settings.json"
+    kept = settings.read_bytes() if settings.exists() else None
+    sized = config / "window.json"
+    sized.unlink(missing_ok=True)
+    now = time.localtime()
+    # Quiet hours around now (a span across midnight is one too): the footer says so.
+    settings.write_text(json.dumps({"quiet_from": f"{(now.tm_hour + 23) % 24:02d}:00",
+                                    "quiet_to": f"{(now.tm_hour + 2) % 24:02d}:00"}))
+    conf = json.loads((Path(__file__).resolve().parents[2] / "tauri.conf.json").read_text())
+    default = next(w for w in conf["app"]["windows"] if w["label"] == "main")
+    work = ctx.work / "glance"
+    repo = work / "loopflow-desktop-release-engineering"
+    wide_repo = work / "ウェブサイト-リニューアル-2026"
+    for path in (repo, wide_repo):
+        path.mkdir(parents=True, exist_ok=True)
+    tag = uuid.uuid4().hex[:6]
+    asks = {
+        f"ask_glance_ship_{tag}": ("Which release target should we ship first: Linux .deb or signed macOS?",
+                                   repo, None),
+        f"ask_glance_wide_{tag}": (GLANCE_WIDE, wide_repo, None),
+        f"ask_glance_long_{tag}": (GLANCE_VERY_LONG, repo, None),
+        f"ask_glance_ready_{tag}": ("May I delete the legacy CSV importer nobody has called since March?",
+                                    repo, "Deleted it and its fixtures; the suite still passes."),
+    }
+    for sid, (title, cwd, ready) in asks.items():
+        ctx.write_ask(sid, title=title, prompt=f"{title}\nWhich one?", cwd=cwd, ready_summary=ready)
+    task = "task_" + uuid.uuid4().hex
+    flows = {
+        f"{task}:ship:review-plan:0": ("Move settings to a JSON file, written atomically, with INI as fallback",
+                                       "waiting", "Plan: read the old INI once, write settings.json "
+                                       "atomically, keep INI as a fallback for one release."),
+        f"{task}:ship:implement:0": ("Refactor the sync worker's retry loop so dropped connections resume",
+                                     "active", None),
+    }
+    ctx.home.write_flows([{"id": fid, "title": title, "detail": fid.split(":")[2], "cwd": str(repo),
+                           "state": state, "ready_summary": summary, "work": f"task:{task}"}
+                          for fid, (title, state, summary) in flows.items()])
+    mine = [*asks, *flows]
+    titles = {**{sid: a[0] for sid, a in asks.items()}, **{fid: f[0] for fid, f in flows.items()}}
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": ctx.app_bin})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    try:
+        wait_for(lambda: set(mine) <= set(window_rows(ctx)),
+                 lambda: f"the six sessions in the window; shown {window_rows(ctx)!r}", START_TIMEOUT)
+        groups = ctx.driver.execute_script(
+            "return [...document.querySelectorAll('#groups .group')].map((g) => g.dataset.group);")
+        expect(len(groups) >= 3, f"the window shows the groups {groups!r}; expected three")
+        footer = wait_for(lambda: (lambda t: t if "No tray icon" in t and "Quiet hours" in t else None)(
+            ctx.driver.execute_script("return [...document.getElementById('status').children]"
+                                      ".map((line) => line.textContent).join(' | ')")),
+            "the footer to say no tray shows the app, and the quiet hours")
+        print(f"  footer: {footer}", flush=True)
+        # Default size: as tauri.conf.json says, and on the screen.
+        window = wait_for(lambda: glance_window(ctx), "the window on the X server")
+        wid, x, y, width, height = window
+        # Kept first, so a person sees what a failure below is about.
+        glance_shot(ctx, "window-glance.png", wid)
+        ctx.screenshot("window-glance-screen.png")
+        expect((width, height) == (default["width"], default["height"]),
+               f"the window opened at {width}x{height}; tauri.conf.json says "
+               f"{default['width']}x{default['height']}")
+        expect(x >= 0 and y >= 0 and x + width <= 1280 and y + height <= 800,
+               f"the window at {x},{y} {width}x{height} is not within the 1280x800 screen")
+        # The page has laid out the last list: the same audit twice in a row.
+        meant = glance_audit(ctx, "the window as first seen")
+        for sid in mine:
+            drawn = glance_title(ctx, sid)
+            expect(drawn and drawn["text"] == titles[sid],
+                   f"the row of {titles[sid]!r} is titled {drawn and drawn['text']!r}")
+            if sid.startswith("ask_glance_long_"):
+                expect(drawn["hidden"] and drawn["lines"] == 2 and drawn["tip"] == titles[sid],
+                       f"the very long title: {drawn!r}; expected two lines, the rest hidden, "
+                       "the whole in its tooltip")
+            else:
+                expect(not drawn["hidden"], f"the title {titles[sid]!r} is cut short in its row")
+        print(f"  cut on purpose: {meant!r}", flush=True)
+
+        # The very long title opens whole in its row.
+        long_sel = f'[data-session-id="ask_glance_long_{tag}"]'
+        expand(ctx.driver, long_sel)
+        drawn = wait_for(lambda: (lambda d: d if d and not d["hidden"] else None)(
+            glance_title(ctx, f"ask_glance_long_{tag}")), "the open row to show the whole title")
+        expect(drawn["lines"] > 2, f"the open row shows the long title in {drawn['lines']} lines")
+        # What to do about the missing tray, on request.
+        click_current(ctx.driver, "#status button.link")
+        fix = wait_for(lambda: ctx.driver.execute_script(
+            "const f = document.querySelector('#status .status-fix'); return f && f.textContent;"),
+            "what to do about the missing tray in the footer")
+        expect("tray" in fix.lower(), f"the footer's fix says {fix!r}")
+        glance_audit(ctx, "with the long row open and the footer's fix shown")
+        glance_shot(ctx, "window-glance-open.png", wid)
+
+        # The person's size is kept beside the settings and used at the next opening.
+        subprocess.run(["xdotool", "windowsize", wid, "700", "600"], check=True)
+        wait_for(lambda: ctx.driver.execute_script("return [innerWidth, innerHeight]") == [700, 600],
+                 lambda: f"the page to be 700x600; it is "
+                 f"{ctx.driver.execute_script('return [innerWidth, innerHeight]')!r}")
+        glance_audit(ctx, "resized to 700x600")
+        wait_for(lambda: sized.exists() and json.loads(sized.read_text()) == {"width": 700, "height": 600},
+                 lambda: f"window.json to keep 700x600; it holds "
+                 f"{sized.read_text() if sized.exists() else 'nothing'!r}")
+        ctx.driver.find_element(By.CSS_SELECTOR, "header h1").click()
+        from selenium.common.exceptions import NoSuchWindowException
+        from selenium.webdriver.common.keys import Keys
+        try:
+            press(ctx, Keys.ESCAPE)
+        except NoSuchWindowException:
+            pass  # the window went before WebKitWebDriver answered the key
+        wait_for(lambda: glance_window(ctx) is None, "Esc to close the window")
+        # A second start shows the first one's window, built again.
+        subprocess.run([ctx.app_bin], env=os.environ.copy(), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=START_TIMEOUT)
+        again = wait_for(lambda: glance_window(ctx), "the window shown again", START_TIMEOUT)
+        expect(again[3:] == (700, 600), f"the window opened again at {again[3]}x{again[4]}; "
+               "expected the person's 700x600")
+    finally:
+        try:
+            ctx.driver.quit()
+        except Exception:
+            pass  # its window was closed
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        sized.unlink(missing_ok=True)
+        glance_popups(False)
+        if kept is None:
+            settings.unlink(missing_ok=True)
+        else:
+            settings.write_bytes(kept)
+        start_watcher(ctx)
+
+
+@window_check
+def window_without_lf_says_so_in_one_line_with_the_setting_that_names_it(ctx):
+    """No lf found (no LF_BIN, none on PATH): the footer's status line wraps inside the
+    window with *Set the lf program*, which opens the settings at that field; nothing is cut
+    there either (screenshot window-no-lf.png)."""
+    from selenium import webdriver
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    glance_popups(True)
+    # tauri-driver starts the app with its own environment: this wrapper takes lf away.
+    wrapper = ctx.tmp / "bin" / "lf-tray-without-lf"
+    wrapper.write_text(f'#!/bin/sh\nunset LF_BIN\nPATH=/usr/local/bin:/usr/bin:/bin exec "{ctx.app_bin}" "$@"\n')
+    wrapper.chmod(0o755)
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(wrapper)})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    try:
+        line = wait_for(lambda: ctx.driver.execute_script(
+            "const b = document.querySelector('#status [data-fix=\"lf\"]');"
+            "return b && b.parentElement.textContent;"), "the footer to offer the lf setting", START_TIMEOUT)
+        print(f"  footer: {line}", flush=True)
+        expect(line.startswith("No lf found"), f"the footer's line with the lf setting says {line!r}")
+        window = wait_for(lambda: glance_window(ctx), "the window on the X server")
+        glance_shot(ctx, "window-no-lf.png", window[0])
+        glance_audit(ctx, "without lf")
+        click_current(ctx.driver, '#status [data-fix="lf"]')
+        wait_for(lambda: ctx.driver.execute_script(
+            "return !document.getElementById('settings').hidden && document.activeElement.id === 'set-lf'"),
+            lambda: f"the settings open at the lf program; the focus is on "
+            f"{ctx.driver.execute_script('return document.activeElement.id')!r}")
+        glance_audit(ctx, "the settings, without lf")
+    finally:
+        try:
+            ctx.driver.quit()
+        except Exception:
+            pass  # its app is ended below either way
+        ctx.driver = None
+        end_webdriver_apps(ctx)
+        glance_popups(False)
+
+
 def expand(driver, css):
     """Open a session's compact row with a click on it, as a person would, and wait until
     its details are on screen. Read the row afterwards with on_row: it may be redrawn."""

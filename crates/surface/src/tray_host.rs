@@ -104,13 +104,9 @@ pub fn tell(login: Option<&str>, told: Option<&str>) -> bool {
     }
 }
 
-/// The footer's note while no tray shows the app.
-pub fn note(current_desktop: &str) -> String {
-    format!(
-        "No tray icon: this desktop shows no tray. {}",
-        crate::notice::tray_hint(current_desktop)
-    )
-}
+/// The footer's note while no tray shows the app: one sentence, with what to do on this
+/// desktop ([`crate::notice::tray_hint`]) behind a button of its own.
+pub const NOTE: &str = "No tray icon: this desktop shows no tray.";
 
 #[cfg(test)]
 mod tests {

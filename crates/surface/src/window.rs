@@ -264,8 +264,12 @@ pub struct Board {
     pub recent: Vec<RecentView>,
     /// The latest problems reading lf's records or running lf, oldest first.
     pub warnings: Vec<String>,
-    /// What the footer says while no tray shows the app (what to do on this desktop).
+    /// What the footer says while no tray shows the app: one sentence.
     pub tray: Option<String>,
+    /// What to do about it on this desktop, shown when the person asks.
+    pub tray_fix: Option<String>,
+    /// No lf was found: the footer offers the setting that names it.
+    pub lf_missing: bool,
     /// The session to scroll to, for a window just built to show it (it was not there
     /// yet to hear a `focus` message).
     pub focus: Option<String>,
@@ -676,6 +680,8 @@ mod tests {
             warnings: Vec::new(),
             focus: None,
             tray: None,
+            tray_fix: None,
+            lf_missing: false,
         };
         let messages = [
             ToWindow::Board(board),

@@ -6,6 +6,7 @@ pub mod commands;
 #[cfg(test)]
 mod fixture;
 pub mod settings;
+pub mod size;
 
 use std::sync::Arc;
 
@@ -41,13 +42,16 @@ pub fn board(shell: &Shell) -> Board {
             recent(&popups),
         )
     };
+    let (tray, tray_fix) = shell.tray_note().unzip();
     Board {
         sessions,
         status: shell.engine.status(),
         quiet,
         recent,
         warnings: shell.warnings(),
-        tray: shell.tray_note(),
+        tray,
+        tray_fix,
+        lf_missing: shell.engine.lf_bin().is_none(),
         focus: None,
     }
 }
@@ -158,7 +162,8 @@ mod leftovers {
     pub fn release() {}
 }
 
-/// The window as `tauri.conf.json` describes it (`create: false` there: not at start).
+/// The window as `tauri.conf.json` describes it (`create: false` there: not at start), at
+/// the size the person left it.
 fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<tauri::WebviewWindow<R>> {
     let config = app
         .config()
@@ -168,6 +173,18 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<tauri::WebviewWindow<R
         .find(|w| w.label == LABEL)
         .cloned()
         .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    let mut config = config;
+    let min = size::Size {
+        width: config.min_width.unwrap_or(0.0),
+        height: config.min_height.unwrap_or(0.0),
+    };
+    let default = size::Size {
+        width: config.width,
+        height: config.height,
+    };
+    let opening = size::opening(app, default, min);
+    config.width = opening.width;
+    config.height = opening.height;
     let window = tauri::WebviewWindowBuilder::from_config(app, &config)?.build()?;
     tracing::info!("WINDOW built");
     Ok(window)
