@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (APP_NAME, QUIET_SPELL, SCRUBBED, START_TIMEOUT, STEP_TIMEOUT,  # noqa: E402,F401
                      CheckFailed, Checks, Lines, Skipped, expect, first_snapshot_logged, never, recent_steps,
                      run_checks, unmarked, wait_for)
+from claude import (FIVE_OPTIONS, MODE_SUGGESTION, QUESTION, SUGGESTION, Agent,  # noqa: E402
+                    answering_on, put_back)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE as NOTIFY_IFACE  # noqa: E402
 from notifications import NotificationLog  # noqa: E402
@@ -883,63 +885,6 @@ PERSONS_CLAUDE_SETTINGS = """{
 """
 
 
-class Agent:
-    """The stand-in Claude (tests/e2e/stand-in-claude) run as lf's child by `lf session
-    connect` (E2): its prompt and hook runner, driven through its stdin."""
-
-    def __init__(self, ctx, env, sid, cwd):
-        import queue
-        import threading
-        runner = Path(__file__).resolve().parent / "stand-in-claude"
-        self.terminal = []
-        self.lines = queue.Queue()
-        self.proc = subprocess.Popen([ctx.lf_bin, "session", "connect", sid], cwd=cwd,
-                                     env=dict(env, LF_SIM_AGENT_PROGRAM=str(runner)),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     bufsize=1,
-                                     stderr=open(ctx.out / "stand-in-claude.err", "a"),
-                                     start_new_session=True)
-
-        def read():
-            for line in self.proc.stdout:
-                self.lines.put(line)
-            self.lines.put(None)
-        threading.Thread(target=read, daemon=True).start()
-
-    def say(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def ask(self, command):
-        self.say("ask Bash " + json.dumps({"command": command, "description": "x"}))
-        return time.monotonic()
-
-    def report(self, timeout=STEP_TIMEOUT):
-        """The prompt's next report, once the runner has one; lf's own words on the
-        terminal are kept aside."""
-        import queue
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise CheckFailed(f"the stand-in Claude reported nothing within {timeout} s")
-            if line is None:
-                raise CheckFailed(f"the stand-in Claude's terminal closed (lf: {self.proc.poll()})")
-            if line.startswith("{"):
-                return json.loads(line)
-            self.terminal.append(line)
-
-    def end(self):
-        if self.proc.poll() is None:
-            try:
-                self.say("exit")
-                self.proc.wait(5)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
 def claude_entries(path):
     return json.loads(path.read_text()).get("hooks", {}).get("PermissionRequest", [])
 
@@ -1095,21 +1040,6 @@ def answer_from_the_popup_allow_deny_terminal_first_and_no_popup(ctx):
     wait_for(lambda: ctx.tray.items() == [], "the answer app's tray item to leave the watcher")
 
 
-QUESTION = {"questions": [{
-    "question": "Which registry should the 0.4 crates go to?", "header": "Registry",
-    "multiSelect": False,
-    "options": [{"label": "crates.io", "description": "the public registry"},
-                {"label": "internal <b>", "description": "ours & only ours"}]}]}
-FIVE_OPTIONS = {"questions": [{
-    "question": "Which release target?", "header": "Target", "multiSelect": False,
-    "options": [{"label": f"target {i}", "description": f"the {i}th"} for i in range(1, 6)]}]}
-# Claude's own suggestion as its hook input carries it, spaced and ordered as Claude writes
-# it (not as a JSON writer would): the tray must give it back byte for byte.
-SUGGESTION = ('{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "cargo publish:*"}], '
-              '"behavior": "allow", "destination": "localSettings"}')
-MODE_SUGGESTION = '{"type":"setMode","mode":"acceptEdits","destination":"session"}'
-
-
 def with_agent_asking(ctx, sid, title):
     """An E2 home with an answering tray and one claude session whose agent is the stand-in
     Claude: (env, lf, agent, claude settings path). The tray must be started by the caller."""
@@ -1117,21 +1047,6 @@ def with_agent_asking(ctx, sid, title):
     lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "claude",
        "--work-path", "product / LOO-502")
     return env, lf, Agent(ctx, env, sid, repo)
-
-
-def answering_on(on):
-    tray_settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
-    before = tray_settings.read_text() if tray_settings.exists() else None
-    tray_settings.parent.mkdir(parents=True, exist_ok=True)
-    tray_settings.write_text(json.dumps({"answer_from_popup": on}))
-    return tray_settings, before
-
-
-def put_back(path, before):
-    if before is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.write_text(before)
 
 
 @check

@@ -523,9 +523,10 @@ pub fn reply(action: &str, request: &Request) -> Option<Reply> {
     }
 }
 
-/// Servers that list a popup's actions in a menu of their own rather than as buttons
-/// (dunst's context menu, mako's `makoctl menu`): every action is offered.
-const ACTIONS_IN_A_MENU: [&str; 2] = ["dunst", "mako"];
+/// Servers that offer every action a popup has: dunst and mako list them in a menu of
+/// their own (dunst's context menu, `makoctl menu`), and Plasma 5.27 draws them all as
+/// buttons in a row that wraps (its `NotificationItem.qml`: one button per action, no cap).
+const EVERY_ACTION: [&str; 3] = ["dunst", "mako", "Plasma"];
 /// The most buttons GNOME Shell draws on a popup (`MAX_NOTIFICATION_BUTTONS` in its 43
 /// message tray); later ones are dropped.
 const GNOME_SHELL_BUTTONS: usize = 3;
@@ -536,10 +537,20 @@ const GNOME_SHELL_BUTTONS: usize = 3;
 const DEFAULT_AS_A_BUTTON: [&str; 3] =
     ["Xfce Notify Daemon", "xfce4-notifyd", "lxqt-notificationd"];
 
+/// Whether the server named `server` keeps a popup's buttons when the app replaces it
+/// (`replaces_id`). GNOME Shell 43 does not: its daemon updates the shown banner, which
+/// clears the banner's buttons, and only then adds the new actions to the notification
+/// without telling the banner, so a replaced banner shows no buttons at all (read in its
+/// `notificationDaemon.js` and `messageTray.js`, seen in tests/e2e/gnome.py). There the old
+/// popup is closed and the new one shown in its place.
+pub fn replaces_in_place(server: &str) -> bool {
+    server != "gnome-shell"
+}
+
 /// How many buttons the server named `server` draws at most; `None`: all of them.
 fn most_buttons(server: &str) -> Option<usize> {
     match server {
-        s if ACTIONS_IN_A_MENU.contains(&s) => None,
+        s if EVERY_ACTION.contains(&s) => None,
         "gnome-shell" => Some(GNOME_SHELL_BUTTONS),
         // Not measured: as GNOME's, so that no option is ever drawn off the popup.
         _ => Some(GNOME_SHELL_BUTTONS),
@@ -917,6 +928,12 @@ mod tests {
         for server in ["dunst", "gnome-shell", "Plasma", "mako", "notify-osd", ""] {
             assert_eq!(keys(server, &session), ["default", "open", "dismiss"]);
         }
+        // GNOME Shell shows a replaced popup without its buttons: it gets a new one.
+        assert!(!replaces_in_place("gnome-shell"));
+        assert!(replaces_in_place("dunst") && replaces_in_place("Plasma"));
+        // Plasma draws every option of five, in a row that wraps.
+        let five = permission(&asking(), &one_question(5, false));
+        assert_eq!(keys("Plasma", &five).len(), 7);
         let summary = burst(&[(&asking(), 0)]);
         assert_eq!(keys("xfce4-notifyd", &summary), ["default"]);
     }

@@ -91,6 +91,18 @@ impl Notifications {
                     .and_then(|old| live.ids.remove(old))
             })
         };
+        // A server that would show the replaced popup without its buttons gets the old one
+        // closed and a new one.
+        let replaces = match replaces {
+            Some(old) if !lf_tray_surface::notice::replaces_in_place(&about.name) => {
+                lock(&self.live).forget(old);
+                if let Err(e) = self.call("CloseNotification", &(old,)).await {
+                    tracing::warn!("could not close notification {old}: {e}");
+                }
+                None
+            }
+            kept => kept,
+        };
         let mut hints: HashMap<&str, Variant<'_>> = HashMap::new();
         hints.insert("desktop-entry", Variant::from(DESKTOP_ENTRY));
         hints.insert("urgency", Variant::U8(notice.kind.urgency() as u8));
