@@ -1082,7 +1082,7 @@ def answer_the_question_from_the_popup_always_allow_a_plan_and_off_at_start(ctx)
                              "• crates.io — the public registry",
                              "• internal &lt;b&gt; — ours &amp; only ours"], f"body {lines}")
         expect(n.actions == [("default", "Open"), ("choice-1", "crates.io"),
-                             ("choice-2", "internal <b>"), ("open", "Open")], f"actions {n.actions}")
+                             ("choice-2", "internal ‹b›"), ("open", "Open")], f"actions {n.actions}")
         clicked = time.time()
         ctx.invoke_action(n, "choice-2")
         report = agent.report()

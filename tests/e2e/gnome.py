@@ -519,9 +519,9 @@ def a_question_on_gnome_offers_its_options_as_buttons_and_five_as_answer(ctx):
         n, drawn = banner_buttons(summary, "Which registry should the 0.4 crates go to?")
         print(f"     a question of two options: {len(drawn)} buttons drawn, {[b for b, _ in drawn]} "
               f"({time.monotonic() - asked:.2f} s after the request)", flush=True)
-        expect([name for name, _ in drawn] == ["crates.io", "internal <b>", "Open"],
+        expect([name for name, _ in drawn] == ["crates.io", "internal ‹b›", "Open"],
                f"the banner draws {drawn}; the app sent {n.actions}")
-        at = dict(drawn)["internal <b>"]
+        at = dict(drawn)["internal ‹b›"]
         clicked = time.time()
         subprocess.run(["xdotool", "mousemove", str(at[0]), str(at[1]), "click", "1"], check=True)
         report = agent.report(STEP_TIMEOUT)

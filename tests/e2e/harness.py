@@ -179,10 +179,13 @@ BUTTON_STRIP = 44
 BUTTON_MIN_WIDTH = 24
 
 
-def lighter_buttons(popup):
+def lighter_buttons(popup, labelled=False):
     """The buttons drawn in the popup window's box (x, y, w, h), left to right, as the
     centres of the runs lighter than the popup's own background on the scanline of its
-    bottom strip that crosses the most of them; read off the screen."""
+    bottom strip that crosses the most of them; read off the screen. `labelled`: buttons
+    whose labels are wide enough to split a scanline through them into several runs, so
+    the scanline that crosses the fewest (one through the buttons' padding, above or
+    below their words) is taken instead."""
     x, y, w, h = popup
     top = y + h - BUTTON_STRIP
     raw = subprocess.run(["import", "-window", "root", "-crop", f"{w}x{BUTTON_STRIP}+{x}+{top}", "-depth", "8",
@@ -201,7 +204,10 @@ def lighter_buttons(popup):
                 if col - start >= BUTTON_MIN_WIDTH:
                     runs.append((x + (start + col) // 2, top + row))
                 start = None
-        if len(runs) > len(best):
+        if labelled:
+            if runs and (not best or len(runs) < len(best)):
+                best = runs
+        elif len(runs) > len(best):
             best = runs
     return best
 

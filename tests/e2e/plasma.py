@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -467,6 +468,94 @@ def tray_registrations_per_change(ctx):
           f"({len(total)} since the start)", flush=True)
     expect(total, "the item never registered with the watcher")
     expect(ctx.tray.item_of_pid(ctx.app.pid), "the item is no longer on the watcher")
+
+
+def start_app(ctx, env):
+    """The app started hidden in `env`, once it has its first snapshot."""
+    before = len([m for m in app_log().messages() if m.startswith("SNAPSHOT")])
+    log = open(ctx.out / "app.log", "ab")
+    ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    wait_for(lambda: len([m for m in app_log().messages() if m.startswith("SNAPSHOT")]) > before,
+             "the started app's first snapshot", START_TIMEOUT)
+
+
+def stop_app(ctx):
+    if ctx.app is not None and ctx.app.poll() is None:
+        os.killpg(ctx.app.pid, signal.SIGTERM)
+        ctx.app.wait(10)
+
+
+@check
+def a_question_on_plasma_offers_every_option_as_a_button(ctx):
+    """Claude's question through its hook (the stand-in Claude, lf as E2): Plasma draws every
+    action as a button, so a question's two options are buttons beside Open, and a real
+    click on one answers the agent with its label; five options are all offered too."""
+    from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, put_back
+    stop_app(ctx)
+    home, repo = ctx.tmp / "lf-home-e2", ctx.tmp / "work" / "repo-e2"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
+
+    def lf(*args):
+        subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
+    settings, before = answering_on(True)
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    title = "Ship the crates from Plasma"
+    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "claude")
+    ctx.lf_bin = os.environ["LF_BIN"]
+    agent = Agent(ctx, env, sid, repo)
+    summary = f"claude asks · {title}"
+    try:
+        start_app(ctx, env)
+        pointer_away()
+        lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which registry?")
+        wait_for(lambda: ctx.notes.find(lambda n: title in n.summary and "question" in n.summary),
+                 "lf's own popup for the waiting agent")
+        asked = time.monotonic()
+        agent.say("ask AskUserQuestion " + json.dumps(QUESTION))
+        n = wait_for(lambda: ctx.notes.find(lambda n: n.summary == summary), "the question on the bus")[-1]
+        expect(n.action_keys() == ["default", "choice-1", "choice-2", "open"], f"the app sent {n.actions}")
+        wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
+        popup, = steady(ctx.popups)
+        shot(ctx, "question.png")
+        buttons = wait_for(lambda: (lambda b: b if len(b) == 3 else None)(lighter_buttons(popup, labelled=True)),
+                           lambda: f"the popup {popup} to draw three buttons; drawn: "
+                           f"{lighter_buttons(popup, labelled=True)}")
+        print(f"     a question of two options: {len(buttons)} buttons drawn "
+              f"({time.monotonic() - asked:.2f} s after the request)", flush=True)
+        clicked = time.time()
+        xdotool("mousemove", *buttons[1], "click", 1)
+        report = agent.report()
+        answers = (report.get("updated_input") or {}).get("answers")
+        expect(report["decided_by"] == "hook" and answers ==
+               {"Which registry should the 0.4 crates go to?": "internal <b>"}, f"the agent got {report}")
+        print(f"     a real click on the second button → the agent's answer in "
+              f"{report['decided_at'] - clicked:.3f} s", flush=True)
+        pointer_away()
+        gone(ctx, n)
+
+        agent.say("ask AskUserQuestion " + json.dumps(FIVE_OPTIONS))
+        n = wait_for(lambda: ctx.notes.find(lambda n: n.summary == summary and "Which release target?" in n.body),
+                     "the five options on the bus")[-1]
+        expect(n.action_keys() == ["default"] + [f"choice-{i}" for i in range(1, 6)] + ["open"],
+               f"the app sent {n.actions}")
+        popup, = steady(ctx.popups)
+        shot(ctx, "question-five.png")
+        # Plasma wraps its row of buttons from the right: the last three options and Open
+        # on top, the first two below (question-five.png); told, not counted.
+        print(f"     a question of five options: the popup {popup}; its bottom row of buttons: "
+              f"{len(lighter_buttons(popup, labelled=True))}", flush=True)
+        agent.say("terminal allow")
+        agent.report()
+        gone(ctx, n)
+    finally:
+        agent.end()
+        stop_app(ctx)
+        put_back(settings, before)
+        # The checks after this one drive the app as it was started at first.
+        start_app(ctx, dict(os.environ))
 
 
 @check

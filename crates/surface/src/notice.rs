@@ -439,7 +439,7 @@ fn questions(record: &SessionRecord, asked: &[Question]) -> Notice {
         [one] if !one.multi && !one.options.is_empty() => CHOICES
             .iter()
             .zip(&one.options)
-            .map(|(key, option)| (*key, one_line(&visible(&option.label), MAX_SUMMARY)))
+            .map(|(key, option)| (*key, button_label(&option.label)))
             .collect(),
         _ => Vec::new(),
     };
@@ -448,6 +448,16 @@ fn questions(record: &SessionRecord, asked: &[Question]) -> Notice {
         choices,
         ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
     }
+}
+
+/// An agent's words as a button's label. The spec gives labels no markup, but Plasma draws
+/// a label that looks like rich text as rich text (`internal <b>` read `internal`, bold):
+/// its angle brackets are shown as `‹ ›`. The reply is made from the request, by the
+/// option's place, never from the label.
+fn button_label(text: &str) -> String {
+    one_line(&visible(text), MAX_SUMMARY)
+        .replace('<', "‹")
+        .replace('>', "›")
 }
 
 /// How many lines of a plan the popup shows; the window shows it whole.
@@ -857,8 +867,8 @@ mod tests {
         assert_eq!(
             n.choices,
             [
-                (CHOICES[0], "<b>opt1</b>".to_string()),
-                (CHOICES[1], "<b>opt2</b>".to_string())
+                (CHOICES[0], "‹b›opt1‹/b›".to_string()),
+                (CHOICES[1], "‹b›opt2‹/b›".to_string())
             ]
         );
         // A popup button's reply is the option's label as asked.
