@@ -54,8 +54,9 @@ const SCRIPT: &str = r#"(function () {
     }
     var found = null;
     if (want > 0) {
-        // Several windows of one process (konsole without --separate): the topmost.
-        var order = workspace.stackingOrder;
+        // Several windows of one process (konsole without --separate): the topmost
+        // where KWin says the stacking order (Plasma 6), else the newest.
+        var order = workspace.stackingOrder || list;
         for (var j = 0; j < order.length; j++)
             if (order[j].normalWindow && order[j].pid === want) found = order[j];
     }

@@ -426,7 +426,11 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
     else {
         return;
     };
-    if !without || told.exists() {
+    if !without {
+        return;
+    }
+    if told.exists() {
+        tracing::info!("GNOME_FOCUS_SETUP told already");
         return;
     }
     let notice = Notice {
