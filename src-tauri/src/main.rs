@@ -160,12 +160,14 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         },
         Command::Version { .. } => Command::Version { verbose },
         Command::SetupGnomeFocus { .. } => Command::SetupGnomeFocus { remove },
-        _ if remove => return Err("--remove goes with setup gnome-focus".into()),
         _ if generation.is_some() => return Err("--generation goes with demo only".into()),
         other => other,
     };
     if verbose && !matches!(command, Command::Version { .. }) {
         return Err("--verbose goes with --version".into());
+    }
+    if remove && !matches!(command, Command::SetupGnomeFocus { .. }) {
+        return Err("--remove goes with setup gnome-focus".into());
     }
     if hidden && !matches!(command, Command::Tray { .. }) {
         return Err("--hidden goes with the tray app only".into());

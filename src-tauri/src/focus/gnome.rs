@@ -51,7 +51,9 @@ pub fn installed() -> bool {
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|d| !d.is_empty())
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share")));
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
+        });
     data.is_some_and(|d| {
         d.join("gnome-shell/extensions")
             .join(lf_tray_core::terminal::GNOME_FOCUS_EXTENSION)

@@ -123,7 +123,13 @@ async fn run(bus: &Connection, id: i32) -> Result<(), String> {
     let mut last = String::new();
     for path in [format!("/{id}"), format!("/Scripting/Script{id}")] {
         match bus
-            .call_method(Some(NAME), path.as_str(), Some(SCRIPT_INTERFACE), "run", &())
+            .call_method(
+                Some(NAME),
+                path.as_str(),
+                Some(SCRIPT_INTERFACE),
+                "run",
+                &(),
+            )
             .await
         {
             Ok(_) => return Ok(()),
@@ -134,7 +140,11 @@ async fn run(bus: &Connection, id: i32) -> Result<(), String> {
 }
 
 /// The script's call back with this `token`; answered, as a D-Bus call should be.
-async fn answer(bus: &Connection, incoming: &mut MessageStream, token: u64) -> Result<View, String> {
+async fn answer(
+    bus: &Connection,
+    incoming: &mut MessageStream,
+    token: u64,
+) -> Result<View, String> {
     while let Some(message) = incoming.next().await {
         let Ok(message) = message else { continue };
         if !is_answer(&message) {
@@ -206,8 +216,7 @@ fn token() -> u64 {
         .unwrap_or(0);
     // Microseconds and a count: unique within this process, and a number JavaScript
     // holds exactly (below 2^53).
-    ((now % 1_000_000_000_000) * 1000 + NEXT.fetch_add(1, Ordering::Relaxed) % 1000)
-        % (1 << 53)
+    ((now % 1_000_000_000_000) * 1000 + NEXT.fetch_add(1, Ordering::Relaxed) % 1000) % (1 << 53)
 }
 
 /// The script's file in `$XDG_RUNTIME_DIR/lf-tray/` (0700, the person's only), removed
@@ -279,7 +288,12 @@ mod tests {
             .replace("{WANT}", "77")
             .replace("{BUS}", ":1.42")
             .replace("{TOKEN}", "9");
-        assert!(!source.contains('{') || !source.contains("{WANT}"));
+        for placeholder in ["{WANT}", "{BUS}", "{TOKEN}"] {
+            assert!(
+                !source.contains(placeholder),
+                "{placeholder} left in the script"
+            );
+        }
         assert!(source.contains("var want = 77;"));
         assert!(token() < (1 << 53));
         assert_ne!(token(), token());

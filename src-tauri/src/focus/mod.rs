@@ -50,7 +50,9 @@ enum Desktop {
     Gnome(View),
     /// GNOME on Wayland without it: `installed` when it is in the person's profile but
     /// the shell has not loaded it (that happens at login).
-    GnomeWithout { installed: bool },
+    GnomeWithout {
+        installed: bool,
+    },
     /// Nothing can focus here; the words say what the desktop is.
     Unable(&'static str),
 }
