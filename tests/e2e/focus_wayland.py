@@ -27,7 +27,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from focus import ASK_TIMEOUT, ATTACHED_GRACE, connects, e2_running, logged, tray_focus_ms  # noqa: E402
-from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, app_log,  # noqa: E402
+from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
                      become_subreaper, end, end_app, expect, never, own_children, recent_steps,
                      run_checks, wait_for)
 from notifications import NotificationLog  # noqa: E402
@@ -439,6 +439,22 @@ def gnome_lf_a_claude_in_foot_comes_back_from_the_popup_and_the_row(ctx):
     the_agent_is_brought_back(ctx, "lf -a claude")
 
 
+def lf_tray_setup_gnome_focus_remove_takes_it_out(ctx):
+    """`lf-tray setup gnome-focus --remove`: the extension's directory is gone and it is no
+    longer enabled (the suite's own stays), from the next login."""
+    out = subprocess.run([ctx.app_bin, "setup", "gnome-focus", "--remove"], capture_output=True, text=True,
+                         timeout=30)
+    expect(out.returncode == 0 and "next login" in out.stdout, f"--remove: {out.stdout!r} {out.stderr!r}")
+    dir = Path(os.environ["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / EXTENSION
+    expect(not dir.exists(), f"{dir} is still there")
+    enabled = subprocess.run(["gsettings", "get", "org.gnome.shell", "enabled-extensions"],
+                             capture_output=True, text=True).stdout
+    expect(EXTENSION not in enabled and "lf-tray-e2e@loopflow.dev" in enabled, f"enabled: {enabled!r}")
+    again = subprocess.run([ctx.app_bin, "setup", "gnome-focus", "--remove"], capture_output=True, text=True,
+                           timeout=30)
+    expect(again.returncode == 0 and "was not installed" in again.stdout, f"a second --remove: {again.stdout!r}")
+
+
 def finish(ctx):
     end_app(ctx.app)
     for p in ctx.mine:
@@ -459,6 +475,7 @@ CHECKS = {
         lf_tray_setup_gnome_focus_installs_the_extension_for_the_next_login,
         gnome_lf_a_claude_in_foot_comes_back_from_the_popup_and_the_row,
         gnome_lf_session_connect_in_foot_comes_back_from_the_popup_and_the_row,
+        lf_tray_setup_gnome_focus_remove_takes_it_out,
     ],
 }
 
