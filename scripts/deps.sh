@@ -41,6 +41,12 @@ DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gi
 # itself, the launcher and task manager, is not needed). 256 packages, 233 MB to fetch,
 # 611 MB installed, ~95 s cold on the 2-core machine (nothing warm).
 PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data)
+# tests/e2e/focus-wayland.sh: Go to terminal on KWin's and GNOME Shell's Wayland sessions.
+# kwin-wayland (KWin 5.27, headless with --virtual; pulls xwayland), qtwayland5 (without it
+# konsole stops: no Qt platform plugin "wayland"), konsole and foot as the terminals, dunst
+# for KWin's popups (GNOME's are the shell's own); gnome-shell and gjs are in GNOME_PACKAGES.
+# About 6 MB beyond the packages above.
+WAYLAND_FOCUS_PACKAGES=(kwin-wayland qtwayland5 konsole foot dunst)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

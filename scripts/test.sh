@@ -45,10 +45,12 @@ PY=$E2E_VENV/bin/python E2E_SUITE=push.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-
 # matrix and going back to a session's terminal (tests/e2e/README.md) ----------------------
 # Self-contained: its own packages, the (cached) build, then the suites. All always run;
 # the block fails after them if any failed.
-echo "== real desktops: GNOME Shell, Xfce's, LXQt's and notification-daemon's servers, Wayland (sway, waybar, mako, foot), eight real terminals, Go to terminal"
+echo "== real desktops: GNOME Shell, Xfce's, LXQt's and notification-daemon's servers, Wayland (sway, waybar, mako, foot), eight real terminals, Go to terminal (X11, KWin and GNOME on Wayland)"
 install_packages "${WAYLAND_PACKAGES[@]}" "${TERMINAL_PACKAGES[@]}" "${GNOME_PACKAGES[@]}" "${DESKTOP_PACKAGES[@]}"
 # and KDE Plasma (plasma.sh); GNOME's AppIndicator extension is in GNOME_PACKAGES.
 install_packages "${PLASMA_PACKAGES[@]}"
+# and Go to terminal on KDE's and GNOME's Wayland sessions (focus-wayland.sh).
+install_packages "${WAYLAND_FOCUS_PACKAGES[@]}"
 cargo build --locked -p lf-tray -p lf-sim --bins
 desktops_failed=0
 bash tests/e2e/gnome.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
@@ -58,6 +60,8 @@ bash tests/e2e/plasma.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops
 bash tests/e2e/wayland.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/terminals.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 bash tests/e2e/focus.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/focus-wayland.sh kwin "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
+bash tests/e2e/focus-wayland.sh gnome "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
 
 # ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------

@@ -303,6 +303,8 @@ fn setup<R: Runtime>(
         Arc::clone(&shell),
         tray_host::follow(),
     ));
+    #[cfg(all(unix, not(target_os = "macos")))]
+    tauri::async_runtime::spawn(focus::tell_gnome_setup(Arc::clone(&shell)));
     #[cfg(unix)]
     {
         tauri::async_runtime::spawn(permission::serve(app.clone(), Arc::clone(&shell)));

@@ -4,6 +4,7 @@
 //! never touch a display, D-Bus or GTK.
 
 mod headless;
+mod setup;
 
 /// The demo's stand-in lf, as a subcommand (see `main`).
 #[cfg(feature = "demo")]
@@ -27,6 +28,9 @@ Usage:
                                                 print a snapshot, then one line per change
   lf-tray demo [--generation a|d|e]             the tray app on a simulated Loopflow, for a first look
                                                 (d: lf's October builds; e: today's lf)
+  lf-tray setup gnome-focus [--remove]         let the tray bring your terminal to the front on GNOME
+                                                (Wayland): installs a small GNOME Shell extension,
+                                                working from your next login; --remove takes it out
   lf-tray --help | --version [--verbose]         (--verbose: also the lf found and its generation)
 
 Options:
@@ -63,6 +67,10 @@ enum Command {
         generation: Generation,
     },
     Help,
+    /// `setup gnome-focus [--remove]`.
+    SetupGnomeFocus {
+        remove: bool,
+    },
     /// `--verbose`: also the lf it finds, and that lf's generation.
     Version {
         verbose: bool,
@@ -80,7 +88,7 @@ struct Invocation {
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let mut command = None;
-    let (mut json, mut hidden, mut verbose) = (false, false, false);
+    let (mut json, mut hidden, mut verbose, mut remove) = (false, false, false, false);
     let mut generation = None;
     let (mut home, mut lf) = (None, None);
     let mut timing = headless::Timing::default();
@@ -113,6 +121,11 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             }
             "--json" => json = true,
             "--hidden" => hidden = true,
+            "--remove" => remove = true,
+            "setup" if command.is_none() => match args.next().as_ref().and_then(|a| a.to_str()) {
+                Some("gnome-focus") => command = Some(Command::SetupGnomeFocus { remove: false }),
+                _ => return Err("setup takes gnome-focus".into()),
+            },
             "-h" | "--help" | "help" => command = Some(Command::Help),
             "-V" | "--version" => command = Some(Command::Version { verbose: false }),
             "-v" | "--verbose" => verbose = true,
@@ -146,11 +159,15 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             generation: generation.unwrap_or(Generation::A),
         },
         Command::Version { .. } => Command::Version { verbose },
+        Command::SetupGnomeFocus { .. } => Command::SetupGnomeFocus { remove },
         _ if generation.is_some() => return Err("--generation goes with demo only".into()),
         other => other,
     };
     if verbose && !matches!(command, Command::Version { .. }) {
         return Err("--verbose goes with --version".into());
+    }
+    if remove && !matches!(command, Command::SetupGnomeFocus { .. }) {
+        return Err("--remove goes with setup gnome-focus".into());
     }
     if hidden && !matches!(command, Command::Tray { .. }) {
         return Err("--hidden goes with the tray app only".into());
@@ -231,6 +248,9 @@ fn main() -> ExitCode {
             hidden,
         ),
         Command::Demo { generation } => demo(generation),
+        Command::SetupGnomeFocus { remove } => setup::gnome_focus(remove)
+            .map(|said| println!("{said}"))
+            .map_err(anyhow::Error::msg),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -333,6 +353,14 @@ mod tests {
         assert!(args("demo --generation z").is_err());
         assert_eq!(args("list --help").unwrap().command, Command::Help);
         assert_eq!(
+            args("setup gnome-focus").unwrap().command,
+            Command::SetupGnomeFocus { remove: false }
+        );
+        assert_eq!(
+            args("setup gnome-focus --remove").unwrap().command,
+            Command::SetupGnomeFocus { remove: true }
+        );
+        assert_eq!(
             args("--version --verbose").unwrap().command,
             Command::Version { verbose: true }
         );
@@ -360,6 +388,9 @@ mod tests {
         assert!(args("watch --lf-timeout soon").is_err());
         assert!(args("watch --relist -1").is_err());
         assert!(args("list --verbose").is_err());
+        assert!(args("setup").is_err());
+        assert!(args("setup gnome").is_err());
+        assert!(args("list --remove").is_err());
         let refused = args("watch --remote -oProxyCommand=sh").unwrap_err();
         assert!(refused.contains("cannot start with"), "{refused}");
         assert!(args("watch --remote").is_err());

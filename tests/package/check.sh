@@ -75,14 +75,17 @@ dpkg-deb -c "$deb" >"$out/deb-contents.txt"
 # The files, as absolute paths (dpkg-deb lists them relative, with or without ./).
 deb_files=$(awk '$1 !~ /^d/ {print $6}' "$out/deb-contents.txt" | sed 's|^\./|/|; s|^\([^/]\)|/\1|' | sort)
 sizes=(16x16 22x22 24x24 32x32 48x48 64x64 128x128 256x256)
-want=(/usr/bin/lf-tray /usr/share/applications/lf-tray.desktop)
+want=(/usr/bin/lf-tray /usr/share/applications/lf-tray.desktop
+  # GNOME Shell's focus extension in both formats (`lf-tray setup gnome-focus` installs the
+  # copy inside the binary; these are for a look, or a distribution's own packaging).
+  /usr/share/lf-tray/gnome-focus/43/extension.js /usr/share/lf-tray/gnome-focus/45/extension.js)
 for s in "${sizes[@]}"; do want+=("/usr/share/icons/hicolor/$s/apps/lf-tray.png"); done
 want_files=$(printf '%s\n' "${want[@]}" | sort)
 missing=$(comm -13 <(echo "$deb_files") <(echo "$want_files") | tr '\n' ' ')
 # Anything else is a surprise worth a look (the bundler's defaults can change).
 extra=$(comm -23 <(echo "$deb_files") <(echo "$want_files") | tr '\n' ' ')
 if [ -z "$missing" ] && [ -z "$extra" ]; then
-  ok "the .deb holds /usr/bin/lf-tray, lf-tray.desktop and ${#sizes[@]} hicolor icons, nothing else"
+  ok "the .deb holds /usr/bin/lf-tray, lf-tray.desktop, ${#sizes[@]} hicolor icons and the GNOME focus extension, nothing else"
 else
   fail "the .deb lacks ${missing:-nothing}; unexpected: ${extra:-nothing}"
 fi
@@ -191,7 +194,7 @@ fi
 # --- the .rpm ------------------------------------------------------------------------
 rpm -qlp "$rpm" >"$out/rpm-ql.txt" 2>"$out/rpm.err" || true
 if [ "$(sort "$out/rpm-ql.txt")" = "$want_files" ]; then
-  ok "rpm -qlp: /usr/bin/lf-tray, lf-tray.desktop and the ${#sizes[@]} icons, nothing else"
+  ok "rpm -qlp: /usr/bin/lf-tray, lf-tray.desktop, the ${#sizes[@]} icons and the GNOME focus extension, nothing else"
 else
   fail "rpm -qlp lists: $(tr '\n' ' ' <"$out/rpm-ql.txt")"
 fi

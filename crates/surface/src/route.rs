@@ -101,6 +101,10 @@ pub enum Unreached {
     Refused { place: String, why: String },
     /// It runs where no window on this screen shows it (a detached tmux, another seat).
     NoWindow { place: String },
+    /// GNOME on Wayland, where only the shell can focus another app's window, without
+    /// the tray's extension loaded: not in the person's profile, or put there (`installed`)
+    /// and loaded only from their next login.
+    GnomeNeedsExtension { place: String, installed: bool },
     /// This system has no way for the tray to focus another app's window yet.
     Unsupported,
 }
@@ -119,6 +123,21 @@ impl Unreached {
             Unreached::NoWindow { place } => {
                 format!("It is {place}, which no window on this screen shows.")
             }
+            Unreached::GnomeNeedsExtension {
+                place,
+                installed: false,
+            } => format!(
+                "It is {place}, but GNOME lets an app bring a window to the front only through \
+                 the shell: run lf-tray setup gnome-focus once, and from your next login a \
+                 click brings it there."
+            ),
+            Unreached::GnomeNeedsExtension {
+                place,
+                installed: true,
+            } => format!(
+                "It is {place}, but GNOME loads the tray's focus extension only at login: log \
+                 out and in again, and a click brings it there."
+            ),
             Unreached::Unsupported => {
                 "Going back to a terminal is not supported on this system yet.".into()
             }
@@ -151,6 +170,21 @@ mod tests {
             Unreached::NoWindow { place: place() }.sentence(),
             "It is in Konsole, tab 2 of 3, which no window on this screen shows."
         );
+        assert_eq!(
+            Unreached::GnomeNeedsExtension {
+                place: place(),
+                installed: false
+            }
+            .sentence(),
+            "It is in Konsole, tab 2 of 3, but GNOME lets an app bring a window to the front \
+             only through the shell: run lf-tray setup gnome-focus once, and from your next \
+             login a click brings it there."
+        );
+        let installed = Unreached::GnomeNeedsExtension {
+            place: place(),
+            installed: true,
+        };
+        assert!(installed.sentence().contains("log out and in again"));
         for unreached in [Unreached::Gone, Unreached::Unsupported] {
             let sentence = unreached.sentence();
             assert!(

@@ -17,8 +17,15 @@
 //!   activate-pane`), Konsole (`setCurrentSession` over D-Bus). When the tab cannot be
 //!   shown, the window still comes to the front, and the log says why.
 //!
-//! Other Wayland compositors (GNOME, KDE) let no client focus another's window: there the
-//! person is told where the session runs instead.
+//! - KDE Plasma on Wayland: a KWin script loaded over D-Bus lists the windows by pid and
+//!   makes one active (`kwin.rs`); nothing to set up;
+//! - GNOME on Wayland: Loopflow Tray's Shell extension, once the person installed it
+//!   (`lf-tray setup gnome-focus`) and logged in again (`gnome.rs`). On both, a window is
+//!   known by its process: the walk up from the agent stops at the first ancestor that
+//!   owns a normal window, and the looking-at gate compares the focused window's pid.
+//!
+//! Other Wayland compositors let no client focus another's window: there the person is
+//! told where the session runs instead.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -37,8 +44,25 @@ use lf_tray_surface::route::Unreached;
 enum Desktop {
     X11(Box<x11::Display>),
     Sway,
+    /// KDE Plasma on Wayland: windows are known by their pids.
+    Kwin(View),
+    /// GNOME on Wayland with Loopflow Tray's extension loaded.
+    Gnome(View),
+    /// GNOME on Wayland without it: `installed` when it is in the person's profile but
+    /// the shell has not loaded it (that happens at login).
+    GnomeWithout {
+        installed: bool,
+    },
     /// Nothing can focus here; the words say what the desktop is.
     Unable(&'static str),
+}
+
+/// What a compositor that knows windows by their process says: the pids of its normal
+/// windows, and of the focused one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct View {
+    pub pids: Vec<u32>,
+    pub active: Option<u32>,
 }
 
 impl Desktop {
@@ -48,7 +72,27 @@ impl Desktop {
             if var("SWAYSOCK").is_some() || var("I3SOCK").is_some() {
                 return Desktop::Sway;
             }
-            return Desktop::Unable("this Wayland desktop lets no app focus another's window");
+            return on_bus(|bus| async move {
+                if owned(&bus, kwin::NAME).await {
+                    return match kwin::ask(&bus, None).await {
+                        Ok(view) => Desktop::Kwin(view),
+                        Err(why) => {
+                            tracing::info!("KWin cannot list its windows: {why}");
+                            Desktop::Unable("KWin did not answer the tray's script")
+                        }
+                    };
+                }
+                if owned(&bus, gnome::NAME).await {
+                    return match gnome::windows(&bus).await {
+                        Some(view) => Desktop::Gnome(view),
+                        None => Desktop::GnomeWithout {
+                            installed: gnome::installed(),
+                        },
+                    };
+                }
+                Desktop::Unable("this Wayland desktop lets no app focus another's window")
+            })
+            .unwrap_or(Desktop::Unable("the session bus could not be reached"));
         }
         if var("DISPLAY").is_some() {
             return match x11::Display::open() {
@@ -59,12 +103,15 @@ impl Desktop {
         Desktop::Unable("there is no display")
     }
 
-    /// Top-level windows by the pid that owns them.
+    /// Top-level windows by the pid that owns them (on KWin and GNOME, the pid itself).
     fn windows(&self) -> HashMap<u32, u32> {
         match self {
             Desktop::X11(display) => display.windows(),
             Desktop::Sway => sway::windows(),
-            Desktop::Unable(_) => HashMap::new(),
+            Desktop::Kwin(view) | Desktop::Gnome(view) => {
+                view.pids.iter().map(|pid| (*pid, *pid)).collect()
+            }
+            Desktop::GnomeWithout { .. } | Desktop::Unable(_) => HashMap::new(),
         }
     }
 
@@ -72,7 +119,8 @@ impl Desktop {
         match self {
             Desktop::X11(display) => display.active(),
             Desktop::Sway => sway::focused(),
-            Desktop::Unable(_) => None,
+            Desktop::Kwin(view) | Desktop::Gnome(view) => view.active,
+            Desktop::GnomeWithout { .. } | Desktop::Unable(_) => None,
         }
     }
 
@@ -80,9 +128,68 @@ impl Desktop {
         match self {
             Desktop::X11(display) => display.focus(window),
             Desktop::Sway => sway::focus(window),
-            Desktop::Unable(why) => Err((*why).to_string()),
+            Desktop::Kwin(_) => {
+                let view = on_bus(|bus| async move { kwin::ask(&bus, Some(window)).await })
+                    .unwrap_or_else(|| Err("the session bus could not be reached".into()))?;
+                if view.active == Some(window) {
+                    Ok(())
+                } else {
+                    Err("KWin did not bring its window to the front".into())
+                }
+            }
+            Desktop::Gnome(_) => {
+                let alone = on_bus(|bus| async move { gnome::activate(&bus, window).await })
+                    .unwrap_or_else(|| Err("the session bus could not be reached".into()))?;
+                if !alone {
+                    // gnome-terminal-server owns every window of its own: the shell took
+                    // the one used last, which may not be the session's.
+                    tracing::info!("FOCUS_AMBIGUOUS pid={window}: several windows, the last used one was shown");
+                }
+                Ok(())
+            }
+            Desktop::GnomeWithout { .. } | Desktop::Unable(_) => Err("it cannot focus".into()),
         }
     }
+}
+
+/// Run `work` with a connection of its own to the session bus, on a thread of its own:
+/// the callers are plain threads and the app's async tasks alike, and a connection lives
+/// on the runtime that made it. `None` when the bus cannot be reached.
+fn on_bus<T, F>(work: impl FnOnce(zbus::Connection) -> F + Send) -> Option<T>
+where
+    T: Send,
+    F: std::future::Future<Output = T>,
+{
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async {
+                    let bus = zbus::Connection::session().await.ok()?;
+                    Some(work(bus).await)
+                })
+            })
+            .join()
+            .ok()
+            .flatten()
+    })
+}
+
+/// Whether `name` has an owner on the bus.
+async fn owned(bus: &zbus::Connection, name: &str) -> bool {
+    bus.call_method(
+        Some("org.freedesktop.DBus"),
+        "/org/freedesktop/DBus",
+        Some("org.freedesktop.DBus"),
+        "NameHasOwner",
+        &(name,),
+    )
+    .await
+    .and_then(|m| m.body().deserialize::<bool>())
+    .unwrap_or(false)
 }
 
 /// Where `record` runs now, if its client is found.
@@ -182,12 +289,22 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
     };
     // Where nothing can focus, the person is told where to look (a tmux pane is
     // selected all the same, so the terminal shows it when they get there).
-    if let Desktop::Unable(why) = &desktop {
-        show_tab();
-        return Went::Not(Unreached::Refused {
-            place: place.sentence,
-            why: why.to_string(),
-        });
+    match &desktop {
+        Desktop::Unable(why) => {
+            show_tab();
+            return Went::Not(Unreached::Refused {
+                place: place.sentence,
+                why: why.to_string(),
+            });
+        }
+        Desktop::GnomeWithout { installed } => {
+            show_tab();
+            return Went::Not(Unreached::GnomeNeedsExtension {
+                place: place.sentence,
+                installed: *installed,
+            });
+        }
+        _ => {}
     }
     let Some(window) = window else {
         show_tab();
@@ -206,11 +323,19 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
     }
 }
 
-/// Whether this desktop lets the tray focus another app's window at all (X11, sway/i3).
+/// Whether this desktop lets the tray focus another app's window at all (X11, sway/i3,
+/// KWin, GNOME with the tray's extension). Asked each time the window is drawn: on KDE
+/// and GNOME only who owns a name, or one call into the shell, not a KWin script.
 pub fn can_focus() -> bool {
     let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if var("WAYLAND_DISPLAY") {
-        return var("SWAYSOCK") || var("I3SOCK");
+        if var("SWAYSOCK") || var("I3SOCK") {
+            return true;
+        }
+        return on_bus(|bus| async move {
+            owned(&bus, kwin::NAME).await || gnome::windows(&bus).await.is_some()
+        })
+        .unwrap_or(false);
     }
     var("DISPLAY")
 }
@@ -269,7 +394,69 @@ fn run(program: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+mod gnome;
+mod kwin;
 mod sway;
 mod tabs;
 mod tmux;
 mod x11;
+
+/// On GNOME's Wayland session without the tray's extension, say once (for this profile,
+/// ever) what a click cannot do there and the one command that fixes it. Each click that
+/// stops short says it again in its own popup, so once is enough; a person who ran the
+/// command and has not logged in again since is not told.
+pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>) {
+    use lf_tray_surface::notice::{escape, Notice, NoticeKey, NoticeKind, DEFAULT};
+    // Asked once the login's parts are up: GNOME's notification server is the shell's own,
+    // and the tray host's grace is how long a login's shell has been seen to take.
+    tokio::time::sleep(crate::tray_host::GRACE).await;
+    let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if !var("WAYLAND_DISPLAY") || var("SWAYSOCK") || gnome::installed() {
+        return;
+    }
+    let without = tokio::task::spawn_blocking(|| {
+        on_bus(|bus| async move {
+            owned(&bus, gnome::NAME).await
+                && !owned(&bus, kwin::NAME).await
+                && gnome::windows(&bus).await.is_none()
+        })
+        .unwrap_or(false)
+    })
+    .await
+    .unwrap_or(false);
+    let Some(told) = crate::tray_host::told_path().map(|p| p.with_file_name("gnome-focus-told"))
+    else {
+        return;
+    };
+    if !without {
+        return;
+    }
+    if told.exists() {
+        tracing::info!("GNOME_FOCUS_SETUP told already");
+        return;
+    }
+    let notice = Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: GNOME_SETUP.to_string(),
+        body: escape(GNOME_SETUP_BODY),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+    };
+    let effects = crate::lock(&shell.popups).click_failed(notice);
+    if effects.is_empty() {
+        return; // no notification server yet: told at a later start
+    }
+    shell.send(effects);
+    tracing::info!("GNOME_FOCUS_SETUP told");
+    if let Err(e) = crate::tray_host::write_told(&told, "told") {
+        tracing::warn!("could not keep {}: {e}", told.display());
+    }
+}
+
+/// What the person reads once on GNOME's Wayland session without the extension.
+pub const GNOME_SETUP: &str = "A click cannot bring your terminal to the front on GNOME yet";
+const GNOME_SETUP_BODY: &str = "On GNOME's Wayland session only the shell can focus another \
+    app's window. Run lf-tray setup gnome-focus once (it adds a small GNOME Shell extension) \
+    and log in again; until then a click shows where the session runs.";

@@ -35,6 +35,11 @@ use std::process::{Child, Command, Stdio};
 
 pub use quote::{shell_quote, split_words};
 
+/// The id of Loopflow Tray's GNOME Shell extension (`lf-tray setup gnome-focus`), the
+/// directory it is installed in under `gnome-shell/extensions/`: what lets the tray focus
+/// a terminal on GNOME's Wayland session.
+pub const GNOME_FOCUS_EXTENSION: &str = "lf-tray-focus@loopflow.dev";
+
 use crate::session::SessionRecord;
 use adapter::Adapter;
 
