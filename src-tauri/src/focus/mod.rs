@@ -443,6 +443,7 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
         covers: Vec::new(),
+        choices: Vec::new(),
     };
     let effects = crate::lock(&shell.popups).click_failed(notice);
     if effects.is_empty() {
