@@ -12,6 +12,7 @@ use tauri::{AppHandle, Manager, Runtime};
 
 use crate::shell::Shell;
 use crate::{focus, launch, lock, page, quit, refresh, window};
+use lf_tray_surface::desk::Act;
 use lf_tray_surface::notice::{self, NoticeKey};
 
 /// A choice in the tray's menu.
@@ -40,42 +41,19 @@ pub(crate) fn on_notification<R: Runtime>(
     token: Option<String>,
 ) {
     let shell = Arc::clone(&app.state::<Arc<Shell>>());
-    match key {
-        // A question or plan to read in the window: shown at the session's card.
-        #[cfg(unix)]
-        NoticeKey::Session(named) if action == notice::ANSWER => {
-            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
-            window::show(app, Some(&key));
-        }
-        // Allow, Deny, Always allow, an option, a plan's answer: checked against what the
-        // request asks before it goes (a stale button answers nothing).
-        #[cfg(unix)]
-        NoticeKey::Session(named) if notice::is_reply(action) => {
-            let taken = shell
-                .requests
-                .request(&named)
-                .and_then(|request| notice::reply(action, &request))
-                .map(|reply| shell.requests.answer(&named, reply));
-            match taken {
-                Some(Ok(())) => {
-                    tracing::info!("PERMISSION {action} from the popup session={named}")
-                }
-                Some(Err(why)) => tracing::info!("IGNORED {action} session={named}: {why}"),
-                None => tracing::info!("IGNORED {action} session={named}: no request open"),
-            }
-        }
-        NoticeKey::Session(named) if action == notice::EXPIRED => {
-            lock(&shell.popups).expired(&named);
+    let named = key.session().to_string();
+    // What the button means is the desk's to say; carried out here.
+    let act = lock(&shell.desk).act(key, action);
+    match act {
+        Act::Answered(word) => tracing::info!("PERMISSION {word} from the popup session={named}"),
+        Act::Ignored(why) => tracing::info!("IGNORED {action} session={named}: {why}"),
+        Act::Window(at) => window::show(app, at.as_ref()),
+        Act::Expired => {
             tracing::info!("UNSEEN session={named}: its popup expired");
             shell.save_history();
             refresh(app, &shell);
         }
-        NoticeKey::Session(named) => {
-            // The popup names the session by its key token (ids are unique per machine).
-            let key = SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(named));
-            go(app, &shell, &key, Click::Popup(action), token);
-        }
-        NoticeKey::Burst | NoticeKey::Error | NoticeKey::NoTray => window::show(app, None),
+        Act::Go(key) => go(app, &shell, &key, Click::Popup(action), token),
     }
 }
 
@@ -127,7 +105,7 @@ fn arrive<R: Runtime>(
                 match focus::go(&record, &terminals) {
                     focus::Went::There(took) => {
                         tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());
-                        let effects = lock(&shell.popups).click_reached();
+                        let effects = lock(&shell.desk).popups.click_reached();
                         shell.send(effects);
                     }
                     focus::Went::Not(unreached) => {
@@ -150,7 +128,7 @@ fn arrive<R: Runtime>(
                                 text,
                             },
                         );
-                        let effects = lock(&shell.popups).click_failed(notice);
+                        let effects = lock(&shell.desk).popups.click_failed(notice);
                         shell.send(effects);
                     }
                 }

@@ -1,11 +1,11 @@
-//! The app's event loop: the engine's events taken to the popups, the pushes, the tray and
-//! the window, and the popups' effects delivered on a task of their own.
+//! The app's event loop: the engine's events taken to the desk (the popups and the agents'
+//! open requests), the pushes, the tray and the window, and the desk's effects delivered on
+//! a task of their own.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use lf_tray_core::history;
-use lf_tray_core::{Event, SessionRecord};
+use lf_tray_core::Event;
 use lf_tray_surface::looking;
 #[cfg(all(unix, not(target_os = "macos")))]
 use lf_tray_surface::notice::NoticeKey;
@@ -30,7 +30,8 @@ pub(crate) async fn follow<R: Runtime>(
     while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = {
-            lock(&shell.popups)
+            lock(&shell.desk)
+                .popups
                 .next_deadline(Clock::system(), &prefs)
                 .map(|due| due.at())
         };
@@ -53,23 +54,10 @@ pub(crate) async fn follow<R: Runtime>(
             break;
         }
         let program = shell.settings().on_event;
-        let mut redraw_requests = false;
         for event in &batch {
             logfile::event(event);
             if let Some(program) = &program {
                 shell.hook.send(program, event);
-            }
-            // lf says the agent no longer waits: a permission request still open was
-            // answered elsewhere, and no answer may reach it later.
-            #[cfg(unix)]
-            if let Some(session) = no_longer_waits(event) {
-                if shell.requests.withdraw(&history::key(session)) {
-                    tracing::info!(
-                        "PERMISSION withdrawn session={}: lf no longer says it waits",
-                        session.id
-                    );
-                    redraw_requests = true;
-                }
             }
             if let Event::Warning { path, message, .. } = event {
                 shell.warn(match path {
@@ -85,22 +73,17 @@ pub(crate) async fn follow<R: Runtime>(
         for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
             tracing::info!("LOOKING_AT session={}: no popup", session.id);
         }
-        let effects = {
-            let now = Clock::system();
-            let mut popups = lock(&shell.popups);
-            popups.set_focus(focus);
-            if batch.is_empty() {
-                popups.flush(now, &prefs)
-            } else {
-                let mut effects = Vec::new();
-                for event in &batch {
-                    effects.extend(popups.on_event(event, now, &prefs));
-                }
-                effects
-            }
+        let turn = {
+            let mut desk = lock(&shell.desk);
+            desk.popups.set_focus(focus);
+            desk.on_events(&batch, Clock::system(), &prefs)
         };
+        // lf says the agent no longer waits: its open request was answered elsewhere.
+        for key in &turn.withdrawn {
+            tracing::info!("PERMISSION withdrawn session={key}: lf no longer says it waits");
+        }
         // Popups first: the tray and the window can wait the few milliseconds they take.
-        for effect in effects {
+        for effect in turn.effects {
             let _ = deliveries.send(effect);
         }
         // The pushes decide on their own task: nothing there holds up a popup.
@@ -122,24 +105,10 @@ pub(crate) async fn follow<R: Runtime>(
             tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
             held_back = now_held_back;
         }
-        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || redraw_requests;
+        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || !turn.withdrawn.is_empty();
         if !batch.is_empty() || held_back_changed || redraw {
             refresh(&app, &shell);
         }
-    }
-}
-
-/// The session of an event after which lf no longer says its agent waits.
-#[cfg(unix)]
-fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
-    match event {
-        Event::State {
-            session,
-            previous_needs_you: true,
-            ..
-        } if !session.needs_you => Some(session),
-        Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
-        _ => None,
     }
 }
 
@@ -153,10 +122,9 @@ pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedRecei
         };
         match effect {
             Effect::Show(notice) => {
-                #[cfg(unix)]
-                let notice = shell.requests.in_place_of(notice);
+                let notice = lock(&shell.desk).shown(notice);
                 let delivery = notifications.show(&notice, shell.settings().sound).await;
-                let marks = lock(&shell.popups).delivered(&notice, delivery);
+                let marks = lock(&shell.desk).delivered(&notice, delivery);
                 #[cfg(all(unix, not(target_os = "macos")))]
                 if notice.key == NoticeKey::NoTray && delivery == Delivery::Shown {
                     crate::tray_host::no_tray_told(&shell);

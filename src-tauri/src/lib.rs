@@ -270,7 +270,7 @@ fn setup<R: Runtime>(
     let on_server: notification::OnServer = Arc::new(move |server| {
         if let Some(shell) = weak.upgrade() {
             tracing::info!("SERVER {server:?}");
-            lock(&shell.popups).set_server(server);
+            lock(&shell.desk).popups.set_server(server);
             shell.wake.notify_one();
         }
     });

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use lf_tray_core::permission::{self, SHOWN};
 use lf_tray_core::terminal::place::Processes;
-use lf_tray_core::{history, SessionRecord};
+use lf_tray_core::SessionRecord;
 use lf_tray_surface::looking;
-use lf_tray_surface::notice;
 use lf_tray_surface::policy::Focus;
 use tauri::{AppHandle, Runtime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -27,7 +26,6 @@ use tokio::net::{UnixListener, UnixStream};
 
 use crate::lock;
 use crate::shell::Shell;
-use lf_tray_surface::notice::NoticeKey;
 use lf_tray_surface::policy::{Clock, Effect};
 
 /// How long a connected hook may take to send its request: it writes it at once, from
@@ -109,29 +107,32 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
         tracing::info!("PERMISSION no popup: an unreadable request");
         return;
     };
-    // A question or plan that cannot be read whole could only be answered in part: the
-    // terminal keeps it.
-    if let Err(why) = request.prompt() {
-        tracing::info!(
-            "PERMISSION no popup: an unreadable {} ({why:?})",
-            request.tool_name
-        );
-        return;
-    }
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
         return;
     };
-    let record = match decide(&shell, pid).await {
-        Ok(record) => record,
+    let on = shell.settings().answer_from_popup;
+    let prefs = shell.preferences();
+    // The desk decides; the shell finds only what the desk cannot: the session whose agent
+    // asks, and where the person looks. A request refused anyway is refused before that.
+    let asked = async {
+        lock(&shell.desk).takes(&request, on, Clock::system(), &prefs)?;
+        let (record, focus) = find(&shell, pid).await?;
+        lock(&shell.desk).ask(record, request, on, focus, Clock::system(), &prefs)
+    }
+    .await;
+    let asked = match asked {
+        Ok(asked) => asked,
         Err(why) => {
             tracing::info!("PERMISSION no popup for pid {pid}: {why}");
             return;
         }
     };
-    let key = history::key(&record);
-    let shown = notice::permission(&record, &request);
-    let (id, answered) = shell.requests.register(&key, record, request);
-    shell.send(vec![Effect::Show(shown)]);
+    let key = match asked.effects.first() {
+        Some(Effect::Show(shown)) => shown.key.session().to_string(),
+        _ => return,
+    };
+    let id = asked.id;
+    shell.send(asked.effects);
     tracing::info!("PERMISSION asked session={key} pid={pid}");
     crate::refresh(&app, &shell);
     if reader
@@ -145,14 +146,13 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
     }
     let mut rest = [0u8; 64];
     tokio::select! {
-        answer = answered => match answer {
+        reply = asked.reply => match reply {
             Ok(reply) => {
                 let sent = reader.get_mut().write_all(format!("{}\n", reply.line()).as_bytes()).await;
                 tracing::info!("PERMISSION answered {} session={key}{}", reply.word(),
                     if sent.is_ok() { "" } else { " (the hook was gone)" });
-                // Servers close a popup once an action is invoked; the window's buttons
-                // need it gone as well.
-                shell.send(vec![Effect::Close(NoticeKey::Session(key.clone()))]);
+                let effects = lock(&shell.desk).answered(&key);
+                shell.send(effects);
                 crate::refresh(&app, &shell);
             }
             // Withdrawn (lf's attention left `waiting`, or a newer request): the hook gets
@@ -165,22 +165,17 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
 }
 
 fn withdraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell, key: &str, id: u64, why: &str) {
-    if shell.requests.withdraw_this(key, id) {
+    let effects = lock(&shell.desk).ended(key, id);
+    if !effects.is_empty() {
         tracing::info!("PERMISSION withdrawn session={key}: {why}");
-        shell.send(vec![Effect::Close(NoticeKey::Session(key.to_string()))]);
+        shell.send(effects);
         crate::refresh(app, shell);
     }
 }
 
-/// Whether the request gets a popup: the setting on, popups not held back, a listed agent
-/// above the hook, and the person not looking at that agent's own terminal.
-async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
-    if !shell.settings().answer_from_popup {
-        return Err("answering from the popup is off".into());
-    }
-    if let Some(why) = lock(&shell.popups).held_back(Clock::system(), &shell.preferences()) {
-        return Err(why);
-    }
+/// What only the shell can find for the desk: the session whose agent is the hook's
+/// nearest listed ancestor, and whether the person looks at that agent's own terminal.
+async fn find(shell: &Arc<Shell>, pid: u32) -> Result<(SessionRecord, Focus), String> {
     let sessions = shell.engine.sessions();
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
@@ -188,9 +183,6 @@ async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
     let record = permission::requester(&chain, &sessions)
         .cloned()
         .ok_or_else(|| format!("no listed agent above it (ancestors {chain:?})"))?;
-    if lock(&shell.popups).dismissed(&history::key(&record)) {
-        return Err("the session is dismissed".into());
-    }
     let terminals = lock(&shell.terminals).clone();
     let looked = record.clone();
     let focus = tokio::task::spawn_blocking(move || {
@@ -198,10 +190,7 @@ async fn decide(shell: &Arc<Shell>, pid: u32) -> Result<SessionRecord, String> {
     })
     .await
     .unwrap_or(Focus::Unknown);
-    if focus == Focus::Looking {
-        return Err("the person looks at the agent's own terminal".into());
-    }
-    Ok(record)
+    Ok((record, focus))
 }
 
 /// Put the tray's `PermissionRequest` hook into Claude Code's settings (`on`) or take

@@ -1,6 +1,6 @@
 //! The app's state, shared by the event loop, the tray, the popups and the window: the
-//! engine, the settings, the popups' policy and memory, the terminals the tray opened, the
-//! permission requests and the pushes.
+//! engine, the settings, the desk (the popups' policy and memory, and the agents' open
+//! requests), the terminals the tray opened and the pushes.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -12,14 +12,14 @@ use lf_tray_core::engine::Engine;
 use lf_tray_core::history::{self, History};
 use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionRecord};
+use lf_tray_surface::desk::Desk;
 use lf_tray_surface::menu;
-use lf_tray_surface::requests::Requests;
 use tokio::sync::{mpsc, Notify};
 
 use crate::notification::Notifications;
 #[cfg(unix)]
 use crate::{followed, hook, lock, push};
-use lf_tray_surface::policy::{Clock, Effect, PauseFor, Popups, Preferences};
+use lf_tray_surface::policy::{Clock, Effect, PauseFor, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
 /// The window's footer shows the latest problem and lists this many in its tooltip.
@@ -33,7 +33,8 @@ pub(crate) struct Shell {
     pub(crate) settings: Mutex<Settings>,
     pub(crate) settings_path: Option<PathBuf>,
     pub(crate) settings_warning: Option<String>,
-    pub(crate) popups: Mutex<Popups>,
+    /// What the person is told: the popups' policy and memory, the agents' open requests.
+    pub(crate) desk: Mutex<Desk>,
     /// Where the popups' memory is kept (`None`: the demo and the command tests keep none).
     pub(crate) history_path: Option<PathBuf>,
     pub(crate) history_writer: OnceLock<std::sync::mpsc::Sender<Vec<u8>>>,
@@ -63,9 +64,6 @@ pub(crate) struct Shell {
     pub(crate) tray_host: Mutex<Option<bool>>,
     /// The login the no-tray popup on its way tells, kept as told once it was shown.
     pub(crate) no_tray_login: Mutex<Option<String>>,
-    /// Agents' permission requests waiting for the person's Allow or Deny.
-    #[cfg(unix)]
-    pub(crate) requests: Requests,
     /// The pushes to the person's phone, only while a push URL is set.
     pub(crate) push: Mutex<Option<push::Runner>>,
     /// The engine's first snapshot went by (set under `push`'s lock): pushes started later
@@ -87,7 +85,7 @@ impl Shell {
             settings: Mutex::new(loaded.settings),
             settings_path,
             settings_warning: loaded.warning,
-            popups: Mutex::default(),
+            desk: Mutex::default(),
             history_path: None,
             history_writer: OnceLock::new(),
             effects: OnceLock::new(),
@@ -101,8 +99,6 @@ impl Shell {
             remote: Vec::new(),
             tray_host: Mutex::new(None),
             no_tray_login: Mutex::new(None),
-            #[cfg(unix)]
-            requests: Requests::default(),
             terminals: Arc::default(),
             terminals_path: None,
             push: Mutex::new(None),
@@ -180,7 +176,7 @@ impl Shell {
                 tracing::warn!("{warning}");
                 self.warn(warning);
             }
-            self.popups = Mutex::new(Popups::new(loaded.history));
+            self.desk = Mutex::new(Desk::new(loaded.history));
         }
         self.terminals_path = path.as_ref().map(|p| p.with_file_name(TERMINALS_FILE));
         if let Some(path) = &self.terminals_path {
@@ -197,7 +193,7 @@ impl Shell {
         let Some(path) = &self.history_path else {
             return;
         };
-        let Some(bytes) = lock(&self.popups).take_history() else {
+        let Some(bytes) = lock(&self.desk).popups.take_history() else {
             return;
         };
         let writer = self.history_writer.get_or_init(|| {
@@ -260,7 +256,8 @@ impl Shell {
     pub(crate) fn tray_popups(&self, sessions: &[SessionRecord]) -> menu::Popups {
         let prefs = self.preferences();
         let now = Clock::system();
-        let popups = lock(&self.popups);
+        let desk = lock(&self.desk);
+        let popups = &desk.popups;
         menu::Popups {
             held_back: popups.held_back(now, &prefs),
             paused: popups.paused(now),
@@ -284,12 +281,12 @@ impl Shell {
     /// Why popups are held back now, if they are.
     pub(crate) fn held_back(&self) -> Option<String> {
         let prefs = self.preferences();
-        lock(&self.popups).held_back(Clock::system(), &prefs)
+        lock(&self.desk).popups.held_back(Clock::system(), &prefs)
     }
 
     pub(crate) fn pause(&self, pause: Option<PauseFor>) {
         {
-            let mut popups = lock(&self.popups);
+            let popups = &mut lock(&self.desk).popups;
             match pause {
                 Some(pause) => popups.pause(pause, Clock::system()),
                 None => popups.resume(),
@@ -302,7 +299,7 @@ impl Shell {
 
     /// Dismiss a session's popups and reminders until its next transition.
     pub(crate) fn dismiss(&self, record: &SessionRecord) {
-        let effects = lock(&self.popups).dismiss(&history::key(record));
+        let effects = lock(&self.desk).popups.dismiss(&history::key(record));
         tracing::info!("DISMISS id={}", record.id);
         self.save_history();
         self.send(effects);

@@ -91,7 +91,7 @@ pub(crate) async fn follow_host<R: Runtime>(
                     crate::refresh(app, &filled)
                 });
                 // What it said is no longer so.
-                let effects = lock(&shell.popups).tray_came();
+                let effects = lock(&shell.desk).popups.tray_came();
                 shell.send(effects);
             } else {
                 tracing::warn!(
@@ -136,7 +136,7 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         started.elapsed().as_millis()
     );
     *lock(&shell.no_tray_login) = login;
-    let effects = lock(&shell.popups).no_tray(notice);
+    let effects = lock(&shell.desk).popups.no_tray(notice);
     shell.send(effects);
 }
 

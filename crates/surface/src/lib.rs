@@ -5,11 +5,14 @@
 //! (`window`, `buttons`), the tray's menu and icon (`menu`) and whether a tray shows it
 //! (`tray_host`), whether the person is looking at a session's terminal so no popup is
 //! needed (`looking`), what is pushed to the person's phone while they are away
-//! (`push`), and the agents' permission requests that wait for an answer (`requests`). The shell delivers popups over D-Bus and draws the tray and the window;
+//! (`push`), and the agents' requests that wait for an answer (`requests`), held with the
+//! popups' policy at one desk (`desk`), which decides what a request and a popup's button
+//! mean. The shell delivers popups over D-Bus and draws the tray and the window;
 //! everything it decides about them is here, tested without a display.
 
 pub mod board;
 pub mod buttons;
+pub mod desk;
 pub mod looking;
 pub mod menu;
 pub mod notice;

@@ -1,22 +1,14 @@
-//! The permission requests that wait for the person, one per session: what the popup, the
-//! window and the hook's connection share. Plain state, held by the shell apart from the
-//! code that serves the hook, and tested here without a desktop.
+//! The agents' requests that wait for the person, one per session: what the popup, the
+//! window and the hook's connection share. Plain state, held by the [`Desk`](crate::desk)
+//! beside the popups' policy, and tested here without a desktop.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 use lf_tray_core::permission::{Refused, Reply, Request};
 use lf_tray_core::SessionRecord;
 use tokio::sync::oneshot;
 
 use crate::notice::{self, NoticeKey};
-
-// A panic elsewhere while the map was held leaves it whole (each change is one insert or
-// remove), so the requests stay usable rather than poisoned for the rest of the run.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 struct Open {
     id: u64,
@@ -46,30 +38,29 @@ impl std::fmt::Display for NotTaken {
 /// The requests waiting for the person, by session key: one per session, the newest.
 #[derive(Default)]
 pub struct Requests {
-    open: Mutex<HashMap<String, Open>>,
-    next: AtomicU64,
+    open: HashMap<String, Open>,
+    next: u64,
 }
 
 impl Requests {
     /// The person's reply to the session's open request, taken when it answers what was
     /// asked (the core's [`Request::decide`]) and is the first: then it goes to the hook.
     /// A reply that does not answer it leaves the request open, its popup and card up.
-    pub fn answer(&self, key: &str, reply: Reply) -> Result<(), NotTaken> {
-        let mut open = lock(&self.open);
-        let request = &open.get(key).ok_or(NotTaken::NoneOpen)?.request;
+    pub fn answer(&mut self, key: &str, reply: Reply) -> Result<(), NotTaken> {
+        let request = &self.open.get(key).ok_or(NotTaken::NoneOpen)?.request;
         request.decide(&reply).map_err(NotTaken::Refused)?;
-        let open = open.remove(key).ok_or(NotTaken::NoneOpen)?;
+        let open = self.open.remove(key).ok_or(NotTaken::NoneOpen)?;
         open.answer.send(reply).map_err(|_| NotTaken::NoneOpen)
     }
 
     /// Take back the session's open request without an answer; true when there was one.
-    pub fn withdraw(&self, key: &str) -> bool {
-        lock(&self.open).remove(key).is_some()
+    pub fn withdraw(&mut self, key: &str) -> bool {
+        self.open.remove(key).is_some()
     }
 
     /// The session's open request, if any: its popup and its window buttons.
     pub fn request(&self, key: &str) -> Option<Request> {
-        lock(&self.open).get(key).map(|o| o.request.clone())
+        self.open.get(key).map(|o| o.request.clone())
     }
 
     /// The popup for a session with an open request in place of the one the policy would
@@ -79,7 +70,7 @@ impl Requests {
         let NoticeKey::Session(key) = &shown.key else {
             return shown;
         };
-        match lock(&self.open).get(key) {
+        match self.open.get(key) {
             Some(open) => notice::Notice {
                 covers: shown.covers,
                 ..notice::permission(&open.record, &open.request)
@@ -90,15 +81,16 @@ impl Requests {
 
     /// Take a new request for the session; its answer comes on the receiver.
     pub fn register(
-        &self,
+        &mut self,
         key: &str,
         record: SessionRecord,
         request: Request,
     ) -> (u64, oneshot::Receiver<Reply>) {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = self.next;
+        self.next += 1;
         let (answer, answered) = oneshot::channel();
         // A newer request of the same session replaces the older: its hook gets no answer.
-        lock(&self.open).insert(
+        self.open.insert(
             key.to_string(),
             Open {
                 id,
@@ -111,10 +103,9 @@ impl Requests {
     }
 
     /// Withdraw the session's request `id` if it is still the open one.
-    pub fn withdraw_this(&self, key: &str, id: u64) -> bool {
-        let mut open = lock(&self.open);
-        if open.get(key).is_some_and(|o| o.id == id) {
-            open.remove(key);
+    pub fn withdraw_this(&mut self, key: &str, id: u64) -> bool {
+        if self.open.get(key).is_some_and(|o| o.id == id) {
+            self.open.remove(key);
             true
         } else {
             false
@@ -150,7 +141,7 @@ mod tests {
     #[test]
     fn a_reply_that_does_not_answer_the_question_leaves_it_open() {
         use lf_tray_core::permission::Answer;
-        let requests = Requests::default();
+        let mut requests = Requests::default();
         let (_, mut answered) =
             requests.register("S1", record_d("S1", State::Active, true), question());
         for wrong in [
@@ -176,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_first_answer_is_sent_and_a_second_finds_nothing() {
-        let requests = Requests::default();
+        let mut requests = Requests::default();
         let (_, mut answered) =
             requests.register("S1", record_d("S1", State::Active, true), request("ls"));
         assert_eq!(requests.request("S1"), Some(request("ls")));
@@ -188,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_newer_request_of_the_session_replaces_the_older_whose_hook_gets_no_answer() {
-        let requests = Requests::default();
+        let mut requests = Requests::default();
         let record = record_d("S1", State::Active, true);
         let (old, mut old_answer) = requests.register("S1", record.clone(), request("ls"));
         let (new, mut new_answer) = requests.register("S1", record, request("rm -r build"));
@@ -204,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_withdrawn_request_takes_no_answer() {
-        let requests = Requests::default();
+        let mut requests = Requests::default();
         let (id, _answered) =
             requests.register("S1", record_d("S1", State::Active, true), request("ls"));
         assert!(requests.withdraw_this("S1", id));
@@ -217,7 +208,7 @@ mod tests {
 
     #[test]
     fn an_ask_that_arrives_after_the_request_keeps_the_requests_popup_and_its_buttons() {
-        let requests = Requests::default();
+        let mut requests = Requests::default();
         let record = record_d("S1", State::Active, true);
         let asked = notice::asked(&record);
         assert_eq!(requests.in_place_of(asked.clone()), asked);

@@ -84,36 +84,13 @@ pub fn answer_request<R: Runtime>(
     id: String,
     reply: lf_tray_surface::window::FromWindow,
 ) -> Result<(), String> {
-    #[cfg(unix)]
-    {
-        use lf_tray_surface::requests::NotTaken;
-        let taken = shell
-            .requests
-            .request(&id)
-            .ok_or(NotTaken::NoneOpen)
-            .and_then(|request| {
-                reply.reply(&request).ok_or(NotTaken::Refused(
-                    lf_tray_core::permission::Refused::NotForThis(
-                        "That option is not one the agent offered.",
-                    ),
-                ))
-            })
-            .and_then(|reply| {
-                let word = reply.word();
-                shell.requests.answer(&id, reply).map(|()| word)
-            });
-        match &taken {
-            Ok(word) => tracing::info!("PERMISSION {word} from the window session={id}: sent"),
-            Err(why) => tracing::info!("PERMISSION from the window session={id}: not sent: {why}"),
-        }
-        crate::refresh(&app, &shell);
-        taken.map(|_| ()).map_err(|why| why.to_string())
+    let taken = crate::lock(&shell.desk).reply(&id, reply);
+    match &taken {
+        Ok(word) => tracing::info!("PERMISSION {word} from the window session={id}: sent"),
+        Err(why) => tracing::info!("PERMISSION from the window session={id}: not sent: {why}"),
     }
-    #[cfg(not(unix))]
-    {
-        let _ = (app, shell, id, reply);
-        Err("Answering from the tray needs a Unix desktop.".into())
-    }
+    crate::refresh(&app, &shell);
+    taken.map(|_| ()).map_err(|why| why.to_string())
 }
 
 /// Dismiss a session's popups and reminders until its next transition; lf is not told.

@@ -23,7 +23,7 @@ pub fn board(shell: &Shell) -> Board {
     let quiet = shell.held_back();
     let sessions = shell.engine.sessions();
     let (sessions, recent) = {
-        let popups = crate::lock(&shell.popups);
+        let desk = crate::lock(&shell.desk);
         let reach = if !shell.settings().focus_existing {
             Reach::Off
         } else if crate::focus::can_focus() {
@@ -33,13 +33,10 @@ pub fn board(shell: &Shell) -> Board {
         };
         let terminals = crate::lock(&shell.terminals).clone();
         let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
-        #[cfg(unix)]
-        let request = |key: &str| shell.requests.request(key);
-        #[cfg(not(unix))]
-        let request = |_: &str| None;
+        let request = |key: &str| desk.request(key);
         (
-            views(&popups, &sessions, reach, runs_in, request),
-            recent(&popups),
+            views(&desk.popups, &sessions, reach, runs_in, request),
+            recent(&desk.popups),
         )
     };
     let (tray, tray_fix) = shell.tray_note().unzip();
