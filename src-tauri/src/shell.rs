@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use lf_tray_core::engine::Engine;
 use lf_tray_core::history::{self, History};
@@ -241,41 +240,13 @@ impl Shell {
     }
 
     pub(crate) fn preferences(&self) -> Preferences {
-        let s = lock(&self.settings);
-        Preferences {
-            on_ask: s.notify_on_ask,
-            on_ready: s.notify_on_ready,
-            reminder: (s.reminder_minutes > 0)
-                .then(|| Duration::from_secs(u64::from(s.reminder_minutes) * 60)),
-            attached_grace: Duration::from_secs(u64::from(s.attached_grace_seconds)),
-            quiet_hours: s.quiet_hours(),
-        }
+        lock(&self.settings).preferences()
     }
 
     /// What the tray says about popups.
     pub(crate) fn tray_popups(&self, sessions: &[SessionRecord]) -> menu::Popups {
         let prefs = self.preferences();
-        let now = Clock::system();
-        let desk = lock(&self.desk);
-        let popups = &desk.popups;
-        menu::Popups {
-            held_back: popups.held_back(now, &prefs),
-            paused: popups.paused(now),
-            dismissed: sessions
-                .iter()
-                .filter(|s| popups.dismissed(&history::key(s)))
-                .map(history::key)
-                .collect(),
-            unseen: sessions
-                .iter()
-                .filter(|s| popups.unseen(&history::key(s)))
-                .map(history::key)
-                .collect(),
-            since: sessions
-                .iter()
-                .filter_map(|s| Some((history::key(s), popups.waiting_since(&history::key(s))?)))
-                .collect(),
-        }
+        lock(&self.desk).tray(sessions, Clock::system(), &prefs)
     }
 
     /// Why popups are held back now, if they are.

@@ -201,6 +201,28 @@ impl Desk {
         }
     }
 
+    /// What the tray's menu says about popups for these sessions: why they are held back,
+    /// whether the person paused them, which are dismissed, which went unseen, and since
+    /// when each waits.
+    pub fn tray(
+        &self,
+        sessions: &[SessionRecord],
+        now: Clock,
+        prefs: &Preferences,
+    ) -> crate::menu::Popups {
+        let popups = &self.popups;
+        let keys = || sessions.iter().map(history::key);
+        crate::menu::Popups {
+            held_back: popups.held_back(now, prefs),
+            paused: popups.paused(now),
+            dismissed: keys().filter(|k| popups.dismissed(k)).collect(),
+            unseen: keys().filter(|k| popups.unseen(k)).collect(),
+            since: keys()
+                .filter_map(|k| Some((k.clone(), popups.waiting_since(&k)?)))
+                .collect(),
+        }
+    }
+
     /// The window's reply to the session's open request, in the card's terms (options by
     /// number): sent when it answers what was asked, else why not.
     pub fn reply(&mut self, key: &str, reply: FromWindow) -> Result<&'static str, NotTaken> {
@@ -392,5 +414,36 @@ mod tests {
             }
         );
         assert_eq!(desk.reply("S1", picked(0)), Err(NotTaken::NoneOpen));
+    }
+
+    #[test]
+    fn the_trays_view_says_what_waits_since_when_and_what_the_person_dismissed() {
+        let mut desk = Desk::default();
+        let asked = Event::Asked {
+            at: time::OffsetDateTime::UNIX_EPOCH,
+            session: waiting(),
+        };
+        let _ = desk.on_events(&[asked], now(), &PREFS);
+        let sessions = [waiting(), record_d("S2", State::Active, false)];
+        let view = desk.tray(&sessions, now(), &PREFS);
+        assert!(view.since.contains_key("S1") && !view.since.contains_key("S2"));
+        assert!(view.dismissed.is_empty() && !view.paused && view.held_back.is_none());
+        let _ = desk.popups.dismiss("S1");
+        desk.popups.pause(crate::policy::PauseFor::Hour, now());
+        let view = desk.tray(&sessions, now(), &PREFS);
+        assert_eq!(view.dismissed.iter().collect::<Vec<_>>(), ["S1"]);
+        assert!(view.paused && view.held_back.is_some());
+    }
+
+    #[test]
+    fn settings_become_the_policys_preferences() {
+        let mut settings = crate::settings::Settings::default();
+        settings.reminder_minutes = 0;
+        assert_eq!(settings.preferences().reminder, None);
+        settings.reminder_minutes = 3;
+        settings.attached_grace_seconds = 20;
+        let prefs = settings.preferences();
+        assert_eq!(prefs.reminder, Some(Duration::from_secs(180)));
+        assert_eq!(prefs.attached_grace, Duration::from_secs(20));
     }
 }

@@ -177,6 +177,19 @@ impl Settings {
     pub fn quiet_hours(&self) -> Option<QuietHours> {
         QuietHours::parse(&self.quiet_from, &self.quiet_to)
     }
+
+    /// What the popups' policy follows of the settings: a reminder of 0 minutes is none.
+    pub fn preferences(&self) -> crate::policy::Preferences {
+        use std::time::Duration;
+        crate::policy::Preferences {
+            on_ask: self.notify_on_ask,
+            on_ready: self.notify_on_ready,
+            reminder: (self.reminder_minutes > 0)
+                .then(|| Duration::from_secs(u64::from(self.reminder_minutes) * 60)),
+            attached_grace: Duration::from_secs(u64::from(self.attached_grace_seconds)),
+            quiet_hours: self.quiet_hours(),
+        }
+    }
 }
 
 /// A secret the settings hold (the push token): stored as it is, never printed by `Debug`,
