@@ -437,11 +437,16 @@ mod tests {
 
     #[test]
     fn settings_become_the_policys_preferences() {
-        let mut settings = crate::settings::Settings::default();
-        settings.reminder_minutes = 0;
-        assert_eq!(settings.preferences().reminder, None);
-        settings.reminder_minutes = 3;
-        settings.attached_grace_seconds = 20;
+        let never = crate::settings::Settings {
+            reminder_minutes: 0,
+            ..Default::default()
+        };
+        assert_eq!(never.preferences().reminder, None);
+        let settings = crate::settings::Settings {
+            reminder_minutes: 3,
+            attached_grace_seconds: 20,
+            ..Default::default()
+        };
         let prefs = settings.preferences();
         assert_eq!(prefs.reminder, Some(Duration::from_secs(180)));
         assert_eq!(prefs.attached_grace, Duration::from_secs(20));
