@@ -67,7 +67,7 @@ pub fn open<R: Runtime>(
             if let Some(id) = terminal_id {
                 shell.remember_terminal(id, &opened, &record.id);
             }
-            let effects = crate::lock(&shell.desk).popups.click_reached();
+            let effects = crate::shell::lock(&shell.desk).popups.click_reached();
             shell.send(effects);
             Ok(opened.terminal)
         }
@@ -96,7 +96,7 @@ pub fn open<R: Runtime>(
                 },
             );
             let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
-            let effects = crate::lock(&shell.desk).popups.click_failed(notice);
+            let effects = crate::shell::lock(&shell.desk).popups.click_failed(notice);
             shell.send(effects);
             Err(format!("{text}\n{command}"))
         }

@@ -2,7 +2,7 @@
 //! and the decisions in `lf-tray-surface`.
 //!
 //! How it fits together: the engine watches lf's sessions and sends events. One task
-//! ([`events::follow`]) takes each event to the three surfaces: the tray menu and icon
+//! ([`run::follow`]) takes each event to the three surfaces: the tray menu and icon
 //! (rebuilt on the main thread), the window (a `board` message with the whole list), and
 //! the popups' policy (`lf_tray_surface::policy::Popups`), whose effects the platform module
 //! shows and closes. The window acts only through the commands in [`window`], which let it
@@ -17,7 +17,6 @@ mod click;
 #[cfg(feature = "demo")]
 mod demo;
 mod desktop;
-mod events;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod focus;
 // No window of another app can be found or focused there (not built here): every click
@@ -40,6 +39,7 @@ mod presence;
 mod presence;
 mod push;
 mod quiet;
+mod run;
 mod shell;
 mod tray;
 // Followed on Linux and the BSDs only: elsewhere the platform's tray is always there.
@@ -48,9 +48,7 @@ mod tray_host;
 mod window;
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::History;
@@ -129,14 +127,6 @@ pub fn run_demo(generation: lf_tray_core::Generation) -> anyhow::Result<()> {
 /// The hidden subcommand that plays lf in the demo.
 #[cfg(feature = "demo")]
 pub const DEMO_LF: &str = "demo-lf";
-
-/// How long Quit waits for the notification server to take the popups down: it answers
-/// in milliseconds, and a hung one must not keep the app from exiting.
-const QUIT_GRACE: Duration = Duration::from_secs(1);
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 pub(crate) struct Start {
     pub hidden: bool,
@@ -270,7 +260,7 @@ fn setup<R: Runtime>(
     let on_server: notification::OnServer = Arc::new(move |server| {
         if let Some(shell) = weak.upgrade() {
             tracing::info!("SERVER {server:?}");
-            lock(&shell.desk).popups.set_server(server);
+            shell::lock(&shell.desk).popups.set_server(server);
             shell.wake.notify_one();
         }
     });
@@ -295,8 +285,8 @@ fn setup<R: Runtime>(
     }
     let (effects, queued) = mpsc::unbounded_channel();
     let _ = shell.effects.set(effects.clone());
-    tauri::async_runtime::spawn(events::deliver(Arc::clone(&shell), queued));
-    tauri::async_runtime::spawn(on_signal(app.clone(), Arc::clone(&shell)));
+    tauri::async_runtime::spawn(run::deliver(Arc::clone(&shell), queued));
+    tauri::async_runtime::spawn(run::on_signal(app.clone(), Arc::clone(&shell)));
     #[cfg(all(unix, not(target_os = "macos")))]
     tauri::async_runtime::spawn(tray_host::follow_host(
         app.clone(),
@@ -322,60 +312,10 @@ fn setup<R: Runtime>(
         });
     }
     shell.apply_push();
-    tauri::async_runtime::spawn(events::follow(app.clone(), shell, events, effects));
+    tauri::async_runtime::spawn(run::follow(app.clone(), shell, events, effects));
     if !hidden {
         window::show(app, None);
     }
     tracing::info!("READY");
     Ok(())
-}
-
-/// Until `deadline`, or for ever without one.
-async fn until(deadline: Option<Instant>) {
-    match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Show the current list in the tray and the window.
-pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
-    let sessions = shell.engine.sessions();
-    let popups = shell.tray_popups(&sessions);
-    if let Some(runner) = lock(&shell.push).as_ref() {
-        runner.dismissed(&popups.dismissed);
-    }
-    tray::refresh(app, sessions, popups);
-    window::publish(app, shell);
-}
-
-/// Close the app's popups (their buttons would do nothing once it is gone), then exit.
-pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
-    shell.quitting.store(true, Ordering::SeqCst);
-    shell.wake.notify_one();
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = shell.notifications.get() {
-            // A notification server that does not answer must not keep the app alive.
-            let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
-        }
-        app.exit(0);
-    });
-}
-
-/// Ctrl-C in the terminal that started the app, or SIGTERM from a session manager, ends it
-/// like Quit: popups taken down, and the demo's temporary home removed on the way out.
-async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
-    }
-    quit(&app, shell);
 }

@@ -24,7 +24,7 @@ use tauri::{AppHandle, Runtime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::lock;
+use crate::shell::lock;
 use crate::shell::Shell;
 use lf_tray_surface::policy::{Clock, Effect};
 
@@ -134,7 +134,7 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
     let id = asked.id;
     shell.send(asked.effects);
     tracing::info!("PERMISSION asked session={key} pid={pid}");
-    crate::refresh(&app, &shell);
+    crate::run::refresh(&app, &shell);
     if reader
         .get_mut()
         .write_all(format!("{SHOWN}\n").as_bytes())
@@ -153,7 +153,7 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
                     if sent.is_ok() { "" } else { " (the hook was gone)" });
                 let effects = lock(&shell.desk).answered(&key);
                 shell.send(effects);
-                crate::refresh(&app, &shell);
+                crate::run::refresh(&app, &shell);
             }
             // Withdrawn (lf's attention left `waiting`, or a newer request): the hook gets
             // no answer, and the terminal's prompt stands.
@@ -169,7 +169,7 @@ fn withdraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell, key: &str, id: u64, w
     if !effects.is_empty() {
         tracing::info!("PERMISSION withdrawn session={key}: {why}");
         shell.send(effects);
-        crate::refresh(app, shell);
+        crate::run::refresh(app, shell);
     }
 }
 

@@ -15,7 +15,8 @@ use lf_tray_core::{history, Event};
 use lf_tray_surface::push::{server, Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
 use tokio::sync::{mpsc, watch};
 
-use crate::{lock, presence};
+use crate::presence;
+use crate::shell::lock;
 use lf_tray_surface::settings::Settings;
 
 /// A server that has not taken a small POST within this long is treated as down and tried
@@ -227,7 +228,7 @@ async fn run(
                     *lock(&status) = Some(describe);
                 }
             }
-            () = crate::until(deadline) => {}
+            () = crate::run::until(deadline) => {}
             done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
                 flight = None;
                 let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use lf_tray_core::engine::Engine;
 use lf_tray_core::history::{self, History};
@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::notification::Notifications;
 #[cfg(unix)]
-use crate::{followed, hook, lock, push};
+use crate::{followed, hook, push};
 use lf_tray_surface::policy::{Clock, Effect, PauseFor, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
@@ -307,4 +307,11 @@ impl Shell {
         }
         warnings.push_back(message);
     }
+}
+
+/// The shared state's locks: a panic elsewhere while one was held leaves what it guards
+/// whole (each change is one assignment or one call), so it stays usable rather than
+/// poisoned for the rest of the run.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -24,7 +24,8 @@ use lf_tray_surface::{notice, tray_host};
 use tauri::{AppHandle, Runtime};
 
 #[cfg(all(unix, not(target_os = "macos")))]
-use crate::{click, lock, shell::Shell, tray};
+use crate::shell::{lock, Shell};
+use crate::{click, tray};
 
 /// How long a start waits for a tray before it tells the person there is none. At login
 /// the panel and the autostart apps start together and in no set order, and a panel's tray
@@ -88,7 +89,7 @@ pub(crate) async fn follow_host<R: Runtime>(
                 decided = true;
                 let filled = Arc::clone(&shell);
                 tray::make_late(&app, click::on_menu, move |app| {
-                    crate::refresh(app, &filled)
+                    crate::run::refresh(app, &filled)
                 });
                 // What it said is no longer so.
                 let effects = lock(&shell.desk).popups.tray_came();

@@ -445,7 +445,7 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
         covers: Vec::new(),
         choices: Vec::new(),
     };
-    let effects = crate::lock(&shell.desk).popups.click_failed(notice);
+    let effects = crate::shell::lock(&shell.desk).popups.click_failed(notice);
     if effects.is_empty() {
         return; // no notification server yet: told at a later start
     }

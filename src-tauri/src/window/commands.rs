@@ -20,7 +20,7 @@ use crate::shell::Shell;
 #[tauri::command]
 pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
     Board {
-        focus: crate::lock(&shell.focus).take(),
+        focus: crate::shell::lock(&shell.focus).take(),
         ..board(&shell)
     }
 }
@@ -84,12 +84,12 @@ pub fn answer_request<R: Runtime>(
     id: String,
     reply: lf_tray_surface::window::FromWindow,
 ) -> Result<(), String> {
-    let taken = crate::lock(&shell.desk).reply(&id, reply);
+    let taken = crate::shell::lock(&shell.desk).reply(&id, reply);
     match &taken {
         Ok(word) => tracing::info!("PERMISSION {word} from the window session={id}: sent"),
         Err(why) => tracing::info!("PERMISSION from the window session={id}: not sent: {why}"),
     }
-    crate::refresh(&app, &shell);
+    crate::run::refresh(&app, &shell);
     taken.map(|_| ()).map_err(|why| why.to_string())
 }
 
@@ -105,7 +105,7 @@ pub fn dismiss<R: Runtime>(
         .and_then(|key| shell.engine.session(&key))
         .ok_or("That session is no longer listed.")?;
     shell.dismiss(&record);
-    crate::refresh(&app, &shell);
+    crate::run::refresh(&app, &shell);
     Ok(())
 }
 
@@ -114,7 +114,7 @@ pub fn dismiss<R: Runtime>(
 #[tauri::command]
 pub fn quit<R: Runtime>(app: AppHandle<R>, shell: State<'_, Arc<Shell>>) {
     tracing::info!("QUIT from the window");
-    crate::quit(&app, Arc::clone(&shell));
+    crate::run::quit(&app, Arc::clone(&shell));
 }
 
 /// Open the log with the desktop's handler for text files.

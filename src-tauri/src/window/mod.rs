@@ -23,7 +23,7 @@ pub fn board(shell: &Shell) -> Board {
     let quiet = shell.held_back();
     let sessions = shell.engine.sessions();
     let (sessions, recent) = {
-        let desk = crate::lock(&shell.desk);
+        let desk = crate::shell::lock(&shell.desk);
         let reach = if !shell.settings().focus_existing {
             Reach::Off
         } else if crate::focus::can_focus() {
@@ -31,7 +31,7 @@ pub fn board(shell: &Shell) -> Board {
         } else {
             Reach::Say
         };
-        let terminals = crate::lock(&shell.terminals).clone();
+        let terminals = crate::shell::lock(&shell.terminals).clone();
         let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
         let request = |key: &str| desk.request(key);
         (
@@ -77,7 +77,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&SessionKey>) {
         }
         None => {
             if let Some(shell) = app.try_state::<Arc<Shell>>() {
-                *crate::lock(&shell.focus) = focus.map(str::to_string);
+                *crate::shell::lock(&shell.focus) = focus.map(str::to_string);
             }
             match build(app) {
                 Ok(window) => window,

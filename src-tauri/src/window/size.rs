@@ -75,8 +75,8 @@ pub fn opening<R: Runtime>(app: &AppHandle<R>, default: Size, min: Size) -> Size
         size.height = size.height.min(screen.height).max(min.height);
     }
     if let Some(seen) = app.try_state::<Seen>() {
-        *crate::lock(&seen.opened) = Some(size);
-        *crate::lock(&seen.last) = None;
+        *crate::shell::lock(&seen.opened) = Some(size);
+        *crate::shell::lock(&seen.last) = None;
     }
     size
 }
@@ -105,7 +105,7 @@ pub fn resized<R: Runtime>(window: &Window<R>, physical: tauri::PhysicalSize<u32
         width: logical.width.round(),
         height: logical.height.round(),
     };
-    *crate::lock(&seen.last) = Some(size);
+    *crate::shell::lock(&seen.last) = Some(size);
     if seen.pending.swap(true, Ordering::SeqCst) {
         return;
     }
@@ -116,15 +116,15 @@ pub fn resized<R: Runtime>(window: &Window<R>, physical: tauri::PhysicalSize<u32
             return;
         };
         seen.pending.store(false, Ordering::SeqCst);
-        let Some(size) = crate::lock(&seen.last).take() else {
+        let Some(size) = crate::shell::lock(&seen.last).take() else {
             return;
         };
-        if *crate::lock(&seen.opened) == Some(size) {
+        if *crate::shell::lock(&seen.opened) == Some(size) {
             return;
         }
         match save(&file, size) {
             Ok(()) => {
-                *crate::lock(&seen.opened) = Some(size);
+                *crate::shell::lock(&seen.opened) = Some(size);
                 tracing::info!("WINDOW size kept: {}x{}", size.width, size.height);
             }
             Err(e) => tracing::warn!(

@@ -1,9 +1,11 @@
-//! The app's event loop: the engine's events taken to the desk (the popups and the agents'
-//! open requests), the pushes, the tray and the window, and the desk's effects delivered on
-//! a task of their own.
+//! The app's run: the event loop that takes the engine's events to the desk (the popups and
+//! the agents' open requests), the pushes, the tray and the window; the desk's effects
+//! delivered on a task of their own; redrawing the tray and the window; and the way out
+//! (Quit, Ctrl-C, SIGTERM).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use lf_tray_core::Event;
 use lf_tray_surface::looking;
@@ -13,8 +15,8 @@ use lf_tray_surface::policy::{Clock, Delivery, Effect, Focus};
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
-use crate::shell::Shell;
-use crate::{focus, lock, logfile, refresh};
+use crate::shell::{lock, Shell};
+use crate::{focus, logfile, tray, window};
 
 /// Take the engine's events to the tray, the window and the notifications, and release
 /// held notifications at their deadline. Ends when the engine stops.
@@ -47,7 +49,7 @@ pub(crate) async fn follow<R: Runtime>(
                 }
                 batch
             }
-            () = crate::until(deadline) => Vec::new(),
+            () = until(deadline) => Vec::new(),
             () = shell.wake.notified() => Vec::new(),
         };
         if shell.quitting.load(Ordering::SeqCst) {
@@ -140,4 +142,58 @@ pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedRecei
             Effect::Close(key) => notifications.close(&key).await,
         }
     }
+}
+
+/// How long Quit waits for the notification server to take the popups down: it answers
+/// in milliseconds, and a hung one must not keep the app from exiting.
+const QUIT_GRACE: Duration = Duration::from_secs(1);
+
+/// Until `deadline`, or for ever without one.
+pub(crate) async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Show the current list in the tray and the window.
+pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+    let sessions = shell.engine.sessions();
+    let popups = shell.tray_popups(&sessions);
+    if let Some(runner) = lock(&shell.push).as_ref() {
+        runner.dismissed(&popups.dismissed);
+    }
+    tray::refresh(app, sessions, popups);
+    window::publish(app, shell);
+}
+
+/// Close the app's popups (their buttons would do nothing once it is gone), then exit.
+pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
+    shell.quitting.store(true, Ordering::SeqCst);
+    shell.wake.notify_one();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Some(notifications) = shell.notifications.get() {
+            // A notification server that does not answer must not keep the app alive.
+            let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
+        }
+        app.exit(0);
+    });
+}
+
+/// Ctrl-C in the terminal that started the app, or SIGTERM from a session manager, ends it
+/// like Quit: popups taken down, and the demo's temporary home removed on the way out.
+pub(crate) async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    quit(&app, shell);
 }
