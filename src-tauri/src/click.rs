@@ -10,10 +10,10 @@ use lf_tray_surface::route::{destination, Click, Destination};
 use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Manager, Runtime};
 
+use crate::platform::{focus, launch, page, window};
 use crate::run::{quit, refresh};
 use crate::shell::lock;
 use crate::shell::Shell;
-use crate::{focus, launch, page, window};
 use lf_tray_surface::desk::Act;
 use lf_tray_surface::notice::{self, NoticeKey};
 

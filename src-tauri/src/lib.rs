@@ -10,42 +10,17 @@
 
 #![cfg(feature = "desktop")]
 
-mod autostart;
-#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
-mod badge;
 mod click;
 #[cfg(feature = "demo")]
 mod demo;
-mod desktop;
-#[cfg(all(unix, not(target_os = "macos")))]
-mod focus;
-// No window of another app can be found or focused there (not built here): every click
-// takes lf's own way.
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-#[path = "focus_elsewhere.rs"]
-mod focus;
 mod hook;
-mod launch;
 mod logfile;
-mod notification;
-mod page;
 #[cfg(unix)]
 mod permission;
-// Whether the person is at the desk: the screen lock on the session bus, X11's idle time.
-#[cfg(all(unix, not(target_os = "macos")))]
-mod presence;
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-#[path = "presence_elsewhere.rs"]
-mod presence;
+mod platform;
 mod push;
-mod quiet;
 mod run;
 mod shell;
-mod tray;
-// Followed on Linux and the BSDs only: elsewhere the platform's tray is always there.
-#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
-mod tray_host;
-mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,7 +32,8 @@ use lf_tray_surface::settings;
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::mpsc;
 
-use notification::Notifications;
+use platform::notification::Notifications;
+use platform::{autostart, desktop, focus, notification, tray, tray_host, window};
 use shell::Shell;
 
 /// How `lf-tray` (no subcommand) was started.

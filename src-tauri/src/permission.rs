@@ -186,7 +186,7 @@ async fn find(shell: &Arc<Shell>, pid: u32) -> Result<(SessionRecord, Focus), St
     let terminals = lock(&shell.terminals).clone();
     let looked = record.clone();
     let focus = tokio::task::spawn_blocking(move || {
-        looking::looking_at(&looked, &crate::focus::Desk::open(terminals))
+        looking::looking_at(&looked, &crate::platform::focus::Desk::open(terminals))
     })
     .await
     .unwrap_or(Focus::Unknown);

@@ -1,6 +1,6 @@
 //! Pushes to the person's phone through an ntfy topic, while they are away from the desk:
 //! the shell half. What to push and when is `lf_tray_surface::push`; here the desk is
-//! followed ([`crate::presence`]), each push is POSTed (one at a time, on a blocking thread,
+//! followed ([`crate::platform::presence`]), each push is POSTed (one at a time, on a blocking thread,
 //! so a slow or dead server holds up nothing else) and the memory of what was pushed is kept
 //! beside the popups' (`pushes.json`).
 //!
@@ -15,7 +15,7 @@ use lf_tray_core::{history, Event};
 use lf_tray_surface::push::{server, Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
 use tokio::sync::{mpsc, watch};
 
-use crate::presence;
+use crate::platform::presence;
 use crate::shell::lock;
 use lf_tray_surface::settings::Settings;
 

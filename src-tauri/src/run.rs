@@ -15,8 +15,9 @@ use lf_tray_surface::policy::{Clock, Delivery, Effect, Focus};
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
+use crate::logfile;
+use crate::platform::{focus, tray, window};
 use crate::shell::{lock, Shell};
-use crate::{focus, logfile, tray, window};
 
 /// Take the engine's events to the tray, the window and the notifications, and release
 /// held notifications at their deadline. Ends when the engine stops.
@@ -129,7 +130,7 @@ pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedRecei
                 let marks = lock(&shell.desk).delivered(&notice, delivery);
                 #[cfg(all(unix, not(target_os = "macos")))]
                 if notice.key == NoticeKey::NoTray && delivery == Delivery::Shown {
-                    crate::tray_host::no_tray_told(&shell);
+                    crate::platform::tray_host::no_tray_told(&shell);
                 }
                 shell.save_history();
                 if marks {

@@ -15,7 +15,7 @@ use lf_tray_surface::desk::Desk;
 use lf_tray_surface::menu;
 use tokio::sync::{mpsc, Notify};
 
-use crate::notification::Notifications;
+use crate::platform::notification::Notifications;
 #[cfg(unix)]
 use crate::{followed, hook, push};
 use lf_tray_surface::policy::{Clock, Effect, PauseFor, Preferences};
@@ -291,7 +291,8 @@ impl Shell {
         (*lock(&self.tray_host) == Some(false)).then(|| {
             (
                 lf_tray_surface::tray_host::NOTE.to_string(),
-                lf_tray_surface::notice::tray_hint(&crate::desktop::current()).to_string(),
+                lf_tray_surface::notice::tray_hint(&crate::platform::desktop::current())
+                    .to_string(),
             )
         })
     }

@@ -69,7 +69,7 @@ ICON_SIZES = range(10, 40)
 # A menu of even one row is wider and taller than this; the helper windows toolkits map
 # beside a menu (GTK's 10x10 off screen) are not.
 MENU_SIZE = 50
-# The badge's red (src-tauri/src/badge.rs) as the panel draws it, scaled down from the item's
+# The badge's red (src-tauri/src/platform/badge.rs) as the panel draws it, scaled down from the item's
 # 64 px pixmap: the badge's inner pixels blend only with each other, and this much leeway
 # covers the edge pixels the scaling mixes with the white ring. The waiting look's orange
 # dot (245, 166, 35) is well outside it.

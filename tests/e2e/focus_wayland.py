@@ -35,7 +35,7 @@ from tray import Tray, plain  # noqa: E402
 
 # The Wayland socket each compositor makes, in the run's own XDG_RUNTIME_DIR.
 SOCKET = "lf-e2e"
-# What the tray says once on GNOME without its extension (src-tauri/src/focus/mod.rs).
+# What the tray says once on GNOME without its extension (src-tauri/src/platform/focus/mod.rs).
 GNOME_SETUP = "A click cannot bring your terminal to the front on GNOME yet"
 EXTENSION = "lf-tray-focus@loopflow.dev"
 ACTIVE = re.compile(r"E2E_ACTIVE (\d+)")

@@ -10,7 +10,7 @@ WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher")
 SNI = "org.kde.StatusNotifierItem"
 MENU = "com.canonical.dbusmenu"
 PROPS = "org.freedesktop.DBus.Properties"
-# The count badge's red (src-tauri/src/badge.rs), as an ARGB pixel of an item's IconPixmap.
+# The count badge's red (src-tauri/src/platform/badge.rs), as an ARGB pixel of an item's IconPixmap.
 BADGE_ARGB = bytes([0xff, 0xd9, 0x30, 0x25])
 
 

@@ -13,8 +13,8 @@ use lf_tray_surface::window::Board;
 use tauri::{AppHandle, Manager, Runtime, State};
 
 use super::{board, publish};
-use crate::launch;
-use crate::page::LABEL;
+use crate::platform::launch;
+use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
 #[tauri::command]

@@ -15,7 +15,7 @@ use tauri::{AppHandle, Manager, Runtime};
 use lf_tray_core::{SessionKey, SessionRecord};
 use lf_tray_surface::window::{recent, views, Board, Reach, ToWindow};
 
-use crate::page::{tell, LABEL};
+use crate::platform::page::{tell, LABEL};
 use crate::shell::Shell;
 
 /// Everything the window shows now (no session to scroll to: see `commands::sessions`).
@@ -26,13 +26,13 @@ pub fn board(shell: &Shell) -> Board {
         let desk = crate::shell::lock(&shell.desk);
         let reach = if !shell.settings().focus_existing {
             Reach::Off
-        } else if crate::focus::can_focus() {
+        } else if crate::platform::focus::can_focus() {
             Reach::Button
         } else {
             Reach::Say
         };
         let terminals = crate::shell::lock(&shell.terminals).clone();
-        let runs_in = |r: &SessionRecord| crate::focus::where_it_runs(r, &terminals);
+        let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
         let request = |key: &str| desk.request(key);
         (
             views(&desk.popups, &sessions, reach, runs_in, request),

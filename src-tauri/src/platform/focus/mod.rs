@@ -409,7 +409,7 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
     use lf_tray_surface::notice::{escape, Notice, NoticeKey, NoticeKind, DEFAULT};
     // Asked once the login's parts are up: GNOME's notification server is the shell's own,
     // and the tray host's grace is how long a login's shell has been seen to take.
-    tokio::time::sleep(crate::tray_host::GRACE).await;
+    tokio::time::sleep(crate::platform::tray_host::GRACE).await;
     let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if !var("WAYLAND_DISPLAY") || var("SWAYSOCK") || gnome::installed() {
         return;
@@ -424,7 +424,8 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
     })
     .await
     .unwrap_or(false);
-    let Some(told) = crate::tray_host::told_path().map(|p| p.with_file_name("gnome-focus-told"))
+    let Some(told) =
+        crate::platform::tray_host::told_path().map(|p| p.with_file_name("gnome-focus-told"))
     else {
         return;
     };
@@ -451,7 +452,7 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
     }
     shell.send(effects);
     tracing::info!("GNOME_FOCUS_SETUP told");
-    if let Err(e) = crate::tray_host::write_told(&told, "told") {
+    if let Err(e) = crate::platform::tray_host::write_told(&told, "told") {
         tracing::warn!("could not keep {}: {e}", told.display());
     }
 }

@@ -19,7 +19,7 @@ pub fn check() -> Result<()> {
     // that never draws with GL: the window's page is drawn by WebKit, which falls back to
     // its non-GL path. GDK reads the variable once, here; it is removed again so that the
     // terminals the tray opens do not inherit it.
-    crate::quiet::set_webkit_env();
+    crate::platform::quiet::set_webkit_env();
     let gl_setting = std::env::var_os("GDK_GL");
     if gl_setting.is_none() {
         std::env::set_var("GDK_GL", "disable");

@@ -23,9 +23,10 @@ use lf_tray_surface::{notice, tray_host};
 #[cfg(all(unix, not(target_os = "macos")))]
 use tauri::{AppHandle, Runtime};
 
+use crate::click;
+use crate::platform::tray;
 #[cfg(all(unix, not(target_os = "macos")))]
 use crate::shell::{lock, Shell};
-use crate::{click, tray};
 
 /// How long a start waits for a tray before it tells the person there is none. At login
 /// the panel and the autostart apps start together and in no set order, and a panel's tray
@@ -101,7 +102,7 @@ pub(crate) async fn follow_host<R: Runtime>(
                      lf-tray again to show its window"
                 );
             }
-            crate::window::publish(&app, &shell);
+            crate::platform::window::publish(&app, &shell);
         }
         tokio::select! {
             changed = host.changed() => if changed.is_err() { break },
@@ -131,7 +132,7 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         tracing::info!("NO_TRAY told already in this login ({login_name})");
         return;
     }
-    let notice = notice::no_tray(&crate::desktop::current());
+    let notice = notice::no_tray(&crate::platform::desktop::current());
     tracing::info!(
         "NO_TRAY popup for login {login_name} after {} ms",
         started.elapsed().as_millis()

@@ -74,7 +74,7 @@ pub fn create<R: Runtime>(
         .on_tray_icon_event(|tray, event| {
             if ACTIVATE_SHOWS_WINDOW && activated(&event) {
                 tracing::info!("TRAY activated");
-                crate::window::show(tray.app_handle(), None);
+                crate::platform::window::show(tray.app_handle(), None);
             }
         })
         .on_menu_event(move |app, event| {
@@ -164,7 +164,7 @@ fn apply<R: Runtime>(
 }
 
 /// Linux and the BSDs: a StatusNotifierItem has no place for a number beside its icon that
-/// every host draws (see [`crate::badge`]). macOS shows the title beside the icon.
+/// every host draws (see [`crate::platform::badge`]). macOS shows the title beside the icon.
 const COUNT_ON_ICON: bool = cfg!(all(unix, not(target_os = "macos")));
 const APP_TITLE: &str = "Loopflow Tray";
 
@@ -176,7 +176,7 @@ fn icon(look: Look, count: usize) -> tauri::Result<Image<'static>> {
     }
     let (width, height) = (plain.width(), plain.height());
     let mut rgba = plain.rgba().to_vec();
-    crate::badge::draw(&mut rgba, width, height, count);
+    crate::platform::badge::draw(&mut rgba, width, height, count);
     Ok(Image::new_owned(rgba, width, height))
 }
 
@@ -243,9 +243,9 @@ fn items<R: Runtime>(
 /// The icon's picture for this look.
 fn png(look: Look) -> &'static [u8] {
     match look {
-        Look::Idle => include_bytes!("../../icons/tray-idle.png"),
-        Look::Waiting => include_bytes!("../../icons/tray-waiting.png"),
-        Look::Ready => include_bytes!("../../icons/tray-ready.png"),
+        Look::Idle => include_bytes!("../../../icons/tray-idle.png"),
+        Look::Waiting => include_bytes!("../../../icons/tray-waiting.png"),
+        Look::Ready => include_bytes!("../../../icons/tray-ready.png"),
     }
 }
 

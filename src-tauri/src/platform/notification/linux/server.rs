@@ -9,7 +9,7 @@ use zbus::{Connection, Message, MessageStream};
 
 use super::live::{Live, Signal};
 use super::{lock, Notifications, PATH, SERVER};
-use crate::notification::{OnAction, OnServer};
+use crate::platform::notification::{OnAction, OnServer};
 use lf_tray_surface::notice::Server;
 
 /// Where servers say the person asked for quiet, as `(interface, property)`: the

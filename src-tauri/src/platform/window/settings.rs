@@ -7,7 +7,7 @@ use lf_tray_surface::settings::{self, Settings};
 use serde::Serialize;
 use tauri::State;
 
-use crate::autostart;
+use crate::platform::autostart;
 use crate::shell::Shell;
 
 /// The settings panel's content.

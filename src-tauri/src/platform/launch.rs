@@ -10,7 +10,7 @@ use lf_tray_core::SessionRecord;
 use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
-use crate::page;
+use crate::platform::page;
 use crate::shell::Shell;
 
 /// Open `record` in a new terminal window (`replace`: Move here). Returns the terminal's
@@ -38,7 +38,7 @@ pub fn open<R: Runtime>(
         launch = lf_tray_core::machine::remote_launch(dest, &launch, home)?;
     }
     let choice = shell.settings().terminal_choice();
-    let own = crate::quiet::ours()
+    let own = crate::platform::quiet::ours()
         .iter()
         .fold(Env::from_process(), |env, name| env.unset(name));
     // This machine's lf home means nothing to another machine's lf.
@@ -49,7 +49,7 @@ pub fn open<R: Runtime>(
     };
     let env = environment(own, &lf_env, activation);
     // Marked so that lf lists this terminal in the record's `terminal_ids`, and a later
-    // click can come back to it (`crate::focus`). A remote lf sees no variable of ours.
+    // click can come back to it (`crate::platform::focus`). A remote lf sees no variable of ours.
     // Linux only: elsewhere the tray finds no client to go back to (no /proc, no EWMH).
     let terminal_id = (!remote && cfg!(target_os = "linux")).then(place::new_terminal_id);
     let run = match &terminal_id {

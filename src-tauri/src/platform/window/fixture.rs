@@ -13,7 +13,7 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::{InvokeRequest, WebviewWindow, WebviewWindowBuilder};
 
-use crate::page::LABEL;
+use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
 pub(super) struct Fixture {

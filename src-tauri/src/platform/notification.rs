@@ -44,7 +44,7 @@ pub(crate) fn icon() -> Option<String> {
         .join("lf-tray");
     let path = dir.join("icon.png");
     let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, include_bytes!("../../icons/128x128.png")));
+        .and_then(|()| std::fs::write(&path, include_bytes!("../../../icons/128x128.png")));
     match written {
         Ok(()) => Some(path.display().to_string()),
         Err(e) => {
