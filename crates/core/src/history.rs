@@ -60,24 +60,12 @@ pub fn transition(record: &SessionRecord) -> Option<String> {
             ),
         });
     }
-    let step = |name: &str| {
-        record
-            .extra
-            .get(name)
-            .map(|v| v.to_string())
-            .unwrap_or_default()
-    };
+    let [step, step_index, iteration] = record.flow_step();
     let kind = record.kind.as_ref().map_or("", Kind::as_str);
     let prompt = record.prompt.as_deref().unwrap_or("");
     Some(format!(
         "asked:{:016x}",
-        fnv(&[
-            kind,
-            prompt,
-            &step("step_index"),
-            &step("iteration"),
-            &step("step")
-        ])
+        fnv(&[kind, prompt, &step_index, &iteration, &step])
     ))
 }
 

@@ -400,9 +400,31 @@ impl SessionRecord {
     /// Where the work is, for a record that says (generation D, and C's lists): lf's
     /// `work_path` (`product / LOO-412`), else the repository it runs in.
     pub fn work(&self) -> Option<String> {
+        self.work_path().map(str::to_string).or_else(|| self.repo())
+    }
+
+    /// lf's own name for the work (`work_path`: `product / LOO-412`), where it gives one.
+    pub fn work_path(&self) -> Option<&str> {
         self.extra_str("work_path")
-            .map(str::to_string)
-            .or_else(|| self.repo())
+    }
+
+    /// The agent lf names (`provider`: `claude`, `codex`), and only that: [`provider`]
+    /// falls back to the record's detail.
+    ///
+    /// [`provider`]: SessionRecord::provider
+    pub fn provider_named(&self) -> Option<&str> {
+        self.extra_str("provider")
+    }
+
+    /// Where a Flow session stands: lf's step, its index and the iteration, as lf wrote
+    /// them (JSON text; empty where absent), for telling one review step from the next.
+    pub fn flow_step(&self) -> [String; 3] {
+        ["step", "step_index", "iteration"].map(|name| {
+            self.extra
+                .get(name)
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        })
     }
 
     /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).

@@ -341,18 +341,16 @@ pub fn views(
             let reason_phrase = record.reason.as_ref().map(|r| r.phrase());
             let repo = repo_name.clone().or_else(|| last_part(&record.cwd));
             let label = [
-                kind_name.as_deref().or(record.extra_str("provider")),
+                kind_name.as_deref().or(record.provider_named()),
                 reason_phrase,
                 record.machine.as_deref(),
                 repo.as_deref(),
             ];
             let work = record
-                .extra_str("work_path")
+                .work_path()
                 .or(record.work.as_ref().map(|w| w.id.as_str()));
             let meta = [
-                record
-                    .extra_str("provider")
-                    .or(Some(record.detail.as_str())),
+                record.provider_named().or(Some(record.detail.as_str())),
                 work,
                 repo_name.as_deref(),
             ];
@@ -360,7 +358,7 @@ pub fn views(
                 Some(record.title.as_str()),
                 Some(record.id.as_str()),
                 repo.as_deref(),
-                record.extra_str("work_path"),
+                record.work_path(),
             ];
             let primary = buttons::primary(&buttons);
             SessionView {
