@@ -20,7 +20,6 @@ use tokio::time::Instant;
 
 use crate::agent::Found;
 use crate::dialect::{Dialect, Generation, ReaderScope};
-use crate::disk::Read;
 use crate::event::{Event, Warning};
 use crate::lf::{one_line, LfError};
 use crate::machine::{self, MachineView};
@@ -146,14 +145,6 @@ pub(crate) enum Command {
         started_at: Option<i64>,
     },
     UnwatchExit(Exit),
-    /// Watch this directory (not recursively) for the file half; the task carries it out
-    /// before anything else reaches the engine, and one it cannot watch goes back to the
-    /// file half.
-    Watch(PathBuf),
-    Unwatch(PathBuf),
-    /// Make these reads for the file half, after the watches asked before them; the task
-    /// hands it the answers before anything else reaches the engine.
-    Read(Vec<Read>),
     /// The list after the action with this token was taken: let its caller go on.
     Answer(u64),
     /// Start following a machine; its reports come back as [`Input::Machine`] with `id`.
