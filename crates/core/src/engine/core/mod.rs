@@ -11,6 +11,8 @@
 //! own lf runs); the readers, one per repository with open sessions, bring generation D's
 //! attention as it changes, including the quiet deadline no write announces.
 
+mod agents;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -25,8 +27,10 @@ use crate::lf::{one_line, LfError};
 use crate::machine::{self, MachineView};
 use crate::monitor::{Part, Report};
 use crate::schedule::Schedule;
-use crate::session::{Agent, Runs, SessionRecord};
+use crate::session::SessionRecord;
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
+
+use self::agents::Agents;
 
 /// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
 /// started again.
@@ -254,21 +258,6 @@ pub(crate) struct Out {
     pub commands: Vec<Command>,
 }
 
-/// An agent process a listed session names (generation E2), as far as the tray followed it.
-#[derive(Debug, Clone, PartialEq)]
-enum Seen {
-    /// lf is being asked which process it is.
-    Finding,
-    /// Found, and watched for its exit.
-    Watched(Found),
-    /// lf could not say (no process list, no pid): nothing to watch; a list still tells
-    /// its death, later.
-    Unknown,
-    /// Its process exited, or lf no longer lists it: never watched again while a list
-    /// names it (lf may read a dead agent `closed` for good, or alive for a moment).
-    Exited,
-}
-
 /// One of lf's readers, as the core follows it.
 #[derive(Debug)]
 struct Following {
@@ -322,11 +311,8 @@ pub(crate) struct Core {
     program_due: Option<Instant>,
     /// How lf's database files looked when the tray's last own lf ended.
     stamp: Stamp,
-    /// The agent processes listed sessions name, by lf's id: one `lf monitor ps` per new
-    /// id finds each, and its exit is watched.
-    agents: HashMap<String, Seen>,
-    /// An `lf monitor ps` is under way: ids that appear meanwhile wait for the next.
-    finding: bool,
+    /// The agent processes listed sessions name (generation E2).
+    agents: Agents,
     /// Whether a source directory exists (cached: it changes only on top-level events).
     files_active: bool,
     /// Set when a change may touch any session (a rescan, a new lf list): the next
@@ -375,8 +361,7 @@ impl Core {
             told: HashSet::new(),
             program_due: None,
             stamp: now.db,
-            agents: HashMap::new(),
-            finding: false,
+            agents: Agents::default(),
             files_active: false,
             full: true,
             changed: false,
@@ -517,7 +502,6 @@ impl Core {
                 }
             }
             Input::AgentsFound(result) => {
-                self.finding = false;
                 self.schedule.aside_ended(mono);
                 self.stamp = now.db;
                 self.found(result, mono);
@@ -525,8 +509,7 @@ impl Core {
             // The file half judges the Run's clients again; the task hands it these.
             Input::Exited(Exit::Client { .. }) => {}
             Input::Exited(Exit::Agent(id)) => {
-                if let Some(seen) = self.agents.get_mut(&id) {
-                    *seen = Seen::Exited;
+                if self.agents.exited(&id) {
                     // lf reads the death at its next list (`closed`), which tells it.
                     self.schedule.ask(mono);
                     self.changed = true;
@@ -921,9 +904,7 @@ impl Core {
     }
 
     /// Find and watch the agent process of every listed session that names one, and
-    /// forget those no longer listed: an agent that dies together with its lf is written
-    /// nowhere (lf reads it at query time), so its exit is the one sign that the session
-    /// stopped. One `lf monitor ps` finds every id new since the last.
+    /// forget those no longer listed.
     fn sync_agents(&mut self) {
         let dialect = self.dialect();
         let named: HashSet<&str> = self
@@ -931,79 +912,27 @@ impl Core {
             .iter()
             .filter_map(|r| dialect.agent_id(r))
             .collect();
-        let mut gone: Vec<String> = self
-            .agents
-            .keys()
-            .filter(|id| !named.contains(id.as_str()))
-            .cloned()
-            .collect();
-        gone.sort_unstable();
-        for id in gone {
-            if let Some(Seen::Watched(_)) = self.agents.remove(&id) {
-                self.out
-                    .commands
-                    .push(Command::UnwatchExit(Exit::Agent(id)));
-            }
+        let can_find = self.lf_bin.is_some();
+        if self.agents.sync(named, can_find, &mut self.out.commands) {
+            // Its one write to the store (lf's own Process row) is the tray's; another
+            // that lands meanwhile is checked by a list after it.
+            self.schedule.aside_started();
         }
-        if self.finding || self.lf_bin.is_none() {
-            return;
-        }
-        let mut new: Vec<String> = named
-            .into_iter()
-            .filter(|id| !self.agents.contains_key(*id))
-            .map(str::to_string)
-            .collect();
-        if new.is_empty() {
-            return;
-        }
-        new.sort_unstable();
-        for id in &new {
-            self.agents.insert(id.clone(), Seen::Finding);
-        }
-        self.finding = true;
-        // Its one write to the store (lf's own Process row) is the tray's; another that
-        // lands meanwhile is checked by a list after it.
-        self.schedule.aside_started();
-        self.out.commands.push(Command::FindAgents(new));
     }
 
     /// What lf's process list said of the agents asked for.
     fn found(&mut self, result: Result<Vec<(String, Option<Found>)>, LfError>, now: Instant) {
-        let found = match result {
-            Ok(found) => found,
+        match self.agents.found(result, &mut self.out.commands) {
             Err(e) => {
                 self.warn_once(format!(
                     "lf monitor ps: {}; an agent that dies is told at lf's next list",
                     one_line(&e.to_string())
                 ));
-                for seen in self.agents.values_mut() {
-                    if *seen == Seen::Finding {
-                        *seen = Seen::Unknown;
-                    }
-                }
                 return;
             }
-        };
-        for (id, process) in found {
-            let Some(seen) = self.agents.get_mut(&id) else {
-                continue; // no longer listed
-            };
-            *seen = match process {
-                Some(process) => {
-                    self.out.commands.push(Command::WatchExit {
-                        exit: Exit::Agent(id.clone()),
-                        pid: process.pid,
-                        started_at: process.started_at,
-                    });
-                    Seen::Watched(process)
-                }
-                // lf lists only processes not proven dead: this one died since its list,
-                // which a new list tells.
-                None => {
-                    self.schedule.ask(now);
-                    Seen::Exited
-                }
-            };
+            // One died since its list, which a new list tells.
+            Ok(true) => self.schedule.ask(now),
+            Ok(false) => {}
         }
         // Its pid and terminal reach the records; ids listed meanwhile are asked for next.
         self.changed = true;
@@ -1012,19 +941,7 @@ impl Core {
 
     /// A listed record with what the tray found of its agent.
     fn with_agent(&self, record: &SessionRecord) -> SessionRecord {
-        let mut record = record.clone();
-        if let Some(id) = self.dialect().agent_id(&record) {
-            let found = match self.agents.get(id) {
-                Some(Seen::Watched(found)) => Some(found),
-                _ => None,
-            };
-            record.agent = Some(Agent {
-                id: id.to_string(),
-                pid: found.map(|f| f.pid),
-                runs: found.map_or(Runs::Unknown, |f| f.runs),
-            });
-        }
-        record
+        self.agents.annotate(&self.dialect(), record)
     }
 
     /// Bring the published list up to date, with its transitions. A change that touched
