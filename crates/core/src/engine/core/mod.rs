@@ -12,6 +12,7 @@
 //! attention as it changes, including the quiet deadline no write announces.
 
 mod agents;
+mod machines;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -24,13 +25,16 @@ use crate::agent::Found;
 use crate::dialect::{Dialect, Generation, ReaderScope};
 use crate::event::{Event, Warning};
 use crate::lf::{one_line, LfError};
-use crate::machine::{self, MachineView};
+use crate::machine;
 use crate::monitor::{Part, Report};
 use crate::schedule::Schedule;
 use crate::session::SessionRecord;
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
 
 use self::agents::Agents;
+pub(super) use self::machines::all_sessions;
+pub(crate) use self::machines::Followed;
+use self::machines::Machines;
 
 /// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
 /// started again.
@@ -176,26 +180,6 @@ pub(crate) enum Exit {
     Client { run: String, pid: i32 },
 }
 
-/// One other machine the engine follows.
-#[derive(Debug, Clone)]
-pub(crate) struct Followed {
-    /// Its follower's for that follower's life, never reused: a report still on its way
-    /// from a machine let go names an id no machine has, and lands nowhere (an index would
-    /// land on whichever machine took its place).
-    pub id: u64,
-    pub view: MachineView,
-}
-
-/// Every machine's sessions, in lf's list order.
-pub(super) fn all_sessions(snapshot: &Snapshot, machines: &[Followed]) -> Vec<SessionRecord> {
-    let mut list = snapshot.sessions();
-    for machine in machines {
-        list.extend(machine.view.sessions());
-    }
-    list.sort_by(SessionRecord::list_order);
-    list
-}
-
 /// This machine's part of the status line: which lf, and how many sessions.
 pub(super) fn status_line(
     lf: Option<&Path>,
@@ -275,7 +259,7 @@ pub(crate) struct Core {
     /// This machine's sessions as last published, and every other machine followed, in
     /// the configured order.
     snapshot: Snapshot,
-    machines: Vec<Followed>,
+    machines: Machines,
     /// The `lf` in use, for the status line; without one, lf's side stays idle.
     lf_bin: Option<PathBuf>,
     /// lf's quiet time where it is not lf's own (the tests' stand-in).
@@ -298,7 +282,6 @@ pub(crate) struct Core {
     touched: HashSet<String>,
     readers: HashMap<u64, Following>,
     next_reader: u64,
-    next_machine: u64,
     /// Which canonical repository a worktree belongs to, as lf's readers said.
     repo_of: HashMap<String, String>,
     /// Worktrees whose reader failed: when it may start again (`None` once it may), and
@@ -339,7 +322,7 @@ impl Core {
     ) -> Core {
         Core {
             snapshot: Snapshot::default(),
-            machines: Vec::new(),
+            machines: Machines::default(),
             lf_bin,
             lf_quiet,
             detected: None,
@@ -354,7 +337,6 @@ impl Core {
             touched: HashSet::new(),
             readers: HashMap::new(),
             next_reader: 0,
-            next_machine: 0,
             repo_of: HashMap::new(),
             backoff: HashMap::new(),
             revision: None,
@@ -418,7 +400,7 @@ impl Core {
         let _ = self.update(now, files);
         let first = Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&self.snapshot, &self.machines),
+            sessions: all_sessions(&self.snapshot, self.machines.followed()),
         };
         self.out.events.push(first);
         self.sync_readers(now.mono);
@@ -541,8 +523,17 @@ impl Core {
                     }
                 }
             }
-            Input::Machine(id, report) => self.machine(id, report, now),
-            Input::Machines(dests) => self.set_machines(dests, now),
+            Input::Machine(id, report) => {
+                let (snapshot, out) = (&self.snapshot, &mut self.out);
+                let warnings = &mut self.warnings;
+                self.machines
+                    .report(id, report, now, snapshot, out, warnings);
+            }
+            Input::Machines(dests) => {
+                let (snapshot, out) = (&self.snapshot, &mut self.out);
+                self.machines
+                    .set(dests, now, snapshot, out, &mut self.warnings);
+            }
         }
     }
 
@@ -1015,67 +1006,5 @@ impl Core {
     /// followers start while lf's first list runs, not after it.
     pub(crate) fn commands(&mut self) -> Vec<Command> {
         std::mem::take(&mut self.out.commands)
-    }
-
-    /// A machine's follower reported: its transitions, each once, and its warnings. Its
-    /// first view changes the whole list, which is told as a new snapshot. A report from a
-    /// follower already let go finds no machine and is dropped.
-    fn machine(&mut self, id: u64, report: machine::Report, now: Now) {
-        let Some(machine) = self.machines.iter_mut().find(|m| m.id == id) else {
-            return;
-        };
-        let applied = machine.view.apply(report, now.at());
-        self.out.changes.push(Change::Machine(machine.clone()));
-        self.warnings.extend(applied.warnings);
-        let snapshot = applied.first_view.then(|| Event::Snapshot {
-            at: now.at(),
-            sessions: all_sessions(&self.snapshot, &self.machines),
-        });
-        self.out
-            .events
-            .extend(applied.events.into_iter().chain(snapshot));
-    }
-
-    /// The machines to follow now. One that stays keeps its follower and view; one no
-    /// longer named is stopped, and if it showed sessions the list changed as a whole, as
-    /// at its first view: that is told as a new snapshot, not as transitions, since its
-    /// sessions did not end (a `resolved` would tell an `on_event` program they had).
-    fn set_machines(&mut self, dests: Vec<String>, now: Now) {
-        let mut before = std::mem::take(&mut self.machines);
-        for dest in dests {
-            if self.machines.iter().any(|m| m.view.dest == dest) {
-                continue;
-            }
-            if let Some(at) = before.iter().position(|m| m.view.dest == dest) {
-                self.machines.push(before.remove(at));
-                continue;
-            }
-            let id = self.next_machine;
-            self.next_machine += 1;
-            // A destination ssh would misread is shown, not connected to.
-            match machine::Ssh::new(&dest) {
-                Ok(ssh) => self.out.commands.push(Command::Follow { id, ssh }),
-                Err(message) => self.warnings.push(Warning::new(None, message)),
-            }
-            self.machines.push(Followed {
-                id,
-                view: machine::MachineView::new(&dest),
-            });
-        }
-        let mut shown = false;
-        for gone in before {
-            shown |= !gone.view.sessions().is_empty();
-            self.out.commands.push(Command::Unfollow(gone.id));
-        }
-        self.out
-            .changes
-            .push(Change::Machines(self.machines.clone()));
-        if shown {
-            let sessions = all_sessions(&self.snapshot, &self.machines);
-            self.out.events.push(Event::Snapshot {
-                at: now.at(),
-                sessions,
-            });
-        }
     }
 }
