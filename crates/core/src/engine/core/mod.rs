@@ -13,6 +13,7 @@
 
 mod agents;
 mod machines;
+mod readers;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use crate::dialect::{Dialect, Generation, ReaderScope};
 use crate::event::{Event, Warning};
 use crate::lf::{one_line, LfError};
 use crate::machine;
-use crate::monitor::{Part, Report};
+use crate::monitor::Report;
 use crate::schedule::Schedule;
 use crate::session::SessionRecord;
 use crate::snapshot::{boundary_runs, merge_one, Snapshot};
@@ -35,17 +36,8 @@ use self::agents::Agents;
 pub(super) use self::machines::all_sessions;
 pub(crate) use self::machines::Followed;
 use self::machines::Machines;
+use self::readers::{Heard, Readers, Said};
 
-/// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
-/// started again.
-const READER_SILENCE: Duration = Duration::from_secs(6);
-/// A reader that fails is started again after 1 s, then 2, 4 … up to a minute, so a
-/// broken lf costs one attempt a minute, not a loop.
-const READER_BACKOFF: Duration = Duration::from_secs(1);
-const READER_BACKOFF_MAX: Duration = Duration::from_secs(60);
-/// At most this many readers run at once; each samples the process table every 2 s.
-/// Repositories beyond them are followed through the store's revisions and lists.
-const MAX_READERS: usize = 8;
 /// A package manager replaces the lf program in several steps; it is asked what it is
 /// once they have settled.
 const PROGRAM_SETTLE: Duration = Duration::from_millis(500);
@@ -242,18 +234,6 @@ pub(crate) struct Out {
     pub commands: Vec<Command>,
 }
 
-/// One of lf's readers, as the core follows it.
-#[derive(Debug)]
-struct Following {
-    /// The path the reader was scoped with (a session's worktree).
-    key: String,
-    last_frame: Instant,
-    /// lf's canonical repository, from its first sessions frame.
-    repo: Option<String>,
-    /// Its first frame came: its start-up write to the store is behind it.
-    started: bool,
-}
-
 /// The engine's state, lf's side and the merge of both sides.
 pub(crate) struct Core {
     /// This machine's sessions as last published, and every other machine followed, in
@@ -280,15 +260,8 @@ pub(crate) struct Core {
     boundary: HashSet<String>,
     /// Ids a reader's frame changed since the last update.
     touched: HashSet<String>,
-    readers: HashMap<u64, Following>,
-    next_reader: u64,
-    /// Which canonical repository a worktree belongs to, as lf's readers said.
-    repo_of: HashMap<String, String>,
-    /// Worktrees whose reader failed: when it may start again (`None` once it may), and
-    /// the last pause, which doubles with each failure in a row.
-    backoff: HashMap<String, (Option<Instant>, Duration)>,
-    /// The store's `sessions` revision, as the readers last reported it.
-    revision: Option<u64>,
+    /// lf's readers (generation D).
+    readers: Readers,
     /// Warnings already given, so a failing reader or lf is reported once, not per try.
     told: HashSet<String>,
     program_due: Option<Instant>,
@@ -335,11 +308,7 @@ impl Core {
             index: HashMap::new(),
             boundary: HashSet::new(),
             touched: HashSet::new(),
-            readers: HashMap::new(),
-            next_reader: 0,
-            repo_of: HashMap::new(),
-            backoff: HashMap::new(),
-            revision: None,
+            readers: Readers::default(),
             told: HashSet::new(),
             program_due: None,
             stamp: now.db,
@@ -411,13 +380,7 @@ impl Core {
     /// When [`Core::wake`] has something to do.
     pub(crate) fn deadline(&self) -> Option<Instant> {
         let lf = self.lf_bin.as_ref().and_then(|_| self.schedule.deadline());
-        let silent = self
-            .readers
-            .values()
-            .map(|r| r.last_frame + READER_SILENCE)
-            .min();
-        let retry = self.backoff.values().filter_map(|(until, _)| *until).min();
-        [lf, silent, retry, self.program_due]
+        [lf, self.readers.deadline(), self.program_due]
             .into_iter()
             .flatten()
             .min()
@@ -476,11 +439,10 @@ impl Core {
             }
             Input::Reader(serial, report) => self.reader(serial, report, now),
             Input::ReaderFailed(serial, e) => {
-                if let Some(r) = self.readers.remove(&serial) {
+                if self.readers.failed(serial, mono) {
                     // No lf ran, so none of its writes are to come.
                     self.schedule.own_abandoned();
                     self.warn_once(format!("lf monitor work: {}", one_line(&e.to_string())));
-                    self.back_off(&r.key, mono);
                 }
             }
             Input::AgentsFound(result) => {
@@ -504,14 +466,7 @@ impl Core {
                     Ok(detected) if Some(detected) != self.detected => {
                         // A new lf: its sources, readers and list replace the old ones.
                         self.detected(detected);
-                        let mut gone: Vec<u64> = self.readers.drain().map(|(s, _)| s).collect();
-                        gone.sort_unstable();
-                        self.out
-                            .commands
-                            .extend(gone.into_iter().map(Command::StopReader));
-                        self.repo_of.clear();
-                        self.backoff.clear();
-                        self.revision = None;
+                        self.readers.stop_all(&mut self.out.commands);
                         let files = self.files;
                         self.out.commands.push(Command::Rescan { files });
                         self.schedule.ask(mono);
@@ -640,7 +595,7 @@ impl Core {
     /// A reader whose frames arrive: it covers the store's revisions, so lf's database
     /// writes need not be watched for it.
     fn reader_live(&self) -> bool {
-        self.readers.values().any(|r| r.started)
+        self.readers.live()
     }
 
     /// One of the tray's own lf processes ended (or a reader got past its start-up).
@@ -659,16 +614,6 @@ impl Core {
         self.boundary = boundary_runs(&self.listed);
     }
 
-    /// A reader of `key` failed: it may start again after a pause that doubles each time.
-    fn back_off(&mut self, key: &str, now: Instant) {
-        let next = self
-            .backoff
-            .get(key)
-            .map_or(READER_BACKOFF, |(_, d)| (*d * 2).min(READER_BACKOFF_MAX));
-        self.backoff
-            .insert(key.to_string(), (Some(now + next), next));
-    }
-
     fn warn_once(&mut self, message: String) {
         if self.told.insert(message.clone()) {
             self.warnings.push(Warning::new(None, message));
@@ -678,65 +623,39 @@ impl Core {
     /// A reader's frame or end.
     fn reader(&mut self, serial: u64, report: Report, at: Now) {
         let now = at.mono;
-        let Some(following) = self.readers.get_mut(&serial) else {
-            // One the engine already let go of.
-            return;
-        };
-        let frame = match report {
-            Report::Frame(frame) => frame,
-            Report::Ended(message) => {
-                let key = following.key.clone();
-                let started = following.started;
-                self.readers.remove(&serial);
-                self.out.commands.push(Command::StopReader(serial));
+        match self
+            .readers
+            .heard(serial, report, now, &mut self.out.commands)
+        {
+            Heard::Nothing => {}
+            Heard::Ended { started, message } => {
                 if !started {
                     self.own_ended(at);
                 }
-                self.back_off(&key, now);
                 self.warn_once(message);
-                return;
             }
-        };
-        following.last_frame = now;
-        let first = !std::mem::replace(&mut following.started, true);
-        let key = following.key.clone();
-        if first {
-            // Its one write to the store (a Process row) is behind it.
-            self.own_ended(at);
-        }
-        self.backoff.remove(&key);
-        if let Some(revision) = frame.sessions_revision {
-            // The first revision seen is where things stand; a higher one means some
-            // session in the store moved, maybe outside every followed repository.
-            if self.revision.is_some_and(|seen| revision > seen) {
-                self.schedule.changed(now);
-            }
-            self.revision = Some(self.revision.map_or(revision, |r| r.max(revision)));
-        }
-        match frame.part {
-            Part::Sessions {
-                repo,
-                entries,
-                problems,
-            } => {
-                let problems = problems.into_iter().map(|p| Warning::new(None, p));
-                self.warnings.extend(problems);
-                self.repo_of.insert(key, repo.clone());
-                // Two worktrees of one repository: one reader is enough.
-                let twin = self
-                    .readers
-                    .iter()
-                    .any(|(s, r)| *s != serial && r.repo.as_deref() == Some(&repo));
-                if twin {
-                    self.readers.remove(&serial);
-                    self.out.commands.push(Command::StopReader(serial));
-                } else if let Some(following) = self.readers.get_mut(&serial) {
-                    following.repo = Some(repo.clone());
+            Heard::Frame { first, moved, said } => {
+                if first {
+                    // Its one write to the store (a Process row) is behind it.
+                    self.own_ended(at);
                 }
-                self.apply_frame(&repo, entries);
+                if moved {
+                    self.schedule.changed(now);
+                }
+                match said {
+                    Some(Said::Sessions {
+                        repo,
+                        entries,
+                        problems,
+                    }) => {
+                        let problems = problems.into_iter().map(|p| Warning::new(None, p));
+                        self.warnings.extend(problems);
+                        self.apply_frame(&repo, entries);
+                    }
+                    Some(Said::Unavailable(reason)) => self.warn_once(reason),
+                    None => {}
+                }
             }
-            Part::Unavailable(reason) => self.warn_once(reason),
-            Part::Other => {}
         }
     }
 
@@ -748,7 +667,7 @@ impl Core {
         for record in std::mem::take(&mut self.listed) {
             let in_repo = record
                 .worktree()
-                .and_then(|w| self.repo_of.get(w))
+                .and_then(|w| self.readers.repo_of(w))
                 .is_some_and(|r| r == repo);
             if in_repo || fresh.contains(record.id.as_str()) {
                 self.touched.insert(record.id);
@@ -771,106 +690,24 @@ impl Core {
         if self.lf_bin.is_none() || !self.readers_follow() {
             return;
         }
-        // The worktrees of open sessions, one per repository where the repository is
-        // known; in list order, so the same ones win each time.
-        let mut wanted: Vec<String> = Vec::new();
-        let mut repos: HashSet<String> = HashSet::new();
-        for record in &self.listed {
-            let Some(worktree) = record.worktree() else {
-                continue;
-            };
-            let new = match self.repo_of.get(worktree) {
-                Some(repo) => repos.insert(repo.clone()),
-                None => !wanted.iter().any(|w| w == worktree),
-            };
-            if new {
-                wanted.push(worktree.to_string());
-            }
-        }
-        // Readers no longer wanted go: their repository has no open session left.
-        let mut gone: Vec<u64> = self
-            .readers
-            .iter()
-            .filter(|(_, r)| {
-                let repo = r.repo.as_ref();
-                !(repo.is_some_and(|repo| repos.contains(repo)) || wanted.contains(&r.key))
-            })
-            .map(|(s, _)| *s)
-            .collect();
-        gone.sort_unstable();
-        for serial in gone {
-            self.readers.remove(&serial);
-            self.out.commands.push(Command::StopReader(serial));
-        }
-        for key in wanted {
-            if self.readers.len() >= MAX_READERS {
-                break;
-            }
-            let covered = self.readers.values().any(|r| {
-                r.key == key || (r.repo.is_some() && r.repo.as_ref() == self.repo_of.get(&key))
-            });
-            let waiting = self
-                .backoff
-                .get(&key)
-                .is_some_and(|(until, _)| until.is_some_and(|u| now < u));
-            if covered || waiting {
-                continue;
-            }
-            let serial = self.next_reader;
-            self.next_reader += 1;
+        let started = self.readers.sync(&self.listed, now, &mut self.out.commands);
+        for _ in 0..started {
             self.schedule.own_started();
-            self.out.commands.push(Command::StartReader {
-                serial,
-                key: key.clone(),
-            });
-            self.readers.insert(
-                serial,
-                Following {
-                    key,
-                    last_frame: now,
-                    repo: None,
-                    started: false,
-                },
-            );
         }
     }
 
     /// Restart readers that went silent; start those whose back-off is over.
     fn check_readers(&mut self, at: Now) {
         let now = at.mono;
-        let mut silent: Vec<u64> = self
-            .readers
-            .iter()
-            .filter(|(_, r)| now >= r.last_frame + READER_SILENCE)
-            .map(|(s, _)| *s)
-            .collect();
-        silent.sort_unstable();
-        for serial in silent {
-            if let Some(r) = self.readers.remove(&serial) {
-                self.out.commands.push(Command::StopReader(serial));
-                if !r.started {
-                    self.own_ended(at);
-                }
-                let message = format!(
-                    "lf monitor work for {} sent nothing for {} s; it is started again",
-                    r.repo.as_deref().unwrap_or(&r.key),
-                    READER_SILENCE.as_secs()
-                );
-                self.warnings.push(Warning::new(None, message));
-                self.back_off(&r.key, now);
-                // Its repository is covered by lists until the new one answers.
-                self.schedule.changed(now);
+        for silent in self.readers.silent(now, &mut self.out.commands) {
+            if !silent.started {
+                self.own_ended(at);
             }
+            self.warnings.push(Warning::new(None, silent.warning));
+            // Its repository is covered by lists until the new one answers.
+            self.schedule.changed(now);
         }
-        let mut due = false;
-        for (until, _) in self.backoff.values_mut() {
-            if until.is_some_and(|u| now >= u) {
-                // May start again now; the pause is kept, so a next failure doubles it.
-                *until = None;
-                due = true;
-            }
-        }
-        if due {
+        if self.readers.retry_due(now) {
             self.sync_readers(now);
         }
     }
@@ -885,11 +722,7 @@ impl Core {
             .unwrap_or_default()
             .saturating_sub(now.mono - then);
         if slept > RESUME_JUMP {
-            let mut serials: Vec<u64> = self.readers.keys().copied().collect();
-            serials.sort_unstable();
-            self.out
-                .commands
-                .extend(serials.into_iter().map(Command::Refresh));
+            self.readers.refresh(&mut self.out.commands);
             self.schedule.ask(now.mono);
         }
     }
