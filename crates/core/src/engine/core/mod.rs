@@ -12,10 +12,11 @@
 //! attention as it changes, including the quiet deadline no write announces.
 
 mod agents;
+mod listing;
 mod machines;
 mod readers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -30,9 +31,10 @@ use crate::machine;
 use crate::monitor::Report;
 use crate::schedule::Schedule;
 use crate::session::SessionRecord;
-use crate::snapshot::{boundary_runs, merge_one, Snapshot};
+use crate::snapshot::{merge_one, Snapshot};
 
 use self::agents::Agents;
+use self::listing::Listing;
 pub(super) use self::machines::all_sessions;
 pub(crate) use self::machines::Followed;
 use self::machines::Machines;
@@ -246,18 +248,13 @@ pub(crate) struct Core {
     lf_quiet: Option<Duration>,
     detected: Option<Dialect>,
     schedule: Schedule,
-    /// The last good list, with the readers' newer frames applied.
-    listed: Vec<SessionRecord>,
-    failure: Option<String>,
+    /// lf's list: the last good one, with the readers' newer frames applied.
+    listing: Listing,
     /// Lists started and finished; `Engine::act` callers wait for a list started after
     /// their action.
     started: u64,
     finished: u64,
     waiters: Vec<(u64, u64)>,
-    /// Where in `listed` each id is, and the Runs lf names as Ask or Flow boundaries:
-    /// what merging one changed session needs.
-    index: HashMap<String, usize>,
-    boundary: HashSet<String>,
     /// Ids a reader's frame changed since the last update.
     touched: HashSet<String>,
     /// lf's readers (generation D).
@@ -300,13 +297,10 @@ impl Core {
             lf_quiet,
             detected: None,
             schedule: Schedule::new(now.mono, safety, None),
-            listed: Vec::new(),
-            failure: None,
+            listing: Listing::default(),
             started: 0,
             finished: 0,
             waiters: Vec::new(),
-            index: HashMap::new(),
-            boundary: HashSet::new(),
             touched: HashSet::new(),
             readers: Readers::default(),
             told: HashSet::new(),
@@ -421,7 +415,8 @@ impl Core {
                 self.finished += 1;
                 // What lf said, not what the tray made of it: a write that came while this
                 // list ran is followed up only while lists find something new.
-                let found = matches!(&result, Ok((records, _)) if *records != self.listed);
+                let found =
+                    matches!(&result, Ok((records, _)) if *records != self.listing.records());
                 self.take_listed(result);
                 let again = self.schedule.finished(mono, found);
                 self.stamp = now.db;
@@ -563,24 +558,9 @@ impl Core {
 
     fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
         self.full = true;
-        match result {
-            Ok((records, problems)) => {
-                self.listed = records;
-                self.reindex();
-                self.failure = None;
-                let problems = problems.into_iter().map(|p| Warning::new(None, p));
-                self.warnings.extend(problems);
-            }
-            Err(e) => {
-                // The status line says lf failed.
-                let message = format!("lf session list: {}", one_line(&e.to_string()));
-                // One warning per distinct failure, not one per safety tick.
-                if self.failure.as_deref() != Some(message.as_str()) {
-                    self.failure = Some(message.clone());
-                    self.warnings.push(Warning::new(None, message));
-                }
-            }
-        }
+        // A failure is kept for the status line, and told once.
+        let problems = self.listing.take(result);
+        self.warnings.extend(problems);
     }
 
     /// Whether lf's own readers follow the store, one per repository: only where a
@@ -602,16 +582,6 @@ impl Core {
     fn own_ended(&mut self, now: Now) {
         self.schedule.own_ended(now.mono);
         self.stamp = now.db;
-    }
-
-    fn reindex(&mut self) {
-        self.index = self
-            .listed
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id.clone(), i))
-            .collect();
-        self.boundary = boundary_runs(&self.listed);
     }
 
     fn warn_once(&mut self, message: String) {
@@ -650,37 +620,14 @@ impl Core {
                     }) => {
                         let problems = problems.into_iter().map(|p| Warning::new(None, p));
                         self.warnings.extend(problems);
-                        self.apply_frame(&repo, entries);
+                        let (readers, touched) = (&self.readers, &mut self.touched);
+                        self.listing.apply_frame(&repo, entries, readers, touched);
                     }
                     Some(Said::Unavailable(reason)) => self.warn_once(reason),
                     None => {}
                 }
             }
         }
-    }
-
-    /// A reader's list of every open session in `repo` replaces what the engine had for
-    /// that repository: sessions it no longer lists were completed.
-    fn apply_frame(&mut self, repo: &str, entries: Vec<SessionRecord>) {
-        let fresh: HashSet<&str> = entries.iter().map(|r| r.id.as_str()).collect();
-        let mut kept = Vec::with_capacity(self.listed.len());
-        for record in std::mem::take(&mut self.listed) {
-            let in_repo = record
-                .worktree()
-                .and_then(|w| self.readers.repo_of(w))
-                .is_some_and(|r| r == repo);
-            if in_repo || fresh.contains(record.id.as_str()) {
-                self.touched.insert(record.id);
-            } else {
-                kept.push(record);
-            }
-        }
-        for record in &entries {
-            self.touched.insert(record.id.clone());
-        }
-        kept.extend(entries);
-        self.listed = kept;
-        self.reindex();
     }
 
     /// Start a reader for each repository with open sessions that has none, and stop
@@ -690,7 +637,9 @@ impl Core {
         if self.lf_bin.is_none() || !self.readers_follow() {
             return;
         }
-        let started = self.readers.sync(&self.listed, now, &mut self.out.commands);
+        let started = self
+            .readers
+            .sync(self.listing.records(), now, &mut self.out.commands);
         for _ in 0..started {
             self.schedule.own_started();
         }
@@ -732,7 +681,8 @@ impl Core {
     fn sync_agents(&mut self) {
         let dialect = self.dialect();
         let named: HashSet<&str> = self
-            .listed
+            .listing
+            .records()
             .iter()
             .filter_map(|r| dialect.agent_id(r))
             .collect();
@@ -779,11 +729,16 @@ impl Core {
         let agents = self.dialect().agent_ids;
         let full = std::mem::take(&mut self.full);
         let annotated: Vec<SessionRecord> = if full && agents {
-            self.listed.iter().map(|r| self.with_agent(r)).collect()
+            let records = self.listing.records().iter();
+            records.map(|r| self.with_agent(r)).collect()
         } else {
             Vec::new()
         };
-        let listed = if agents { &annotated } else { &self.listed };
+        let listed = if agents {
+            &annotated
+        } else {
+            self.listing.records()
+        };
         let events = if full {
             self.files_active = self.files && files.present();
             let file_sessions = if self.files {
@@ -803,15 +758,12 @@ impl Core {
                 .into_iter()
                 .filter_map(|id| {
                     let file = if self.files { files.session(&id) } else { None };
-                    let cli = self
-                        .index
-                        .get(&id)
-                        .map(|&i| self.with_agent(&self.listed[i]));
+                    let cli = self.listing.get(&id).map(|r| self.with_agent(r));
                     let next = merge_one(
                         file,
                         cli.as_ref(),
                         self.files_active,
-                        &self.boundary,
+                        self.listing.boundary(),
                         dialect.as_ref(),
                     );
                     let event = self.snapshot.update(&id, next.clone(), at);
@@ -826,7 +778,7 @@ impl Core {
             status: status_line(
                 self.lf_bin.as_deref(),
                 self.detected,
-                self.failure.as_deref(),
+                self.listing.failure(),
                 self.snapshot.len(),
             ),
             detected: self.detected,
