@@ -15,6 +15,7 @@ mod agents;
 mod listing;
 mod machines;
 mod readers;
+mod waiters;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,7 @@ pub(super) use self::machines::all_sessions;
 pub(crate) use self::machines::Followed;
 use self::machines::Machines;
 use self::readers::{Heard, Readers, Said};
+use self::waiters::Waiters;
 
 /// A package manager replaces the lf program in several steps; it is asked what it is
 /// once they have settled.
@@ -250,11 +252,8 @@ pub(crate) struct Core {
     schedule: Schedule,
     /// lf's list: the last good one, with the readers' newer frames applied.
     listing: Listing,
-    /// Lists started and finished; `Engine::act` callers wait for a list started after
-    /// their action.
-    started: u64,
-    finished: u64,
-    waiters: Vec<(u64, u64)>,
+    /// The `Engine::act` callers waiting for a list started after their action.
+    waiters: Waiters,
     /// Ids a reader's frame changed since the last update.
     touched: HashSet<String>,
     /// lf's readers (generation D).
@@ -298,9 +297,7 @@ impl Core {
             detected: None,
             schedule: Schedule::new(now.mono, safety, None),
             listing: Listing::default(),
-            started: 0,
-            finished: 0,
-            waiters: Vec::new(),
+            waiters: Waiters::default(),
             touched: HashSet::new(),
             readers: Readers::default(),
             told: HashSet::new(),
@@ -412,7 +409,7 @@ impl Core {
             }
             Input::Listed(result) => {
                 self.changed = true;
-                self.finished += 1;
+                self.waiters.list_finished();
                 // What lf said, not what the tray made of it: a write that came while this
                 // list ran is followed up only while lists find something new.
                 let found =
@@ -430,7 +427,7 @@ impl Core {
                 // for that list.
                 self.own_ended(now);
                 self.schedule.ask(mono);
-                self.waiters.push((self.started + 1, token));
+                self.waiters.wait(token);
             }
             Input::Reader(serial, report) => self.reader(serial, report, now),
             Input::ReaderFailed(serial, e) => {
@@ -506,15 +503,7 @@ impl Core {
             self.sync_readers(now.mono);
             self.sync_agents();
         }
-        let finished = self.finished;
-        let (answered, waiting) = std::mem::take(&mut self.waiters)
-            .into_iter()
-            .partition(|(wanted, _)| *wanted <= finished);
-        self.waiters = waiting;
-        let answers = answered
-            .into_iter()
-            .map(|(_, token)| Command::Answer(token));
-        self.out.commands.extend(answers);
+        self.waiters.answer(&mut self.out.commands);
         self.flush(now)
     }
 
@@ -552,7 +541,7 @@ impl Core {
         if self.lf_bin.is_none() {
             return;
         }
-        self.started += 1;
+        self.waiters.list_started();
         self.out.commands.push(Command::List(self.dialect()));
     }
 
