@@ -14,6 +14,7 @@
 mod agents;
 mod listing;
 mod machines;
+mod program;
 mod readers;
 mod waiters;
 
@@ -25,7 +26,7 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 
 use crate::agent::Found;
-use crate::dialect::{Dialect, Generation, ReaderScope};
+use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
 use crate::lf::{one_line, LfError};
 use crate::machine;
@@ -39,12 +40,10 @@ use self::listing::Listing;
 pub(super) use self::machines::all_sessions;
 pub(crate) use self::machines::Followed;
 use self::machines::Machines;
+use self::program::Program;
 use self::readers::{Heard, Readers, Said};
 use self::waiters::Waiters;
 
-/// A package manager replaces the lf program in several steps; it is asked what it is
-/// once they have settled.
-const PROGRAM_SETTLE: Duration = Duration::from_millis(500);
 /// The wall clock moving this much further than the monotonic clock between two
 /// wake-ups means the machine slept: lf's readers are asked for everything again.
 const RESUME_JUMP: Duration = Duration::from_secs(10);
@@ -244,11 +243,8 @@ pub(crate) struct Core {
     /// the configured order.
     snapshot: Snapshot,
     machines: Machines,
-    /// The `lf` in use, for the status line; without one, lf's side stays idle.
-    lf_bin: Option<PathBuf>,
-    /// lf's quiet time where it is not lf's own (the tests' stand-in).
-    lf_quiet: Option<Duration>,
-    detected: Option<Dialect>,
+    /// The `lf` in use (without one, lf's side stays idle) and what it said it is.
+    program: Program,
     schedule: Schedule,
     /// lf's list: the last good one, with the readers' newer frames applied.
     listing: Listing,
@@ -260,7 +256,6 @@ pub(crate) struct Core {
     readers: Readers,
     /// Warnings already given, so a failing reader or lf is reported once, not per try.
     told: HashSet<String>,
-    program_due: Option<Instant>,
     /// How lf's database files looked when the tray's last own lf ended.
     stamp: Stamp,
     /// The agent processes listed sessions name (generation E2).
@@ -272,8 +267,6 @@ pub(crate) struct Core {
     full: bool,
     /// Something changed since the last wake-up: the list is brought up to date.
     changed: bool,
-    /// Whether lf keeps sessions in files (every generation before C).
-    files: bool,
     /// Whether the task has a file watcher.
     can_watch: bool,
     /// The clocks at the last wake-up, to tell that the machine slept.
@@ -292,22 +285,18 @@ impl Core {
         Core {
             snapshot: Snapshot::default(),
             machines: Machines::default(),
-            lf_bin,
-            lf_quiet,
-            detected: None,
+            program: Program::new(lf_bin, lf_quiet),
             schedule: Schedule::new(now.mono, safety, None),
             listing: Listing::default(),
             waiters: Waiters::default(),
             touched: HashSet::new(),
             readers: Readers::default(),
             told: HashSet::new(),
-            program_due: None,
             stamp: now.db,
             agents: Agents::default(),
             files_active: false,
             full: true,
             changed: false,
-            files: true,
             can_watch: true,
             woke: (now.mono, now.wall),
             warnings: Vec::new(),
@@ -317,12 +306,12 @@ impl Core {
 
     /// Whether lf keeps sessions in files, which the file half then reads and watches.
     pub(crate) fn files(&self) -> bool {
-        self.files
+        self.program.files()
     }
 
     /// The dialect in use; an lf not (yet) recognised is read as an unknown one.
     pub(crate) fn dialect(&self) -> Dialect {
-        self.detected.unwrap_or(Dialect::of(Generation::Unknown))
+        self.program.dialect()
     }
 
     /// What lf said it is when the engine started.
@@ -370,8 +359,8 @@ impl Core {
 
     /// When [`Core::wake`] has something to do.
     pub(crate) fn deadline(&self) -> Option<Instant> {
-        let lf = self.lf_bin.as_ref().and_then(|_| self.schedule.deadline());
-        [lf, self.readers.deadline(), self.program_due]
+        let lf = self.program.bin().and_then(|_| self.schedule.deadline());
+        [lf, self.readers.deadline(), self.program.due()]
             .into_iter()
             .flatten()
             .min()
@@ -392,7 +381,7 @@ impl Core {
                 }
             }
             Input::DatabaseAppeared => self.schedule.changed(mono),
-            Input::ProgramChanged => self.program_due = Some(mono + PROGRAM_SETTLE),
+            Input::ProgramChanged => self.program.changed(mono),
             Input::FilesChanged { full } => {
                 self.changed = true;
                 self.full |= full;
@@ -455,11 +444,11 @@ impl Core {
             Input::Detected(result) => {
                 self.own_ended(now);
                 match result {
-                    Ok(detected) if Some(detected) != self.detected => {
+                    Ok(detected) if Some(detected) != self.program.detected() => {
                         // A new lf: its sources, readers and list replace the old ones.
                         self.detected(detected);
                         self.readers.stop_all(&mut self.out.commands);
-                        let files = self.files;
+                        let files = self.program.files();
                         self.out.commands.push(Command::Rescan { files });
                         self.schedule.ask(mono);
                         self.changed = true;
@@ -486,12 +475,11 @@ impl Core {
 
     /// Decide: after the inputs taken since the last wake-up, or at a deadline.
     pub(crate) fn wake(&mut self, now: Now, files: &mut impl FileView) -> Out {
-        if self.program_due.is_some_and(|due| now.mono >= due) {
-            self.program_due = None;
+        if self.program.take_due(now.mono) {
             self.redetect();
         }
         self.resumed(now);
-        if self.lf_bin.is_some() && self.schedule.poll(now.mono).is_some() {
+        if self.program.bin().is_some() && self.schedule.poll(now.mono).is_some() {
             self.start_list();
         }
         self.check_readers(now);
@@ -521,15 +509,13 @@ impl Core {
 
     /// What was learned about the lf in use: which sources count and how lf is followed.
     fn detected(&mut self, detected: Dialect) {
-        let detected = detected.with_quiet(self.lf_quiet);
-        self.detected = Some(detected);
-        self.files = detected.session_files;
+        let detected = self.program.learned(detected);
         self.schedule.set_quiet(detected.quiet_recheck());
     }
 
     /// The lf program changed: ask it again what it is.
     fn redetect(&mut self) {
-        if self.lf_bin.is_none() {
+        if self.program.bin().is_none() {
             return;
         }
         self.schedule.own_started();
@@ -538,7 +524,7 @@ impl Core {
 
     /// Run `lf session list` (the schedule said so).
     fn start_list(&mut self) {
-        if self.lf_bin.is_none() {
+        if self.program.bin().is_none() {
             return;
         }
         self.waiters.list_started();
@@ -550,15 +536,6 @@ impl Core {
         // A failure is kept for the status line, and told once.
         let problems = self.listing.take(result);
         self.warnings.extend(problems);
-    }
-
-    /// Whether lf's own readers follow the store, one per repository: only where a
-    /// repository's reader is read-only.
-    fn readers_follow(&self) -> bool {
-        match self.detected.map(|d| d.reader_scope) {
-            Some(ReaderScope::Repository) => true,
-            Some(ReaderScope::Missing | ReaderScope::RepositoryWrites) | None => false,
-        }
     }
 
     /// A reader whose frames arrive: it covers the store's revisions, so lf's database
@@ -623,7 +600,7 @@ impl Core {
     /// those whose repository has none left. Only where the dialect's reader scope allows
     /// a reader per repository.
     fn sync_readers(&mut self, now: Instant) {
-        if self.lf_bin.is_none() || !self.readers_follow() {
+        if self.program.bin().is_none() || !self.program.readers_follow() {
             return;
         }
         let started = self
@@ -675,7 +652,7 @@ impl Core {
             .iter()
             .filter_map(|r| dialect.agent_id(r))
             .collect();
-        let can_find = self.lf_bin.is_some();
+        let can_find = self.program.bin().is_some();
         if self.agents.sync(named, can_find, &mut self.out.commands) {
             // Its one write to the store (lf's own Process row) is the tray's; another
             // that lands meanwhile is checked by a list after it.
@@ -714,7 +691,7 @@ impl Core {
         let at = now.at();
         let mut touched = files.take_touched();
         touched.extend(self.touched.drain());
-        let dialect = self.detected;
+        let dialect = self.program.detected();
         let agents = self.dialect().agent_ids;
         let full = std::mem::take(&mut self.full);
         let annotated: Vec<SessionRecord> = if full && agents {
@@ -729,8 +706,8 @@ impl Core {
             self.listing.records()
         };
         let events = if full {
-            self.files_active = self.files && files.present();
-            let file_sessions = if self.files {
+            self.files_active = self.program.files() && files.present();
+            let file_sessions = if self.program.files() {
                 files.sessions()
             } else {
                 Vec::new()
@@ -746,7 +723,11 @@ impl Core {
             touched
                 .into_iter()
                 .filter_map(|id| {
-                    let file = if self.files { files.session(&id) } else { None };
+                    let file = if self.program.files() {
+                        files.session(&id)
+                    } else {
+                        None
+                    };
                     let cli = self.listing.get(&id).map(|r| self.with_agent(r));
                     let next = merge_one(
                         file,
@@ -765,12 +746,12 @@ impl Core {
         };
         self.out.changes.push(Change::Status {
             status: status_line(
-                self.lf_bin.as_deref(),
-                self.detected,
+                self.program.bin(),
+                self.program.detected(),
                 self.listing.failure(),
                 self.snapshot.len(),
             ),
-            detected: self.detected,
+            detected: self.program.detected(),
             can_watch: self.can_watch,
         });
         events
