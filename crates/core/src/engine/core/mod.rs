@@ -14,6 +14,7 @@
 mod agents;
 mod listing;
 mod machines;
+mod merge;
 mod program;
 mod readers;
 mod waiters;
@@ -33,13 +34,14 @@ use crate::machine;
 use crate::monitor::Report;
 use crate::schedule::Schedule;
 use crate::session::SessionRecord;
-use crate::snapshot::{merge_one, Snapshot};
+use crate::snapshot::Snapshot;
 
 use self::agents::Agents;
 use self::listing::Listing;
 pub(super) use self::machines::all_sessions;
 pub(crate) use self::machines::Followed;
 use self::machines::Machines;
+use self::merge::{LfSide, Merge};
 use self::program::Program;
 use self::readers::{Heard, Readers, Said};
 use self::waiters::Waiters;
@@ -239,9 +241,9 @@ pub(crate) struct Out {
 
 /// The engine's state, lf's side and the merge of both sides.
 pub(crate) struct Core {
-    /// This machine's sessions as last published, and every other machine followed, in
-    /// the configured order.
-    snapshot: Snapshot,
+    /// This machine's sessions as last published, and what the next update merges.
+    merge: Merge,
+    /// Every other machine followed, in the configured order.
     machines: Machines,
     /// The `lf` in use (without one, lf's side stays idle) and what it said it is.
     program: Program,
@@ -250,8 +252,6 @@ pub(crate) struct Core {
     listing: Listing,
     /// The `Engine::act` callers waiting for a list started after their action.
     waiters: Waiters,
-    /// Ids a reader's frame changed since the last update.
-    touched: HashSet<String>,
     /// lf's readers (generation D).
     readers: Readers,
     /// Warnings already given, so a failing reader or lf is reported once, not per try.
@@ -260,13 +260,6 @@ pub(crate) struct Core {
     stamp: Stamp,
     /// The agent processes listed sessions name (generation E2).
     agents: Agents,
-    /// Whether a source directory exists (cached: it changes only on top-level events).
-    files_active: bool,
-    /// Set when a change may touch any session (a rescan, a new lf list): the next
-    /// update merges everything; otherwise only the touched sessions are merged.
-    full: bool,
-    /// Something changed since the last wake-up: the list is brought up to date.
-    changed: bool,
     /// Whether the task has a file watcher.
     can_watch: bool,
     /// The clocks at the last wake-up, to tell that the machine slept.
@@ -283,20 +276,16 @@ impl Core {
         lf_quiet: Option<Duration>,
     ) -> Core {
         Core {
-            snapshot: Snapshot::default(),
+            merge: Merge::default(),
             machines: Machines::default(),
             program: Program::new(lf_bin, lf_quiet),
             schedule: Schedule::new(now.mono, safety, None),
             listing: Listing::default(),
             waiters: Waiters::default(),
-            touched: HashSet::new(),
             readers: Readers::default(),
             told: HashSet::new(),
             stamp: now.db,
             agents: Agents::default(),
-            files_active: false,
-            full: true,
-            changed: false,
             can_watch: true,
             woke: (now.mono, now.wall),
             warnings: Vec::new(),
@@ -349,7 +338,7 @@ impl Core {
         let _ = self.update(now, files);
         let first = Event::Snapshot {
             at: now.at(),
-            sessions: all_sessions(&self.snapshot, self.machines.followed()),
+            sessions: all_sessions(self.merge.snapshot(), self.machines.followed()),
         };
         self.out.events.push(first);
         self.sync_readers(now.mono);
@@ -383,8 +372,7 @@ impl Core {
             Input::DatabaseAppeared => self.schedule.changed(mono),
             Input::ProgramChanged => self.program.changed(mono),
             Input::FilesChanged { full } => {
-                self.changed = true;
-                self.full |= full;
+                self.merge.changed(full);
             }
             Input::Warned(warnings) => self.warnings.extend(warnings),
             Input::NoWatcher(why) => {
@@ -397,7 +385,7 @@ impl Core {
                 ));
             }
             Input::Listed(result) => {
-                self.changed = true;
+                self.merge.changed(false);
                 self.waiters.list_finished();
                 // What lf said, not what the tray made of it: a write that came while this
                 // list ran is followed up only while lists find something new.
@@ -437,8 +425,7 @@ impl Core {
                 if self.agents.exited(&id) {
                     // lf reads the death at its next list (`closed`), which tells it.
                     self.schedule.ask(mono);
-                    self.changed = true;
-                    self.full = true;
+                    self.merge.changed(true);
                 }
             }
             Input::Detected(result) => {
@@ -451,7 +438,7 @@ impl Core {
                         let files = self.program.files();
                         self.out.commands.push(Command::Rescan { files });
                         self.schedule.ask(mono);
-                        self.changed = true;
+                        self.merge.changed(false);
                     }
                     Ok(_) => {}
                     Err(e) => {
@@ -460,13 +447,13 @@ impl Core {
                 }
             }
             Input::Machine(id, report) => {
-                let (snapshot, out) = (&self.snapshot, &mut self.out);
+                let (snapshot, out) = (self.merge.snapshot(), &mut self.out);
                 let warnings = &mut self.warnings;
                 self.machines
                     .report(id, report, now, snapshot, out, warnings);
             }
             Input::Machines(dests) => {
-                let (snapshot, out) = (&self.snapshot, &mut self.out);
+                let (snapshot, out) = (self.merge.snapshot(), &mut self.out);
                 self.machines
                     .set(dests, now, snapshot, out, &mut self.warnings);
             }
@@ -485,7 +472,7 @@ impl Core {
         self.check_readers(now);
         // Most file events are our own reads or lf's temporaries: they change nothing
         // and cost no rebuild.
-        if std::mem::take(&mut self.changed) || !self.touched.is_empty() {
+        if self.merge.due() {
             let events = self.update(now, files);
             self.out.events.extend(events);
             self.sync_readers(now.mono);
@@ -532,7 +519,7 @@ impl Core {
     }
 
     fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
-        self.full = true;
+        self.merge.all();
         // A failure is kept for the status line, and told once.
         let problems = self.listing.take(result);
         self.warnings.extend(problems);
@@ -586,7 +573,7 @@ impl Core {
                     }) => {
                         let problems = problems.into_iter().map(|p| Warning::new(None, p));
                         self.warnings.extend(problems);
-                        let (readers, touched) = (&self.readers, &mut self.touched);
+                        let (readers, touched) = (&self.readers, self.merge.touched());
                         self.listing.apply_frame(&repo, entries, readers, touched);
                     }
                     Some(Said::Unavailable(reason)) => self.warn_once(reason),
@@ -675,81 +662,25 @@ impl Core {
             Ok(false) => {}
         }
         // Its pid and terminal reach the records; ids listed meanwhile are asked for next.
-        self.changed = true;
-        self.full = true;
+        self.merge.changed(true);
     }
 
-    /// A listed record with what the tray found of its agent.
-    fn with_agent(&self, record: &SessionRecord) -> SessionRecord {
-        self.agents.annotate(&self.dialect(), record)
-    }
-
-    /// Bring the published list up to date, with its transitions. A change that touched
-    /// a few records re-derives and merges only those, so its cost does not grow with the
-    /// number of sessions or Runs.
+    /// Bring the published list up to date, with its transitions, and the status line.
     fn update(&mut self, now: Now, files: &mut impl FileView) -> Vec<Event> {
-        let at = now.at();
-        let mut touched = files.take_touched();
-        touched.extend(self.touched.drain());
-        let dialect = self.program.detected();
-        let agents = self.dialect().agent_ids;
-        let full = std::mem::take(&mut self.full);
-        let annotated: Vec<SessionRecord> = if full && agents {
-            let records = self.listing.records().iter();
-            records.map(|r| self.with_agent(r)).collect()
-        } else {
-            Vec::new()
+        let lf = LfSide {
+            program: &self.program,
+            listing: &self.listing,
+            agents: &self.agents,
         };
-        let listed = if agents {
-            &annotated
-        } else {
-            self.listing.records()
-        };
-        let events = if full {
-            self.files_active = self.program.files() && files.present();
-            let file_sessions = if self.program.files() {
-                files.sessions()
-            } else {
-                Vec::new()
-            };
-            let next = Snapshot::merge(file_sessions, listed, self.files_active, dialect.as_ref());
-            let events = self.snapshot.diff(&next, at);
-            self.snapshot = next;
-            self.out
-                .changes
-                .push(Change::Sessions(self.snapshot.clone()));
-            events
-        } else {
-            touched
-                .into_iter()
-                .filter_map(|id| {
-                    let file = if self.program.files() {
-                        files.session(&id)
-                    } else {
-                        None
-                    };
-                    let cli = self.listing.get(&id).map(|r| self.with_agent(r));
-                    let next = merge_one(
-                        file,
-                        cli.as_ref(),
-                        self.files_active,
-                        self.listing.boundary(),
-                        dialect.as_ref(),
-                    );
-                    let event = self.snapshot.update(&id, next.clone(), at);
-                    self.out
-                        .changes
-                        .push(Change::Session(id, next.map(Box::new)));
-                    event
-                })
-                .collect()
-        };
+        let events = self
+            .merge
+            .update(now.at(), files, lf, &mut self.out.changes);
         self.out.changes.push(Change::Status {
             status: status_line(
                 self.program.bin(),
                 self.program.detected(),
                 self.listing.failure(),
-                self.snapshot.len(),
+                self.merge.snapshot().len(),
             ),
             detected: self.program.detected(),
             can_watch: self.can_watch,
