@@ -2,6 +2,7 @@
 //! follower runs in the task, and its view ([`MachineView`]) turns its reports into
 //! exactly-once events.
 
+use super::warnings::Warnings;
 use super::{Change, Command, Now, Out};
 use crate::event::{Event, Warning};
 use crate::machine::{self, MachineView};
@@ -54,7 +55,7 @@ impl Machines {
         now: Now,
         snapshot: &Snapshot,
         out: &mut Out,
-        warnings: &mut Vec<Warning>,
+        warnings: &mut Warnings,
     ) {
         let Some(machine) = self.followed.iter_mut().find(|m| m.id == id) else {
             return;
@@ -79,7 +80,7 @@ impl Machines {
         now: Now,
         snapshot: &Snapshot,
         out: &mut Out,
-        warnings: &mut Vec<Warning>,
+        warnings: &mut Warnings,
     ) {
         let mut before = std::mem::take(&mut self.followed);
         for dest in dests {

@@ -18,6 +18,7 @@ mod merge;
 mod program;
 mod readers;
 mod waiters;
+mod warnings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ use self::merge::{LfSide, Merge};
 use self::program::Program;
 use self::readers::{Heard, Readers, Said};
 use self::waiters::Waiters;
+use self::warnings::Warnings;
 
 /// The wall clock moving this much further than the monotonic clock between two
 /// wake-ups means the machine slept: lf's readers are asked for everything again.
@@ -254,8 +256,6 @@ pub(crate) struct Core {
     waiters: Waiters,
     /// lf's readers (generation D).
     readers: Readers,
-    /// Warnings already given, so a failing reader or lf is reported once, not per try.
-    told: HashSet<String>,
     /// How lf's database files looked when the tray's last own lf ended.
     stamp: Stamp,
     /// The agent processes listed sessions name (generation E2).
@@ -264,7 +264,7 @@ pub(crate) struct Core {
     can_watch: bool,
     /// The clocks at the last wake-up, to tell that the machine slept.
     woke: (Instant, SystemTime),
-    warnings: Vec<Warning>,
+    warnings: Warnings,
     out: Out,
 }
 
@@ -283,12 +283,11 @@ impl Core {
             listing: Listing::default(),
             waiters: Waiters::default(),
             readers: Readers::default(),
-            told: HashSet::new(),
             stamp: now.db,
             agents: Agents::default(),
             can_watch: true,
             woke: (now.mono, now.wall),
-            warnings: Vec::new(),
+            warnings: Warnings::default(),
             out: Out::default(),
         }
     }
@@ -307,7 +306,9 @@ impl Core {
     pub(crate) fn begin(&mut self, detected: Result<Dialect, LfError>) {
         match detected {
             Ok(detected) => self.detected(detected),
-            Err(e) => self.warn_once(format!("lf session --help: {}", one_line(&e.to_string()))),
+            Err(e) => self
+                .warnings
+                .once(format!("lf session --help: {}", one_line(&e.to_string()))),
         }
     }
 
@@ -411,7 +412,8 @@ impl Core {
                 if self.readers.failed(serial, mono) {
                     // No lf ran, so none of its writes are to come.
                     self.schedule.own_abandoned();
-                    self.warn_once(format!("lf monitor work: {}", one_line(&e.to_string())));
+                    self.warnings
+                        .once(format!("lf monitor work: {}", one_line(&e.to_string())));
                 }
             }
             Input::AgentsFound(result) => {
@@ -441,9 +443,9 @@ impl Core {
                         self.merge.changed(false);
                     }
                     Ok(_) => {}
-                    Err(e) => {
-                        self.warn_once(format!("lf session --help: {}", one_line(&e.to_string())))
-                    }
+                    Err(e) => self
+                        .warnings
+                        .once(format!("lf session --help: {}", one_line(&e.to_string()))),
                 }
             }
             Input::Machine(id, report) => {
@@ -485,7 +487,7 @@ impl Core {
     /// This wake-up's output: the transitions first, then the warnings.
     fn flush(&mut self, now: Now) -> Out {
         let at = now.at();
-        let warnings = std::mem::take(&mut self.warnings).into_iter();
+        let warnings = self.warnings.take().into_iter();
         self.out.events.extend(warnings.map(|w| Event::Warning {
             at,
             path: w.path,
@@ -537,12 +539,6 @@ impl Core {
         self.stamp = now.db;
     }
 
-    fn warn_once(&mut self, message: String) {
-        if self.told.insert(message.clone()) {
-            self.warnings.push(Warning::new(None, message));
-        }
-    }
-
     /// A reader's frame or end.
     fn reader(&mut self, serial: u64, report: Report, at: Now) {
         let now = at.mono;
@@ -555,7 +551,7 @@ impl Core {
                 if !started {
                     self.own_ended(at);
                 }
-                self.warn_once(message);
+                self.warnings.once(message);
             }
             Heard::Frame { first, moved, said } => {
                 if first {
@@ -576,7 +572,7 @@ impl Core {
                         let (readers, touched) = (&self.readers, self.merge.touched());
                         self.listing.apply_frame(&repo, entries, readers, touched);
                     }
-                    Some(Said::Unavailable(reason)) => self.warn_once(reason),
+                    Some(Said::Unavailable(reason)) => self.warnings.once(reason),
                     None => {}
                 }
             }
@@ -651,7 +647,7 @@ impl Core {
     fn found(&mut self, result: Result<Vec<(String, Option<Found>)>, LfError>, now: Instant) {
         match self.agents.found(result, &mut self.out.commands) {
             Err(e) => {
-                self.warn_once(format!(
+                self.warnings.once(format!(
                     "lf monitor ps: {}; an agent that dies is told at lf's next list",
                     one_line(&e.to_string())
                 ));
