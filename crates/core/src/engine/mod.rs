@@ -8,7 +8,7 @@
 //! (`files/`) decides what of lf's session files to read and watch, and its one driver
 //! (`files/drive.rs`) has the task read and watch them, or a disk made of data in its
 //! replays (`replay_files.rs`);
-//! the core (`core.rs`) decides, with no I/O and no clock of its own, what to publish and
+//! the core (`core/`) decides, with no I/O and no clock of its own, what to publish and
 //! what to do next, so that it can be replayed as data (`replay.rs`). The task publishes
 //! what the core says in `shared.rs`, which the [`Engine`] handle reads. What the task runs
 //! on — lf and the file watcher — is injected (`parts.rs`), so the loop itself is tested

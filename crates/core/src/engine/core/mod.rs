@@ -10,6 +10,14 @@
 //! lf's side is scheduled by [`Schedule`] (when to list, and never because of the tray's
 //! own lf runs); the readers, one per repository with open sessions, bring generation D's
 //! attention as it changes, including the quiet deadline no write announces.
+//!
+//! The core is split by what it follows, each part in its own file: the lf program in use
+//! (`program.rs`), its list (`listing.rs`) and the callers waiting for one
+//! (`waiters.rs`), lf's readers (`readers.rs`), the agents listed sessions name
+//! (`agents.rs`), other machines (`machines.rs`), and the merge of the file half's records
+//! with lf's list into what is published (`merge.rs`), and the warnings to give
+//! (`warnings.rs`). This file takes the inputs, keeps lf's schedule, and hands each part
+//! its share.
 
 mod agents;
 mod listing;
