@@ -373,7 +373,7 @@ impl Core {
                 // While a reader is followed, the store's revisions say what moved;
                 // otherwise the write itself is the sign, unless it is the tray's own lf
                 // at work.
-                if !self.reader_live() {
+                if !self.readers.live() {
                     let moved = now.db != self.stamp;
                     self.schedule.written(mono, moved);
                 }
@@ -533,12 +533,6 @@ impl Core {
         // A failure is kept for the status line, and told once.
         let problems = self.listing.take(result);
         self.warnings.extend(problems);
-    }
-
-    /// A reader whose frames arrive: it covers the store's revisions, so lf's database
-    /// writes need not be watched for it.
-    fn reader_live(&self) -> bool {
-        self.readers.live()
     }
 
     /// One of the tray's own lf processes ended (or a reader got past its start-up).
