@@ -96,7 +96,7 @@ impl Disk for Real {
     }
 }
 
-/// A read the file half asks the engine's task for, in its `Command::Read`: the file half
+/// A read the file half asks the engine's task for, in its `FileCommand::Read`: the file half
 /// decides and the task reads, so that the deciding is replayed on data. Every
 /// read of one command is answered at once, in one [`Answers`], after the watches asked
 /// with it are in place.

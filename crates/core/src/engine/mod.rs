@@ -5,9 +5,10 @@
 //!
 //! Three parts, each knowing only the ones below it: the task (`task.rs`) waits for
 //! anything to happen, reads the clocks and carries out commands; the file half
-//! (`files.rs`) decides what of lf's session files to read and watch, and the task reads
-//! and watches them, so that it is replayed on a disk made of data (`replay_files.rs`);
-//! the core (`core.rs`) decides, with no I/O and no clock of its own, what to publish and
+//! (`files/`) decides what of lf's session files to read and watch, and its one driver
+//! (`files/drive.rs`) has the task read and watch them, or a disk made of data in its
+//! replays (`replay_files.rs`);
+//! the core (`core/`) decides, with no I/O and no clock of its own, what to publish and
 //! what to do next, so that it can be replayed as data (`replay.rs`). The task publishes
 //! what the core says in `shared.rs`, which the [`Engine`] handle reads. What the task runs
 //! on — lf and the file watcher — is injected (`parts.rs`), so the loop itself is tested

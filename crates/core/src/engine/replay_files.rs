@@ -21,11 +21,11 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, Input, Now, Out};
-use super::files::FileSide;
+use super::files::{FileCommand, FileInput, FileSide, Hands};
 use super::task::db_stamp;
 use super::SAFETY_INTERVAL;
 use crate::ask::{self, AskRecord};
-use crate::disk::{Disk, Entry, Read, Stat};
+use crate::disk::{Answers, Disk, Entry, Read, Stat};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::liveness::ProviderClient;
@@ -269,6 +269,46 @@ impl DirWatcher for Inotify {
     }
 }
 
+/// The task's hands over the fake: every watch and read carried out as the task does,
+/// and noted for [`Replay::asked`]; none once the task is ending.
+struct Carrying<'a> {
+    disk: &'a Fake,
+    inotify: &'a mut Inotify,
+    asked: &'a mut Vec<FileCommand>,
+    ending: bool,
+}
+
+impl Hands for Carrying<'_> {
+    fn watch(&mut self, dir: &Path) -> bool {
+        if self.ending {
+            return true;
+        }
+        let meanwhile = self.disk.tree().meanwhile.take();
+        if let Some(meanwhile) = meanwhile {
+            meanwhile(&mut self.disk.tree());
+        }
+        self.asked.push(FileCommand::Watch(dir.to_path_buf()));
+        self.inotify.watch(dir).is_ok()
+    }
+
+    fn unwatch(&mut self, dir: &Path) {
+        if self.ending {
+            return;
+        }
+        self.asked.push(FileCommand::Unwatch(dir.to_path_buf()));
+        self.inotify.unwatch(dir);
+    }
+
+    fn read(&mut self, reads: Vec<Read>) -> Option<Answers> {
+        if self.ending {
+            return None;
+        }
+        self.asked.push(FileCommand::Read(reads.clone()));
+        let disk: &dyn Disk = self.disk;
+        Some(disk.answer(reads))
+    }
+}
+
 /// One engine's file half and core over a fake disk, driven as the task drives them.
 struct Replay {
     core: Core,
@@ -282,6 +322,8 @@ struct Replay {
     /// The exit watches the task holds, by pid.
     exits: HashMap<i32, Exit>,
     commands: Vec<Command>,
+    /// The watches and reads the file half asked for, as carried out.
+    file_commands: Vec<FileCommand>,
     events: Vec<Event>,
     /// Every handle on the engine is gone: the task carries out nothing more.
     ending: bool,
@@ -312,6 +354,7 @@ impl Replay {
             steps: 0,
             exits: HashMap::new(),
             commands: Vec::new(),
+            file_commands: Vec::new(),
             events: Vec::new(),
             ending: false,
         };
@@ -320,8 +363,8 @@ impl Replay {
         // What lf did before the tray started was told to no one.
         r.disk.tree().events.clear();
         // As the task starts: watch, then read, then the first snapshot.
-        r.files.start(r.core.files());
-        r.carry_out_files();
+        let files = r.core.files();
+        r.take(FileInput::Start { files });
         let now = r.now();
         let out = r.core.open(now, &mut r.files);
         r.out(out);
@@ -356,25 +399,18 @@ impl Replay {
         self.events.extend(out.events);
     }
 
-    /// The watches and reads the file half asked for, carried out as the task does: until
-    /// nothing waits for them, then what it found to the core.
-    fn carry_out_files(&mut self) {
-        loop {
-            let commands = self.files.commands();
-            if commands.is_empty() && !self.files.waits() {
-                break;
-            }
-            if self.ending {
-                self.files.carried_out();
-                continue;
-            }
-            if commands.iter().any(|c| matches!(c, Command::Watch(_))) {
-                let meanwhile = self.disk.tree().meanwhile.take();
-                if let Some(meanwhile) = meanwhile {
-                    meanwhile(&mut self.disk.tree());
-                }
-            }
-            for command in commands {
+    /// The file half takes in what happened, as the task hands it: its watches and reads
+    /// carried out on the fake, then its exit watches, then what it found to the core.
+    fn take(&mut self, input: FileInput) {
+        let mut hands = Carrying {
+            disk: &self.disk,
+            inotify: &mut self.inotify,
+            asked: &mut self.file_commands,
+            ending: self.ending,
+        };
+        let out = self.files.drive(input, &mut hands);
+        if !self.ending {
+            for command in out.exits {
                 match &command {
                     Command::WatchExit {
                         exit: exit @ Exit::Client { pid, .. },
@@ -385,25 +421,12 @@ impl Replay {
                     Command::UnwatchExit(Exit::Client { pid, .. }) => {
                         self.exits.remove(pid);
                     }
-                    Command::Watch(dir) => {
-                        let made = self.inotify.watch(dir).is_ok();
-                        if !made {
-                            self.files.unwatchable(dir);
-                        }
-                    }
-                    Command::Unwatch(dir) => self.inotify.unwatch(dir),
-                    Command::Read(reads) => {
-                        let disk: &dyn Disk = &self.disk;
-                        self.files.answered(disk.answer(reads.clone()));
-                    }
                     _ => {}
                 }
                 self.commands.push(command);
             }
-            self.files.carried_out();
         }
-        let inputs = self.files.inputs();
-        self.feed_all(inputs);
+        self.feed_all(out.inputs);
     }
 
     /// Everything inotify has to tell, taken as one batch, then the core's wake-up.
@@ -413,8 +436,8 @@ impl Replay {
         for event in events {
             self.files.route(event, &mut batch);
         }
-        self.files.batch(batch, self.core.files());
-        self.carry_out_files();
+        let files = self.core.files();
+        self.take(FileInput::Batch { batch, files });
         self.wake();
         self
     }
@@ -423,8 +446,7 @@ impl Replay {
     fn kill(&mut self, pid: i32) -> &mut Replay {
         self.disk.tree().live.remove(&pid);
         if let Some(Exit::Client { run, .. }) = self.exits.remove(&pid) {
-            self.files.client_exited(&run);
-            self.carry_out_files();
+            self.take(FileInput::ClientExited(run));
             self.wake();
         }
         self
@@ -490,8 +512,8 @@ impl Replay {
 
     /// The slow safety net's turn.
     fn reconcile(&mut self) -> &mut Replay {
-        self.files.reconcile(self.core.files());
-        self.carry_out_files();
+        let files = self.core.files();
+        self.take(FileInput::Reconcile { files });
         self.wake();
         self
     }
@@ -530,6 +552,7 @@ impl Replay {
     /// The exit watches given and let go of since the last look, as `watch pid` /
     /// `unwatch pid`.
     fn exit_watches(&mut self) -> Vec<String> {
+        self.file_commands.clear();
         std::mem::take(&mut self.commands)
             .into_iter()
             .filter_map(|c| match c {
@@ -549,11 +572,12 @@ impl Replay {
     fn asked(&mut self) -> Vec<String> {
         let name = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
         let mut asked = Vec::new();
-        for command in std::mem::take(&mut self.commands) {
+        self.commands.clear();
+        for command in std::mem::take(&mut self.file_commands) {
             match command {
-                Command::Watch(dir) => asked.push(format!("watch {}", name(&dir))),
-                Command::Unwatch(dir) => asked.push(format!("unwatch {}", name(&dir))),
-                Command::Read(reads) => {
+                FileCommand::Watch(dir) => asked.push(format!("watch {}", name(&dir))),
+                FileCommand::Unwatch(dir) => asked.push(format!("unwatch {}", name(&dir))),
+                FileCommand::Read(reads) => {
                     for read in reads {
                         match read {
                             Read::Stat(_) => {}
@@ -567,7 +591,6 @@ impl Replay {
                         }
                     }
                 }
-                _ => {}
             }
         }
         asked

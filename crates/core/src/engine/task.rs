@@ -1,7 +1,7 @@
 //! The engine task: the one place that waits. It reads the clocks, hands what arrived to
 //! the file half and the [`Core`], and carries out their commands (lf runs, lf's readers,
 //! exit watchers, the file watcher's watches, the file half's reads), whose results come
-//! back to it as messages (the reads' at once, to the file half).
+//! back to it as messages (the watches' and reads' at once, to the file half's driver).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,11 +13,11 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, Input, Now, Out, Stamp};
-use super::files::FileSide;
+use super::files::{FileInput, FileSide, Hands};
 use super::msg::{watch_exit, Msg};
 use super::parts::{Cli, Reading};
 use super::shared::{write, Shared};
-use crate::disk::{Disk, Real};
+use crate::disk::{Answers, Disk, Read, Real};
 use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::machine;
@@ -51,10 +51,38 @@ pub(super) struct Task {
     fed: bool,
     /// What makes the file watcher, and where its events go: used once, as the task starts.
     pub make_watcher: Option<(MakeWatcher, Handler)>,
+    /// Where the file half's watches and reads are carried out.
+    local: Local,
+}
+
+/// The file watcher and this machine's disk, on which the task carries out the file
+/// half's watches and reads.
+struct Local {
     /// The file watcher, unless it could not be made.
     watcher: Option<Box<dyn DirWatcher>>,
-    /// The machine, where the file half's reads are made.
     disk: Arc<dyn Disk>,
+    tx: mpsc::WeakUnboundedSender<Msg>,
+}
+
+impl Hands for Local {
+    fn watch(&mut self, dir: &Path) -> bool {
+        self.watcher
+            .as_mut()
+            .is_some_and(|watcher| watcher.watch(dir).is_ok())
+    }
+
+    fn unwatch(&mut self, dir: &Path) {
+        if let Some(watcher) = &mut self.watcher {
+            watcher.unwatch(dir);
+        }
+    }
+
+    fn read(&mut self, reads: Vec<Read>) -> Option<Answers> {
+        // Every handle on the engine is gone: nothing more is read, and what waited for
+        // the reads ends, so the task can.
+        self.tx.upgrade()?;
+        Some(self.disk.answer(reads))
+    }
 }
 
 impl Task {
@@ -68,6 +96,11 @@ impl Task {
         reconcile_interval: std::time::Duration,
     ) -> Task {
         let (reports, reports_rx) = mpsc::unbounded_channel();
+        let local = Local {
+            watcher: None,
+            disk: Arc::new(Real),
+            tx: tx.clone(),
+        };
         Task {
             core,
             shared,
@@ -86,8 +119,7 @@ impl Task {
             next_waiter: 0,
             fed: false,
             make_watcher: None,
-            watcher: None,
-            disk: Arc::new(Real),
+            local,
         }
     }
 
@@ -96,7 +128,7 @@ impl Task {
         Now {
             mono: Instant::now(),
             wall: SystemTime::now(),
-            db: db_stamp(&*self.disk, self.files.home()),
+            db: db_stamp(&*self.local.disk, self.files.home()),
         }
     }
 
@@ -104,7 +136,7 @@ impl Task {
         let mut reports = self.reports_rx.take().expect("the task runs once");
         if let Some((make, handler)) = self.make_watcher.take() {
             match make(handler) {
-                Ok(watcher) => self.watcher = Some(watcher),
+                Ok(watcher) => self.local.watcher = Some(watcher),
                 Err(e) => self.feed(Input::NoWatcher(e.to_string())),
             }
         }
@@ -113,12 +145,12 @@ impl Task {
             self.command(command);
         }
         if let Some(lf) = self.lf.clone() {
-            self.files.watch_program(lf.program());
-            self.carry_out_files();
+            self.files_take(FileInput::Program(lf.program().to_path_buf()));
             self.core.begin(lf.detect().await);
         }
-        self.files.start(self.core.files());
-        self.carry_out_files();
+        self.files_take(FileInput::Start {
+            files: self.core.files(),
+        });
         if let Some(lf) = self.lf.clone() {
             self.core.first_list(self.now());
             let result = lf.list(&self.core.dialect()).await;
@@ -148,8 +180,7 @@ impl Task {
                     self.apply(batch);
                 }
                 _ = reconcile.tick(), if self.core.files() => {
-                    self.files.reconcile(self.core.files());
-                    self.carry_out_files();
+                    self.files_take(FileInput::Reconcile { files: self.core.files() });
                 }
                 Some((id, report)) = reports.recv() => {
                     self.feed(Input::Machine(id, report));
@@ -184,7 +215,7 @@ impl Task {
     /// What reads lf's database files the moment one of the tray's own lf runs ends, on the
     /// thread that saw it end.
     fn ended_stamp(&self) -> impl FnOnce() -> Stamp + Send + 'static {
-        let (disk, home) = (Arc::clone(&self.disk), self.files.home().clone());
+        let (disk, home) = (Arc::clone(&self.local.disk), self.files.home().clone());
         move || db_stamp(&*disk, &home)
     }
 
@@ -206,8 +237,7 @@ impl Task {
                 self.exits.remove(&exit);
                 match exit {
                     Exit::Client { run, .. } => {
-                        self.files.client_exited(&run);
-                        return self.carry_out_files();
+                        return self.files_take(FileInput::ClientExited(run));
                     }
                     Exit::Agent(_) => Input::Exited(exit),
                 }
@@ -240,27 +270,19 @@ impl Task {
         if batch.database {
             self.feed(Input::Written);
         }
-        self.files.batch(batch, self.core.files());
-        self.carry_out_files();
+        let files = self.core.files();
+        self.files_take(FileInput::Batch { batch, files });
     }
 
-    /// Carry out the watches the file half asked for, tell it once they are in place
-    /// (what waited for them, a look or a read, goes on then and may ask for more), and
-    /// once nothing waits, hand the core what it found. Nothing else reaches the engine
-    /// meanwhile, so the file half's look after a watch is the next thing it does.
-    fn carry_out_files(&mut self) {
-        loop {
-            let commands = self.files.commands();
-            if commands.is_empty() && !self.files.waits() {
-                break;
-            }
-            for command in commands {
-                self.command(command);
-            }
-            self.files.carried_out();
+    /// The file half takes in what happened, its watches and reads carried out here
+    /// before anything else reaches the engine; then the exit watches it asked for are
+    /// carried out, and the core is handed what it found.
+    fn files_take(&mut self, input: FileInput) {
+        let out = self.files.drive(input, &mut self.local);
+        for command in out.exits {
+            self.command(command);
         }
-        let inputs = self.files.inputs();
-        self.feed_all(inputs);
+        self.feed_all(out.inputs);
     }
 
     /// Publish the events and carry out the commands; false once nobody listens.
@@ -384,27 +406,8 @@ impl Task {
                 self.followers.insert(id, follower.abort_handle());
             }
             Command::Rescan { files } => {
-                self.files.rescan(files);
-                self.carry_out_files();
+                self.files_take(FileInput::Rescan { files });
                 self.fed = true;
-            }
-            Command::Watch(dir) => {
-                let made = match &mut self.watcher {
-                    Some(watcher) => watcher.watch(&dir).is_ok(),
-                    None => false,
-                };
-                if !made {
-                    self.files.unwatchable(&dir);
-                }
-            }
-            Command::Unwatch(dir) => {
-                if let Some(watcher) = &mut self.watcher {
-                    watcher.unwatch(&dir);
-                }
-            }
-            Command::Read(reads) => {
-                let answers = self.disk.answer(reads);
-                self.files.answered(answers);
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);

@@ -1,13 +1,14 @@
 //! The file half of the engine: lf's session files as [`Records`] holds them, which
 //! directories are to be under inotify ([`Watches`]), and which client processes of
-//! followed Runs are to be watched for their exit. It decides; the task does the I/O.
-//! Every watch, a directory's or a process's, is a [`Command`] the task carries out, since
-//! the task owns the watcher, and so is every read ([`Command::Read`]), since the task
-//! owns the machine: the file half is replayed on a disk made of data. The task hands it
-//! each file-watch batch and each client's exit, carries out what it asked, hands back
-//! what it read ([`FileSide::answered`]), tells it once that is done
-//! ([`FileSide::carried_out`]), and hands the core what it found as [`Input`]s; the core
-//! reads what it holds through [`FileView`].
+//! followed Runs are to be watched for their exit. It decides; others do the I/O. Its one
+//! face is [`FileSide::drive`] (`drive.rs`): handed what happened (a [`FileInput`]), it
+//! steps until nothing waits, each step asking for watches and reads ([`FileCommand`]s)
+//! that the driver's [`Hands`] carry out, since the task owns the watcher and the
+//! machine; the replays' hands are a disk made of data. What it found goes to the core
+//! as [`Input`]s, with the exit watches for the task ([`FileOut`]); the core reads what
+//! it holds through [`FileView`].
+
+mod drive;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ use crate::home::Home;
 use crate::records::Records;
 use crate::session::SessionRecord;
 use crate::watch::{looked_at, route, run_names, Appeared, Asked, Batch, Watches};
+
+pub(super) use self::drive::Hands;
 
 /// How many times the sources are looked for again after their watches are in place
 /// before the file half goes on: far more than a home made a level at a time needs, and
@@ -102,6 +105,70 @@ enum Then {
     Program(PathBuf),
 }
 
+/// What happened, for the file half: each is taken in whole (watched, read and judged)
+/// before the next, since [`FileSide::drive`] steps until nothing waits.
+pub(super) enum FileInput {
+    /// Watch the lf program, so that an lf upgraded while the tray runs is noticed.
+    Program(PathBuf),
+    /// The engine starts: watch the sources, then read them if lf keeps its sessions in
+    /// `files`.
+    Start { files: bool },
+    /// A new lf was detected: watch its sources anew and, if it keeps its sessions in
+    /// `files`, read them all again.
+    Rescan { files: bool },
+    /// The slow safety net's turn ([`Records::stale`], [`Records::reconciled`]).
+    Reconcile { files: bool },
+    /// A batch of file events.
+    Batch { batch: Batch, files: bool },
+    /// A client process of this followed Run exited.
+    ClientExited(String),
+}
+
+/// A watch or a read the file half asks for, carried out in the order asked: a read asked
+/// with a watch is made once the watch is in place.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum FileCommand {
+    /// Watch this directory (not recursively); one that cannot be is handed back.
+    Watch(PathBuf),
+    Unwatch(PathBuf),
+    /// Make these reads and hand back what they found.
+    Read(Vec<Read>),
+}
+
+/// What became of the commands of the last step.
+#[derive(Default)]
+struct CarriedOut {
+    /// What the reads found; `None` when they were not made (the task is ending).
+    answers: Option<Answers>,
+    /// The directories that could not be watched.
+    refused: Vec<PathBuf>,
+}
+
+/// What one step of the file half is handed.
+enum Handed {
+    /// Something happened: the work it starts goes on until nothing waits.
+    Input(FileInput),
+    /// Boxed: the answers are far larger than any input, and each step is handed one.
+    CarriedOut(Box<CarriedOut>),
+}
+
+/// What the file half asks of the hand-off after it.
+enum Step {
+    /// Carry these out, in order, and step again with what became of them.
+    CarryOut(Vec<FileCommand>),
+    /// Nothing waits any more.
+    Done(FileOut),
+}
+
+/// What one [`FileInput`] came to, once nothing waits.
+pub(super) struct FileOut {
+    /// The exit watches of client processes to start and stop, for the task, in order.
+    pub exits: Vec<Command>,
+    /// What was found, for the core: lf's database directory that appeared, the problems
+    /// of what was read, and whether (and how widely) sessions changed.
+    pub inputs: Vec<Input>,
+}
+
 pub(super) struct FileSide {
     home: Home,
     records: Records,
@@ -110,14 +177,12 @@ pub(super) struct FileSide {
     program: Vec<PathBuf>,
     /// The client processes of followed Runs watched for their exit, by pid, with their Run.
     exits: HashMap<i32, String>,
-    /// The exit watches to start and stop, for the task.
-    commands: Vec<Command>,
+    /// The exit watches to start and stop, for the task once nothing waits.
+    exits_asked: Vec<Command>,
     /// The reads to ask the task for, after the watches.
     reads: Vec<Read>,
-    /// Whether reads were asked for since the task last said it carried out the commands.
+    /// Whether the last step asked for reads.
     asked_reads: bool,
-    /// What the task read for them.
-    answers: Option<Answers>,
     /// Whether a source directory existed when this last looked (at every batch, scan and
     /// reconciliation): what the core's merges ask without touching the machine.
     present: bool,
@@ -135,39 +200,68 @@ impl FileSide {
             watches: Watches::new(),
             program: Vec::new(),
             exits: HashMap::new(),
-            commands: Vec::new(),
+            exits_asked: Vec::new(),
             reads: Vec::new(),
             asked_reads: false,
-            answers: None,
             present: false,
             waiting: Waiting::default(),
             found: Findings::default(),
         }
     }
 
-    /// The watches (of directories and of processes) and the reads decided since the last
-    /// call, for the task to carry out in this order before it hands anything else to the
-    /// engine: a read asked with a watch is made once the watch is in place.
-    pub(super) fn commands(&mut self) -> Vec<Command> {
-        let mut commands: Vec<Command> = self
+    /// One hand-off: what happened, or what became of the commands the last step asked
+    /// for. The first starts work, the rest carry it on (a look or a read that waited for
+    /// the watches asked before it); the step that leaves nothing waiting hands out what
+    /// was found.
+    fn step(&mut self, handed: Handed) -> Step {
+        match handed {
+            Handed::Input(input) => {
+                debug_assert!(!self.waits(), "an input arrives only once nothing waits");
+                self.take(input);
+            }
+            Handed::CarriedOut(carried) => self.carried_out(*carried),
+        }
+        let commands = self.commands();
+        if commands.is_empty() && !self.waits() {
+            return Step::Done(FileOut {
+                exits: std::mem::take(&mut self.exits_asked),
+                inputs: self.inputs(),
+            });
+        }
+        Step::CarryOut(commands)
+    }
+
+    fn take(&mut self, input: FileInput) {
+        match input {
+            FileInput::Program(lf) => self.watch_program(lf),
+            FileInput::Start { files } => self.start(files),
+            FileInput::Rescan { files } => self.rescan(files),
+            FileInput::Reconcile { files } => self.reconcile(files),
+            FileInput::Batch { batch, files } => self.batch(batch, files),
+            FileInput::ClientExited(run) => self.client_exited(&run),
+        }
+    }
+
+    /// The watches and the reads decided since the last step, in the order to carry them
+    /// out.
+    fn commands(&mut self) -> Vec<FileCommand> {
+        let mut commands: Vec<FileCommand> = self
             .watches
             .take_asked()
             .into_iter()
             .map(|asked| match asked {
-                Asked::Watch(dir) => Command::Watch(dir),
-                Asked::Unwatch(dir) => Command::Unwatch(dir),
+                Asked::Watch(dir) => FileCommand::Watch(dir),
+                Asked::Unwatch(dir) => FileCommand::Unwatch(dir),
             })
             .collect();
-        commands.append(&mut self.commands);
         if !self.reads.is_empty() {
             self.asked_reads = true;
-            commands.push(Command::Read(std::mem::take(&mut self.reads)));
+            commands.push(FileCommand::Read(std::mem::take(&mut self.reads)));
         }
         commands
     }
 
-    /// Whether a look or a read waits for the commands asked for: the task tells
-    /// [`FileSide::carried_out`] once it has carried them out.
+    /// Whether a look or a read waits for the commands asked for.
     pub(super) fn waits(&self) -> bool {
         self.waiting.tops.is_some()
             || self.waiting.then.is_some()
@@ -175,27 +269,19 @@ impl FileSide {
             || !self.waiting.rereading.is_empty()
     }
 
-    /// A [`Command::Watch`] failed: the directory is not watched, nothing is told (a
-    /// directory that vanished meanwhile is the common case), and it is asked for again
-    /// the next time the file half looks for it. The task says so before
-    /// [`FileSide::carried_out`].
-    pub(super) fn unwatchable(&mut self, dir: &Path) {
-        self.watches.unwatchable(dir);
-    }
-
-    /// The answers to a [`Command::Read`].
-    pub(super) fn answered(&mut self, answers: Answers) {
-        self.answers = Some(answers);
-    }
-
-    /// The task has carried out every command asked for (the watches are in place, the
-    /// reads answered): what waited for them goes on. The sources are looked for again,
-    /// and watched again until a look finds what the last one watched; only then is what
-    /// waits for them read. A Run read before its watch was in place is read once more.
-    /// What that asks in turn waits for the next call. Reads left unanswered (the task is
-    /// ending) end whatever waited.
-    pub(super) fn carried_out(&mut self) {
-        let answers = self.answers.take();
+    /// The commands asked for were carried out (the watches are in place, the reads
+    /// answered): what waited for them goes on. A directory that could not be watched is
+    /// not, nothing is told (a directory that vanished meanwhile is the common case), and
+    /// it is asked for again the next time the file half looks for it. The sources are
+    /// looked for again, and watched again until a look finds what the last one watched;
+    /// only then is what waits for them read. A Run read before its watch was in place is
+    /// read once more. What that asks in turn waits for the next step. Reads left
+    /// unanswered (the task is ending) end whatever waited.
+    fn carried_out(&mut self, carried: CarriedOut) {
+        for dir in &carried.refused {
+            self.watches.unwatchable(dir);
+        }
+        let answers = carried.answers;
         if std::mem::take(&mut self.asked_reads) && answers.is_none() {
             self.waiting = Waiting::default();
             return;
@@ -237,10 +323,8 @@ impl FileSide {
         }
     }
 
-    /// What the work since the last call found, for the core: lf's database directory
-    /// that appeared, the problems of what was read, and whether (and how widely)
-    /// sessions changed.
-    pub(super) fn inputs(&mut self) -> Vec<Input> {
+    /// What the work since the last input found, for the core.
+    fn inputs(&mut self) -> Vec<Input> {
         let found = std::mem::take(&mut self.found);
         let mut inputs = Vec::new();
         if found.database_appeared {
@@ -258,10 +342,10 @@ impl FileSide {
         &self.home
     }
 
-    /// Watch the lf program, so that an lf upgraded while the tray runs is noticed.
-    pub(super) fn watch_program(&mut self, lf: &Path) {
-        self.reads.push(Read::Canonical(lf.to_path_buf()));
-        self.waiting.then = Some(Then::Program(lf.to_path_buf()));
+    /// Watch the lf program where it leads, once that is read.
+    fn watch_program(&mut self, lf: PathBuf) {
+        self.reads.push(Read::Canonical(lf.clone()));
+        self.waiting.then = Some(Then::Program(lf));
     }
 
     /// Sort one file event into the batch.
@@ -270,7 +354,7 @@ impl FileSide {
     }
 
     /// Watch first, then read: a record written in between is seen by the read.
-    pub(super) fn start(&mut self, files: bool) {
+    fn start(&mut self, files: bool) {
         self.read_sources();
         let then = Box::new(Then::Rescan { files });
         self.waiting.then = Some(Then::Looked { files, then });
@@ -278,14 +362,14 @@ impl FileSide {
 
     /// A new lf was detected: watch its sources anew and, if it keeps its sessions in
     /// `files`, read them all again.
-    pub(super) fn rescan(&mut self, files: bool) {
+    fn rescan(&mut self, files: bool) {
         self.start(files);
         self.found.changed = true;
         self.found.full = true;
     }
 
     /// The slow safety net over the files ([`Records::stale`], [`Records::reconciled`]).
-    pub(super) fn reconcile(&mut self, files: bool) {
+    fn reconcile(&mut self, files: bool) {
         self.read_sources();
         let then = Box::new(Then::Survey);
         self.waiting.then = Some(Then::Looked { files, then });
@@ -295,7 +379,7 @@ impl FileSide {
 
     /// A client process of a followed Run exited: its Run's session alone may change,
     /// once its clients' liveness is judged again.
-    pub(super) fn client_exited(&mut self, run_id: &str) {
+    fn client_exited(&mut self, run_id: &str) {
         if let Some(tracked) = self.records.tracked_run(run_id) {
             self.reads.push(Read::Live(Box::new(tracked.run.clone())));
         }
@@ -305,7 +389,7 @@ impl FileSide {
     /// A batch of file events: once the sources and its new shards are read, watch what
     /// appeared and let go of what went; once that is in place, read again what it made
     /// dirty.
-    pub(super) fn batch(&mut self, batch: Batch, files: bool) {
+    fn batch(&mut self, batch: Batch, files: bool) {
         self.read_sources();
         if files {
             let shards = batch.shards.iter().map(|shard| Read::Stat(shard.clone()));
@@ -640,7 +724,7 @@ impl FileSide {
             }
             self.exits.insert(pid, run_id.to_string());
             // Its liveness was judged as it was read: no start time to check again.
-            self.commands.push(Command::WatchExit {
+            self.exits_asked.push(Command::WatchExit {
                 exit: Exit::Client {
                     run: run_id.to_string(),
                     pid,
@@ -654,7 +738,7 @@ impl FileSide {
 
     /// Stop the exit watches `stop` picks (by Run id and pid).
     fn stop_exits(&mut self, stop: impl Fn(&str, i32) -> bool) {
-        let commands = &mut self.commands;
+        let commands = &mut self.exits_asked;
         self.exits.retain(|pid, run| {
             let gone = stop(run, *pid);
             if gone {

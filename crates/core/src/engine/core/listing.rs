@@ -1,0 +1,110 @@
+//! lf's list as the engine holds it: the last good `lf session list`, with lf's readers'
+//! newer frames applied, indexed for merging one session at a time, and why the last
+//! list failed.
+
+use std::collections::{HashMap, HashSet};
+
+use super::readers::Readers;
+use crate::event::Warning;
+use crate::lf::{one_line, LfError};
+use crate::session::SessionRecord;
+use crate::snapshot::boundary_runs;
+
+#[derive(Default)]
+pub(super) struct Listing {
+    records: Vec<SessionRecord>,
+    /// Where in `records` each id is, and the Runs lf names as Ask or Flow boundaries:
+    /// what merging one changed session needs.
+    index: HashMap<String, usize>,
+    boundary: HashSet<String>,
+    /// What the status line says of the last list, if it failed.
+    failure: Option<String>,
+}
+
+impl Listing {
+    pub(super) fn records(&self) -> &[SessionRecord] {
+        &self.records
+    }
+
+    /// The listed session `id`.
+    pub(super) fn get(&self, id: &str) -> Option<&SessionRecord> {
+        self.index.get(id).map(|&i| &self.records[i])
+    }
+
+    pub(super) fn boundary(&self) -> &HashSet<String> {
+        &self.boundary
+    }
+
+    pub(super) fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// A list ended: what it holds replaces the last good one, or its failure is kept for
+    /// the status line. The problems to tell come back: lf's, or a failure not told yet.
+    pub(super) fn take(
+        &mut self,
+        result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
+    ) -> Vec<Warning> {
+        match result {
+            Ok((records, problems)) => {
+                self.records = records;
+                self.reindex();
+                self.failure = None;
+                problems
+                    .into_iter()
+                    .map(|p| Warning::new(None, p))
+                    .collect()
+            }
+            Err(e) => {
+                let message = format!("lf session list: {}", one_line(&e.to_string()));
+                // One warning per distinct failure, not one per safety tick.
+                if self.failure.as_deref() == Some(message.as_str()) {
+                    return Vec::new();
+                }
+                self.failure = Some(message.clone());
+                vec![Warning::new(None, message)]
+            }
+        }
+    }
+
+    /// A reader's list of every open session in `repo` replaces what the engine had for
+    /// that repository: sessions it no longer lists were completed. Every id it changed
+    /// goes into `touched`.
+    pub(super) fn apply_frame(
+        &mut self,
+        repo: &str,
+        entries: Vec<SessionRecord>,
+        readers: &Readers,
+        touched: &mut HashSet<String>,
+    ) {
+        let fresh: HashSet<&str> = entries.iter().map(|r| r.id.as_str()).collect();
+        let mut kept = Vec::with_capacity(self.records.len());
+        for record in std::mem::take(&mut self.records) {
+            let in_repo = record
+                .worktree()
+                .and_then(|w| readers.repo_of(w))
+                .is_some_and(|r| r == repo);
+            if in_repo || fresh.contains(record.id.as_str()) {
+                touched.insert(record.id);
+            } else {
+                kept.push(record);
+            }
+        }
+        for record in &entries {
+            touched.insert(record.id.clone());
+        }
+        kept.extend(entries);
+        self.records = kept;
+        self.reindex();
+    }
+
+    fn reindex(&mut self) {
+        self.index = self
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
+        self.boundary = boundary_runs(&self.records);
+    }
+}
