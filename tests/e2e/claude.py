@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness import CheckFailed, STEP_TIMEOUT
+from harness import STEP_TIMEOUT, CheckFailed, app_log, wait_for
 
 QUESTION = {"questions": [{
     "question": "Which registry should the 0.4 crates go to?", "header": "Registry",
@@ -95,3 +95,31 @@ def put_back(path, before):
         path.unlink(missing_ok=True)
     else:
         path.write_text(before)
+
+
+def e2_home(tmp, sid, title):
+    """A home of today's lf (E2) under `tmp` with one claude session `sid` in a repository:
+    the environment that makes the stand-in lf play it, and the repository."""
+    home, repo = tmp / "lf-home-e2", tmp / "work" / "repo-e2"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
+    subprocess.run([os.environ["LF_BIN"], "sim", "new", sid, "--title", title, "--cwd", str(repo),
+                    "--provider", "claude"], env=env, check=True, capture_output=True)
+    return env, repo
+
+
+def start_app(ctx, env, timeout):
+    """The app (ctx.app) started hidden in `env`, once it has its first snapshot."""
+    before = len([m for m in app_log().messages() if m.startswith("SNAPSHOT")])
+    log = open(ctx.out / "app.log", "ab")
+    ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    wait_for(lambda: len([m for m in app_log().messages() if m.startswith("SNAPSHOT")]) > before,
+             "the started app's first snapshot", timeout)
+
+
+def stop_app(ctx):
+    if ctx.app is not None and ctx.app.poll() is None:
+        os.killpg(ctx.app.pid, signal.SIGTERM)
+        ctx.app.wait(10)

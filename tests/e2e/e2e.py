@@ -2057,26 +2057,14 @@ def settings_panel_sets_the_push_and_never_shows_the_token_back(ctx):
 
 @window_check
 def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
-    from selenium import webdriver
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.options import ArgOptions
 
-    if ctx.driver is not None:
-        ctx.driver.quit()
-        ctx.driver = None
-    end_webdriver_apps(ctx)
-    ctx.stop_app()
-    stop_watcher(ctx)
     # tauri-driver's app is its child, not ours: this wrapper keeps its exit code.
     code = ctx.tmp / "window-quit.rc"
     code.unlink(missing_ok=True)
-    wrapper = ctx.tmp / "bin" / "lf-tray-keeping-its-code"
-    wrapper.write_text(f'#!/bin/sh\n"{ctx.app_bin}" "$@"\necho $? >"{code}.part" && mv "{code}.part" "{code}"\n')
-    wrapper.chmod(0o755)
-    opts = ArgOptions()
-    opts.set_capability("browserName", "wry")
-    opts.set_capability("tauri:options", {"application": str(wrapper)})
-    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    webdriver_through(ctx, "lf-tray-keeping-its-code",
+                      f'"{ctx.app_bin}" "$@"\necho $? >"{code}.part" && mv "{code}.part" "{code}"\n',
+                      before=lambda: stop_watcher(ctx))
     try:
         # Read as the DOM has it: WebKitWebDriver reads the text of the footer's line, which
         # has `overflow: hidden`, as empty.
@@ -2124,27 +2112,14 @@ def window_card_answers_two_questions_with_a_multi_select_and_typed_words(ctx):
     card's Send waits for every answer; the agent gets exactly the questions as asked and
     the answers (several labels and the person's own words joined as Claude reads them);
     a second Send answers nothing; the terminal answering first takes the card down."""
-    from selenium import webdriver
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.options import ArgOptions
 
-    if ctx.driver is not None:
-        ctx.driver.quit()
-        ctx.driver = None
-    end_webdriver_apps(ctx)
-    ctx.stop_app()
     tray_settings, before = answering_on(True)
     sid = "SESSION-" + uuid.uuid4().hex[:8]
     env, lf, agent = with_agent_asking(ctx, sid, "Release the 0.4 crates")
-    # tauri-driver starts the app with its own environment: this one plays today's lf.
-    wrapper = ctx.tmp / "bin" / "lf-tray-on-e2"
-    wrapper.write_text(f'#!/bin/sh\nexport LF_HOME="{env["LF_HOME"]}" LF_SIM_GENERATION=e2\n'
-                       f'exec "{ctx.app_bin}" "$@"\n')
-    wrapper.chmod(0o755)
-    opts = ArgOptions()
-    opts.set_capability("browserName", "wry")
-    opts.set_capability("tauri:options", {"application": str(wrapper)})
-    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    # This one plays today's lf.
+    webdriver_through(ctx, "lf-tray-on-e2",
+                      f'export LF_HOME="{env["LF_HOME"]}" LF_SIM_GENERATION=e2\nexec "{ctx.app_bin}" "$@"\n')
     row = f'[data-session-id="{sid}"]'
     figures = {}
     try:
@@ -2474,23 +2449,10 @@ def window_without_lf_says_so_in_one_line_with_the_setting_that_names_it(ctx):
     """No lf found (no LF_BIN, none on PATH): the footer's status line wraps inside the
     window with *Set the lf program*, which opens the settings at that field; nothing is cut
     there either (screenshot window-no-lf.png)."""
-    from selenium import webdriver
-    from selenium.webdriver.common.options import ArgOptions
-
-    if ctx.driver is not None:
-        ctx.driver.quit()
-        ctx.driver = None
-    end_webdriver_apps(ctx)
-    ctx.stop_app()
-    glance_popups(True)
-    # tauri-driver starts the app with its own environment: this wrapper takes lf away.
-    wrapper = ctx.tmp / "bin" / "lf-tray-without-lf"
-    wrapper.write_text(f'#!/bin/sh\nunset LF_BIN\nPATH=/usr/local/bin:/usr/bin:/bin exec "{ctx.app_bin}" "$@"\n')
-    wrapper.chmod(0o755)
-    opts = ArgOptions()
-    opts.set_capability("browserName", "wry")
-    opts.set_capability("tauri:options", {"application": str(wrapper)})
-    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+    # This wrapper takes lf away.
+    webdriver_through(ctx, "lf-tray-without-lf",
+                      f'unset LF_BIN\nPATH=/usr/local/bin:/usr/bin:/bin exec "{ctx.app_bin}" "$@"\n',
+                      before=lambda: glance_popups(True))
     try:
         line = wait_for(lambda: ctx.driver.execute_script(
             "const b = document.querySelector('#status [data-fix=\"lf\"]');"
@@ -2514,6 +2476,30 @@ def window_without_lf_says_so_in_one_line_with_the_setting_that_names_it(ctx):
         ctx.driver = None
         end_webdriver_apps(ctx)
         glance_popups(False)
+
+
+def webdriver_through(ctx, name, script, before=None):
+    """A new WebDriver session whose app tauri-driver starts through the shell `script`
+    (a wrapper named `name`): tauri-driver starts the app with its own environment, so a
+    wrapper is how a check gives it another, or keeps its exit code. The session before it
+    and its app end first; `before` runs once they have, before the new app starts."""
+    from selenium import webdriver
+    from selenium.webdriver.common.options import ArgOptions
+
+    if ctx.driver is not None:
+        ctx.driver.quit()
+        ctx.driver = None
+    end_webdriver_apps(ctx)
+    ctx.stop_app()
+    if before is not None:
+        before()
+    wrapper = ctx.tmp / "bin" / name
+    wrapper.write_text("#!/bin/sh\n" + script)
+    wrapper.chmod(0o755)
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(wrapper)})
+    ctx.driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
 
 
 def expand(driver, css):

@@ -448,47 +448,27 @@ def pushes_follow_gnomes_idle_monitor_and_its_screen_lock(ctx):
         server.stop()
 
 
-def start_app_in(ctx, env):
-    """The app started hidden in `env`, once it says READY and has its first snapshot."""
-    before = len([m for m in app_log().messages() if m.startswith("SNAPSHOT")])
-    log = open(ctx.out / "app.log", "ab")
-    ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
-    wait_for(lambda: len([m for m in app_log().messages() if m.startswith("SNAPSHOT")]) > before,
-             "the restarted app's first snapshot", START_TIMEOUT)
-
-
-def stop_app(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        os.killpg(ctx.app.pid, signal.SIGTERM)
-        ctx.app.wait(10)
-
-
 @check
 def a_question_on_gnome_offers_its_options_as_buttons_and_five_as_answer(ctx):
     """Claude's question through its hook (the stand-in Claude, lf as E2): GNOME Shell draws
     at most three buttons on a banner, so a question's two options are its buttons beside
     Open and a real click on one answers the agent with its label; five options do not fit,
     and the banner offers Answer… (the window at the question) and Open instead."""
-    from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, put_back
+    from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, e2_home, put_back, start_app, stop_app
     if EXTENSION:
         raise Skipped("asked once, in the run without the extension: the banners are the same")
     stop_app(ctx)
-    home, repo = ctx.tmp / "lf-home-e2", ctx.tmp / "work" / "repo-e2"
-    (repo / ".git").mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
-
-    def lf(*args):
-        subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
     settings, before = answering_on(True)
     sid = "SESSION-" + uuid.uuid4().hex[:8]
     title = "Ship the crates from GNOME"
-    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "claude")
+    env, repo = e2_home(ctx.tmp, sid, title)
+
+    def lf(*args):
+        subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
     ctx.lf_bin = os.environ["LF_BIN"]
     agent = Agent(ctx, env, sid, repo)
     try:
-        start_app_in(ctx, env)
+        start_app(ctx, env, START_TIMEOUT)
         # A person at work: banners come while the pointer moves, and leave after a while.
         subprocess.run(["xdotool", "mousemove", str(SCREEN[0] // 2), str(SCREEN[1] - 10)], check=True)
         lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which registry?")

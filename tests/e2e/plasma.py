@@ -470,45 +470,25 @@ def tray_registrations_per_change(ctx):
     expect(ctx.tray.item_of_pid(ctx.app.pid), "the item is no longer on the watcher")
 
 
-def start_app(ctx, env):
-    """The app started hidden in `env`, once it has its first snapshot."""
-    before = len([m for m in app_log().messages() if m.startswith("SNAPSHOT")])
-    log = open(ctx.out / "app.log", "ab")
-    ctx.app = subprocess.Popen([os.environ["APP"], "--hidden"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    log.close()
-    wait_for(lambda: len([m for m in app_log().messages() if m.startswith("SNAPSHOT")]) > before,
-             "the started app's first snapshot", START_TIMEOUT)
-
-
-def stop_app(ctx):
-    if ctx.app is not None and ctx.app.poll() is None:
-        os.killpg(ctx.app.pid, signal.SIGTERM)
-        ctx.app.wait(10)
-
-
 @check
 def a_question_on_plasma_offers_every_option_as_a_button(ctx):
     """Claude's question through its hook (the stand-in Claude, lf as E2): Plasma draws every
     action as a button, so a question's two options are buttons beside Open, and a real
     click on one answers the agent with its label; five options are all offered too."""
-    from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, put_back
+    from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, e2_home, put_back, start_app, stop_app
     stop_app(ctx)
-    home, repo = ctx.tmp / "lf-home-e2", ctx.tmp / "work" / "repo-e2"
-    (repo / ".git").mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, LF_HOME=str(home), LF_SIM_GENERATION="e2")
-
-    def lf(*args):
-        subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
     settings, before = answering_on(True)
     sid = "SESSION-" + uuid.uuid4().hex[:8]
     title = "Ship the crates from Plasma"
-    lf("sim", "new", sid, "--title", title, "--cwd", str(repo), "--provider", "claude")
+    env, repo = e2_home(ctx.tmp, sid, title)
+
+    def lf(*args):
+        subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
     ctx.lf_bin = os.environ["LF_BIN"]
     agent = Agent(ctx, env, sid, repo)
     summary = f"claude asks · {title}"
     try:
-        start_app(ctx, env)
+        start_app(ctx, env, START_TIMEOUT)
         pointer_away()
         lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which registry?")
         wait_for(lambda: ctx.notes.find(lambda n: title in n.summary and "question" in n.summary),
@@ -555,7 +535,7 @@ def a_question_on_plasma_offers_every_option_as_a_button(ctx):
         stop_app(ctx)
         put_back(settings, before)
         # The checks after this one drive the app as it was started at first.
-        start_app(ctx, dict(os.environ))
+        start_app(ctx, dict(os.environ), START_TIMEOUT)
 
 
 @check
