@@ -2087,12 +2087,7 @@ def window_quit_ends_the_app_and_its_footer_says_there_is_no_tray(ctx):
                  f"{ctx.driver.find_element(By.ID, 'settings-message').text!r})")
         expect(code.read_text().strip() == "0", f"the app exited {code.read_text().strip()} after Quit")
     finally:
-        try:
-            ctx.driver.quit()
-        except Exception:
-            pass  # its browser is gone
-        ctx.driver = None
-        end_webdriver_apps(ctx)
+        end_webdriver(ctx)
         start_watcher(ctx)
 
 
@@ -2186,12 +2181,7 @@ def window_card_answers_two_questions_with_a_multi_select_and_typed_words(ctx):
         figures["terminal_to_card_gone"] = time.monotonic() - answered
     finally:
         agent.end()
-        try:
-            ctx.driver.quit()
-        except Exception:
-            pass  # its browser is gone
-        ctx.driver = None
-        end_webdriver_apps(ctx)
+        end_webdriver(ctx)
         subprocess.run(["dunstctl", "close-all"], check=True)
         put_back(tray_settings, before)
     print(f"figures: {json.dumps({k: round(v, 3) for k, v in figures.items()})}", flush=True)
@@ -2429,12 +2419,7 @@ def window_at_a_glance_shows_every_title_chip_and_notice_whole(ctx):
         expect(again[3:] == (700, 600), f"the window opened again at {again[3]}x{again[4]}; "
                "expected the person's 700x600")
     finally:
-        try:
-            ctx.driver.quit()
-        except Exception:
-            pass  # its window was closed
-        ctx.driver = None
-        end_webdriver_apps(ctx)
+        end_webdriver(ctx)
         sized.unlink(missing_ok=True)
         glance_popups(False)
         if kept is None:
@@ -2469,13 +2454,19 @@ def window_without_lf_says_so_in_one_line_with_the_setting_that_names_it(ctx):
             f"{ctx.driver.execute_script('return document.activeElement.id')!r}")
         glance_audit(ctx, "the settings, without lf")
     finally:
-        try:
-            ctx.driver.quit()
-        except Exception:
-            pass  # its app is ended below either way
-        ctx.driver = None
-        end_webdriver_apps(ctx)
+        end_webdriver(ctx)
         glance_popups(False)
+
+
+def end_webdriver(ctx):
+    """The WebDriver session, and the app tauri-driver started for it, ended (its window
+    may be gone already: closed, or the app quit)."""
+    try:
+        ctx.driver.quit()
+    except Exception:
+        pass  # its browser is gone
+    ctx.driver = None
+    end_webdriver_apps(ctx)
 
 
 def webdriver_through(ctx, name, script, before=None):
