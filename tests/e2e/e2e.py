@@ -213,6 +213,11 @@ class Ctx:
     def notified(self, pred, what, timeout=STEP_TIMEOUT):
         return wait_for(lambda: self.notes.find(pred), what, timeout)[-1]
 
+    def shown_ids(self):
+        """The ids of every popup shown so far: a wait for a popup of the step to come
+        must not be satisfied by an earlier check's popup with the same words."""
+        return {n.id for n in self.notes.find(lambda n: True)}
+
     def await_listener(self, n):
         wait_for(lambda: self.notes.listening(n),
                  f"the app to listen for actions on notification {n.id} (AddMatch ActionInvoked)")
@@ -948,10 +953,14 @@ def answer_from_the_popup_allow_deny_terminal_first_and_no_popup(ctx):
         wait_for(one_entry, lambda: f"the entry repaired in {claude.read_text()}")
         rest_kept()
 
-        # The agent waits (lf's attention), so the tray knows its session and its pid.
+        # The agent waits (lf's attention), so the tray knows its session and its pid. An
+        # earlier check showed a popup with the same words: this app's own is waited for,
+        # or what follows would run before the tray saw the agent wait.
+        seen = ctx.shown_ids()
         lf("sim", "status", sid, "blocked", "--kind", "permission", "--title",
            "Run cargo publish --dry-run", "--msg", "Bash wants to run a command")
-        ctx.notified(lambda n: "Run cargo publish" in n.body, "lf's permission popup")
+        ctx.notified(lambda n: "Run cargo publish" in n.body and n.id not in seen,
+                     "this app's popup for lf's permission")
 
         # Allow from the popup reaches the agent.
         asked = agent.ask("cargo publish --dry-run")
@@ -1067,9 +1076,11 @@ def answer_the_question_from_the_popup_always_allow_a_plan_and_off_at_start(ctx)
         ctx.start_hidden(env, "app-question.log", "the app, answering")
         wait_for(lambda: len(claude_entries(claude)) == 1,
                  lambda: f"the tray's entry in {claude.read_text()}")
+        seen = ctx.shown_ids()
         lf("sim", "status", sid, "blocked", "--kind", "question", "--title",
            "Which registry?", "--msg", "claude asks a question")
-        ctx.notified(lambda n: "Which registry?" in n.body, "lf's question popup")
+        ctx.notified(lambda n: "Which registry?" in n.body and n.id not in seen,
+                     "this app's popup for lf's question")
 
         # One single-select question: its options are the popup's actions, no Allow.
         asked = time.monotonic()
