@@ -11,10 +11,10 @@ use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::platform::{focus, launch, page, window};
-use crate::run::{quit, refresh};
+use crate::run::quit;
 use crate::shell::lock;
 use crate::shell::Shell;
-use lf_tray_surface::desk::Act;
+use lf_tray_surface::desk::Input;
 use lf_tray_surface::notice::{self, NoticeKey};
 
 /// A choice in the tray's menu.
@@ -42,21 +42,13 @@ pub(crate) fn on_notification<R: Runtime>(
     action: &str,
     token: Option<String>,
 ) {
-    let shell = Arc::clone(&app.state::<Arc<Shell>>());
-    let named = key.session().to_string();
-    // What the button means is the desk's to say; carried out here.
-    let act = lock(&shell.desk).act(key, action);
-    match act {
-        Act::Answered(word) => tracing::info!("PERMISSION {word} from the popup session={named}"),
-        Act::Ignored(why) => tracing::info!("IGNORED {action} session={named}: {why}"),
-        Act::Window(at) => window::show(app, at.as_ref()),
-        Act::Expired => {
-            tracing::info!("UNSEEN session={named}: its popup expired");
-            shell.save_history();
-            refresh(app, &shell);
-        }
-        Act::Go(key) => go(app, &shell, &key, Click::Popup(action), token),
-    }
+    // What the button means is the desk's to say: an answer to the agent, the window, or
+    // a click that comes back here ([`go`]) to be carried out.
+    app.state::<Arc<Shell>>().tell(Input::Action {
+        key,
+        action: action.to_string(),
+        token,
+    });
 }
 
 /// Take the person where their click on the session `key` goes ([`destination`]).
@@ -107,8 +99,7 @@ fn arrive<R: Runtime>(
                 match focus::go(&record, &terminals) {
                     focus::Went::There(took) => {
                         tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());
-                        let effects = lock(&shell.desk).popups.click_reached();
-                        shell.send(effects);
+                        shell.tell(Input::ClickReached);
                     }
                     focus::Went::Not(unreached) => {
                         let why = unreached.sentence();
@@ -130,8 +121,7 @@ fn arrive<R: Runtime>(
                                 text,
                             },
                         );
-                        let effects = lock(&shell.desk).popups.click_failed(notice);
-                        shell.send(effects);
+                        shell.tell(Input::ClickFailed(notice));
                     }
                 }
             });
@@ -140,7 +130,6 @@ fn arrive<R: Runtime>(
         Destination::Dismiss => {
             if let Some(record) = &record {
                 shell.dismiss(record);
-                refresh(app, shell);
             }
         }
         Destination::Nothing => {}

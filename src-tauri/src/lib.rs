@@ -151,11 +151,11 @@ pub(crate) fn start(
             // Started here, after the single-instance check: a second `lf-tray` exits
             // before it reads anything. The window's commands run once setup is done.
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
-            let mut shell = Shell::new(engine, settings_path, loaded).with_history(history_path);
+            let (mut shell, desk) = Shell::new(engine, settings_path, loaded, history_path);
             shell.remote = remote;
             let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
-            setup(app.handle(), shell, events, hidden)?;
+            setup(app.handle(), shell, desk, events, hidden)?;
             ready(app.handle().clone());
             Ok(())
         })
@@ -226,6 +226,7 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
 fn setup<R: Runtime>(
     app: &AppHandle<R>,
     shell: Arc<Shell>,
+    desk: shell::Unstarted,
     events: mpsc::UnboundedReceiver<Event>,
     hidden: bool,
 ) -> tauri::Result<()> {
@@ -236,8 +237,7 @@ fn setup<R: Runtime>(
     let on_server: notification::OnServer = Arc::new(move |server| {
         if let Some(shell) = weak.upgrade() {
             tracing::info!("SERVER {server:?}");
-            shell::lock(&shell.desk).popups.set_server(server);
-            shell.wake.notify_one();
+            shell.tell(lf_tray_surface::desk::Input::Server(server));
         }
     });
     #[cfg(all(unix, not(target_os = "macos")))]
@@ -259,8 +259,7 @@ fn setup<R: Runtime>(
     if tray::at_start() {
         tray::create(app, click::on_menu)?;
     }
-    let (effects, queued) = mpsc::unbounded_channel();
-    let _ = shell.effects.set(effects.clone());
+    let (deliveries, queued) = mpsc::unbounded_channel();
     tauri::async_runtime::spawn(run::deliver(Arc::clone(&shell), queued));
     tauri::async_runtime::spawn(run::on_signal(app.clone(), Arc::clone(&shell)));
     #[cfg(all(unix, not(target_os = "macos")))]
@@ -273,7 +272,7 @@ fn setup<R: Runtime>(
     tauri::async_runtime::spawn(focus::tell_gnome_setup(Arc::clone(&shell)));
     #[cfg(unix)]
     {
-        tauri::async_runtime::spawn(permission::serve(app.clone(), Arc::clone(&shell)));
+        tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));
         // Put back at each start while on: the entry may have been removed by hand, or
         // the binary moved since. Off, it is taken out: the switch may have been turned
         // off in settings.json while the tray was stopped, and a hook left behind would
@@ -288,7 +287,7 @@ fn setup<R: Runtime>(
         });
     }
     shell.apply_push();
-    tauri::async_runtime::spawn(run::follow(app.clone(), shell, events, effects));
+    tauri::async_runtime::spawn(run::follow(app.clone(), shell, desk, events, deliveries));
     if !hidden {
         window::show(app, None);
     }

@@ -12,21 +12,21 @@
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use lf_tray_core::permission::{self, SHOWN};
 use lf_tray_core::terminal::place::Processes;
 use lf_tray_core::SessionRecord;
+use lf_tray_surface::desk::{self, HookId, Input, ToHook};
 use lf_tray_surface::looking;
 use lf_tray_surface::policy::Focus;
-use tauri::{AppHandle, Runtime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
 
-use crate::shell::lock;
-use crate::shell::Shell;
-use lf_tray_surface::policy::{Clock, Effect};
+use crate::shell::{lock, Shell, ToDesk};
 
 /// How long a connected hook may take to send its request: it writes it at once, from
 /// memory; a peer slower than this is not a hook.
@@ -35,7 +35,7 @@ const READ_WAIT: Duration = Duration::from_secs(1);
 /// Listen for the hook while the tray runs. Without `$XDG_RUNTIME_DIR`, or where the
 /// socket's directory is not this user's alone, there is no listening: the hook then
 /// finds no tray and leaves the terminal's prompt alone.
-pub(crate) async fn serve<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
+pub(crate) async fn serve(shell: Arc<Shell>) {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from);
     let Some(path) = permission::socket_path(runtime) else {
         tracing::info!("PERMISSION no $XDG_RUNTIME_DIR: answering from the popup is off");
@@ -50,7 +50,7 @@ pub(crate) async fn serve<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
     };
     tracing::info!("PERMISSION listening on {}", path.display());
     while let Ok((stream, _)) = listener.accept().await {
-        tauri::async_runtime::spawn(take(app.clone(), Arc::clone(&shell), stream));
+        tauri::async_runtime::spawn(take(Arc::clone(&shell), stream));
     }
 }
 
@@ -81,7 +81,7 @@ fn bind(path: &Path) -> std::io::Result<UnixListener> {
     UnixListener::bind(path)
 }
 
-async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStream) {
+async fn take(shell: Arc<Shell>, stream: UnixStream) {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let pid = match stream.peer_cred() {
@@ -111,67 +111,68 @@ async fn take<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>, stream: UnixStre
         return;
     };
     let on = shell.settings().answer_from_popup;
-    let prefs = shell.preferences();
     // The desk decides; the shell finds only what the desk cannot: the session whose agent
     // asks, and where the person looks. A request refused anyway is refused before that.
-    let asked = async {
-        lock(&shell.desk).takes(&request, on, Clock::system(), &prefs)?;
-        let (record, focus) = find(&shell, pid).await?;
-        lock(&shell.desk).ask(record, request, on, focus, Clock::system(), &prefs)
+    let found = async {
+        desk::takes(&request, on, shell.held_back().as_deref())?;
+        find(&shell, pid).await
     }
     .await;
-    let asked = match asked {
-        Ok(asked) => asked,
+    let (record, focus) = match found {
+        Ok(found) => found,
         Err(why) => {
             tracing::info!("PERMISSION no popup for pid {pid}: {why}");
             return;
         }
     };
-    let key = match asked.effects.first() {
-        Some(Effect::Show(shown)) => shown.key.session().to_string(),
-        _ => return,
+    let hook = HookId(NEXT_HOOK.fetch_add(1, Ordering::Relaxed));
+    let (to_hook, mut news) = mpsc::unbounded_channel();
+    let ask = Input::Ask {
+        hook,
+        record,
+        request,
+        on,
+        focus,
     };
-    let id = asked.id;
-    shell.send(asked.effects);
-    tracing::info!("PERMISSION asked session={key} pid={pid}");
-    crate::run::refresh(&app, &shell);
+    shell.send(ToDesk::Hook(ask, to_hook));
+    match news.recv().await {
+        Some(ToHook::Taken) => {}
+        Some(ToHook::Refused(why)) => {
+            tracing::info!("PERMISSION no popup for pid {pid}: {why}");
+            return;
+        }
+        _ => return,
+    }
     if reader
         .get_mut()
         .write_all(format!("{SHOWN}\n").as_bytes())
         .await
         .is_err()
     {
-        withdraw(&app, &shell, &key, id, "the hook left before it was shown");
+        tracing::info!("PERMISSION pid {pid}: the hook left before it was shown");
+        shell.tell(Input::HookEnded(hook));
         return;
     }
     let mut rest = [0u8; 64];
     tokio::select! {
-        reply = asked.reply => match reply {
-            Ok(reply) => {
+        news = news.recv() => match news {
+            Some(ToHook::Answer(reply)) => {
                 let sent = reader.get_mut().write_all(format!("{}\n", reply.line()).as_bytes()).await;
-                tracing::info!("PERMISSION answered {} session={key}{}", reply.word(),
-                    if sent.is_ok() { "" } else { " (the hook was gone)" });
-                let effects = lock(&shell.desk).answered(&key);
-                shell.send(effects);
-                crate::run::refresh(&app, &shell);
+                if sent.is_err() {
+                    tracing::info!("PERMISSION pid {pid}: the hook was gone before its answer");
+                }
             }
             // Withdrawn (lf's attention left `waiting`, or a newer request): the hook gets
             // no answer, and the terminal's prompt stands.
-            Err(_) => tracing::info!("PERMISSION withdrawn session={key}"),
+            _ => tracing::info!("PERMISSION pid {pid}: withdrawn"),
         },
         // The hook went away or spoke out of turn: Claude ended it, the terminal answered.
-        _ = reader.read(&mut rest) => withdraw(&app, &shell, &key, id, "the hook ended"),
+        _ = reader.read(&mut rest) => shell.tell(Input::HookEnded(hook)),
     }
 }
 
-fn withdraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell, key: &str, id: u64, why: &str) {
-    let effects = lock(&shell.desk).ended(key, id);
-    if !effects.is_empty() {
-        tracing::info!("PERMISSION withdrawn session={key}: {why}");
-        shell.send(effects);
-        crate::run::refresh(app, shell);
-    }
-}
+/// Numbers the hooks' requests for the desk, which knows each by its number.
+static NEXT_HOOK: AtomicU64 = AtomicU64::new(1);
 
 /// What only the shell can find for the desk: the session whose agent is the hook's
 /// nearest listed ancestor, and whether the person looks at that agent's own terminal.

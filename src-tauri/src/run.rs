@@ -1,96 +1,133 @@
-//! The app's run: the event loop that takes the engine's events to the desk (the popups and
-//! the agents' open requests), the pushes, the tray and the window; the desk's effects
-//! delivered on a task of their own; redrawing the tray and the window; and the way out
-//! (Quit, Ctrl-C, SIGTERM).
+//! The app's run: the desk's task, which owns the desk (the popups and the agents' open
+//! requests) and takes it the engine's events and everything else that happens; the
+//! popups delivered on a task of their own; redrawing the tray and the window; and the way
+//! out (Quit, Ctrl-C, SIGTERM).
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lf_tray_core::Event;
+use lf_tray_core::history;
+use lf_tray_core::{Event, SessionRecord};
+use lf_tray_surface::desk::{Effect, HookId, Input, ToHook};
 use lf_tray_surface::looking;
 #[cfg(all(unix, not(target_os = "macos")))]
 use lf_tray_surface::notice::NoticeKey;
-use lf_tray_surface::policy::{Clock, Delivery, Effect, Focus};
+use lf_tray_surface::policy::{Clock, Delivery, Effect as PopupEffect, Focus};
+use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
-use crate::logfile;
 use crate::platform::{focus, tray, window};
-use crate::shell::{lock, Shell};
+use crate::shell::{lock, Shell, ToDesk, Unstarted};
+use crate::{click, logfile};
 
-/// Take the engine's events to the tray, the window and the notifications, and release
-/// held notifications at their deadline. Ends when the engine stops.
+/// The desk's task: it owns the [`Desk`] and is the only part that changes it. It takes
+/// the engine's events, what the rest of the shell tells it, and the desk's own deadlines,
+/// one [`Input`] at a time, and carries out the effects: popups to the delivering task,
+/// news to the hooks that asked, clicks taken where they go, the memory kept, the tray and
+/// the window redrawn from the view it publishes. Ends when the engine stops or Quit.
 pub(crate) async fn follow<R: Runtime>(
     app: AppHandle<R>,
     shell: Arc<Shell>,
+    start: Unstarted,
     mut events: mpsc::UnboundedReceiver<Event>,
-    deliveries: mpsc::UnboundedSender<Effect>,
+    deliveries: mpsc::UnboundedSender<PopupEffect>,
 ) {
-    let mut held_back = shell.held_back();
+    let Unstarted {
+        mut desk,
+        mut letters,
+    } = start;
+    let mut hooks: HashMap<HookId, mpsc::UnboundedSender<ToHook>> = HashMap::new();
+    let memory = shell.history_path.clone().map(Memory::new);
+    let mut held_back = {
+        let prefs = shell.preferences();
+        desk.view(&[], Clock::system(), &prefs).held_back
+    };
     // The tray and the window are first filled from the engine's first batch, which holds
     // its first snapshot.
     while !shell.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
-        let deadline = {
-            lock(&shell.desk)
-                .popups
-                .next_deadline(Clock::system(), &prefs)
-                .map(|due| due.at())
-        };
-        // Nothing from the engine: a popup's deadline came, or a pause, a setting or the
-        // server changed; either way what may show now goes out.
-        let batch = tokio::select! {
+        let deadline = desk
+            .next_deadline(Clock::system(), &prefs)
+            .map(|due| due.at());
+        let mut card = None;
+        let mut batch = Vec::new();
+        let input = tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
                 // Take everything already queued, so a burst rebuilds the menu once.
-                let mut batch = vec![event];
+                batch.push(event);
                 while let Ok(event) = events.try_recv() {
                     batch.push(event);
                 }
-                batch
+                let focus = before_the_desk(&shell, &batch);
+                Input::Events { batch: batch.clone(), focus }
             }
-            () = until(deadline) => Vec::new(),
-            () = shell.wake.notified() => Vec::new(),
+            letter = letters.recv() => match letter {
+                Some(ToDesk::Input(input)) => input,
+                Some(ToDesk::Hook(input, news)) => {
+                    if let Input::Ask { hook, .. } = &input {
+                        hooks.insert(*hook, news);
+                    }
+                    input
+                }
+                Some(ToDesk::Card(input, told)) => {
+                    card = Some(told);
+                    input
+                }
+                None => break,
+            },
+            () = until(deadline) => Input::Tick,
         };
         if shell.quitting.load(Ordering::SeqCst) {
             break;
         }
-        let program = shell.settings().on_event;
-        for event in &batch {
-            logfile::event(event);
-            if let Some(program) = &program {
-                shell.hook.send(program, event);
+        if let Input::HookEnded(hook) = &input {
+            hooks.remove(hook);
+        }
+        let mut redraw = false;
+        for effect in desk.step(Clock::system(), &prefs, input) {
+            match effect {
+                // Popups first: the tray and the window can wait the few milliseconds
+                // they take.
+                Effect::Show(notice) => {
+                    let _ = deliveries.send(PopupEffect::Show(notice));
+                }
+                Effect::Close(key) => {
+                    let _ = deliveries.send(PopupEffect::Close(key));
+                }
+                Effect::Hook(hook, news) => {
+                    let last = news != ToHook::Taken;
+                    if let Some(to) = hooks.get(&hook) {
+                        let _ = to.send(news);
+                    }
+                    if last {
+                        hooks.remove(&hook);
+                    }
+                }
+                Effect::Go { key, action, token } => {
+                    click::go(&app, &shell, &key, Click::Popup(&action), token)
+                }
+                Effect::Window(at) => window::show(&app, at.as_ref()),
+                Effect::Carded(sent) => {
+                    if let Some(told) = card.take() {
+                        let _ = told.send(sent);
+                    }
+                }
+                Effect::Redraw => redraw = true,
+                Effect::Save(bytes) => {
+                    if let Some(memory) = &memory {
+                        memory.keep(bytes);
+                    }
+                }
+                Effect::Note(line) => tracing::info!("{line}"),
             }
-            if let Event::Warning { path, message, .. } = event {
-                shell.warn(match path {
-                    Some(path) => format!("{}: {message}", path.display()),
-                    None => message.clone(),
-                });
-            }
-        }
-        // No popup for a turn handed back in the terminal the person is looking at. A
-        // terminal may take seconds to answer (`kitty @ ls`): asked here, not under the
-        // popups' lock, which the tray's clicks take too.
-        let focus = looking::gate(&batch, || focus::Desk::open(lock(&shell.terminals).clone()));
-        for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
-            tracing::info!("LOOKING_AT session={}: no popup", session.id);
-        }
-        let turn = {
-            let mut desk = lock(&shell.desk);
-            desk.popups.set_focus(focus);
-            desk.on_events(&batch, Clock::system(), &prefs)
-        };
-        // lf says the agent no longer waits: its open request was answered elsewhere.
-        for key in &turn.withdrawn {
-            tracing::info!("PERMISSION withdrawn session={key}: lf no longer says it waits");
-        }
-        // Popups first: the tray and the window can wait the few milliseconds they take.
-        for effect in turn.effects {
-            let _ = deliveries.send(effect);
         }
         // The pushes decide on their own task: nothing there holds up a popup.
-        {
+        if !batch.is_empty() {
             let runner = lock(&shell.push);
             if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
                 shell.listed.store(true, Ordering::SeqCst);
@@ -101,46 +138,101 @@ pub(crate) async fn follow<R: Runtime>(
                 }
             }
         }
-        shell.save_history();
-        let now_held_back = shell.held_back();
-        let held_back_changed = now_held_back != held_back;
-        if held_back_changed {
-            tracing::info!("HELD_BACK {}", now_held_back.as_deref().unwrap_or("no"));
-            held_back = now_held_back;
+        let sessions = shell.engine.sessions();
+        let view = desk.view(&sessions, Clock::system(), &prefs);
+        if view.held_back != held_back {
+            tracing::info!("HELD_BACK {}", view.held_back.as_deref().unwrap_or("no"));
+            held_back = view.held_back.clone();
+            redraw = true;
         }
-        let redraw = shell.redraw.swap(false, Ordering::SeqCst) || !turn.withdrawn.is_empty();
-        if !batch.is_empty() || held_back_changed || redraw {
+        shell.view.send_replace(Arc::new(view));
+        if redraw {
             refresh(&app, &shell);
         }
     }
 }
 
-/// Show and close popups in the order the policy decided, apart from [`follow`]: a slow or
+/// What the shell does with the engine's events before the desk takes them: the log, the
+/// person's `on_event` program, the window's warnings, and where the person looks for each
+/// session that asked (no popup for a turn handed back in the terminal they look at; a
+/// terminal may take seconds to answer, `kitty @ ls`, so it is asked here, once a batch).
+fn before_the_desk(shell: &Shell, batch: &[Event]) -> Vec<(SessionRecord, Focus)> {
+    let program = shell.settings().on_event;
+    for event in batch {
+        logfile::event(event);
+        if let Some(program) = &program {
+            shell.hook.send(program, event);
+        }
+        if let Event::Warning { path, message, .. } = event {
+            shell.warn(match path {
+                Some(path) => format!("{}: {message}", path.display()),
+                None => message.clone(),
+            });
+        }
+    }
+    let focus = looking::gate(batch, || focus::Desk::open(lock(&shell.terminals).clone()));
+    for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
+        tracing::info!("LOOKING_AT session={}: no popup", session.id);
+    }
+    focus
+        .into_iter()
+        .map(|(session, focus)| (session.clone(), focus))
+        .collect()
+}
+
+/// Where the popups' memory is written: on a thread of its own, so no popup waits for the
+/// disk (two fsyncs); a newer memory queued behind an older one replaces it.
+struct Memory {
+    queue: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl Memory {
+    fn new(path: PathBuf) -> Memory {
+        let (queue, queued) = std::sync::mpsc::channel::<Vec<u8>>();
+        let spawned = std::thread::Builder::new()
+            .name("history".into())
+            .spawn(move || {
+                while let Ok(mut bytes) = queued.recv() {
+                    while let Ok(newer) = queued.try_recv() {
+                        bytes = newer;
+                    }
+                    if let Err(e) = history::write_atomically(&path, &bytes) {
+                        tracing::warn!(
+                            "could not keep the popups' memory in {}: {e}",
+                            path.display()
+                        );
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("could not start the memory's writer: {e}");
+        }
+        Memory { queue }
+    }
+
+    fn keep(&self, bytes: Vec<u8>) {
+        let _ = self.queue.send(bytes);
+    }
+}
+
+/// Show and close popups in the order the desk decided, apart from [`follow`]: a slow or
 /// missing notification server (D-Bus activation can wait 25 s) must not hold up the tray
-/// and the window.
-pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<Effect>) {
+/// and the window. How each went goes back to the desk.
+pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<PopupEffect>) {
     while let Some(effect) = effects.recv().await {
         let Some(notifications) = shell.notifications.get() else {
             continue;
         };
         match effect {
-            Effect::Show(notice) => {
-                let notice = lock(&shell.desk).shown(notice);
+            PopupEffect::Show(notice) => {
                 let delivery = notifications.show(&notice, shell.settings().sound).await;
-                let marks = lock(&shell.desk).delivered(&notice, delivery);
                 #[cfg(all(unix, not(target_os = "macos")))]
                 if notice.key == NoticeKey::NoTray && delivery == Delivery::Shown {
                     crate::platform::tray_host::no_tray_told(&shell);
                 }
-                shell.save_history();
-                if marks {
-                    shell.redraw.store(true, Ordering::SeqCst);
-                }
-                if delivery != Delivery::Shown || marks {
-                    shell.wake.notify_one();
-                }
+                shell.tell(Input::Delivered { notice, delivery });
             }
-            Effect::Close(key) => notifications.close(&key).await,
+            PopupEffect::Close(key) => notifications.close(&key).await,
         }
     }
 }
@@ -160,7 +252,7 @@ pub(crate) async fn until(deadline: Option<Instant>) {
 /// Show the current list in the tray and the window.
 pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
-    let popups = shell.tray_popups(&sessions);
+    let popups = shell.view().tray(&sessions);
     if let Some(runner) = lock(&shell.push).as_ref() {
         runner.dismissed(&popups.dismissed);
     }
@@ -171,7 +263,7 @@ pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
 /// Close the app's popups (their buttons would do nothing once it is gone), then exit.
 pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
     shell.quitting.store(true, Ordering::SeqCst);
-    shell.wake.notify_one();
+    shell.tell(Input::Tick);
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         if let Some(notifications) = shell.notifications.get() {

@@ -1,6 +1,7 @@
 //! The app's state, shared by the event loop, the tray, the popups and the window: the
-//! engine, the settings, the desk (the popups' policy and memory, and the agents' open
-//! requests), the terminals the tray opened and the pushes.
+//! engine, the settings, the way to the desk (the popups' policy and memory, and the
+//! agents' open requests, owned by one task: `run::follow`) and the view it publishes,
+//! the terminals the tray opened and the pushes.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -8,17 +9,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use lf_tray_core::engine::Engine;
-use lf_tray_core::history::{self, History};
+use lf_tray_core::history::History;
 use lf_tray_core::terminal::place::{self, Terminals};
 use lf_tray_core::{Event, SessionRecord};
-use lf_tray_surface::desk::Desk;
-use lf_tray_surface::menu;
-use tokio::sync::{mpsc, Notify};
+use lf_tray_surface::desk::{Desk, Input, ToHook, View};
+use lf_tray_surface::requests::NotTaken;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::platform::notification::Notifications;
 #[cfg(unix)]
 use crate::{followed, hook, push};
-use lf_tray_surface::policy::{Clock, Effect, PauseFor, Preferences};
+use lf_tray_surface::policy::{PauseFor, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
 /// The window's footer shows the latest problem and lists this many in its tooltip.
@@ -32,20 +33,16 @@ pub(crate) struct Shell {
     pub(crate) settings: Mutex<Settings>,
     pub(crate) settings_path: Option<PathBuf>,
     pub(crate) settings_warning: Option<String>,
-    /// What the person is told: the popups' policy and memory, the agents' open requests.
-    pub(crate) desk: Mutex<Desk>,
+    /// The way to the desk: what the person is told is decided by the one task that owns
+    /// it; every other part sends it what happened.
+    desk: mpsc::UnboundedSender<ToDesk>,
+    /// What the desk says now (popups held back, marks, open requests), published by its
+    /// task after each step for the tray and the window.
+    pub(crate) view: watch::Sender<Arc<View>>,
     /// Where the popups' memory is kept (`None`: the demo and the command tests keep none).
     pub(crate) history_path: Option<PathBuf>,
-    pub(crate) history_writer: OnceLock<std::sync::mpsc::Sender<Vec<u8>>>,
-    /// The popups' effects, to the task that shows them (set once the app runs).
-    pub(crate) effects: OnceLock<mpsc::UnboundedSender<Effect>>,
     /// Runs the person's `on_event` program.
     pub(crate) hook: hook::Hook,
-    /// Nudges the event loop when a deadline may have moved (a pause, settings).
-    pub(crate) wake: Notify,
-    /// The tray and window are to be drawn again at the loop's next turn though no event
-    /// came (a popup that showed a session again took its unseen mark away).
-    pub(crate) redraw: AtomicBool,
     /// Set once the app runs (the window's command tests run without).
     pub(crate) notifications: OnceLock<Notifications>,
     pub(crate) warnings: Mutex<VecDeque<String>>,
@@ -72,25 +69,58 @@ pub(crate) struct Shell {
     pub(crate) push_status: Arc<Mutex<Option<String>>>,
 }
 
+/// What the desk's task is sent.
+pub(crate) enum ToDesk {
+    Input(Input),
+    /// A hook's request (`Input::Ask`), and where the desk's news for that hook goes.
+    Hook(Input, mpsc::UnboundedSender<ToHook>),
+    /// The window's card (`Input::Card`), and where whether it was sent goes.
+    Card(Input, oneshot::Sender<Result<&'static str, NotTaken>>),
+}
+
+/// The desk before its task runs, and the letters it is sent meanwhile.
+pub(crate) struct Unstarted {
+    pub(crate) desk: Desk,
+    pub(crate) letters: mpsc::UnboundedReceiver<ToDesk>,
+}
+
 impl Shell {
+    /// The shell, and the desk for the task that will own it: its memory of what was told
+    /// is read from `history` (`None`: the demo and the command tests keep none), the
+    /// terminals the tray opened from beside it.
     pub(crate) fn new(
         engine: Engine,
         settings_path: Option<PathBuf>,
         loaded: settings::Loaded,
-    ) -> Shell {
-        let warnings = loaded.warning.iter().cloned().collect();
-        Shell {
+        history: Option<PathBuf>,
+    ) -> (Shell, Unstarted) {
+        let mut warnings: VecDeque<String> = loaded.warning.iter().cloned().collect();
+        let desk = match &history {
+            Some(path) => {
+                let loaded = History::load(path);
+                if let Some(warning) = loaded.warning {
+                    tracing::warn!("{warning}");
+                    warnings.push_back(warning);
+                }
+                Desk::new(loaded.history)
+            }
+            None => Desk::default(),
+        };
+        let terminals_path = history.as_ref().map(|p| p.with_file_name(TERMINALS_FILE));
+        let terminals = match &terminals_path {
+            Some(path) => Terminals::load(path),
+            None => Terminals::default(),
+        };
+        let (inbox, letters) = mpsc::unbounded_channel();
+        let shell = Shell {
             engine,
             settings: Mutex::new(loaded.settings),
             settings_path,
             settings_warning: loaded.warning,
-            desk: Mutex::default(),
-            history_path: None,
-            history_writer: OnceLock::new(),
-            effects: OnceLock::new(),
+            desk: inbox,
+            view: watch::Sender::new(Arc::default()),
+            history_path: history,
             hook: hook::Hook::default(),
-            wake: Notify::new(),
-            redraw: AtomicBool::new(false),
             notifications: OnceLock::new(),
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
@@ -98,12 +128,29 @@ impl Shell {
             remote: Vec::new(),
             tray_host: Mutex::new(None),
             no_tray_login: Mutex::new(None),
-            terminals: Arc::default(),
-            terminals_path: None,
+            terminals: Arc::new(Mutex::new(terminals)),
+            terminals_path,
             push: Mutex::new(None),
             listed: AtomicBool::new(false),
             push_status: Arc::default(),
-        }
+        };
+        (shell, Unstarted { desk, letters })
+    }
+
+    /// Tell the desk what happened. Once its task has ended (the app quits) there is
+    /// nobody left to tell.
+    pub(crate) fn tell(&self, input: Input) {
+        let _ = self.desk.send(ToDesk::Input(input));
+    }
+
+    /// Hand the desk a letter that waits for its answer.
+    pub(crate) fn send(&self, letter: ToDesk) {
+        let _ = self.desk.send(letter);
+    }
+
+    /// What the desk says now.
+    pub(crate) fn view(&self) -> Arc<View> {
+        Arc::clone(&self.view.borrow())
     }
 
     /// Start, change or end the pushes as the settings say. A push URL set while the app
@@ -167,60 +214,6 @@ impl Shell {
         }
     }
 
-    /// Keep the popups' memory in this file, starting from what it holds.
-    pub(crate) fn with_history(mut self, path: Option<PathBuf>) -> Shell {
-        if let Some(path) = &path {
-            let loaded = History::load(path);
-            if let Some(warning) = loaded.warning {
-                tracing::warn!("{warning}");
-                self.warn(warning);
-            }
-            self.desk = Mutex::new(Desk::new(loaded.history));
-        }
-        self.terminals_path = path.as_ref().map(|p| p.with_file_name(TERMINALS_FILE));
-        if let Some(path) = &self.terminals_path {
-            self.terminals = Arc::new(Mutex::new(Terminals::load(path)));
-        }
-        self.history_path = path;
-        self
-    }
-
-    /// Write the popups' memory if it changed. The write (two fsyncs) happens on a thread
-    /// of its own, so no popup waits for the disk; a newer memory queued behind an older
-    /// one replaces it.
-    pub(crate) fn save_history(&self) {
-        let Some(path) = &self.history_path else {
-            return;
-        };
-        let Some(bytes) = lock(&self.desk).popups.take_history() else {
-            return;
-        };
-        let writer = self.history_writer.get_or_init(|| {
-            let (sender, queue) = std::sync::mpsc::channel::<Vec<u8>>();
-            let path = path.clone();
-            let spawned = std::thread::Builder::new()
-                .name("history".into())
-                .spawn(move || {
-                    while let Ok(mut bytes) = queue.recv() {
-                        while let Ok(newer) = queue.try_recv() {
-                            bytes = newer;
-                        }
-                        if let Err(e) = history::write_atomically(&path, &bytes) {
-                            tracing::warn!(
-                                "could not keep the popups' memory in {}: {e}",
-                                path.display()
-                            );
-                        }
-                    }
-                });
-            if let Err(e) = spawned {
-                tracing::warn!("could not start the memory's writer: {e}");
-            }
-            sender
-        });
-        let _ = writer.send(bytes);
-    }
-
     pub(crate) fn settings(&self) -> Settings {
         lock(&self.settings).clone()
     }
@@ -232,7 +225,8 @@ impl Shell {
         *lock(&self.settings) = settings;
         self.engine.set_machines(machines);
         self.apply_push();
-        self.wake.notify_one();
+        // Quiet hours, the reminder or the grace may have moved a deadline.
+        self.tell(Input::Tick);
     }
 
     pub(crate) fn settings_warning(&self) -> Option<String> {
@@ -243,49 +237,20 @@ impl Shell {
         lock(&self.settings).preferences()
     }
 
-    /// What the tray says about popups.
-    pub(crate) fn tray_popups(&self, sessions: &[SessionRecord]) -> menu::Popups {
-        let prefs = self.preferences();
-        lock(&self.desk).tray(sessions, Clock::system(), &prefs)
-    }
-
     /// Why popups are held back now, if they are.
     pub(crate) fn held_back(&self) -> Option<String> {
-        let prefs = self.preferences();
-        lock(&self.desk).popups.held_back(Clock::system(), &prefs)
+        self.view().held_back.clone()
     }
 
     pub(crate) fn pause(&self, pause: Option<PauseFor>) {
-        {
-            let popups = &mut lock(&self.desk).popups;
-            match pause {
-                Some(pause) => popups.pause(pause, Clock::system()),
-                None => popups.resume(),
-            }
-        }
-        tracing::info!("PAUSE {pause:?}");
-        self.save_history();
-        self.wake.notify_one();
+        self.tell(Input::Pause(pause));
     }
 
     /// Dismiss a session's popups and reminders until its next transition.
     pub(crate) fn dismiss(&self, record: &SessionRecord) {
-        let effects = lock(&self.desk).popups.dismiss(&history::key(record));
-        tracing::info!("DISMISS id={}", record.id);
-        self.save_history();
-        self.send(effects);
-        self.wake.notify_one();
+        self.tell(Input::Dismiss(record.clone()));
     }
 
-    pub(crate) fn send(&self, effects: Vec<Effect>) {
-        if let Some(deliveries) = self.effects.get() {
-            for effect in effects {
-                let _ = deliveries.send(effect);
-            }
-        }
-    }
-
-    /// The footer's note while no tray shows the app.
     /// While no tray shows the app: the footer's sentence, and what to do on this desktop.
     pub(crate) fn tray_note(&self) -> Option<(String, String)> {
         (*lock(&self.tray_host) == Some(false)).then(|| {

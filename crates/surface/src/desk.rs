@@ -1,56 +1,199 @@
 //! The desk: what the person is told — the popups' policy and the agents' open requests —
-//! as one state with one set of decisions. Whether a request gets a popup, which popup a
-//! session with an open request shows, withdrawing a request when lf stops saying its
-//! agent waits, and what a popup's button means are decided here, tested without a
-//! desktop; the shell finds what only it can (the requester's process, what the person
-//! looks at), hands it in, and carries out the effects.
+//! as one state machine with one entry point, [`Desk::step`]: an [`Input`] in (the
+//! engine's events, a hook's request or its end, a popup's button, the window's card, a
+//! delivery, a pause, the server or the tray coming and going, a deadline), the
+//! [`Effect`]s out (show, close, answer or withdraw a hook, go where a click goes, redraw,
+//! save). Whether a request gets a popup, which popup a session with an open request
+//! shows, withdrawing a request when lf stops saying its agent waits, and what a popup's
+//! button means are decided here, tested without a desktop. One task of the shell owns
+//! the desk and carries out its effects; everything else reads the [`View`] it publishes.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use lf_tray_core::history::{self, History};
 use lf_tray_core::permission::{Reply, Request};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
-use tokio::sync::oneshot;
 
-use crate::notice::{self, Notice, NoticeKey};
-use crate::policy::{Clock, Delivery, Effect, Focus, Popups, Preferences};
+use crate::notice::{self, Notice, NoticeKey, Server};
+use crate::policy::{self, Clock, Delivery, Focus, PauseFor, Popups, Preferences};
+pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
-use crate::window::FromWindow;
+use crate::window::{FromWindow, RecentView};
 
 #[derive(Default)]
 pub struct Desk {
     /// When popups show and go, and the memory of what was told.
-    pub popups: Popups,
+    popups: Popups,
     requests: Requests,
 }
 
-/// A request the desk took: its popup to show, and where the person's reply will come.
-pub struct Asked {
-    /// Names this request among the session's (a newer one replaces it).
-    pub id: u64,
-    pub reply: oneshot::Receiver<Reply>,
-    pub effects: Vec<Effect>,
+/// What the desk is told.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// The engine's events, with where the person looks for each session that asked (the
+    /// shell's finding: a terminal may take seconds to answer).
+    Events {
+        batch: Vec<Event>,
+        focus: Vec<(SessionRecord, Focus)>,
+    },
+    /// Nothing from the engine: a deadline came, or a setting changed; what may show now
+    /// goes out.
+    Tick,
+    /// `hook`'s request from `record`'s agent, with whether answering from the popup is
+    /// `on` and whether the person looks at that agent's own terminal.
+    Ask {
+        hook: HookId,
+        record: SessionRecord,
+        request: Request,
+        on: bool,
+        focus: Focus,
+    },
+    /// The hook went away before an answer (Claude ended it: the terminal answered) or
+    /// before its popup showed.
+    HookEnded(HookId),
+    /// A popup's button or body; `token` is the server's activation token for the click,
+    /// passed on to where it goes.
+    Action {
+        key: NoticeKey,
+        action: String,
+        token: Option<String>,
+    },
+    /// The window's card answered the session's open request (options by number).
+    Card {
+        session: String,
+        reply: FromWindow,
+    },
+    /// How a `Show` went.
+    Delivered {
+        notice: Notice,
+        delivery: Delivery,
+    },
+    /// Pause popups (`Some`) or resume them.
+    Pause(Option<PauseFor>),
+    /// Dismiss a session's popups and reminders until its next transition.
+    Dismiss(SessionRecord),
+    /// A click reached the session's terminal.
+    ClickReached,
+    /// A click got nowhere (or the app has something to say once): this popup tells why.
+    ClickFailed(Notice),
+    /// A tray appeared, or none shows the app: this popup says so.
+    TrayCame,
+    NoTray(Notice),
+    /// The notification server came, went, or turned do-not-disturb on or off.
+    Server(Server),
 }
 
-/// What a popup's button, or its body, means.
+/// What the hook that asked is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Act {
-    /// It answered the session's open request (the reply's word, for the log).
-    Answered(&'static str),
-    /// It would have answered a request, but none is open or it does not fit: why.
-    Ignored(String),
+pub enum ToHook {
+    /// Its popup is on its way: the hook waits for the person.
+    Taken,
+    /// No popup (why): the hook gives no decision, and the terminal's prompt stands.
+    Refused(String),
+    /// The person's reply, checked against what was asked.
+    Answer(Reply),
+    /// No answer will come: lf says the agent no longer waits, or a newer request of the
+    /// session took its place.
+    Withdrawn,
+}
+
+/// What the shell carries out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Show(Notice),
+    Close(NoticeKey),
+    Hook(HookId, ToHook),
+    /// Where a click on the session goes: `route::destination` decides from the session
+    /// as it is now.
+    Go {
+        key: SessionKey,
+        action: String,
+        token: Option<String>,
+    },
     /// The window, at the session when one is named.
     Window(Option<SessionKey>),
-    /// The server took the session's popup down by itself, unseen.
-    Expired,
-    /// Where a click on the session goes (its terminal, its window, a dismissal):
-    /// `route::destination` decides from the session as it is now.
-    Go(SessionKey),
+    /// The card's reply was sent (the reply's word), or why not.
+    Carded(Result<&'static str, NotTaken>),
+    /// The tray and the window are to be drawn again.
+    Redraw,
+    /// The popups' memory changed: these bytes are to be kept.
+    Save(Vec<u8>),
+    /// A line for the log: what the desk did and why.
+    Note(String),
 }
 
-/// One turn of the engine's events at the desk.
-pub struct Turn {
-    pub effects: Vec<Effect>,
-    /// Requests withdrawn since lf no longer says their agent waits (the window redraws).
-    pub withdrawn: Vec<String>,
+impl From<policy::Effect> for Effect {
+    fn from(effect: policy::Effect) -> Effect {
+        match effect {
+            policy::Effect::Show(notice) => Effect::Show(notice),
+            policy::Effect::Close(key) => Effect::Close(key),
+        }
+    }
+}
+
+/// What the desk says now, for the tray and the window to read: published after each
+/// step, so no reader waits on the desk.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// Why popups are held back, if they are.
+    pub held_back: Option<String>,
+    pub paused: bool,
+    /// A notification server is there to show popups.
+    pub server: bool,
+    since: BTreeMap<String, i64>,
+    dismissed: BTreeSet<String>,
+    unseen: BTreeSet<String>,
+    requests: BTreeMap<String, Request>,
+    pub recent: Vec<RecentView>,
+}
+
+impl View {
+    /// Since when the session waits on the person, unix seconds.
+    pub fn waiting_since(&self, key: &str) -> Option<i64> {
+        self.since.get(key).copied()
+    }
+
+    pub fn dismissed(&self, key: &str) -> bool {
+        self.dismissed.contains(key)
+    }
+
+    /// The session's open request, if any (its card in the window).
+    pub fn request(&self, key: &str) -> Option<&Request> {
+        self.requests.get(key)
+    }
+
+    /// What the tray's menu says about popups for these sessions.
+    pub fn tray(&self, sessions: &[SessionRecord]) -> crate::menu::Popups {
+        let keys = || sessions.iter().map(history::key);
+        crate::menu::Popups {
+            held_back: self.held_back.clone(),
+            paused: self.paused,
+            dismissed: keys().filter(|k| self.dismissed.contains(k)).collect(),
+            unseen: keys().filter(|k| self.unseen.contains(k)).collect(),
+            since: keys()
+                .filter_map(|k| Some((k.clone(), self.waiting_since(&k)?)))
+                .collect(),
+        }
+    }
+}
+
+/// Whether a request could get a popup at all, before its session is known: the setting
+/// on, a request the tray can answer whole, popups not held back. Asked by the shell from
+/// the published view before it walks the processes or asks a terminal, so a request
+/// refused anyway costs neither; the desk asks again when the request comes in.
+pub fn takes(request: &Request, on: bool, held_back: Option<&str>) -> Result<(), String> {
+    if !on {
+        return Err("answering from the popup is off".into());
+    }
+    // A question or plan that cannot be read whole could only be answered in part: the
+    // terminal keeps it.
+    if let Err(why) = request.prompt() {
+        return Err(format!("an unreadable {} ({why:?})", request.tool_name));
+    }
+    match held_back {
+        Some(why) => Err(why.to_string()),
+        None => Ok(()),
+    }
 }
 
 impl Desk {
@@ -61,93 +204,160 @@ impl Desk {
         }
     }
 
-    /// The session's open request, if any (its card in the window).
-    pub fn request(&self, key: &str) -> Option<Request> {
-        self.requests.request(key)
+    /// When the desk next has something to do by itself (a held popup's due time, a
+    /// reminder), if ever.
+    pub fn next_deadline(&self, now: Clock, prefs: &Preferences) -> Option<Clock> {
+        self.popups.next_deadline(now, prefs)
     }
 
-    /// A hook's request from `record`'s agent, with whether answering from the popup is
-    /// `on` and whether the person `focus`es that agent's own terminal: its popup, in place
-    /// of the session's usual one, or why none (the terminal's prompt is then the only
-    /// one, and the hook gives no decision).
-    pub fn ask(
+    /// Take one input; what to carry out, in order.
+    pub fn step(&mut self, now: Clock, prefs: &Preferences, input: Input) -> Vec<Effect> {
+        let mut out = match input {
+            Input::Events { batch, focus } => {
+                self.popups
+                    .set_focus(focus.iter().map(|(record, focus)| (record, *focus)));
+                self.on_events(&batch, now, prefs)
+            }
+            Input::Tick => shows(&self.requests, self.popups.flush(now, prefs)),
+            Input::Ask {
+                hook,
+                record,
+                request,
+                on,
+                focus,
+            } => self.ask(hook, record, request, on, focus, now, prefs),
+            Input::HookEnded(hook) => match self.requests.withdraw_this(hook) {
+                Some(key) => vec![
+                    Effect::Note(format!(
+                        "PERMISSION withdrawn session={key}: the hook ended"
+                    )),
+                    Effect::Close(NoticeKey::Session(key)),
+                    Effect::Redraw,
+                ],
+                None => Vec::new(),
+            },
+            Input::Action { key, action, token } => self.act(key, action, token),
+            Input::Card { session, reply } => self.card(&session, reply),
+            Input::Delivered { notice, delivery } => {
+                let marks = self.popups.delivered(&notice, delivery);
+                let mut out = Vec::new();
+                if marks {
+                    out.push(Effect::Redraw);
+                }
+                // Not shown: tried again at the next deadline or server change; a popup
+                // that showed a session again may have moved a deadline.
+                if delivery != Delivery::Shown || marks {
+                    out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
+                }
+                out
+            }
+            Input::Pause(pause) => {
+                match pause {
+                    Some(pause) => self.popups.pause(pause, now),
+                    None => self.popups.resume(),
+                }
+                let mut out = vec![Effect::Note(format!("PAUSE {pause:?}")), Effect::Redraw];
+                out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
+                out
+            }
+            Input::Dismiss(record) => {
+                let mut out = vec![Effect::Note(format!("DISMISS id={}", record.id))];
+                out.extend(shows(
+                    &self.requests,
+                    self.popups.dismiss(&history::key(&record)),
+                ));
+                out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
+                out.push(Effect::Redraw);
+                out
+            }
+            Input::ClickReached => shows(&self.requests, self.popups.click_reached()),
+            Input::ClickFailed(notice) => shows(&self.requests, self.popups.click_failed(notice)),
+            Input::TrayCame => shows(&self.requests, self.popups.tray_came()),
+            Input::NoTray(notice) => shows(&self.requests, self.popups.no_tray(notice)),
+            Input::Server(server) => {
+                self.popups.set_server(server);
+                shows(&self.requests, self.popups.flush(now, prefs))
+            }
+        };
+        if let Some(bytes) = self.popups.take_history() {
+            out.push(Effect::Save(bytes));
+        }
+        out
+    }
+
+    /// What the desk says now, about `sessions` (the engine's list).
+    pub fn view(&self, sessions: &[SessionRecord], now: Clock, prefs: &Preferences) -> View {
+        let popups = &self.popups;
+        let keys = || sessions.iter().map(history::key);
+        View {
+            held_back: popups.held_back(now, prefs),
+            paused: popups.paused(now),
+            server: popups.server_present(),
+            since: keys()
+                .filter_map(|k| Some((k.clone(), popups.waiting_since(&k)?)))
+                .collect(),
+            dismissed: keys().filter(|k| popups.dismissed(k)).collect(),
+            unseen: keys().filter(|k| popups.unseen(k)).collect(),
+            requests: self
+                .requests
+                .all()
+                .map(|(key, request)| (key.clone(), request.clone()))
+                .collect(),
+            recent: crate::window::recent(popups.history()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ask(
         &mut self,
+        hook: HookId,
         record: SessionRecord,
         request: Request,
         on: bool,
         focus: Focus,
         now: Clock,
         prefs: &Preferences,
-    ) -> Result<Asked, String> {
-        self.takes(&request, on, now, prefs)?;
+    ) -> Vec<Effect> {
         let key = history::key(&record);
-        if self.popups.dismissed(&key) {
-            return Err("the session is dismissed".into());
-        }
-        if focus == Focus::Looking {
-            return Err("the person looks at the agent's own terminal".into());
+        let held_back = self.popups.held_back(now, prefs);
+        let refused = takes(&request, on, held_back.as_deref())
+            .err()
+            .or_else(|| {
+                self.popups
+                    .dismissed(&key)
+                    .then(|| "the session is dismissed".to_string())
+            })
+            .or_else(|| {
+                (focus == Focus::Looking)
+                    .then(|| "the person looks at the agent's own terminal".to_string())
+            });
+        if let Some(why) = refused {
+            return vec![Effect::Hook(hook, ToHook::Refused(why))];
         }
         let shown = notice::permission(&record, &request);
-        let (id, reply) = self.requests.register(&key, record, request);
-        Ok(Asked {
-            id,
-            reply,
-            effects: vec![Effect::Show(shown)],
-        })
+        let mut out = vec![Effect::Show(shown), Effect::Hook(hook, ToHook::Taken)];
+        if let Some(older) = self.requests.register(&key, hook, record, request) {
+            out.push(Effect::Hook(older, ToHook::Withdrawn));
+        }
+        out.push(Effect::Note(format!("PERMISSION asked session={key}")));
+        out.push(Effect::Redraw);
+        out
     }
 
-    /// Whether a request could get a popup at all, before its session is known: the
-    /// setting on, a request the tray can answer whole, popups not held back. Asked first,
-    /// so that a request refused anyway costs no walk of the processes and no question to
-    /// a terminal.
-    pub fn takes(
-        &self,
-        request: &Request,
-        on: bool,
-        now: Clock,
-        prefs: &Preferences,
-    ) -> Result<(), String> {
-        if !on {
-            return Err("answering from the popup is off".into());
+    /// The engine's events. A session lf no longer says waits has its open request
+    /// withdrawn: it was answered elsewhere, and no answer may reach it later.
+    fn on_events(&mut self, batch: &[Event], now: Clock, prefs: &Preferences) -> Vec<Effect> {
+        let mut out = Vec::new();
+        let mut withdrawn = false;
+        for key in batch.iter().filter_map(no_longer_waits).map(history::key) {
+            if let Some(hook) = self.requests.withdraw(&key) {
+                out.push(Effect::Note(format!(
+                    "PERMISSION withdrawn session={key}: lf no longer says it waits"
+                )));
+                out.push(Effect::Hook(hook, ToHook::Withdrawn));
+                withdrawn = true;
+            }
         }
-        // A question or plan that cannot be read whole could only be answered in part: the
-        // terminal keeps it.
-        if let Err(why) = request.prompt() {
-            return Err(format!("an unreadable {} ({why:?})", request.tool_name));
-        }
-        match self.popups.held_back(now, prefs) {
-            Some(why) => Err(why),
-            None => Ok(()),
-        }
-    }
-
-    /// The hook of request `id` went away before an answer (Claude ended it: the terminal
-    /// answered) or before its popup showed: its popup goes, unless a newer request of the
-    /// session took its place.
-    pub fn ended(&mut self, key: &str, id: u64) -> Vec<Effect> {
-        if self.requests.withdraw_this(key, id) {
-            vec![Effect::Close(NoticeKey::Session(key.to_string()))]
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// The session's reply went to its hook: the popup goes (servers close one whose
-    /// button was pressed; the window's buttons need it gone as well).
-    pub fn answered(&mut self, key: &str) -> Vec<Effect> {
-        vec![Effect::Close(NoticeKey::Session(key.to_string()))]
-    }
-
-    /// The engine's events (none: a deadline came, or a pause, a setting or the server
-    /// changed). A session lf no longer says waits has its open request withdrawn: it was
-    /// answered elsewhere, and no answer may reach it later.
-    pub fn on_events(&mut self, batch: &[Event], now: Clock, prefs: &Preferences) -> Turn {
-        let withdrawn = batch
-            .iter()
-            .filter_map(no_longer_waits)
-            .map(history::key)
-            .filter(|key| self.requests.withdraw(key))
-            .collect();
         let effects = if batch.is_empty() {
             self.popups.flush(now, prefs)
         } else {
@@ -156,85 +366,111 @@ impl Desk {
                 .flat_map(|event| self.popups.on_event(event, now, prefs))
                 .collect()
         };
-        Turn { effects, withdrawn }
-    }
-
-    /// What the popup for `key` shows: a session with an open request keeps the request's
-    /// popup and its buttons (an ask that arrives after it must not take them away).
-    pub fn shown(&self, notice: Notice) -> Notice {
-        self.requests.in_place_of(notice)
-    }
-
-    /// The server took (or did not take) the popup: the policy's marks.
-    pub fn delivered(&mut self, notice: &Notice, delivery: Delivery) -> bool {
-        self.popups.delivered(notice, delivery)
+        out.extend(shows(&self.requests, effects));
+        if !batch.is_empty() || withdrawn {
+            out.push(Effect::Redraw);
+        }
+        out
     }
 
     /// A popup's `action` on `key`: a reply to the session's open request (checked
     /// against what it asks), the window, an expiry, or a click that goes somewhere.
-    pub fn act(&mut self, key: NoticeKey, action: &str) -> Act {
+    fn act(&mut self, key: NoticeKey, action: String, token: Option<String>) -> Vec<Effect> {
         let NoticeKey::Session(named) = key else {
-            return Act::Window(None);
+            return vec![Effect::Window(None)];
         };
         let session = || SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(&named));
-        if notice::is_reply(action) {
-            let Some(reply) = self
+        if notice::is_reply(&action) {
+            let reply = self
                 .requests
                 .request(&named)
-                .and_then(|request| notice::reply(action, &request))
-            else {
-                return Act::Ignored("no request open".into());
-            };
-            let word = reply.word();
-            return match self.requests.answer(&named, reply) {
-                Ok(()) => Act::Answered(word),
-                Err(why) => Act::Ignored(why.to_string()),
+                .and_then(|request| notice::reply(&action, &request));
+            return match reply {
+                Some(reply) => match self.answer(&named, reply, "the popup") {
+                    Ok(out) => out,
+                    Err(why) => vec![Effect::Note(format!(
+                        "IGNORED {action} session={named}: {why}"
+                    ))],
+                },
+                None => vec![Effect::Note(format!(
+                    "IGNORED {action} session={named}: no request open"
+                ))],
             };
         }
-        match action {
-            notice::ANSWER => Act::Window(Some(session())),
+        match action.as_str() {
+            notice::ANSWER => vec![Effect::Window(Some(session()))],
             notice::EXPIRED => {
                 self.popups.expired(&named);
-                Act::Expired
+                vec![
+                    Effect::Note(format!("UNSEEN session={named}: its popup expired")),
+                    Effect::Redraw,
+                ]
             }
-            _ => Act::Go(session()),
-        }
-    }
-
-    /// What the tray's menu says about popups for these sessions: why they are held back,
-    /// whether the person paused them, which are dismissed, which went unseen, and since
-    /// when each waits.
-    pub fn tray(
-        &self,
-        sessions: &[SessionRecord],
-        now: Clock,
-        prefs: &Preferences,
-    ) -> crate::menu::Popups {
-        let popups = &self.popups;
-        let keys = || sessions.iter().map(history::key);
-        crate::menu::Popups {
-            held_back: popups.held_back(now, prefs),
-            paused: popups.paused(now),
-            dismissed: keys().filter(|k| popups.dismissed(k)).collect(),
-            unseen: keys().filter(|k| popups.unseen(k)).collect(),
-            since: keys()
-                .filter_map(|k| Some((k.clone(), popups.waiting_since(&k)?)))
-                .collect(),
+            _ => vec![Effect::Go {
+                key: session(),
+                action,
+                token,
+            }],
         }
     }
 
     /// The window's reply to the session's open request, in the card's terms (options by
     /// number): sent when it answers what was asked, else why not.
-    pub fn reply(&mut self, key: &str, reply: FromWindow) -> Result<&'static str, NotTaken> {
-        let request = self.requests.request(key).ok_or(NotTaken::NoneOpen)?;
-        let reply = reply.reply(&request).ok_or(NotTaken::Refused(
-            lf_tray_core::permission::Refused::NotForThis(
-                "That option is not one the agent offered.",
-            ),
-        ))?;
-        let word = reply.word();
-        self.requests.answer(key, reply).map(|()| word)
+    fn card(&mut self, key: &str, reply: FromWindow) -> Vec<Effect> {
+        let reply = self
+            .requests
+            .request(key)
+            .ok_or(NotTaken::NoneOpen)
+            .and_then(|request| {
+                reply.reply(&request).ok_or(NotTaken::Refused(
+                    lf_tray_core::permission::Refused::NotForThis(
+                        "That option is not one the agent offered.",
+                    ),
+                ))
+            });
+        let word = reply.as_ref().ok().map(|reply| reply.word());
+        match reply.and_then(|reply| self.answer(key, reply, "the window")) {
+            Ok(mut out) => {
+                out.push(Effect::Carded(Ok(word.unwrap_or("answer"))));
+                out
+            }
+            Err(why) => vec![
+                Effect::Note(format!(
+                    "PERMISSION from the window session={key}: not sent: {why}"
+                )),
+                Effect::Carded(Err(why)),
+            ],
+        }
     }
+
+    /// Send `reply` to the session's open request when it answers what was asked: the
+    /// hook gets it, and the popup goes (servers close one whose button was pressed; the
+    /// window's buttons need it gone as well).
+    fn answer(&mut self, key: &str, reply: Reply, from: &str) -> Result<Vec<Effect>, NotTaken> {
+        let hook = self.requests.answer(key, &reply)?;
+        Ok(vec![
+            Effect::Note(format!(
+                "PERMISSION {} from {from} session={key}",
+                reply.word()
+            )),
+            Effect::Hook(hook, ToHook::Answer(reply)),
+            Effect::Close(NoticeKey::Session(key.to_string())),
+            Effect::Redraw,
+        ])
+    }
+}
+
+/// The policy's popups, each as the desk shows it: a session with an open request keeps
+/// the request's popup and its buttons (an ask that arrives after it must not take them
+/// away).
+fn shows(requests: &Requests, effects: Vec<policy::Effect>) -> Vec<Effect> {
+    effects
+        .into_iter()
+        .map(|effect| match effect {
+            policy::Effect::Show(notice) => Effect::Show(requests.in_place_of(notice)),
+            other => other.into(),
+        })
+        .collect()
 }
 
 /// The session of an event after which lf no longer says its agent waits.
@@ -293,146 +529,254 @@ mod tests {
         record_d("S1", State::Active, true)
     }
 
-    fn ask(desk: &mut Desk, request: Request, focus: Focus) -> Result<Asked, String> {
-        desk.ask(waiting(), request, true, focus, now(), &PREFS)
+    fn ask(desk: &mut Desk, hook: u64, request: Request, focus: Focus) -> Vec<Effect> {
+        let input = Input::Ask {
+            hook: HookId(hook),
+            record: waiting(),
+            request,
+            on: true,
+            focus,
+        };
+        desk.step(now(), &PREFS, input)
+    }
+
+    fn told(effects: &[Effect], hook: u64) -> Vec<ToHook> {
+        effects
+            .iter()
+            .filter_map(|effect| match effect {
+                Effect::Hook(HookId(h), news) if *h == hook => Some(news.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn refused(effects: &[Effect], hook: u64) -> String {
+        match told(effects, hook).as_slice() {
+            [ToHook::Refused(why)] => why.clone(),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    fn click(desk: &mut Desk, action: &str) -> Vec<Effect> {
+        let input = Input::Action {
+            key: NoticeKey::Session("S1".into()),
+            action: action.into(),
+            token: None,
+        };
+        desk.step(now(), &PREFS, input)
+    }
+
+    fn notes(effects: &[Effect]) -> Vec<&str> {
+        effects
+            .iter()
+            .filter_map(|effect| match effect {
+                Effect::Note(line) => Some(line.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn view(desk: &Desk) -> View {
+        desk.view(&[waiting()], now(), &PREFS)
     }
 
     #[test]
     fn a_request_gets_its_popup_unless_off_unreadable_held_back_dismissed_or_looked_at() {
         let mut desk = Desk::default();
-        let asked = ask(&mut desk, bash(), Focus::Elsewhere).unwrap();
-        let [Effect::Show(shown)] = asked.effects.as_slice() else {
-            panic!("{:?}", asked.effects.len())
-        };
-        assert_eq!(*shown, notice::permission(&waiting(), &bash()));
-        assert!(desk.request("S1").is_some());
+        let effects = ask(&mut desk, 1, bash(), Focus::Elsewhere);
+        assert_eq!(
+            effects[..2],
+            [
+                Effect::Show(notice::permission(&waiting(), &bash())),
+                Effect::Hook(HookId(1), ToHook::Taken)
+            ]
+        );
+        assert_eq!(view(&desk).request("S1"), Some(&bash()));
 
-        let off = desk.ask(waiting(), bash(), false, Focus::Unknown, now(), &PREFS);
-        assert!(off.err().unwrap().contains("off"));
+        let off = Input::Ask {
+            hook: HookId(2),
+            record: waiting(),
+            request: bash(),
+            on: false,
+            focus: Focus::Unknown,
+        };
+        let off = desk.step(now(), &PREFS, off);
+        assert!(refused(&off, 2).contains("off"));
+        assert!(!off.iter().any(|e| matches!(e, Effect::Show(_))));
         let unreadable = Request {
             tool_input: serde_json::json!({"questions": []}),
             ..question()
         };
-        assert!(ask(&mut desk, unreadable, Focus::Unknown).is_err());
-        assert!(ask(&mut desk, bash(), Focus::Looking).is_err());
-        desk.popups.pause(crate::policy::PauseFor::Hour, now());
-        assert!(ask(&mut desk, bash(), Focus::Elsewhere).is_err());
-        desk.popups.resume();
+        refused(&ask(&mut desk, 3, unreadable, Focus::Unknown), 3);
+        let looked = ask(&mut desk, 4, bash(), Focus::Looking);
+        assert!(refused(&looked, 4).contains("looks at"));
+        desk.step(now(), &PREFS, Input::Pause(Some(PauseFor::Hour)));
+        refused(&ask(&mut desk, 5, bash(), Focus::Elsewhere), 5);
+        desk.step(now(), &PREFS, Input::Pause(None));
         let asked = Event::Asked {
             at: time::OffsetDateTime::UNIX_EPOCH,
             session: waiting(),
         };
-        let _ = desk.on_events(&[asked], now(), &PREFS);
-        let _ = desk.popups.dismiss("S1");
-        assert!(ask(&mut desk, bash(), Focus::Elsewhere).is_err());
+        let events = Input::Events {
+            batch: vec![asked],
+            focus: Vec::new(),
+        };
+        desk.step(now(), &PREFS, events);
+        desk.step(now(), &PREFS, Input::Dismiss(waiting()));
+        let dismissed = ask(&mut desk, 6, bash(), Focus::Elsewhere);
+        assert!(refused(&dismissed, 6).contains("dismissed"));
+        // The one taken is still the open one: none of the refused replaced it.
+        assert!(told(&click(&mut desk, notice::ALLOW), 1) == [ToHook::Answer(Reply::Allow)]);
     }
 
     #[test]
     fn a_button_answers_the_open_request_once_and_the_rest_go_where_they_say() {
         let mut desk = Desk::default();
-        let key = || NoticeKey::Session("S1".into());
-        let mut asked = ask(&mut desk, question(), Focus::Elsewhere).unwrap();
+        ask(&mut desk, 1, question(), Focus::Elsewhere);
         // A bare Allow is no answer to a question: nothing is sent, the request stays.
-        assert!(matches!(desk.act(key(), notice::ALLOW), Act::Ignored(_)));
-        assert!(asked.reply.try_recv().is_err());
-        assert_eq!(
-            desk.act(key(), notice::CHOICES[1]),
-            Act::Answered("answers")
-        );
-        assert_eq!(
-            asked.reply.try_recv().unwrap(),
-            Reply::Answers {
-                answers: vec![lf_tray_core::permission::Answer::chose("internal")]
-            }
-        );
+        let bare = click(&mut desk, notice::ALLOW);
+        assert!(told(&bare, 1).is_empty());
+        assert!(notes(&bare)[0].starts_with("IGNORED allow session=S1"));
+        let chosen = click(&mut desk, notice::CHOICES[1]);
+        let answer = Reply::Answers {
+            answers: vec![lf_tray_core::permission::Answer::chose("internal")],
+        };
+        assert_eq!(told(&chosen, 1), [ToHook::Answer(answer)]);
+        assert!(chosen.contains(&Effect::Close(NoticeKey::Session("S1".into()))));
+        assert!(view(&desk).request("S1").is_none());
         // The second click of a double click finds nothing to answer.
-        assert!(matches!(
-            desk.act(key(), notice::CHOICES[1]),
-            Act::Ignored(_)
-        ));
+        assert!(told(&click(&mut desk, notice::CHOICES[1]), 1).is_empty());
         let session = SessionKey::local("S1");
         assert_eq!(
-            desk.act(key(), notice::ANSWER),
-            Act::Window(Some(session.clone()))
+            click(&mut desk, notice::ANSWER),
+            [Effect::Window(Some(session.clone()))]
         );
-        assert_eq!(desk.act(key(), notice::OPEN), Act::Go(session.clone()));
-        assert_eq!(desk.act(key(), notice::DEFAULT), Act::Go(session));
-        assert_eq!(desk.act(key(), notice::EXPIRED), Act::Expired);
-        assert_eq!(
-            desk.act(NoticeKey::Burst, notice::DEFAULT),
-            Act::Window(None)
-        );
+        for action in [notice::OPEN, notice::DEFAULT] {
+            assert_eq!(
+                click(&mut desk, action),
+                [Effect::Go {
+                    key: session.clone(),
+                    action: action.into(),
+                    token: None
+                }]
+            );
+        }
+        assert!(notes(&click(&mut desk, notice::EXPIRED))[0].starts_with("UNSEEN session=S1"));
+        let burst = Input::Action {
+            key: NoticeKey::Burst,
+            action: notice::DEFAULT.into(),
+            token: None,
+        };
+        assert_eq!(desk.step(now(), &PREFS, burst), [Effect::Window(None)]);
     }
 
     #[test]
     fn lf_no_longer_waiting_withdraws_the_request_and_a_late_hook_end_takes_nothing_newer() {
         let mut desk = Desk::default();
-        let older = ask(&mut desk, bash(), Focus::Elsewhere).unwrap();
-        let newer = ask(&mut desk, question(), Focus::Elsewhere).unwrap();
+        ask(&mut desk, 1, bash(), Focus::Elsewhere);
+        // A newer request of the session replaces the older, whose hook gets no answer.
+        let newer = ask(&mut desk, 2, question(), Focus::Elsewhere);
+        assert_eq!(told(&newer, 1), [ToHook::Withdrawn]);
         // The older hook's end must not take the newer request's popup away.
-        assert!(desk.ended("S1", older.id).is_empty());
-        assert!(desk.request("S1").is_some());
+        assert!(desk
+            .step(now(), &PREFS, Input::HookEnded(HookId(1)))
+            .is_empty());
+        assert!(view(&desk).request("S1").is_some());
         let cleared = Event::State {
             at: time::OffsetDateTime::UNIX_EPOCH,
             session: record_d("S1", State::Active, false),
             previous: State::Active,
             previous_needs_you: true,
         };
-        let turn = desk.on_events(&[cleared], now(), &PREFS);
-        assert_eq!(turn.withdrawn, ["S1"]);
-        assert!(desk.request("S1").is_none());
-        assert!(desk.ended("S1", newer.id).is_empty());
-        assert!(matches!(
-            desk.act(NoticeKey::Session("S1".into()), notice::CHOICES[0]),
-            Act::Ignored(_)
-        ));
+        let events = Input::Events {
+            batch: vec![cleared],
+            focus: Vec::new(),
+        };
+        let turn = desk.step(now(), &PREFS, events);
+        assert_eq!(told(&turn, 2), [ToHook::Withdrawn]);
+        assert!(turn.contains(&Effect::Redraw));
+        assert!(view(&desk).request("S1").is_none());
+        assert!(desk
+            .step(now(), &PREFS, Input::HookEnded(HookId(2)))
+            .is_empty());
+        assert!(told(&click(&mut desk, notice::CHOICES[0]), 2).is_empty());
+    }
+
+    #[test]
+    fn the_hook_leaving_takes_its_popup_down() {
+        let mut desk = Desk::default();
+        ask(&mut desk, 7, bash(), Focus::Elsewhere);
+        let ended = desk.step(now(), &PREFS, Input::HookEnded(HookId(7)));
+        assert!(ended.contains(&Effect::Close(NoticeKey::Session("S1".into()))));
+        assert!(view(&desk).request("S1").is_none());
     }
 
     #[test]
     fn the_window_answers_by_option_number_and_a_wrong_number_sends_nothing() {
         let mut desk = Desk::default();
-        let mut asked = ask(&mut desk, question(), Focus::Elsewhere).unwrap();
+        ask(&mut desk, 1, question(), Focus::Elsewhere);
+        let mut card = |reply: FromWindow| {
+            let input = Input::Card {
+                session: "S1".into(),
+                reply,
+            };
+            desk.step(now(), &PREFS, input)
+        };
         let picked = |n: usize| FromWindow::Answers {
             answers: vec![Picked {
                 chosen: vec![n],
                 own: String::new(),
             }],
         };
-        assert!(matches!(
-            desk.reply("S1", picked(7)),
-            Err(NotTaken::Refused(_))
-        ));
-        assert!(matches!(
-            desk.reply("S1", FromWindow::Allow),
-            Err(NotTaken::Refused(_))
-        ));
-        assert_eq!(desk.reply("S1", picked(0)), Ok("answers"));
+        let carded = |effects: &[Effect]| {
+            effects.iter().find_map(|e| match e {
+                Effect::Carded(result) => Some(result.clone()),
+                _ => None,
+            })
+        };
+        for wrong in [picked(7), FromWindow::Allow] {
+            let effects = card(wrong);
+            assert!(matches!(carded(&effects), Some(Err(NotTaken::Refused(_)))));
+            assert!(told(&effects, 1).is_empty());
+        }
+        let sent = card(picked(0));
+        assert_eq!(carded(&sent), Some(Ok("answers")));
         assert_eq!(
-            asked.reply.try_recv().unwrap(),
-            Reply::Answers {
+            told(&sent, 1),
+            [ToHook::Answer(Reply::Answers {
                 answers: vec![lf_tray_core::permission::Answer::chose("crates.io")]
-            }
+            })]
         );
-        assert_eq!(desk.reply("S1", picked(0)), Err(NotTaken::NoneOpen));
+        assert_eq!(carded(&card(picked(0))), Some(Err(NotTaken::NoneOpen)));
     }
 
     #[test]
-    fn the_trays_view_says_what_waits_since_when_and_what_the_person_dismissed() {
+    fn the_view_says_what_waits_since_when_and_what_the_person_dismissed() {
         let mut desk = Desk::default();
         let asked = Event::Asked {
             at: time::OffsetDateTime::UNIX_EPOCH,
             session: waiting(),
         };
-        let _ = desk.on_events(&[asked], now(), &PREFS);
+        let turn = desk.step(
+            now(),
+            &PREFS,
+            Input::Events {
+                batch: vec![asked],
+                focus: Vec::new(),
+            },
+        );
+        assert!(turn.iter().any(|e| matches!(e, Effect::Save(_))));
         let sessions = [waiting(), record_d("S2", State::Active, false)];
-        let view = desk.tray(&sessions, now(), &PREFS);
-        assert!(view.since.contains_key("S1") && !view.since.contains_key("S2"));
-        assert!(view.dismissed.is_empty() && !view.paused && view.held_back.is_none());
-        let _ = desk.popups.dismiss("S1");
-        desk.popups.pause(crate::policy::PauseFor::Hour, now());
-        let view = desk.tray(&sessions, now(), &PREFS);
-        assert_eq!(view.dismissed.iter().collect::<Vec<_>>(), ["S1"]);
-        assert!(view.paused && view.held_back.is_some());
+        let tray = desk.view(&sessions, now(), &PREFS).tray(&sessions);
+        assert!(tray.since.contains_key("S1") && !tray.since.contains_key("S2"));
+        assert!(tray.dismissed.is_empty() && !tray.paused && tray.held_back.is_none());
+        desk.step(now(), &PREFS, Input::Dismiss(waiting()));
+        desk.step(now(), &PREFS, Input::Pause(Some(PauseFor::Hour)));
+        let view = desk.view(&sessions, now(), &PREFS);
+        let tray = view.tray(&sessions);
+        assert_eq!(tray.dismissed.iter().collect::<Vec<_>>(), ["S1"]);
+        assert!(tray.paused && tray.held_back.is_some());
+        assert!(view.dismissed("S1") && !view.dismissed("S2"));
     }
 
     #[test]

@@ -428,6 +428,11 @@ impl Popups {
         }
     }
 
+    /// Whether a notification server is there to show popups now.
+    pub fn server_present(&self) -> bool {
+        self.server == Server::Present
+    }
+
     /// A notification server appeared on the bus or went away.
     pub fn set_server(&mut self, server: Server) {
         if let Server::DoNotDisturb { source, on } = server {

@@ -1,20 +1,24 @@
 //! The agents' requests that wait for the person, one per session: what the popup, the
 //! window and the hook's connection share. Plain state, held by the [`Desk`](crate::desk)
-//! beside the popups' policy, and tested here without a desktop.
+//! beside the popups' policy, and tested here without a desktop. A request is known by
+//! the hook that asked ([`HookId`]); where that hook's answer travels (a local socket, an
+//! ssh link) is the shell's to know.
 
 use std::collections::HashMap;
 
 use lf_tray_core::permission::{Refused, Reply, Request};
 use lf_tray_core::SessionRecord;
-use tokio::sync::oneshot;
 
 use crate::notice::{self, NoticeKey};
 
+/// One hook's request, as the shell numbered it when the hook connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HookId(pub u64);
+
 struct Open {
-    id: u64,
+    hook: HookId,
     record: SessionRecord,
     request: Request,
-    answer: oneshot::Sender<Reply>,
 }
 
 /// Why a reply was not sent.
@@ -39,23 +43,35 @@ impl std::fmt::Display for NotTaken {
 #[derive(Default)]
 pub struct Requests {
     open: HashMap<String, Open>,
-    next: u64,
 }
 
 impl Requests {
     /// The person's reply to the session's open request, taken when it answers what was
-    /// asked (the core's [`Request::decide`]) and is the first: then it goes to the hook.
+    /// asked (the core's [`Request::decide`]) and is the first: the hook it goes to.
     /// A reply that does not answer it leaves the request open, its popup and card up.
-    pub fn answer(&mut self, key: &str, reply: Reply) -> Result<(), NotTaken> {
+    pub fn answer(&mut self, key: &str, reply: &Reply) -> Result<HookId, NotTaken> {
         let request = &self.open.get(key).ok_or(NotTaken::NoneOpen)?.request;
-        request.decide(&reply).map_err(NotTaken::Refused)?;
+        request.decide(reply).map_err(NotTaken::Refused)?;
         let open = self.open.remove(key).ok_or(NotTaken::NoneOpen)?;
-        open.answer.send(reply).map_err(|_| NotTaken::NoneOpen)
+        Ok(open.hook)
     }
 
-    /// Take back the session's open request without an answer; true when there was one.
-    pub fn withdraw(&mut self, key: &str) -> bool {
-        self.open.remove(key).is_some()
+    /// Take back the session's open request without an answer: its hook, when there was one.
+    pub fn withdraw(&mut self, key: &str) -> Option<HookId> {
+        self.open.remove(key).map(|open| open.hook)
+    }
+
+    /// The session whose open request `hook` asked, if it is still open.
+    pub fn session_of(&self, hook: HookId) -> Option<String> {
+        self.open
+            .iter()
+            .find(|(_, open)| open.hook == hook)
+            .map(|(key, _)| key.clone())
+    }
+
+    /// Every open request, by session key (the window's cards).
+    pub fn all(&self) -> impl Iterator<Item = (&String, &Request)> {
+        self.open.iter().map(|(key, open)| (key, &open.request))
     }
 
     /// The session's open request, if any: its popup and its window buttons.
@@ -79,37 +95,30 @@ impl Requests {
         }
     }
 
-    /// Take a new request for the session; its answer comes on the receiver.
+    /// Take `hook`'s request for the session. A newer request of the same session replaces
+    /// the older: the older's hook, returned, gets no answer.
     pub fn register(
         &mut self,
         key: &str,
+        hook: HookId,
         record: SessionRecord,
         request: Request,
-    ) -> (u64, oneshot::Receiver<Reply>) {
-        let id = self.next;
-        self.next += 1;
-        let (answer, answered) = oneshot::channel();
-        // A newer request of the same session replaces the older: its hook gets no answer.
-        self.open.insert(
-            key.to_string(),
-            Open {
-                id,
-                record,
-                request,
-                answer,
-            },
-        );
-        (id, answered)
+    ) -> Option<HookId> {
+        let open = Open {
+            hook,
+            record,
+            request,
+        };
+        self.open
+            .insert(key.to_string(), open)
+            .map(|older| older.hook)
     }
 
-    /// Withdraw the session's request `id` if it is still the open one.
-    pub fn withdraw_this(&mut self, key: &str, id: u64) -> bool {
-        if self.open.get(key).is_some_and(|o| o.id == id) {
-            self.open.remove(key);
-            true
-        } else {
-            false
-        }
+    /// Withdraw `hook`'s request if it is still open: its session's key.
+    pub fn withdraw_this(&mut self, hook: HookId) -> Option<String> {
+        let key = self.session_of(hook)?;
+        self.open.remove(&key);
+        Some(key)
     }
 }
 
@@ -142,8 +151,12 @@ mod tests {
     fn a_reply_that_does_not_answer_the_question_leaves_it_open() {
         use lf_tray_core::permission::Answer;
         let mut requests = Requests::default();
-        let (_, mut answered) =
-            requests.register("S1", record_d("S1", State::Active, true), question());
+        requests.register(
+            "S1",
+            HookId(1),
+            record_d("S1", State::Active, true),
+            question(),
+        );
         for wrong in [
             Reply::Allow,
             Reply::Answers { answers: vec![] },
@@ -152,28 +165,29 @@ mod tests {
             },
         ] {
             assert!(matches!(
-                requests.answer("S1", wrong),
+                requests.answer("S1", &wrong),
                 Err(NotTaken::Refused(_))
             ));
         }
-        assert!(answered.try_recv().is_err());
         assert!(requests.request("S1").is_some(), "the question was dropped");
         let right = Reply::Answers {
             answers: vec![Answer::chose("internal")],
         };
-        assert_eq!(requests.answer("S1", right.clone()), Ok(()));
-        assert_eq!(answered.try_recv().ok(), Some(right));
+        assert_eq!(requests.answer("S1", &right), Ok(HookId(1)));
     }
 
     #[test]
     fn the_first_answer_is_sent_and_a_second_finds_nothing() {
         let mut requests = Requests::default();
-        let (_, mut answered) =
-            requests.register("S1", record_d("S1", State::Active, true), request("ls"));
+        requests.register(
+            "S1",
+            HookId(1),
+            record_d("S1", State::Active, true),
+            request("ls"),
+        );
         assert_eq!(requests.request("S1"), Some(request("ls")));
-        assert_eq!(requests.answer("S1", Reply::Allow), Ok(()));
-        assert_eq!(answered.try_recv().ok(), Some(Reply::Allow));
-        assert_eq!(requests.answer("S1", Reply::Deny), Err(NotTaken::NoneOpen));
+        assert_eq!(requests.answer("S1", &Reply::Allow), Ok(HookId(1)));
+        assert_eq!(requests.answer("S1", &Reply::Deny), Err(NotTaken::NoneOpen));
         assert_eq!(requests.request("S1"), None);
     }
 
@@ -181,29 +195,42 @@ mod tests {
     fn a_newer_request_of_the_session_replaces_the_older_whose_hook_gets_no_answer() {
         let mut requests = Requests::default();
         let record = record_d("S1", State::Active, true);
-        let (old, mut old_answer) = requests.register("S1", record.clone(), request("ls"));
-        let (new, mut new_answer) = requests.register("S1", record, request("rm -r build"));
-        assert_ne!(old, new);
-        assert_eq!(requests.request("S1"), Some(request("rm -r build")));
+        let (old, new) = (HookId(1), HookId(2));
+        assert_eq!(
+            requests.register("S1", old, record.clone(), request("ls")),
+            None
+        );
         // The older one's hook is let go without an answer: it falls back to the terminal.
-        assert!(old_answer.try_recv().is_err());
+        let replaced = requests.register("S1", new, record, request("rm -r build"));
+        assert_eq!(replaced, Some(old));
+        assert_eq!(requests.request("S1"), Some(request("rm -r build")));
         // Its withdrawal (its connection closing) must not take the newer request away.
-        assert!(!requests.withdraw_this("S1", old));
-        assert_eq!(requests.answer("S1", Reply::Deny), Ok(()));
-        assert_eq!(new_answer.try_recv().ok(), Some(Reply::Deny));
+        assert_eq!(requests.withdraw_this(old), None);
+        assert_eq!(requests.answer("S1", &Reply::Deny), Ok(new));
     }
 
     #[test]
     fn a_withdrawn_request_takes_no_answer() {
         let mut requests = Requests::default();
-        let (id, _answered) =
-            requests.register("S1", record_d("S1", State::Active, true), request("ls"));
-        assert!(requests.withdraw_this("S1", id));
-        assert_eq!(requests.answer("S1", Reply::Allow), Err(NotTaken::NoneOpen));
-        let (_, _answered) =
-            requests.register("S2", record_d("S2", State::Active, true), request("ls"));
-        assert!(requests.withdraw("S2"));
-        assert!(!requests.withdraw("S2"));
+        requests.register(
+            "S1",
+            HookId(1),
+            record_d("S1", State::Active, true),
+            request("ls"),
+        );
+        assert_eq!(requests.withdraw_this(HookId(1)).as_deref(), Some("S1"));
+        assert_eq!(
+            requests.answer("S1", &Reply::Allow),
+            Err(NotTaken::NoneOpen)
+        );
+        requests.register(
+            "S2",
+            HookId(2),
+            record_d("S2", State::Active, true),
+            request("ls"),
+        );
+        assert_eq!(requests.withdraw("S2"), Some(HookId(2)));
+        assert_eq!(requests.withdraw("S2"), None);
     }
 
     #[test]
@@ -212,7 +239,7 @@ mod tests {
         let record = record_d("S1", State::Active, true);
         let asked = notice::asked(&record);
         assert_eq!(requests.in_place_of(asked.clone()), asked);
-        requests.register("S1", record.clone(), request("cargo publish"));
+        requests.register("S1", HookId(1), record.clone(), request("cargo publish"));
         let shown = requests.in_place_of(asked.clone());
         assert_eq!(
             shown,

@@ -4,14 +4,14 @@
 //! whatever it would otherwise have to know about lf (its states, kinds, fields, action
 //! kinds) is decided here, and the page reads these fields as they are.
 
-use lf_tray_core::history::{self, Entry};
+use lf_tray_core::history::{self, Entry, History};
 use lf_tray_core::permission::{Answer, Prompt, Reply, Request};
 use lf_tray_core::{Presents, SessionRecord, State};
 use serde::Serialize;
 
 use crate::board::{self, Group};
 use crate::buttons::{self, Action, Button};
-use crate::policy::Popups;
+use crate::desk::View;
 
 /// How the window offers to go back to a session's terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,13 +306,12 @@ pub const TO_WINDOW: &str = "app";
 /// session runs (asked only where the desktop focuses nothing), `request` the open request
 /// of the session (by its key), if any.
 pub fn views(
-    popups: &Popups,
+    desk: &View,
     sessions: &[SessionRecord],
     reach: Reach,
     runs_in: impl Fn(&SessionRecord) -> Option<String>,
-    request: impl Fn(&str) -> Option<Request>,
 ) -> Vec<SessionView> {
-    board::ordered(sessions, |r| popups.waiting_since(&history::key(r)))
+    board::ordered(sessions, |r| desk.waiting_since(&history::key(r)))
         .into_iter()
         .map(|(group, record)| {
             let key = history::key(record);
@@ -372,9 +371,9 @@ pub fn views(
                 group_title: group.title(),
                 needs_you,
                 dismissable: needs_you || group == Group::Stopped,
-                dismissed: popups.dismissed(&key),
+                dismissed: desk.dismissed(&key),
                 label: joined(&label),
-                waiting_since: popups.waiting_since(&key).filter(|_| needs_you),
+                waiting_since: desk.waiting_since(&key).filter(|_| needs_you),
                 chips: chips(record, kind_name),
                 meta: Some(joined(&meta)).filter(|m| !m.is_empty()),
                 cwd: Some(record.cwd.clone()).filter(|c| !c.is_empty()),
@@ -385,7 +384,7 @@ pub fn views(
                 stopped: record.stopped,
                 question: board::question(record),
                 ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
-                request: request(&key).map(|r| RequestView::of(&r)),
+                request: desk.request(&key).map(RequestView::of),
                 buttons,
                 primary,
                 runs_in,
@@ -426,9 +425,8 @@ fn chips(record: &SessionRecord, kind_name: Option<String>) -> Vec<Chip> {
 }
 
 /// The Recent list as the window draws it, newest first.
-pub fn recent(popups: &Popups) -> Vec<RecentView> {
-    popups
-        .history()
+pub fn recent(history: &History) -> Vec<RecentView> {
+    history
         .recent()
         .into_iter()
         .map(|entry| RecentView {
@@ -490,13 +488,9 @@ mod tests {
                 .and_then(|b| b.help.clone())
                 .unwrap_or_default()
         };
-        let views = views(
-            &Popups::default(),
-            &[headless, native],
-            Reach::Button,
-            |_| None,
-            |_| None,
-        );
+        let views = views(&View::default(), &[headless, native], Reach::Button, |_| {
+            None
+        });
         let (h, n) = (by_id(&views, "S-1"), by_id(&views, "S-2"));
         assert_eq!(h.runs_in.as_deref(), Some("headless: no terminal shows it"));
         assert!(!tokens(h).contains(&"go_to_terminal"));
@@ -529,7 +523,7 @@ mod tests {
         let attached = record_d("S-1", State::Active, true);
         let idle = record_d("S-2", State::Other("unknown".into()), false);
         let records = [idle, attached];
-        let views = views(&Popups::default(), &records, Reach::Off, |_| None, |_| None);
+        let views = views(&View::default(), &records, Reach::Off, |_| None);
         let (waiting, other) = (&views[0], &views[1]);
         assert_eq!(waiting.id, "S-1");
         assert_eq!(waiting.group, Group::Waiting);
@@ -601,26 +595,16 @@ mod tests {
 
         // Where the tray can focus windows, the attached one offers Go to terminal
         // first; where it cannot, it says where the session runs instead.
-        let reached = super::views(
-            &Popups::default(),
-            &records,
-            Reach::Button,
-            |_| None,
-            |_| None,
-        );
+        let reached = super::views(&View::default(), &records, Reach::Button, |_| None);
         assert_eq!(tokens(&reached[0]), ["go_to_terminal", "open", "move_here"]);
         assert_eq!(
             tokens(&reached[1]),
             ["open"],
             "nothing attached, nothing to go to"
         );
-        let said = super::views(
-            &Popups::default(),
-            &records,
-            Reach::Say,
-            |r| Some(format!("attached in tmux session work ({})", r.id)),
-            |_| None,
-        );
+        let said = super::views(&View::default(), &records, Reach::Say, |r| {
+            Some(format!("attached in tmux session work ({})", r.id))
+        });
         assert_eq!(tokens(&said[0]), ["open", "move_here"]);
         assert_eq!(
             said[0].runs_in.as_deref(),
@@ -638,7 +622,7 @@ mod tests {
             record_d("S-1", State::Active, true),
             record_d("S-2", State::Other("unknown".into()), true),
         ];
-        let views = views(&Popups::default(), &records, Reach::Off, |_| None, |_| None);
+        let views = views(&View::default(), &records, Reach::Off, |_| None);
         for record in &records {
             let view = by_id(&views, &record.id);
             for button in &view.buttons {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use lf_tray_core::terminal::{self, place, Env, Launch};
 use lf_tray_core::SessionRecord;
+use lf_tray_surface::desk::Input;
 use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
@@ -67,8 +68,7 @@ pub fn open<R: Runtime>(
             if let Some(id) = terminal_id {
                 shell.remember_terminal(id, &opened, &record.id);
             }
-            let effects = crate::shell::lock(&shell.desk).popups.click_reached();
-            shell.send(effects);
+            shell.tell(Input::ClickReached);
             Ok(opened.terminal)
         }
         Err(e) => {
@@ -96,8 +96,7 @@ pub fn open<R: Runtime>(
                 },
             );
             let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
-            let effects = crate::shell::lock(&shell.desk).popups.click_failed(notice);
-            shell.send(effects);
+            shell.tell(Input::ClickFailed(notice));
             Err(format!("{text}\n{command}"))
         }
     }

@@ -19,6 +19,7 @@ use std::{
 };
 
 #[cfg(all(unix, not(target_os = "macos")))]
+use lf_tray_surface::desk::Input;
 use lf_tray_surface::{notice, tray_host};
 #[cfg(all(unix, not(target_os = "macos")))]
 use tauri::{AppHandle, Runtime};
@@ -93,8 +94,7 @@ pub(crate) async fn follow_host<R: Runtime>(
                     crate::run::refresh(app, &filled)
                 });
                 // What it said is no longer so.
-                let effects = lock(&shell.desk).popups.tray_came();
-                shell.send(effects);
+                shell.tell(Input::TrayCame);
             } else {
                 tracing::warn!(
                     "TRAY_HOST absent: no tray shows Loopflow Tray on this desktop (no \
@@ -138,8 +138,7 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         started.elapsed().as_millis()
     );
     *lock(&shell.no_tray_login) = login;
-    let effects = lock(&shell.desk).popups.no_tray(notice);
-    shell.send(effects);
+    shell.tell(Input::NoTray(notice));
 }
 
 /// The no-tray popup reached the server: this login was told, and is not told again.

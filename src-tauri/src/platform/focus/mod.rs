@@ -446,11 +446,10 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
         covers: Vec::new(),
         choices: Vec::new(),
     };
-    let effects = crate::shell::lock(&shell.desk).popups.click_failed(notice);
-    if effects.is_empty() {
+    if !shell.view().server {
         return; // no notification server yet: told at a later start
     }
-    shell.send(effects);
+    shell.tell(lf_tray_surface::desk::Input::ClickFailed(notice));
     tracing::info!("GNOME_FOCUS_SETUP told");
     if let Err(e) = crate::platform::tray_host::write_told(&told, "told") {
         tracing::warn!("could not keep {}: {e}", told.display());

@@ -78,34 +78,28 @@ pub async fn act<R: Runtime>(
 /// answer wins; one that does not answer what was asked is refused with why, and the
 /// request stays open.
 #[tauri::command]
-pub fn answer_request<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn answer_request(
     shell: State<'_, Arc<Shell>>,
     id: String,
     reply: lf_tray_surface::window::FromWindow,
 ) -> Result<(), String> {
-    let taken = crate::shell::lock(&shell.desk).reply(&id, reply);
-    match &taken {
-        Ok(word) => tracing::info!("PERMISSION {word} from the window session={id}: sent"),
-        Err(why) => tracing::info!("PERMISSION from the window session={id}: not sent: {why}"),
+    let (told, sent) = tokio::sync::oneshot::channel();
+    let card = lf_tray_surface::desk::Input::Card { session: id, reply };
+    shell.send(crate::shell::ToDesk::Card(card, told));
+    match sent.await {
+        Ok(sent) => sent.map(|_| ()).map_err(|why| why.to_string()),
+        Err(_) => Err("Loopflow Tray is quitting.".into()),
     }
-    crate::run::refresh(&app, &shell);
-    taken.map(|_| ()).map_err(|why| why.to_string())
 }
 
 /// Dismiss a session's popups and reminders until its next transition; lf is not told.
 #[tauri::command]
-pub fn dismiss<R: Runtime>(
-    app: AppHandle<R>,
-    shell: State<'_, Arc<Shell>>,
-    id: String,
-) -> Result<(), String> {
+pub fn dismiss(shell: State<'_, Arc<Shell>>, id: String) -> Result<(), String> {
     // `id` is the session's key token (`SessionView::key`), as for `act`.
     let record = SessionKey::parse(&id)
         .and_then(|key| shell.engine.session(&key))
         .ok_or("That session is no longer listed.")?;
     shell.dismiss(&record);
-    crate::run::refresh(&app, &shell);
     Ok(())
 }
 

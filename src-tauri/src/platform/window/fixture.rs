@@ -49,7 +49,8 @@ pub(super) fn fixture() -> Fixture {
     // Keep the engine's channel open for the test's life without reading it.
     std::thread::spawn(move || while events.blocking_recv().is_some() {});
     assert!(engine.session(&ask.as_str().into()).is_some());
-    let shell = Arc::new(Shell::new(engine, None, settings::Loaded::default()));
+    let (shell, _desk) = Shell::new(engine, None, settings::Loaded::default(), None);
+    let shell = Arc::new(shell);
     let app = crate::builder(mock_builder())
         .manage(shell)
         .build(tauri::generate_context!("../tauri.conf.json"))

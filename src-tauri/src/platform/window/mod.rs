@@ -13,17 +13,16 @@ use std::sync::Arc;
 use tauri::{AppHandle, Manager, Runtime};
 
 use lf_tray_core::{SessionKey, SessionRecord};
-use lf_tray_surface::window::{recent, views, Board, Reach, ToWindow};
+use lf_tray_surface::window::{views, Board, Reach, ToWindow};
 
 use crate::platform::page::{tell, LABEL};
 use crate::shell::Shell;
 
 /// Everything the window shows now (no session to scroll to: see `commands::sessions`).
 pub fn board(shell: &Shell) -> Board {
-    let quiet = shell.held_back();
+    let desk = shell.view();
     let sessions = shell.engine.sessions();
-    let (sessions, recent) = {
-        let desk = crate::shell::lock(&shell.desk);
+    let sessions = {
         let reach = if !shell.settings().focus_existing {
             Reach::Off
         } else if crate::platform::focus::can_focus() {
@@ -33,18 +32,14 @@ pub fn board(shell: &Shell) -> Board {
         };
         let terminals = crate::shell::lock(&shell.terminals).clone();
         let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
-        let request = |key: &str| desk.request(key);
-        (
-            views(&desk.popups, &sessions, reach, runs_in, request),
-            recent(&desk.popups),
-        )
+        views(&desk, &sessions, reach, runs_in)
     };
     let (tray, tray_fix) = shell.tray_note().unzip();
     Board {
         sessions,
         status: shell.engine.status(),
-        quiet,
-        recent,
+        quiet: desk.held_back.clone(),
+        recent: desk.recent.clone(),
         warnings: shell.warnings(),
         tray,
         tray_fix,
