@@ -11,8 +11,7 @@ use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::platform::{focus, launch, page, window};
-use crate::run::quit;
-use crate::shell::lock;
+use crate::quit::quit;
 use crate::shell::Shell;
 use lf_tray_surface::desk::Input;
 use lf_tray_surface::notice::{self, NoticeKey};
@@ -95,7 +94,7 @@ fn arrive<R: Runtime>(
             // thread that runs the tray and the window.
             let (app, shell, key) = (app.clone(), Arc::clone(shell), key.clone());
             std::thread::spawn(move || {
-                let terminals = lock(&shell.terminals).clone();
+                let terminals = shell.terminals.now();
                 match focus::go(&record, &terminals) {
                     focus::Went::There(took) => {
                         tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());

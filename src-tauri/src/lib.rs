@@ -19,6 +19,7 @@ mod logfile;
 mod permission;
 mod platform;
 mod push;
+mod quit;
 mod run;
 mod shell;
 
@@ -33,7 +34,7 @@ use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
 use tokio::sync::mpsc;
 
 use platform::notification::Notifications;
-use platform::{autostart, desktop, focus, notification, tray, tray_host, window};
+use platform::{autostart, desktop, notification, tray, tray_host, window};
 use shell::Shell;
 
 /// How `lf-tray` (no subcommand) was started.
@@ -152,7 +153,7 @@ pub(crate) fn start(
             // before it reads anything. The window's commands run once setup is done.
             let (engine, events) = tauri::async_runtime::block_on(async { Engine::start(config) });
             let (mut shell, desk) = Shell::new(engine, settings_path, loaded, history_path);
-            shell.remote = remote;
+            shell.settings.remote = remote;
             let shell = Arc::new(shell);
             app.manage(Arc::clone(&shell));
             setup(app.handle(), shell, desk, events, hidden)?;
@@ -202,6 +203,7 @@ fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(tray::Shown::default())
         .manage(window::size::Seen::default())
+        .manage(window::At::default())
         .invoke_handler(tauri::generate_handler![
             window::commands::sessions,
             window::commands::act,
@@ -261,15 +263,16 @@ fn setup<R: Runtime>(
     }
     let (deliveries, queued) = mpsc::unbounded_channel();
     tauri::async_runtime::spawn(run::deliver(Arc::clone(&shell), queued));
-    tauri::async_runtime::spawn(run::on_signal(app.clone(), Arc::clone(&shell)));
+    tauri::async_runtime::spawn(quit::on_signal(app.clone(), Arc::clone(&shell)));
     #[cfg(all(unix, not(target_os = "macos")))]
     tauri::async_runtime::spawn(tray_host::follow_host(
         app.clone(),
         Arc::clone(&shell),
         tray_host::follow(),
+        click::on_menu,
     ));
     #[cfg(all(unix, not(target_os = "macos")))]
-    tauri::async_runtime::spawn(focus::tell_gnome_setup(Arc::clone(&shell)));
+    tauri::async_runtime::spawn(tray_host::tell_gnome_focus_setup(Arc::clone(&shell)));
     #[cfg(unix)]
     {
         tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));

@@ -26,7 +26,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
-use crate::shell::{lock, Shell, ToDesk};
+use crate::shell::{Shell, ToDesk};
 
 /// How long a connected hook may take to send its request: it writes it at once, from
 /// memory; a peer slower than this is not a hook.
@@ -184,7 +184,7 @@ async fn find(shell: &Arc<Shell>, pid: u32) -> Result<(SessionRecord, Focus), St
     let record = permission::requester(&chain, &sessions)
         .cloned()
         .ok_or_else(|| format!("no listed agent above it (ancestors {chain:?})"))?;
-    let terminals = lock(&shell.terminals).clone();
+    let terminals = shell.terminals.now();
     let looked = record.clone();
     let focus = tokio::task::spawn_blocking(move || {
         looking::looking_at(&looked, &crate::platform::focus::Desk::open(terminals))

@@ -8,15 +8,15 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lf_tray_core::{history, Event};
+use lf_tray_core::{history, Event, SessionRecord};
 use lf_tray_surface::push::{server, Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
 use tokio::sync::{mpsc, watch};
 
 use crate::platform::presence;
-use crate::shell::lock;
 use lf_tray_surface::settings::Settings;
 
 /// A server that has not taken a small POST within this long is treated as down and tried
@@ -59,6 +59,81 @@ impl Config {
             },
             away_after: Duration::from_secs(u64::from(settings.away_after_seconds)),
         })
+    }
+}
+
+/// The pushes to the person's phone, as the shell holds them: running while a URL is set.
+pub(crate) struct Phone {
+    runner: Mutex<Option<Runner>>,
+    /// The engine's first snapshot went by (set under `runner`'s lock): pushes started
+    /// later start from the sessions listed then, not from the empty list before it.
+    listed: AtomicBool,
+    /// What the settings panel says about them (how away is told, the last failure).
+    status: Arc<Mutex<Option<String>>>,
+    /// Where what was pushed is remembered (`None`: the demo and the command tests).
+    memory: Option<PathBuf>,
+}
+
+impl Phone {
+    pub(crate) fn new(memory: Option<PathBuf>) -> Phone {
+        Phone {
+            runner: Mutex::new(None),
+            listed: AtomicBool::new(false),
+            status: Arc::default(),
+            memory,
+        }
+    }
+
+    /// Start, change or end the pushes as `settings` say. A push URL set while the app
+    /// runs starts from the sessions listed now.
+    pub(crate) fn apply(&self, settings: &Settings, sessions: impl FnOnce() -> Vec<SessionRecord>) {
+        let config = Config::of(settings);
+        let mut runner = locked(&self.runner);
+        match (config, runner.as_ref()) {
+            (None, None) => {}
+            (None, Some(_)) => *runner = None,
+            (Some(config), Some(running)) => running.set(config),
+            (Some(config), None) => {
+                let started = Runner::start(config, self.memory.clone(), Arc::clone(&self.status));
+                // Before the first snapshot an empty list would read as "nothing waits" and
+                // prune the memory of what was pushed; that snapshot comes to it anyway.
+                if self.listed.load(Ordering::SeqCst) {
+                    started.send(&Event::Snapshot {
+                        at: time::OffsetDateTime::now_utc(),
+                        sessions: sessions(),
+                    });
+                }
+                *runner = Some(started);
+            }
+        }
+    }
+
+    /// The engine's events, to the pushes' own task: nothing there holds up a popup.
+    pub(crate) fn send(&self, batch: &[Event]) {
+        if batch.is_empty() {
+            return;
+        }
+        let runner = locked(&self.runner);
+        if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
+            self.listed.store(true, Ordering::SeqCst);
+        }
+        if let Some(runner) = runner.as_ref() {
+            for event in batch {
+                runner.send(event);
+            }
+        }
+    }
+
+    /// The sessions the person dismissed now, by key.
+    pub(crate) fn dismissed(&self, keys: &BTreeSet<String>) {
+        if let Some(runner) = locked(&self.runner).as_ref() {
+            runner.dismissed(keys);
+        }
+    }
+
+    /// The settings panel's sentence about pushes, while they are on.
+    pub(crate) fn status(&self) -> Option<String> {
+        locked(&self.status).clone()
     }
 }
 
@@ -157,7 +232,7 @@ async fn run(
     let mut flight: Option<tauri::async_runtime::JoinHandle<Delivered>> = None;
     let mut said = String::new();
     if desk.seen.borrow().settled() {
-        *lock(&status) = Some(desk.seen.borrow().describe());
+        *locked(&status) = Some(desk.seen.borrow().describe());
     }
     loop {
         let deadline = pushes.next_deadline();
@@ -225,10 +300,15 @@ async fn run(
                         tracing::info!("PRESENCE sources: {describe}");
                         said = describe.clone();
                     }
-                    *lock(&status) = Some(describe);
+                    *locked(&status) = Some(describe);
                 }
             }
-            () = crate::run::until(deadline) => {}
+            () = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
             done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
                 flight = None;
                 let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {
@@ -254,7 +334,7 @@ async fn run(
                     }
                 };
                 let now_said = desk.seen.borrow().describe();
-                *lock(&status) = Some(match &failing {
+                *locked(&status) = Some(match &failing {
                     Some(why) => format!("{now_said} The last push failed: {why}."),
                     None => now_said,
                 });
@@ -292,7 +372,7 @@ async fn run(
             }
         }
     }
-    *lock(&status) = None;
+    *locked(&status) = None;
     tracing::info!("PUSH off");
 }
 
@@ -375,6 +455,12 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// A lock of the pushes' own, kept usable if a panic elsewhere held it (each change is one
+/// assignment or one call).
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use lf_tray_core::history;
 use lf_tray_core::{Event, SessionRecord};
@@ -20,9 +20,9 @@ use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
-use crate::platform::{focus, tray, window};
-use crate::shell::{lock, Shell, ToDesk, Unstarted};
-use crate::{click, logfile};
+use crate::platform::{focus, window};
+use crate::shell::{Shell, ToDesk, Unstarted};
+use crate::{click, hook, logfile};
 
 /// The desk's task: it owns the [`Desk`] and is the only part that changes it. It takes
 /// the engine's events, what the rest of the shell tells it, and the desk's own deadlines,
@@ -39,9 +39,12 @@ pub(crate) async fn follow<R: Runtime>(
     let Unstarted {
         mut desk,
         mut letters,
+        memory: start_memory,
     } = start;
     let mut hooks: HashMap<HookId, mpsc::UnboundedSender<ToHook>> = HashMap::new();
-    let memory = shell.history_path.clone().map(Memory::new);
+    let memory = start_memory.map(Memory::new);
+    // Runs the person's `on_event` program for each event.
+    let program = hook::Hook::default();
     let mut held_back = {
         let prefs = shell.preferences();
         desk.view(&[], Clock::system(), &prefs).held_back
@@ -63,7 +66,7 @@ pub(crate) async fn follow<R: Runtime>(
                 while let Ok(event) = events.try_recv() {
                     batch.push(event);
                 }
-                let focus = before_the_desk(&shell, &batch);
+                let focus = before_the_desk(&shell, &program, &batch);
                 Input::Events { batch: batch.clone(), focus }
             }
             letter = letters.recv() => match letter {
@@ -127,17 +130,7 @@ pub(crate) async fn follow<R: Runtime>(
             }
         }
         // The pushes decide on their own task: nothing there holds up a popup.
-        if !batch.is_empty() {
-            let runner = lock(&shell.push);
-            if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
-                shell.listed.store(true, Ordering::SeqCst);
-            }
-            if let Some(runner) = runner.as_ref() {
-                for event in &batch {
-                    runner.send(event);
-                }
-            }
-        }
+        shell.push.send(&batch);
         let sessions = shell.engine.sessions();
         let view = desk.view(&sessions, Clock::system(), &prefs);
         if view.held_back != held_back {
@@ -147,7 +140,7 @@ pub(crate) async fn follow<R: Runtime>(
         }
         shell.view.send_replace(Arc::new(view));
         if redraw {
-            refresh(&app, &shell);
+            crate::platform::redraw(&app, &shell);
         }
     }
 }
@@ -156,12 +149,16 @@ pub(crate) async fn follow<R: Runtime>(
 /// person's `on_event` program, the window's warnings, and where the person looks for each
 /// session that asked (no popup for a turn handed back in the terminal they look at; a
 /// terminal may take seconds to answer, `kitty @ ls`, so it is asked here, once a batch).
-fn before_the_desk(shell: &Shell, batch: &[Event]) -> Vec<(SessionRecord, Focus)> {
+fn before_the_desk(
+    shell: &Shell,
+    runner: &hook::Hook,
+    batch: &[Event],
+) -> Vec<(SessionRecord, Focus)> {
     let program = shell.settings().on_event;
     for event in batch {
         logfile::event(event);
         if let Some(program) = &program {
-            shell.hook.send(program, event);
+            runner.send(program, event);
         }
         if let Event::Warning { path, message, .. } = event {
             shell.warn(match path {
@@ -170,7 +167,7 @@ fn before_the_desk(shell: &Shell, batch: &[Event]) -> Vec<(SessionRecord, Focus)
             });
         }
     }
-    let focus = looking::gate(batch, || focus::Desk::open(lock(&shell.terminals).clone()));
+    let focus = looking::gate(batch, || focus::Desk::open(shell.terminals.now()));
     for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
         tracing::info!("LOOKING_AT session={}: no popup", session.id);
     }
@@ -237,56 +234,10 @@ pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedRecei
     }
 }
 
-/// How long Quit waits for the notification server to take the popups down: it answers
-/// in milliseconds, and a hung one must not keep the app from exiting.
-const QUIT_GRACE: Duration = Duration::from_secs(1);
-
 /// Until `deadline`, or for ever without one.
-pub(crate) async fn until(deadline: Option<Instant>) {
+async fn until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
-}
-
-/// Show the current list in the tray and the window.
-pub(crate) fn refresh<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
-    let sessions = shell.engine.sessions();
-    let popups = shell.view().tray(&sessions);
-    if let Some(runner) = lock(&shell.push).as_ref() {
-        runner.dismissed(&popups.dismissed);
-    }
-    tray::refresh(app, sessions, popups);
-    window::publish(app, shell);
-}
-
-/// Close the app's popups (their buttons would do nothing once it is gone), then exit.
-pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
-    shell.quitting.store(true, Ordering::SeqCst);
-    shell.tell(Input::Tick);
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = shell.notifications.get() {
-            // A notification server that does not answer must not keep the app alive.
-            let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
-        }
-        app.exit(0);
-    });
-}
-
-/// Ctrl-C in the terminal that started the app, or SIGTERM from a session manager, ends it
-/// like Quit: popups taken down, and the demo's temporary home removed on the way out.
-pub(crate) async fn on_signal<R: Runtime>(app: AppHandle<R>, shell: Arc<Shell>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
-    }
-    quit(&app, shell);
 }

@@ -8,8 +8,6 @@
 //! button means are decided here, tested without a desktop. One task of the shell owns
 //! the desk and carries out its effects; everything else reads the [`View`] it publishes.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use lf_tray_core::history::{self, History};
 use lf_tray_core::permission::{Reply, Request};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
@@ -18,7 +16,8 @@ use crate::notice::{self, Notice, NoticeKey, Server};
 use crate::policy::{self, Clock, Delivery, Focus, PauseFor, Popups, Preferences};
 pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
-use crate::window::{FromWindow, RecentView};
+pub use crate::view::View;
+use crate::window::FromWindow;
 
 #[derive(Default)]
 pub struct Desk {
@@ -127,52 +126,6 @@ impl From<policy::Effect> for Effect {
         match effect {
             policy::Effect::Show(notice) => Effect::Show(notice),
             policy::Effect::Close(key) => Effect::Close(key),
-        }
-    }
-}
-
-/// What the desk says now, for the tray and the window to read: published after each
-/// step, so no reader waits on the desk.
-#[derive(Debug, Clone, Default)]
-pub struct View {
-    /// Why popups are held back, if they are.
-    pub held_back: Option<String>,
-    pub paused: bool,
-    /// A notification server is there to show popups.
-    pub server: bool,
-    since: BTreeMap<String, i64>,
-    dismissed: BTreeSet<String>,
-    unseen: BTreeSet<String>,
-    requests: BTreeMap<String, Request>,
-    pub recent: Vec<RecentView>,
-}
-
-impl View {
-    /// Since when the session waits on the person, unix seconds.
-    pub fn waiting_since(&self, key: &str) -> Option<i64> {
-        self.since.get(key).copied()
-    }
-
-    pub fn dismissed(&self, key: &str) -> bool {
-        self.dismissed.contains(key)
-    }
-
-    /// The session's open request, if any (its card in the window).
-    pub fn request(&self, key: &str) -> Option<&Request> {
-        self.requests.get(key)
-    }
-
-    /// What the tray's menu says about popups for these sessions.
-    pub fn tray(&self, sessions: &[SessionRecord]) -> crate::menu::Popups {
-        let keys = || sessions.iter().map(history::key);
-        crate::menu::Popups {
-            held_back: self.held_back.clone(),
-            paused: self.paused,
-            dismissed: keys().filter(|k| self.dismissed.contains(k)).collect(),
-            unseen: keys().filter(|k| self.unseen.contains(k)).collect(),
-            since: keys()
-                .filter_map(|k| Some((k.clone(), self.waiting_since(&k)?)))
-                .collect(),
         }
     }
 }
@@ -303,7 +256,7 @@ impl Desk {
                 .all()
                 .map(|(key, request)| (key.clone(), request.clone()))
                 .collect(),
-            recent: crate::window::recent(popups.history()),
+            recent: popups.history().recent(),
         }
     }
 

@@ -22,6 +22,7 @@ pub mod requests;
 pub mod route;
 pub mod settings;
 pub mod tray_host;
+pub mod view;
 pub mod window;
 
 #[cfg(any(test, feature = "fixtures"))]

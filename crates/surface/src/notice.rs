@@ -815,6 +815,27 @@ pub fn no_tray(current_desktop: &str) -> Notice {
     }
 }
 
+/// What the person reads once on GNOME's Wayland session without the tray's extension.
+pub const GNOME_FOCUS_SETUP: &str = "A click cannot bring your terminal to the front on GNOME yet";
+const GNOME_FOCUS_SETUP_BODY: &str = "On GNOME's Wayland session only the shell can focus \
+    another app's window. Run lf-tray setup gnome-focus once (it adds a small GNOME Shell \
+    extension) and log in again; until then a click shows where the session runs.";
+
+/// The popup that says once what a click cannot do on GNOME's Wayland session without the
+/// tray's extension, and the one command that fixes it.
+pub fn gnome_focus_setup() -> Notice {
+    Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: GNOME_FOCUS_SETUP.to_string(),
+        body: escape(GNOME_FOCUS_SETUP_BODY),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+        choices: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,14 +4,14 @@
 //! whatever it would otherwise have to know about lf (its states, kinds, fields, action
 //! kinds) is decided here, and the page reads these fields as they are.
 
-use lf_tray_core::history::{self, Entry, History};
+use lf_tray_core::history::{self, Entry};
 use lf_tray_core::permission::{Answer, Prompt, Reply, Request};
 use lf_tray_core::{Presents, SessionRecord, State};
 use serde::Serialize;
 
 use crate::board::{self, Group};
 use crate::buttons::{self, Action, Button};
-use crate::desk::View;
+use crate::view::View;
 
 /// How the window offers to go back to a session's terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,10 +425,10 @@ fn chips(record: &SessionRecord, kind_name: Option<String>) -> Vec<Chip> {
 }
 
 /// The Recent list as the window draws it, newest first.
-pub fn recent(history: &History) -> Vec<RecentView> {
-    history
-        .recent()
-        .into_iter()
+pub fn recent(entries: &[Entry]) -> Vec<RecentView> {
+    entries
+        .iter()
+        .cloned()
         .map(|entry| RecentView {
             words: board::recent_words(&entry.what).to_string(),
             entry,

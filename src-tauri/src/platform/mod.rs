@@ -30,3 +30,16 @@ pub(crate) mod tray;
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 pub(crate) mod tray_host;
 pub(crate) mod window;
+
+use tauri::{AppHandle, Runtime};
+
+use crate::shell::Shell;
+
+/// Draw the tray and the window again: the engine's list, and what the desk says of it.
+pub(crate) fn redraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+    let sessions = shell.engine.sessions();
+    let popups = shell.view().tray(&sessions);
+    shell.push.dismissed(&popups.dismissed);
+    tray::refresh(app, sessions, popups);
+    window::publish(app, shell);
+}

@@ -24,7 +24,6 @@ use lf_tray_surface::{notice, tray_host};
 #[cfg(all(unix, not(target_os = "macos")))]
 use tauri::{AppHandle, Runtime};
 
-use crate::click;
 use crate::platform::tray;
 #[cfg(all(unix, not(target_os = "macos")))]
 use crate::shell::{lock, Shell};
@@ -76,6 +75,7 @@ pub(crate) async fn follow_host<R: Runtime>(
     app: AppHandle<R>,
     shell: Arc<Shell>,
     mut host: tokio::sync::watch::Receiver<Option<bool>>,
+    on_menu: fn(&AppHandle<R>, lf_tray_surface::menu::Item),
 ) {
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + GRACE;
@@ -85,13 +85,13 @@ pub(crate) async fn follow_host<R: Runtime>(
         let now = *host.borrow_and_update();
         if now.is_some() && now != known {
             known = now;
-            *lock(&shell.tray_host) = now;
+            *lock(&shell.tray_host.host) = now;
             if now == Some(true) {
                 tracing::info!("TRAY_HOST present");
                 decided = true;
                 let filled = Arc::clone(&shell);
-                tray::make_late(&app, click::on_menu, move |app| {
-                    crate::run::refresh(app, &filled)
+                tray::make_late(&app, on_menu, move |app| {
+                    crate::platform::redraw(app, &filled)
                 });
                 // What it said is no longer so.
                 shell.tell(Input::TrayCame);
@@ -116,6 +116,45 @@ pub(crate) async fn follow_host<R: Runtime>(
     }
 }
 
+/// On GNOME's Wayland session without the tray's extension, say once (for this profile,
+/// ever) what a click cannot do there and the one command that fixes it. Each click that
+/// stops short says it again in its own popup, so once is enough; a person who ran the
+/// command and has not logged in again since is not told.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub(crate) async fn tell_gnome_focus_setup(shell: Arc<Shell>) {
+    // Asked once the login's parts are up: GNOME's notification server is the shell's own,
+    // and the grace is how long a login's shell has been seen to take.
+    tokio::time::sleep(GRACE).await;
+    let without = crate::platform::focus::gnome_without_extension().await;
+    let Some(told) = told_path().map(|p| p.with_file_name("gnome-focus-told")) else {
+        return;
+    };
+    if !without {
+        return;
+    }
+    if told.exists() {
+        tracing::info!("GNOME_FOCUS_SETUP told already");
+        return;
+    }
+    if !shell.view().server {
+        return; // no notification server yet: told at a later start
+    }
+    shell.tell(Input::ClickFailed(notice::gnome_focus_setup()));
+    tracing::info!("GNOME_FOCUS_SETUP told");
+    if let Err(e) = write_told(&told, "told") {
+        tracing::warn!("could not keep {}: {e}", told.display());
+    }
+}
+
+/// What the shell knows of the tray host: whether one shows the app (`None`: not known
+/// yet, or not followed), and the login the no-tray popup on its way tells, kept as told
+/// once it was shown.
+#[derive(Default)]
+pub(crate) struct Seen {
+    pub(crate) host: std::sync::Mutex<Option<bool>>,
+    pub(crate) login: std::sync::Mutex<Option<String>>,
+}
+
 /// The popup for a start without a tray, unless this login was told already.
 #[cfg(all(unix, not(target_os = "macos")))]
 async fn tell_no_tray(shell: &Shell, started: Instant) {
@@ -137,14 +176,14 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         "NO_TRAY popup for login {login_name} after {} ms",
         started.elapsed().as_millis()
     );
-    *lock(&shell.no_tray_login) = login;
+    *lock(&shell.tray_host.login) = login;
     shell.tell(Input::NoTray(notice));
 }
 
 /// The no-tray popup reached the server: this login was told, and is not told again.
 #[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) fn no_tray_told(shell: &Shell) {
-    let login = lock(&shell.no_tray_login).take();
+    let login = lock(&shell.tray_host.login).take();
     tracing::info!(
         "NO_TRAY popup shown login={}",
         login.as_deref().unwrap_or("unknown")

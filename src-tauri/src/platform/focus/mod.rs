@@ -401,20 +401,15 @@ mod tabs;
 mod tmux;
 mod x11;
 
-/// On GNOME's Wayland session without the tray's extension, say once (for this profile,
-/// ever) what a click cannot do there and the one command that fixes it. Each click that
-/// stops short says it again in its own popup, so once is enough; a person who ran the
-/// command and has not logged in again since is not told.
-pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>) {
-    use lf_tray_surface::notice::{escape, Notice, NoticeKey, NoticeKind, DEFAULT};
-    // Asked once the login's parts are up: GNOME's notification server is the shell's own,
-    // and the tray host's grace is how long a login's shell has been seen to take.
-    tokio::time::sleep(crate::platform::tray_host::GRACE).await;
+/// Whether this is GNOME's Wayland session without the tray's extension (nor one it
+/// would need no extension on): a click cannot bring a terminal to the front here yet.
+/// Asked once the login's parts are up (GNOME's notification server is the shell's own).
+pub(crate) async fn gnome_without_extension() -> bool {
     let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if !var("WAYLAND_DISPLAY") || var("SWAYSOCK") || gnome::installed() {
-        return;
+        return false;
     }
-    let without = tokio::task::spawn_blocking(|| {
+    tokio::task::spawn_blocking(|| {
         on_bus(|bus| async move {
             owned(&bus, gnome::NAME).await
                 && !owned(&bus, kwin::NAME).await
@@ -423,41 +418,5 @@ pub(crate) async fn tell_gnome_setup(shell: std::sync::Arc<crate::shell::Shell>)
         .unwrap_or(false)
     })
     .await
-    .unwrap_or(false);
-    let Some(told) =
-        crate::platform::tray_host::told_path().map(|p| p.with_file_name("gnome-focus-told"))
-    else {
-        return;
-    };
-    if !without {
-        return;
-    }
-    if told.exists() {
-        tracing::info!("GNOME_FOCUS_SETUP told already");
-        return;
-    }
-    let notice = Notice {
-        key: NoticeKey::Error,
-        kind: NoticeKind::Error,
-        summary: GNOME_SETUP.to_string(),
-        body: escape(GNOME_SETUP_BODY),
-        actions: vec![(DEFAULT, "Show")],
-        replaces: None,
-        covers: Vec::new(),
-        choices: Vec::new(),
-    };
-    if !shell.view().server {
-        return; // no notification server yet: told at a later start
-    }
-    shell.tell(lf_tray_surface::desk::Input::ClickFailed(notice));
-    tracing::info!("GNOME_FOCUS_SETUP told");
-    if let Err(e) = crate::platform::tray_host::write_told(&told, "told") {
-        tracing::warn!("could not keep {}: {e}", told.display());
-    }
+    .unwrap_or(false)
 }
-
-/// What the person reads once on GNOME's Wayland session without the extension.
-pub const GNOME_SETUP: &str = "A click cannot bring your terminal to the front on GNOME yet";
-const GNOME_SETUP_BODY: &str = "On GNOME's Wayland session only the shell can focus another \
-    app's window. Run lf-tray setup gnome-focus once (it adds a small GNOME Shell extension) \
-    and log in again; until then a click shows where the session runs.";

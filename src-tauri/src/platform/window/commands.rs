@@ -18,9 +18,9 @@ use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
 #[tauri::command]
-pub fn sessions(shell: State<'_, Arc<Shell>>) -> Board {
+pub fn sessions(shell: State<'_, Arc<Shell>>, at: State<'_, super::At>) -> Board {
     Board {
-        focus: crate::shell::lock(&shell.focus).take(),
+        focus: crate::shell::lock(&at.0).take(),
         ..board(&shell)
     }
 }
@@ -108,7 +108,7 @@ pub fn dismiss(shell: State<'_, Arc<Shell>>, id: String) -> Result<(), String> {
 #[tauri::command]
 pub fn quit<R: Runtime>(app: AppHandle<R>, shell: State<'_, Arc<Shell>>) {
     tracing::info!("QUIT from the window");
-    crate::run::quit(&app, Arc::clone(&shell));
+    crate::quit::quit(&app, Arc::clone(&shell));
 }
 
 /// Open the log with the desktop's handler for text files.

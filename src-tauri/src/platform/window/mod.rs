@@ -8,15 +8,18 @@ mod fixture;
 pub mod settings;
 pub mod size;
 
-use std::sync::Arc;
-
 use tauri::{AppHandle, Manager, Runtime};
 
 use lf_tray_core::{SessionKey, SessionRecord};
-use lf_tray_surface::window::{views, Board, Reach, ToWindow};
+use lf_tray_surface::window::{recent, views, Board, Reach, ToWindow};
 
 use crate::platform::page::{tell, LABEL};
 use crate::shell::Shell;
+
+/// The session a window being built should scroll to, asked for by its page once it runs
+/// (`commands::sessions`).
+#[derive(Default)]
+pub struct At(pub std::sync::Mutex<Option<String>>);
 
 /// Everything the window shows now (no session to scroll to: see `commands::sessions`).
 pub fn board(shell: &Shell) -> Board {
@@ -30,7 +33,7 @@ pub fn board(shell: &Shell) -> Board {
         } else {
             Reach::Say
         };
-        let terminals = crate::shell::lock(&shell.terminals).clone();
+        let terminals = shell.terminals.now();
         let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
         views(&desk, &sessions, reach, runs_in)
     };
@@ -39,7 +42,7 @@ pub fn board(shell: &Shell) -> Board {
         sessions,
         status: shell.engine.status(),
         quiet: desk.held_back.clone(),
-        recent: desk.recent.clone(),
+        recent: recent(&desk.recent),
         warnings: shell.warnings(),
         tray,
         tray_fix,
@@ -71,8 +74,8 @@ pub fn show<R: Runtime>(app: &AppHandle<R>, focus: Option<&SessionKey>) {
             window
         }
         None => {
-            if let Some(shell) = app.try_state::<Arc<Shell>>() {
-                *crate::shell::lock(&shell.focus) = focus.map(str::to_string);
+            if let Some(at) = app.try_state::<At>() {
+                *crate::shell::lock(&at.0) = focus.map(str::to_string);
             }
             match build(app) {
                 Ok(window) => window,

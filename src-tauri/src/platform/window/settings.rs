@@ -44,11 +44,11 @@ fn settings_view(shell: &Shell) -> SettingsView {
     let push_token_hint = settings.push_token.take().map(|t| token_hint(&t.0));
     SettingsView {
         push_token_hint,
-        push_status: shell.push_status(),
+        push_status: shell.push.status(),
         settings,
         autostart: autostart::enabled(),
-        path: shell.settings_path.clone(),
-        warning: shell.settings_warning(),
+        path: shell.settings.path.clone(),
+        warning: shell.settings.warning.clone(),
         log: crate::logfile::path().map(PathBuf::from),
     }
 }
@@ -79,7 +79,7 @@ pub fn save_settings(
     if settings.answer_from_popup != shell.settings().answer_from_popup {
         crate::permission::claude_hook(settings.answer_from_popup)?;
     }
-    if let Some(path) = &shell.settings_path {
+    if let Some(path) = &shell.settings.path {
         settings::save(path, &settings)
             .map_err(|e| format!("Could not save {}: {e}", path.display()))?;
     }

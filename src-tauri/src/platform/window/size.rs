@@ -36,7 +36,7 @@ pub struct Seen {
 
 /// `window.json` in the tray's config directory (beside `settings.json`).
 fn path(shell: &Shell) -> Option<PathBuf> {
-    let settings = shell.settings_path.as_deref()?;
+    let settings = shell.settings.path.as_deref()?;
     Some(settings.parent()?.join("window.json"))
 }
 
