@@ -69,8 +69,8 @@ pub fn run(story_of: Story) -> Result<()> {
             "on October's lf (generation D), simulated agents will wait for you and move on"
         }
         Story::E => {
-            "on today's lf (generation E), simulated agents will ask permission, ask a question \
-             and stop"
+            "on today's lf (generation E), simulated agents will ask permission, ask questions \
+             (one you answer from the popup) and stop"
         }
     };
     println!(
@@ -80,17 +80,23 @@ pub fn run(story_of: Story) -> Result<()> {
         sim.home().display()
     );
 
-    let settings_path = settings::default_path();
-    let mut loaded = settings_path
+    let mut loaded = settings::default_path()
         .as_deref()
         .map(settings::load)
         .unwrap_or_default();
-    // The demo has its own home and lf, whatever the settings point at.
+    // The demo has its own home and lf, whatever the settings point at, and answers its
+    // agent's question from the popup. Its settings and Claude Code's are kept in its own
+    // directory: nothing changed in its panel, and no hook entry, reaches the person's.
     loaded.settings.home = None;
     loaded.settings.lf_path = None;
+    loaded.settings.answer_from_popup = story_of == Story::E;
+    let settings_path = Some(dir.path().join("settings.json"));
+    std::env::set_var("CLAUDE_CONFIG_DIR", dir.path().join("claude"));
 
     let agent: Agent = Arc::default();
     let story_agent = Arc::clone(&agent);
+    let asker: Agent = Arc::default();
+    let story_asker = Arc::clone(&asker);
     let result = crate::start(
         Config::from_env(None, None),
         settings_path,
@@ -106,7 +112,7 @@ pub fn run(story_of: Story) -> Result<()> {
                 let told = match story_of {
                     Story::A => story(&sim, &project, &bin, &story_agent),
                     Story::D => story_d(&sim, &project),
-                    Story::E => story_e(&sim, &project, &bin, &story_agent),
+                    Story::E => story_e(&sim, &project, &bin, &story_agent, &story_asker),
                 };
                 if let Err(e) = told {
                     eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
@@ -115,6 +121,7 @@ pub fn run(story_of: Story) -> Result<()> {
         },
     );
     stop(&agent);
+    stop(&asker);
     result
 }
 
@@ -258,7 +265,7 @@ fn story_d(sim: &SimHome, project: &Path) -> Result<()> {
 
 /// Today's lf: the agents report why they wait (`program_status`), and lf reads an agent
 /// that died as `closed` while its session stays open.
-fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<()> {
+fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent, asker: &Agent) -> Result<()> {
     use lf_sim::{Activity, SessionSpec, StatusReport};
     let mut store = sim.store()?;
     let session = |id: &str, title: &str, provider: &str, work: &str| {
@@ -329,6 +336,10 @@ fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<(
     )?;
 
     sleep(STEP);
+    say("the claude agent asks which registry, through Claude Code's hook: pick one in the popup");
+    ask_a_question(sim, release, project, bin, asker)?;
+
+    sleep(STEP);
     say("the nightly agent dies with nobody attached: the tray tells you it stopped");
     stop(agent);
 
@@ -343,6 +354,94 @@ fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent) -> Result<(
     )?;
 
     say("your turn: Open a waiting session, or Open the stopped one to resume it. Quit from the tray to end the demo.");
+    Ok(())
+}
+
+/// What the demo's claude agent asks through Claude Code's `PermissionRequest` hook.
+const QUESTION: &str = "Which registry should 0.4 go to?";
+
+/// Play a claude agent that asks a question the way Claude Code does: a process of its own
+/// (listed as the session's agent) runs this binary's `permission-hook` with the request on
+/// its stdin. The person answers from the popup or the window; what the agent got is said
+/// when it comes, and lf stops saying the session waits.
+fn ask_a_question(
+    sim: &SimHome,
+    session: &str,
+    project: &Path,
+    bin: &Path,
+    asker: &Agent,
+) -> Result<()> {
+    use lf_sim::StatusReport;
+    let request = serde_json::json!({
+        "session_id": "demo",
+        "transcript_path": project.join("transcript.jsonl"),
+        "cwd": project,
+        "permission_mode": "default",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": [{
+            "question": QUESTION,
+            "header": "Registry",
+            "multiSelect": false,
+            "options": [
+                {"label": "crates.io", "description": "the public registry"},
+                {"label": "internal", "description": "the company's mirror"}
+            ]
+        }]}
+    });
+    let exe = std::env::current_exe().context("find lf-tray's own path")?;
+    // Named claude, as the agent lf lists; a shell that runs the hook once told to, so the
+    // tray has listed it as the session's agent before the hook asks.
+    let shell = bin.join("claude-asks");
+    std::os::unix::fs::symlink("/bin/sh", &shell)?;
+    let mut child = Command::new(&shell)
+        .arg("-c")
+        .arg(r#"read go && printf '%s\n' "$1" | "$0" permission-hook"#)
+        .arg(&exe)
+        .arg(request.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("start the asking agent")?;
+    let mut go = child.stdin.take().context("the asking agent's stdin")?;
+    let answer = child.stdout.take().context("the asking agent's stdout")?;
+    let mut store = sim.store()?;
+    store.set_agent(session, Some(child.id()))?;
+    *asker.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+    store.report_status(
+        session,
+        &StatusReport {
+            state: "blocked".into(),
+            kind: Some("question".into()),
+            app: Some("claude".into()),
+            title: Some(QUESTION.into()),
+            ..StatusReport::default()
+        },
+    )?;
+    // The tray lists the agent within a second of lf's change (its debounce and one
+    // `lf monitor ps`); a question asked before would find no session to show it for.
+    sleep(STEP / 3);
+    std::io::Write::write_all(&mut go, b"go\n")?;
+    let sim = sim.clone();
+    let session = session.to_string();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = std::io::Read::read_to_string(&mut { answer }, &mut out);
+        let decision: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_default();
+        let answers = &decision["hookSpecificOutput"]["decision"]["updatedInput"]["answers"];
+        match answers.get(QUESTION).and_then(|a| a.as_str()) {
+            Some(chosen) => say(&format!("the claude agent got your answer: {chosen}")),
+            None => say("the claude agent got no answer from the tray: its terminal asks instead"),
+        }
+        if let Ok(mut store) = sim.store() {
+            let working = StatusReport {
+                state: "working".into(),
+                ..StatusReport::default()
+            };
+            let _ = store.report_status(&session, &working);
+        }
+    });
     Ok(())
 }
 

@@ -75,8 +75,16 @@ fn bind(path: &Path) -> std::io::Result<UnixListener> {
             dir.display()
         )));
     }
-    // Left by a tray that did not end cleanly; only one tray runs per user (single
-    // instance), so no live one listens there.
+    // A socket a live tray answers on is that tray's (the demo, or a second tray started
+    // with another home, runs beside the person's own): taking it would leave the person's
+    // tray deaf to its hooks until it restarts. One that refuses was left by a tray that
+    // did not end cleanly.
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        return Err(std::io::Error::other(format!(
+            "another Loopflow Tray already answers on {}",
+            path.display()
+        )));
+    }
     let _ = std::fs::remove_file(path);
     UnixListener::bind(path)
 }
@@ -222,5 +230,26 @@ pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
         }
         Ok(Applied::Unchanged) => Ok(()),
         Err(refusal) => Err(format!("Answering from the popup: {refusal}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_live_trays_socket_is_left_to_it_and_a_dead_ones_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lf-tray").join("permission.sock");
+        let live = bind(&path).unwrap();
+        let refused = bind(&path).expect_err("a second tray took a live tray's socket");
+        assert!(
+            refused.to_string().contains("another Loopflow Tray"),
+            "{refused}"
+        );
+        // The first tray is gone without removing its socket: the next one takes it.
+        drop(live);
+        assert!(path.exists());
+        bind(&path).unwrap();
     }
 }
