@@ -57,17 +57,18 @@ pub(crate) async fn follow<R: Runtime>(
             .next_deadline(Clock::system(), &prefs)
             .map(|due| due.at());
         let mut card = None;
-        let mut batch = Vec::new();
         let input = tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
                 // Take everything already queued, so a burst rebuilds the menu once.
-                batch.push(event);
+                let mut batch = vec![event];
                 while let Ok(event) = events.try_recv() {
                     batch.push(event);
                 }
                 let focus = before_the_desk(&shell, &program, &batch);
-                Input::Events { batch: batch.clone(), focus }
+                // The pushes decide on their own task: nothing there holds up a popup.
+                shell.push.send(&batch);
+                Input::Events { batch, focus }
             }
             letter = letters.recv() => match letter {
                 Some(ToDesk::Input(input)) => input,
@@ -129,8 +130,6 @@ pub(crate) async fn follow<R: Runtime>(
                 Effect::Note(line) => tracing::info!("{line}"),
             }
         }
-        // The pushes decide on their own task: nothing there holds up a popup.
-        shell.push.send(&batch);
         let sessions = shell.engine.sessions();
         let view = desk.view(&sessions, Clock::system(), &prefs);
         if view.held_back != held_back {
