@@ -203,9 +203,25 @@ pub struct SessionRecord {
     /// ordering in the tray); lf's list does not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<i64>,
-    /// Every other field lf sent, kept as it was.
+    /// Every other field lf sent, kept as it was. Private to the core: what they mean is
+    /// the dialect's to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
+    /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
+    /// and reading one elsewhere does not compile.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, Value>,
+    pub(crate) extra: serde_json::Map<String, Value>,
+}
+
+/// For other crates' tests: a record as lf would have sent it with one more field, or one
+/// less (fixtures only; the product reads lf's fields through the core).
+#[cfg(feature = "fixtures")]
+impl SessionRecord {
+    pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
+        self.extra.insert(name.to_string(), value.into());
+    }
+
+    pub fn remove_lf_field(&mut self, name: &str) {
+        self.extra.remove(name);
+    }
 }
 
 /// A session's agent process (generation E2): lf's id for it and, once lf's process list

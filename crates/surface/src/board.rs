@@ -333,11 +333,11 @@ mod tests {
         let mut r = record_d("s", State::Active, true);
         assert_eq!(r.work().as_deref(), Some("product / LOO-412"));
         assert_eq!(r.provider(), Some("codex"));
-        r.extra.remove("work_path");
+        r.remove_lf_field("work_path");
         assert_eq!(r.work().as_deref(), Some("app.loo-412"));
-        r.extra.remove("workspace");
+        r.remove_lf_field("workspace");
         assert_eq!(r.work().as_deref(), Some("sub"));
-        r.extra.insert("provider".into(), serde_json::Value::Null);
+        r.set_lf_field("provider", serde_json::Value::Null);
         assert_eq!(r.provider(), Some("codex:gpt-5-codex"));
         r.detail = " ".into();
         assert_eq!(r.provider(), None);

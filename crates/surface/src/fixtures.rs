@@ -6,32 +6,18 @@ use lf_tray_core::{Kind, SessionRecord, State};
 /// A record as the engine hands it on (with `needs_you` judged); tests adjust the
 /// fields they care about.
 pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-    let mut record = SessionRecord {
-        id: id.into(),
-        machine: None,
-        kind: Some(kind),
-        work: None,
-        title: format!("Title of {id}"),
-        detail: "detail".into(),
-        cwd: "/src/app".into(),
-        state,
-        ready_summary: None,
-        open_argv: vec![
-            "/usr/bin/lf".into(),
-            "session".into(),
-            "open".into(),
-            id.into(),
-        ],
-        actions: None,
-        needs_you: false,
-        reason: None,
-        stopped: false,
-        attached: false,
-        agent: None,
-        prompt: None,
-        created_at: None,
-        extra: Default::default(),
-    };
+    // Read as lf's JSON: only the core spells a record's fields, and the tray's verdict
+    // is judged, not written.
+    let json = serde_json::json!({
+        "id": id,
+        "kind": kind,
+        "title": format!("Title of {id}"),
+        "detail": "detail",
+        "cwd": "/src/app",
+        "state": state.as_str(),
+        "open_argv": ["/usr/bin/lf", "session", "open", id],
+    });
+    let mut record: SessionRecord = serde_json::from_value(json).expect("a record as lf sends it");
     record.needs_you = lf_tray_core::session::needs_you(&record);
     record
 }
@@ -83,10 +69,8 @@ pub const AGENT_ID: &str = "44444444-4444-4444-8444-444444444444";
 /// A generation-E record: D's, with the agent's own status and its process.
 pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value) -> SessionRecord {
     let mut record = record_d(id, state, waiting);
-    record.extra.insert("program_status".into(), status);
-    record
-        .extra
-        .insert("agent_process_id".into(), serde_json::json!(AGENT_ID));
+    record.set_lf_field("program_status", status);
+    record.set_lf_field("agent_process_id", serde_json::json!(AGENT_ID));
     lf_tray_core::session::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),

@@ -855,7 +855,7 @@ mod tests {
     fn asking() -> SessionRecord {
         let mut asking = record_d("S1", State::Active, true);
         asking.title = "Publish the crates".into();
-        asking.extra.insert("provider".into(), "claude".into());
+        asking.set_lf_field("provider", "claude");
         asking
     }
 
@@ -1020,7 +1020,7 @@ mod tests {
     fn a_permission_popup_shows_exactly_what_will_run_with_allow_and_deny() {
         let mut asking = record_d("S1", State::Active, true);
         asking.title = "Publish <the> crates".into();
-        asking.extra.insert("provider".into(), "claude".into());
+        asking.set_lf_field("provider", "claude");
         let bash = request(
             "Bash",
             serde_json::json!({"command": "cargo publish --dry-run", "description": "x"}),
@@ -1292,17 +1292,14 @@ mod tests {
         );
 
         // Without a work path, the repository; without a provider, lf's detail.
-        r.extra.remove("work_path");
-        r.extra.insert("provider".into(), serde_json::Value::Null);
+        r.remove_lf_field("work_path");
+        r.set_lf_field("provider", serde_json::Value::Null);
         let n = asked(&r);
         assert_eq!(n.summary, "Agent waits for you · codex:gpt-5-codex");
         assert!(n.body.ends_with("\napp.loo-412"), "{}", n.body);
 
         // Untrusted text stays one capped, escaped line each.
-        r.extra.insert(
-            "work_path".into(),
-            format!("<i>{}</i>\n", "w".repeat(500)).into(),
-        );
+        r.set_lf_field("work_path", format!("<i>{}</i>\n", "w".repeat(500)));
         r.detail = format!("{}\n<b>", "p".repeat(500));
         let n = asked(&r);
         assert!(n.summary.chars().count() <= MAX_SUMMARY);
@@ -1315,8 +1312,8 @@ mod tests {
 
         // Nothing is made up where lf says nothing.
         r.detail.clear();
-        r.extra.remove("work_path");
-        r.extra.remove("workspace");
+        r.remove_lf_field("work_path");
+        r.remove_lf_field("workspace");
         r.cwd = "/".into();
         let n = asked(&r);
         assert_eq!(n.summary, "Agent waits for you");

@@ -314,8 +314,7 @@ mod tests {
     fn an_attached_session_opened_before_d_still_opens_a_terminal_otherwise() {
         // Generations A–C let Open run beside a client: that stays the fallback.
         let mut ask = with_actions(record("ask_1", Kind::Ask, State::Active));
-        ask.extra
-            .insert("terminal_ids".into(), serde_json::json!(["T-1"]));
+        ask.set_lf_field("terminal_ids", serde_json::json!(["T-1"]));
         assert!(ask.attached);
         assert_eq!(
             destination(&ask.key(), Some(&ask), Click::Popup(DEFAULT)),
@@ -325,8 +324,7 @@ mod tests {
         );
         // A Flow review's row is decided in the window even while a terminal has it.
         let mut flow = with_actions(record("f", Kind::Flow, State::Waiting));
-        flow.extra
-            .insert("terminal_ids".into(), serde_json::json!(["T-1"]));
+        flow.set_lf_field("terminal_ids", serde_json::json!(["T-1"]));
         assert_eq!(
             destination(&flow.key(), Some(&flow), Click::Row),
             Destination::Window(Some(flow.key()))
