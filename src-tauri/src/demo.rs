@@ -16,6 +16,7 @@ use lf_tray_core::engine::Config;
 
 use crate::Start;
 use lf_tray_surface::settings;
+use tauri::AppHandle;
 
 /// Pauses between the story's steps: long enough to read a notification and glance at
 /// the tray before the next one arrives, short enough that the tour takes about a minute.
@@ -107,12 +108,12 @@ pub fn run(story_of: Story) -> Result<()> {
             history: None,
             remote: Vec::new(),
         },
-        move |_| {
+        move |app| {
             std::thread::spawn(move || {
                 let told = match story_of {
                     Story::A => story(&sim, &project, &bin, &story_agent),
                     Story::D => story_d(&sim, &project),
-                    Story::E => story_e(&sim, &project, &bin, &story_agent, &story_asker),
+                    Story::E => story_e(&app, &sim, &project, &bin, &story_agent, &story_asker),
                 };
                 if let Err(e) = told {
                     eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
@@ -265,7 +266,14 @@ fn story_d(sim: &SimHome, project: &Path) -> Result<()> {
 
 /// Today's lf: the agents report why they wait (`program_status`), and lf reads an agent
 /// that died as `closed` while its session stays open.
-fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent, asker: &Agent) -> Result<()> {
+fn story_e(
+    app: &AppHandle,
+    sim: &SimHome,
+    project: &Path,
+    bin: &Path,
+    agent: &Agent,
+    asker: &Agent,
+) -> Result<()> {
     use lf_sim::{Activity, SessionSpec, StatusReport};
     let mut store = sim.store()?;
     let session = |id: &str, title: &str, provider: &str, work: &str| {
@@ -337,7 +345,7 @@ fn story_e(sim: &SimHome, project: &Path, bin: &Path, agent: &Agent, asker: &Age
 
     sleep(STEP);
     say("the claude agent asks which registry, through Claude Code's hook: pick one in the popup");
-    ask_a_question(sim, release, project, bin, asker)?;
+    ask_a_question(app, sim, release, project, bin, asker)?;
 
     sleep(STEP);
     say("the nightly agent dies with nobody attached: the tray tells you it stopped");
@@ -365,6 +373,7 @@ const QUESTION: &str = "Which registry should 0.4 go to?";
 /// its stdin. The person answers from the popup or the window; what the agent got is said
 /// when it comes, and lf stops saying the session waits.
 fn ask_a_question(
+    app: &AppHandle,
     sim: &SimHome,
     session: &str,
     project: &Path,
@@ -406,8 +415,9 @@ fn ask_a_question(
         .context("start the asking agent")?;
     let mut go = child.stdin.take().context("the asking agent's stdin")?;
     let answer = child.stdout.take().context("the asking agent's stdout")?;
+    let pid = child.id();
     let mut store = sim.store()?;
-    store.set_agent(session, Some(child.id()))?;
+    store.set_agent(session, Some(pid))?;
     *asker.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
     store.report_status(
         session,
@@ -419,9 +429,11 @@ fn ask_a_question(
             ..StatusReport::default()
         },
     )?;
-    // The tray lists the agent within a second of lf's change (its debounce and one
-    // `lf monitor ps`); a question asked before would find no session to show it for.
-    sleep(STEP / 3);
+    // A question asked before the tray lists this process as the session's agent would
+    // find no session to show it for: the hook asks once the tray does.
+    if !listed_as_agent(app, session, pid) {
+        say("the tray did not list the asking agent in time: its question goes to its terminal");
+    }
     std::io::Write::write_all(&mut go, b"go\n")?;
     let sim = sim.clone();
     let session = session.to_string();
@@ -443,6 +455,33 @@ fn ask_a_question(
         }
     });
     Ok(())
+}
+
+/// How long the demo waits for the tray to list the asking agent: it does within a second
+/// of lf's change (its debounce and one `lf monitor ps`); a busy machine gets far more.
+const LISTED_WAIT: Duration = Duration::from_secs(30);
+
+/// How often the demo looks whether the tray lists the asking agent. Looked at, not told:
+/// the engine maps an agent's pid without an event of its own (the session did not change
+/// for the person), and this runs for a second or two once per demo.
+const LISTED_LOOK: Duration = Duration::from_millis(100);
+
+/// Whether the tray lists `pid` as `session`'s agent within [`LISTED_WAIT`].
+fn listed_as_agent(app: &AppHandle, session: &str, pid: u32) -> bool {
+    use tauri::Manager;
+    let shell = Arc::clone(&app.state::<Arc<crate::shell::Shell>>());
+    let key = lf_tray_core::SessionKey::local(session);
+    let until = std::time::Instant::now() + LISTED_WAIT;
+    loop {
+        let agent = shell.engine.session(&key).and_then(|record| record.agent);
+        if agent.and_then(|agent| agent.pid) == Some(pid) {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        sleep(LISTED_LOOK);
+    }
 }
 
 /// The demo's `lf`: a script that hands its arguments to `lf-tray demo-lf`. A script rather
