@@ -45,10 +45,8 @@ pub(crate) async fn follow<R: Runtime>(
     let memory = start_memory.map(Memory::new);
     // Runs the person's `on_event` program for each event.
     let program = hook::Hook::default();
-    let mut held_back = {
-        let prefs = shell.preferences();
-        desk.view(&[], Clock::system(), &prefs).held_back
-    };
+    // As published when the desk was made: a change from it is logged and redrawn.
+    let mut held_back = shell.held_back();
     // The tray and the window are first filled from the engine's first batch, which holds
     // its first snapshot.
     while !shell.quitting.load(Ordering::SeqCst) {

@@ -145,6 +145,13 @@ impl Shell {
             None => Terminals::default(),
         };
         let (inbox, letters) = mpsc::unbounded_channel();
+        // What the desk says before its task's first step (a pause kept from the last run,
+        // a server assumed there), not an empty view that says otherwise.
+        let view = desk.view(
+            &[],
+            lf_tray_surface::policy::Clock::system(),
+            &loaded.settings.preferences(),
+        );
         let pushes = push::Phone::new(
             history
                 .as_ref()
@@ -159,7 +166,7 @@ impl Shell {
                 remote: Vec::new(),
             },
             desk: inbox,
-            view: watch::Sender::new(Arc::default()),
+            view: watch::Sender::new(Arc::new(view)),
             notifications: OnceLock::new(),
             warnings: Mutex::new(warnings),
             quitting: AtomicBool::new(false),
