@@ -47,6 +47,15 @@ def has_owner(name):
                 .NameHasOwner(name, dbus_interface="org.freedesktop.DBus"))
 
 
+def scripting_ready():
+    try:
+        xml = dbus.SessionBus().get_object("org.kde.KWin", "/Scripting", introspect=False).Introspect(
+            dbus_interface="org.freedesktop.DBus.Introspectable")
+    except dbus.exceptions.DBusException:
+        return False
+    return "org.kde.kwin.Scripting" in xml
+
+
 class Compositor:
     """What both desktops share: the compositor's log, where the suite's eyes write the
     focused window's pid on every change."""
@@ -86,6 +95,9 @@ class Kwin(Compositor):
         self.proc = self.popen([os.environ["E2E_KWIN"], "--virtual", "--width", "1280", "--height", "800",
                                 "--socket", SOCKET, "--no-lockscreen"])
         wait_for(lambda: has_owner("org.kde.KWin"), "KWin on the bus (see kwin.log)", START_TIMEOUT)
+        # KWin takes its name before it has made its scripting object: on a busy machine a
+        # script loaded between the two finds no /Scripting (CI, stop 37).
+        wait_for(scripting_ready, "KWin's /Scripting on the bus (see kwin.log)", START_TIMEOUT)
         os.environ.update(WAYLAND_DISPLAY=SOCKET, QT_QPA_PLATFORM="wayland")
         self.script(Path(__file__).resolve().parent / "focus-wayland" / "kwin-eyes.js", "e2e-eyes", keep=True)
         wait_for(lambda: self.active() is not None, "the suite's KWin script to say the active window")
