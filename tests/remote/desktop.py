@@ -291,7 +291,8 @@ def desk(state):
     wait(probed, 10)
     subprocess.run(["dunstctl", "close-all"], env=env)
     (state / "desk.json").write_text(json.dumps({
-        k: os.environ[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}))
+        k: os.environ[k] for k in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS")
+        if k in os.environ}))
     wait(lambda: (state / "done").exists(), 600)
     for p in reversed(procs):
         p.terminate()
