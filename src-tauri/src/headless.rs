@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use lf_tray_core::engine::{self, Config, Engine};
+use lf_tray_core::permission::remote::{FromMachine, Place, Relay, ToMachine};
 use lf_tray_core::{Event, SessionRecord};
 
 /// Overrides from the command line: timing, and the other machines to follow.
@@ -80,11 +81,48 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
         let unheard = nobody_listens();
         let signalled = signalled();
         tokio::pin!(unheard, signalled);
+        // A tray that follows this machine over ssh talks on stdin: answering its agents
+        // from there (`permission::remote`). Only `--json` is a tray's.
+        let (mut relay, mut from_tray, mut to_tray) = if json {
+            let (relay, from_tray, to_tray) = relay(&engine);
+            (relay, Some(from_tray), Some(to_tray))
+        } else {
+            (None, None, None)
+        };
         loop {
             let event = tokio::select! {
                 event = events.recv() => event,
                 () = &mut unheard => return Ok(None),
                 signal = &mut signalled => return Ok(Some(signal)),
+                line = recv(&mut from_tray) => {
+                    match (line, &mut relay) {
+                        (Some(Ok(line)), Some(relay)) => relay.take(line),
+                        (Some(Ok(_)), None) => {}
+                        (Some(Err(why)), _) => eprintln!("lf-tray watch: stdin: {why}"),
+                        // The tray is gone: no hook waits for it any more.
+                        (None, relay) => {
+                            from_tray = None;
+                            if let Some(relay) = relay {
+                                relay.end();
+                            }
+                        }
+                    }
+                    continue;
+                }
+                line = recv(&mut to_tray) => {
+                    let Some(line) = line else {
+                        to_tray = None;
+                        continue;
+                    };
+                    let written = serde_json::to_writer(&mut out, &line)
+                        .map_err(io::Error::from)
+                        .and_then(|()| writeln!(out))
+                        .and_then(|()| out.flush());
+                    if written.is_err() {
+                        return Ok(None);
+                    }
+                    continue;
+                }
             };
             let Some(event) = event else {
                 return Ok(None);
@@ -117,6 +155,60 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
         // The shell's convention for a command ended by a signal.
         Some(signal) => std::process::exit(128 + signal),
         None => Ok(()),
+    }
+}
+
+type FromTray = tokio::sync::mpsc::UnboundedReceiver<Result<ToMachine, String>>;
+type ToTray = tokio::sync::mpsc::UnboundedReceiver<FromMachine>;
+
+/// The relay for a tray's answers, the tray's lines read from stdin (on a thread of their
+/// own: stdin cannot be read without blocking everywhere), and the relay's lines to print.
+/// Without a place for the hook (no own path) there is no relay, and the lines are read
+/// and dropped.
+fn relay(engine: &Engine) -> (Option<Relay>, FromTray, ToTray) {
+    use std::io::{BufRead, Read};
+    let (lines, from_tray) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let mut stdin = io::stdin().lock();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            // A reply carries the person's own words, bounded as a request is.
+            let cap = lf_tray_core::permission::MAX_REQUEST as u64 + 1024;
+            match (&mut stdin).take(cap).read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if lines.send(ToMachine::read(&text)).is_err() {
+                break;
+            }
+        }
+    });
+    let (out, to_tray) = tokio::sync::mpsc::unbounded_channel();
+    let sessions = engine.clone();
+    let relay = match Place::here() {
+        Ok(place) => Some(Relay::new(
+            place,
+            out,
+            std::sync::Arc::new(move || sessions.sessions()),
+        )),
+        Err(why) => {
+            eprintln!("lf-tray watch: no answering from a tray: {why}");
+            None
+        }
+    };
+    (relay, from_tray, to_tray)
+}
+
+/// The next item, or never once there is none to wait for.
+async fn recv<T>(from: &mut Option<tokio::sync::mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match from {
+        Some(from) => from.recv().await,
+        None => std::future::pending().await,
     }
 }
 

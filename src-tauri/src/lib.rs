@@ -20,6 +20,8 @@ mod permission;
 mod platform;
 mod push;
 mod quit;
+#[cfg(unix)]
+mod remote_answer;
 mod run;
 mod shell;
 
@@ -276,6 +278,15 @@ fn setup<R: Runtime>(
     #[cfg(unix)]
     {
         tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));
+        // The machines followed are told too, each as its link comes up: on, each keeps
+        // the hook there; off, each takes its entry out. Their requests are heard from
+        // before any machine is told.
+        let arrivals = shell.engine.links().arrivals();
+        shell
+            .engine
+            .links()
+            .set_answering(shell.settings().answer_from_popup);
+        tauri::async_runtime::spawn(remote_answer::serve(Arc::clone(&shell), arrivals));
         // Put back at each start while on: the entry may have been removed by hand, or
         // the binary moved since. Off, it is taken out: the switch may have been turned
         // off in settings.json while the tray was stopped, and a hook left behind would

@@ -264,6 +264,10 @@ fn main() -> ExitCode {
 /// `lf-tray permission-hook`: the request on stdin, Claude's answer (or nothing) on stdout,
 /// one line on stderr saying what happened (Claude shows it in its debug output); exit 0.
 fn permission_hook() -> ExitCode {
+    // The tray's socket, or on a machine the tray follows over ssh, its watcher's.
+    #[cfg(unix)]
+    let socket = Some(lf_tray_core::permission::hook_socket_here());
+    #[cfg(not(unix))]
     let socket = lf_tray_core::permission::socket_path(
         std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
     );

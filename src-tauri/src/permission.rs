@@ -133,7 +133,7 @@ async fn take(shell: Arc<Shell>, stream: UnixStream) {
             return;
         }
     };
-    let hook = HookId(NEXT_HOOK.fetch_add(1, Ordering::Relaxed));
+    let hook = next_hook();
     let (to_hook, mut news) = mpsc::unbounded_channel();
     let ask = Input::Ask {
         hook,
@@ -179,8 +179,13 @@ async fn take(shell: Arc<Shell>, stream: UnixStream) {
     }
 }
 
-/// Numbers the hooks' requests for the desk, which knows each by its number.
+/// Numbers the hooks' requests for the desk, which knows each by its number: this
+/// machine's and the other machines' (`remote_answer`) from one count.
 static NEXT_HOOK: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn next_hook() -> HookId {
+    HookId(NEXT_HOOK.fetch_add(1, Ordering::Relaxed))
+}
 
 /// What only the shell can find for the desk: the session whose agent is the hook's
 /// nearest listed ancestor, and whether the person looks at that agent's own terminal.

@@ -216,6 +216,11 @@ impl Shell {
     /// ssh ends now), one added is reached, the others keep their connections.
     pub(crate) fn set_settings(&self, settings: Settings) {
         let machines = followed(&settings.machines, &self.settings.remote);
+        // The machines followed keep their hook, or take it out, as this one does.
+        #[cfg(unix)]
+        self.engine
+            .links()
+            .set_answering(settings.answer_from_popup);
         *lock(&self.settings.now) = settings;
         self.engine.set_machines(machines);
         self.apply_push();

@@ -257,5 +257,72 @@ def ppid(pid):
         return None
 
 
+def desk(state):
+    """The person's desktop alone, for answering.py: dunst (whose context menu picks the
+    action named in `state/choice`, as a person picks it), a tray host and a monitor of
+    what the notification server is asked. Its bus and display are written to
+    `state/desk.json`; the root side runs the app and the clicks in it."""
+    state = Path(state)
+    work = Path(__file__).resolve().parent
+    picker = state / "pick-action"
+    # dunst offers each action as `#<label> (<summary>) [<id>,<key>]`; the popup asked
+    # about is the only one displayed, so its key alone picks it.
+    picker.write_text('#!/bin/sh\nkey=$(cat "$E2E_DMENU_CHOICE" 2>/dev/null) && '
+                      'rm -f "$E2E_DMENU_CHOICE"\nawk -v want=",$key]" \'want != ",]" && !found && '
+                      'substr($0, length($0) - length(want) + 1) == want { print; found = 1 }\'\n')
+    os.chmod(picker, 0o755)
+    env = dict(os.environ, E2E_DMENU=str(picker), E2E_DMENU_CHOICE=str(state / "choice"))
+    procs = [subprocess.Popen(["dunst", "-config", str(work / "dunstrc")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=open(state / "dunst.log", "wb")),
+             subprocess.Popen([sys.executable, str(work / "sni_watcher.py")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    for name in ("org.freedesktop.Notifications", "org.kde.StatusNotifierWatcher"):
+        subprocess.run(["gdbus", "wait", "--session", "--timeout", "10", name], env=env)
+    procs.append(subprocess.Popen(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications',member='Notify'"],
+                                  env=env, stdout=open(state / "notify.log", "wb"),
+                                  stderr=subprocess.DEVNULL))
+    # The monitor is up once it has seen a popup of ours: one sent before would be lost.
+    def probed():
+        subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications",
+                        "--object-path", "/org/freedesktop/Notifications", "--method",
+                        "org.freedesktop.Notifications.Notify", "probe", "0", "", "monitor probe",
+                        "", "[]", "{}", "1"], env=env, capture_output=True)
+        return "monitor probe" in (state / "notify.log").read_text(errors="replace")
+    wait(probed, 10)
+    subprocess.run(["dunstctl", "close-all"], env=env)
+    (state / "desk.json").write_text(json.dumps({
+        k: os.environ[k] for k in ("DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS")
+        if k in os.environ}))
+    wait(lambda: (state / "done").exists(), 600)
+    for p in reversed(procs):
+        p.terminate()
+
+
+def notifies(path):
+    """Every Notify call in dbus-monitor's text, in order: (summary, body, action keys).
+    A body is read up to the actions' array: the texts here hold no line of `array [`."""
+    lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+    calls = []
+    for i, line in enumerate(lines):
+        if "member=Notify" not in line:
+            continue
+        args = lines[i + 1:]
+        end = next((j for j, a in enumerate(args) if a.strip() == "array ["), None)
+        if end is None or end < 5:
+            continue
+        text = "\n".join(args[4:end]).strip()
+        summary = args[3].strip()[len('string "'):-1]
+        body = text[len('string "'):-1]
+        actions = []
+        for a in args[end + 1:]:
+            if a.strip() == "]":
+                break
+            actions.append(a.strip()[len('string "'):-1])
+        calls.append((summary, body, actions[0::2]))
+    return calls
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["--inside"]:
     inside(sys.argv[2], sys.argv[3], sys.argv[4])
+if __name__ == "__main__" and sys.argv[1:2] == ["--desk"]:
+    desk(sys.argv[2])

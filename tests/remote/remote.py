@@ -603,11 +603,18 @@ def main():
         if BENCH:
             bench(sshd)
             return
+        import answering
+        only = os.environ.get("REMOTE_ONLY")
+        if only:
+            # One part alone, while working on it (run.sh's header).
+            {"answering": lambda: answering.protocol(sys.modules[__name__])}[only]()
+            return
         refused()
         act_remotely()
         live_and_faults(sshd)
         leave_nothing()
         list_mode()
+        answering.protocol(sys.modules[__name__])
         if os.environ.get("REMOTE_DESKTOP", "1") != "0":
             import desktop
             desktop.run(sys.modules[__name__])

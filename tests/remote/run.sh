@@ -13,6 +13,7 @@
 #   REMOTE_KEEP=1  keep the temporary directory (its path is printed)
 #   REMOTE_DESKTOP=0  skip the desktop check (popup → xterm running ssh -t)
 #   MACHINE_TEST   crates/core/tests/machine.rs built (default: built here with cargo)
+#   REMOTE_ONLY=answering  only the answering checks over the stream (answering.py)
 #
 # Needs root (it starts sshd and makes the accounts). Ends with
 # `remote: N passed, M failed` and exits non-zero if any check failed.

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
 use crate::lf::Lf;
+use crate::permission::remote::{FromMachine, Links};
 use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 pub use crate::ssh::{check_destination, remote_launch, Ssh, SSH_OPTIONS};
@@ -131,6 +132,16 @@ pub fn read_line(line: &str) -> Result<Option<Report>, String> {
     }))
 }
 
+/// A line of the watch stream about answering ([`FromMachine`]), else `None`.
+fn answering_line(line: &str) -> Option<Result<FromMachine, String>> {
+    // Only a line that names such a type is parsed twice.
+    if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answering\"") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    FromMachine::read(&value)
+}
+
 /// The pause before trying a failed machine again: 1 s, doubling to a minute. A machine
 /// that is briefly away (sshd restarting) is back within seconds; one that is off costs
 /// one ssh attempt a minute, not a loop.
@@ -206,6 +217,11 @@ impl MachineView {
 
     pub fn get(&self, id: &str) -> Option<&SessionRecord> {
         self.sessions.get(id)
+    }
+
+    /// How it is followed, once it was reached.
+    pub fn mode(&self) -> Option<Mode> {
+        self.mode
     }
 
     /// Whether what it shows is the last good view of a machine not reached now.
@@ -301,11 +317,17 @@ impl Reporter {
 
 /// Follow one machine until `reports` closes: reach it, follow it the best way it
 /// allows, and after a failure try again with [`Backoff`]. `nudge` asks a machine that is
-/// listed for a list now (after an action on it).
-pub async fn follow(ssh: Ssh, reports: Reporter, mut nudge: mpsc::UnboundedReceiver<()>) {
+/// listed for a list now (after an action on it). A machine followed live carries the
+/// agents' requests there on the same connection ([`Links`]).
+pub async fn follow(
+    ssh: Ssh,
+    reports: Reporter,
+    mut nudge: mpsc::UnboundedReceiver<()>,
+    links: Links,
+) {
     let mut backoff = Backoff::default();
     loop {
-        let why = match reach(&ssh, &reports, &mut nudge, &mut backoff).await {
+        let why = match reach(&ssh, &reports, &mut nudge, &mut backoff, &links).await {
             Ok(Ended::EngineGone) => return,
             // Asked again what it has: lf-tray may have been installed meanwhile.
             Ok(Ended::Probe) => continue,
@@ -340,6 +362,7 @@ async fn reach(
     reports: &Reporter,
     nudge: &mut mpsc::UnboundedReceiver<()>,
     backoff: &mut Backoff,
+    links: &Links,
 ) -> Result<Ended, String> {
     let found = probe(ssh).await?;
     match (found.lf_tray, found.lf) {
@@ -351,7 +374,7 @@ async fn reach(
             if !sent {
                 return Ok(Ended::EngineGone);
             }
-            watch(ssh, &lf_tray, reports, backoff).await
+            watch(ssh, &lf_tray, reports, backoff, links).await
         }
         (None, Some(lf)) => {
             let sent = reports.send(Report::Reached {
@@ -414,11 +437,13 @@ async fn watch(
     lf_tray: &str,
     reports: &Reporter,
     backoff: &mut Backoff,
+    links: &Links,
 ) -> Result<Ended, String> {
     let mut command = ssh.command(&[lf_tray, "watch", "--json"]);
-    // A pipe held open and never written, not /dev/null: ssh would send the end of
-    // /dev/null at once, and lf-tray there ends at the end of its stdin. This way it ends
-    // when this connection does, also when this tray is gone without ending its ssh.
+    // A pipe held open, not /dev/null: ssh would send the end of /dev/null at once, and
+    // lf-tray there ends at the end of its stdin. This way it ends when this connection
+    // does, also when this tray is gone without ending its ssh. It carries the tray's
+    // lines about answering (`Links`); a watch without a desk writes nothing.
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -429,6 +454,19 @@ async fn watch(
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let stderr = tokio::spawn(read_tail(stderr));
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let mut link = links.connect(&ssh.dest);
+    let mut to_machine = std::mem::replace(&mut link.to_machine, mpsc::unbounded_channel().1);
+    // Ends when the link does (this connection's end) or the machine stops reading; stdin
+    // is closed only then, and its end tells the machine's watcher the tray left.
+    let writer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Some(line) = to_machine.recv().await {
+            if stdin.write_all(line.line().as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
     let mut lines = BufReader::new(stdout);
     let mut line = Vec::new();
     let ended = loop {
@@ -454,6 +492,13 @@ async fn watch(
         if text.is_empty() {
             continue;
         }
+        if let Some(heard) = answering_line(text) {
+            match heard {
+                Ok(heard) => link.heard(heard),
+                Err(e) => break Some(format!("lf-tray there sent what is not its stream: {e}")),
+            }
+            continue;
+        }
         match read_line(text) {
             Ok(Some(report)) => {
                 if matches!(report, Report::View(_)) {
@@ -467,6 +512,8 @@ async fn watch(
             Err(e) => break Some(format!("lf-tray there sent what is not its stream: {e}")),
         }
     };
+    writer.abort();
+    drop(link);
     // Killed and reaped here, so no ssh outlives the connection given up on.
     let _ = child.start_kill();
     let status = child.wait().await.ok();
@@ -836,7 +883,12 @@ exit 255
             program: ssh,
             dest: "box".into(),
         };
-        let follower = tokio::spawn(follow(machine, Reporter { machine: 7, tx }, nudged));
+        let follower = tokio::spawn(follow(
+            machine,
+            Reporter { machine: 7, tx },
+            nudged,
+            Links::default(),
+        ));
         let mut seen = Vec::new();
         let started = std::time::Instant::now();
         let mut downs = Vec::new();

@@ -797,6 +797,25 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_on_another_machine_is_pushed_the_same_naming_the_machine() {
+        let t0 = Instant::now();
+        let mut p = away_with(Pushed::default(), t0);
+        let mut far = record_e(
+            "F",
+            State::Waiting,
+            true,
+            blocked("permission", "Run rm -rf /tmp/x", "secret words"),
+        );
+        far.machine = Some("build-box".into());
+        p.on_event(&asked(&far), t0);
+        let m = send_all(&mut p, t0, true).remove(0);
+        assert_eq!(
+            (m.title.as_str(), m.body.as_str()),
+            ("Title of F asks permission", "app.loo-412 · on build-box")
+        );
+    }
+
+    #[test]
     fn why_it_waits_is_said_in_the_persons_words() {
         let t0 = Instant::now();
         let mut p = away_with(Pushed::default(), t0);

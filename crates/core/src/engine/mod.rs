@@ -47,6 +47,7 @@ use crate::event::{Event, Warning};
 use crate::home::Home;
 use crate::lf::{self, one_line, Lf, LfAction, LfError};
 use crate::machine::{self, Ssh};
+use crate::permission::remote::Links;
 use crate::records::Records;
 use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::Snapshot;
@@ -119,6 +120,7 @@ pub struct Engine {
     lf: Option<Arc<dyn Cli>>,
     tx: mpsc::UnboundedSender<Msg>,
     nudges: Nudges,
+    links: Links,
 }
 
 /// Per machine, by its [`Followed::id`]: ask its follower for a list now (after an action
@@ -154,11 +156,13 @@ impl Engine {
         let lf = parts.cli;
         let shared = Arc::new(RwLock::new(Shared::default()));
         let nudges = Nudges::default();
+        let links = Links::default();
         let engine = Engine {
             shared: shared.clone(),
             lf: lf.clone(),
             tx: tx.clone(),
             nudges: nudges.clone(),
+            links: links.clone(),
         };
         let weak = tx.downgrade();
         let handler = Box::new(move |event: notify::Result<notify::Event>| {
@@ -189,6 +193,7 @@ impl Engine {
             config.reconcile_interval,
         );
         task.nudges = nudges;
+        task.links = links;
         task.make_watcher = Some((parts.watcher, handler));
         tokio::spawn(task.run(rx, config.machines));
         (engine, events_rx)
@@ -239,8 +244,19 @@ impl Engine {
         for machine in &shared.machines {
             status.push_str(" · ");
             status.push_str(&machine.view.status());
+            let watched = machine.view.mode().map(|mode| mode == machine::Mode::Watch);
+            if let Some(answering) = self.links.status(&machine.view.dest, watched) {
+                status.push_str(" · ");
+                status.push_str(&answering);
+            }
         }
         status
+    }
+
+    /// The links to the machines' watchers, over which their agents' requests come and
+    /// the person's answers go ([`crate::permission::remote`]).
+    pub fn links(&self) -> &Links {
+        &self.links
     }
 
     /// Run an `lf session` action on the session's machine: here as [`Engine::act`], on

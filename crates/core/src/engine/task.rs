@@ -15,6 +15,11 @@ use tokio::time::Instant;
 use super::core::{Command, Core, Exit, Input, Now, Out, Stamp};
 use super::files::{FileInput, FileSide, Hands};
 use super::msg::{watch_exit, Msg};
+
+/// How long a machine let go of keeps its link for its watcher to take the tray's hook
+/// entry out: a settings file rewritten and one line back over a live ssh take
+/// milliseconds; a link that is down or hung is cut after this anyway.
+const LET_GO_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 use super::parts::{Cli, Reading};
 use super::shared::{write, Shared};
 use crate::disk::{Answers, Disk, Read, Real};
@@ -34,10 +39,12 @@ pub(super) struct Task {
     pub events: mpsc::UnboundedSender<Event>,
     pub reconcile_interval: std::time::Duration,
     pub nudges: super::Nudges,
+    /// The machines' links for answering, handed to each follower.
+    pub links: crate::permission::remote::Links,
     readers: HashMap<u64, Box<dyn Reading>>,
     /// Each machine's follower, by its id. Aborting one drops its ssh child, which is
     /// killed then (`kill_on_drop`) and reaped by tokio.
-    followers: HashMap<u64, AbortHandle>,
+    followers: HashMap<u64, (AbortHandle, String)>,
     /// Where the followers report; the task holds the receiver, so once it ends every
     /// follower sees its channel closed and ends with its ssh.
     reports: mpsc::UnboundedSender<(u64, machine::Report)>,
@@ -110,6 +117,7 @@ impl Task {
             events,
             reconcile_interval,
             nudges: super::Nudges::default(),
+            links: Default::default(),
             readers: HashMap::new(),
             followers: HashMap::new(),
             reports,
@@ -402,8 +410,11 @@ impl Task {
                     machine: id,
                     tx: self.reports.clone(),
                 };
-                let follower = tokio::spawn(machine::follow(ssh, reporter, nudged));
-                self.followers.insert(id, follower.abort_handle());
+                let ssh_dest = ssh.dest.clone();
+                let follower =
+                    tokio::spawn(machine::follow(ssh, reporter, nudged, self.links.clone()));
+                self.followers
+                    .insert(id, (follower.abort_handle(), ssh_dest));
             }
             Command::Rescan { files } => {
                 self.files_take(FileInput::Rescan { files });
@@ -411,8 +422,14 @@ impl Task {
             }
             Command::Unfollow(id) => {
                 lock(&self.nudges).remove(&id);
-                if let Some(follower) = self.followers.remove(&id) {
-                    follower.abort();
+                if let Some((follower, dest)) = self.followers.remove(&id) {
+                    // The tray's hook entry there goes with it, and its watcher takes it
+                    // out: it is told first, on the link about to be cut.
+                    let said = self.links.let_go(&dest);
+                    tokio::spawn(async move {
+                        let _ = tokio::time::timeout(LET_GO_WAIT, said).await;
+                        follower.abort();
+                    });
                 }
             }
         }

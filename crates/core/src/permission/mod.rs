@@ -19,6 +19,7 @@
 
 pub mod claude_settings;
 mod prompt;
+pub mod remote;
 
 pub use prompt::{
     Always, Answer, Choice, Decision, Prompt, Question, Refused, Reply, ASK_USER_QUESTION, DENIED,
@@ -57,6 +58,40 @@ pub fn socket_path(runtime_dir: Option<PathBuf>) -> Option<PathBuf> {
     runtime_dir
         .filter(|d| d.is_absolute())
         .map(|d| d.join("lf-tray").join(SOCKET))
+}
+
+/// Where the hook looks for whoever answers: the tray's socket
+/// ([`socket_path`]) where there is a runtime dir; where there is none — an ssh login
+/// without PAM and logind, where another machine's tray answers through the watcher
+/// ([`remote`]) — `/tmp/lf-tray-<uid>/`. The watcher there listens at the same place,
+/// and both check that the directory is the user's alone ([`private_dir`]): anyone may
+/// create a name in /tmp, and a directory made by someone else is never used.
+pub fn hook_socket(runtime_dir: Option<PathBuf>, uid: u32) -> PathBuf {
+    socket_path(runtime_dir)
+        .unwrap_or_else(|| PathBuf::from(format!("/tmp/lf-tray-{uid}")).join(SOCKET))
+}
+
+/// [`hook_socket`] for this process: its `$XDG_RUNTIME_DIR` and its user.
+#[cfg(unix)]
+pub fn hook_socket_here() -> PathBuf {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    // SAFETY: getuid cannot fail.
+    hook_socket(runtime, unsafe { libc::getuid() })
+}
+
+/// Whether `dir` is a directory (not a link) owned by `uid` that nobody else may enter:
+/// a socket in it was put there by that user.
+#[cfg(unix)]
+pub fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a directory only this user can enter",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// What the tray needs of Claude's request, as the hook hands it on.
@@ -145,6 +180,15 @@ pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>
     let Some(socket) = socket else {
         return "no decision: no $XDG_RUNTIME_DIR, so no tray to ask".into();
     };
+    // A socket in a place someone else controls could answer for them.
+    #[cfg(unix)]
+    if let Some(dir) = socket.parent() {
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        if let Err(why) = private_dir(dir, uid) {
+            return format!("no decision: no tray to ask ({why})");
+        }
+    }
     match ask_tray(socket, &request) {
         Ok(Some(reply)) => match request.decide(&reply) {
             Ok(decision) => {
@@ -299,14 +343,50 @@ mod tests {
         }
     }
 
+    /// The tray's own directory is the user's alone; a test's must be too.
+    fn private_tempdir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_socket_others_may_reach_is_never_asked() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = private_tempdir();
+        let socket = dir.path().join("permission.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (out, said, took) = hook(Some(&socket), BASH.as_bytes());
+        assert_eq!(out, "");
+        assert!(said.contains("only this user can enter"), "{said}");
+        assert!(took < Duration::from_millis(200), "{took:?}");
+        assert!(listener.accept().is_err(), "the tray was asked");
+    }
+
     fn tray(
         replies: &'static [&'static str],
     ) -> (tempfile::TempDir, PathBuf, std::thread::JoinHandle<String>) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let socket = dir.path().join("permission.sock");
         let listener = UnixListener::bind(&socket).unwrap();
+        // A hook that never comes fails the test instead of hanging it.
+        listener.set_nonblocking(true).unwrap();
         let serve = std::thread::spawn(move || {
-            let (stream, _) = listener.accept().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let stream = loop {
+                match listener.accept() {
+                    Ok((stream, _)) => break stream,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        assert!(Instant::now() < deadline, "the hook never asked the tray");
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            };
+            stream.set_nonblocking(false).unwrap();
             let mut reader = BufReader::new(stream);
             let mut line = String::new();
             reader.read_line(&mut line).unwrap();
@@ -386,7 +466,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_question_is_left_to_the_terminal_without_asking_the_tray() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let socket = dir.path().join("permission.sock");
         // A tray that would answer: it must not be asked.
         let listener = UnixListener::bind(&socket).unwrap();

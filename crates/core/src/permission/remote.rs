@@ -1,0 +1,765 @@
+//! Answering agents on other machines, over the watch stream the tray already runs there.
+//!
+//! The tray follows a machine that has lf-tray through one `ssh -T DEST lf-tray watch
+//! --json` ([`crate::machine`]). That connection carries the requests too, both ways, so
+//! there is no port, no forwarded socket and no second login:
+//!
+//! - the tray writes [`ToMachine`] lines to the watcher's stdin: whether answering is on
+//!   (first thing, and on each change), then `shown`, a reply, or a withdrawal per request;
+//! - the watcher there ([`Relay`]) keeps the `PermissionRequest` entry in that machine's
+//!   Claude settings while answering is on, listens where the hook looks
+//!   ([`super::hook_socket`]), ties each hook to its lf session with the same walk as
+//!   locally ([`super::requester`]), and prints [`FromMachine`] lines among its events.
+//!
+//! Both kinds are new line types: an older watcher ignores stdin, and an older tray
+//! ignores event types it does not know, so either side may be older. An older watcher
+//! never says `answering`, which is how the tray knows to say it needs a newer lf-tray.
+//!
+//! The hook there waits only while the link lives: the watcher reads the end of its
+//! stdin when the ssh is cut, and closes every hook's connection — no decision, at once.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use super::claude_settings;
+use super::{read_request, requester, Reply, Request, MAX_REQUEST, SHOWN};
+use crate::session::SessionRecord;
+
+/// One line from the tray to the machine's watcher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToMachine {
+    /// `answer_from_popup` here: on, the machine keeps the hook and listens; off, it takes
+    /// its entry out.
+    Answering(bool),
+    /// The request's popup is up here: the hook there waits for the person.
+    Shown { id: u64 },
+    /// The person's answer; the hook checks it against its own copy of the request.
+    Reply { id: u64, reply: Reply },
+    /// No popup, or no longer one: the hook gives no decision, and the terminal keeps it.
+    Withdraw { id: u64 },
+}
+
+impl ToMachine {
+    pub fn line(&self) -> String {
+        let mut line = serde_json::to_string(self).unwrap_or_default();
+        line.push('\n');
+        line
+    }
+
+    /// A line read on the watcher's stdin; why not, for a clear message.
+    pub fn read(line: &str) -> Result<ToMachine, String> {
+        serde_json::from_str(line.trim()).map_err(|e| {
+            format!("not a line from a tray (answering, shown, reply or withdraw): {e}")
+        })
+    }
+}
+
+/// One line from the machine's watcher to the tray, among its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromMachine {
+    /// A hook there asks, for lf session `session` there.
+    Request {
+        id: u64,
+        session: String,
+        request: Request,
+    },
+    /// The hook went away before an answer: Claude ended it (the terminal answered).
+    RequestEnded { id: u64 },
+    /// The watcher took the tray's `answering`: whether it now answers, and what the
+    /// person must know if something kept it (Claude's settings there do not parse).
+    Answering {
+        on: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
+    },
+}
+
+impl FromMachine {
+    /// The `type`s of these lines.
+    pub const KINDS: [&'static str; 3] = ["request", "request_ended", "answering"];
+
+    /// A line of the watch stream that is one of these; `None` for any other type.
+    pub fn read(value: &serde_json::Value) -> Option<Result<FromMachine, String>> {
+        let kind = value.get("type")?.as_str()?;
+        if !Self::KINDS.contains(&kind) {
+            return None;
+        }
+        Some(serde_json::from_value(value.clone()).map_err(|e| format!("a bad {kind} line: {e}")))
+    }
+}
+
+// --- the tray's side ---------------------------------------------------------------------
+
+/// What came from the machines for the desk, each naming its machine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrived {
+    Request {
+        machine: String,
+        id: u64,
+        session: String,
+        request: Request,
+    },
+    Ended {
+        machine: String,
+        id: u64,
+    },
+    /// The link to the machine ended: each of its open requests ended with it.
+    Gone {
+        machine: String,
+    },
+    /// The machine's watcher could not do what answering needs there.
+    Problem {
+        machine: String,
+        problem: String,
+    },
+}
+
+/// What a machine said about answering, for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Said {
+    /// Connected; its watcher has not taken `answering` (an older lf-tray ignores it).
+    Nothing,
+    Taken(Option<String>),
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Whether the tray answers: `None` for a watch without a desk (`lf-tray watch`),
+    /// which tells the machines nothing and leaves their settings alone.
+    answering: Option<bool>,
+    links: HashMap<String, (u64, mpsc::UnboundedSender<ToMachine>, Said)>,
+    /// Machines let go of while answering: told when each took `answering: false`.
+    leaving: HashMap<String, Vec<oneshot::Sender<()>>>,
+    next: u64,
+    arrived: Option<mpsc::UnboundedSender<Arrived>>,
+}
+
+/// The live links to the machines' watchers, shared by their followers and the desk.
+#[derive(Clone, Default)]
+pub struct Links {
+    inner: Arc<Mutex<Inner>>,
+}
+
+/// One follower's link, for the life of one connection: what to write to the machine's
+/// stdin. Dropped, the machine's open requests end.
+pub struct Link {
+    links: Links,
+    machine: String,
+    serial: u64,
+    pub to_machine: mpsc::UnboundedReceiver<ToMachine>,
+}
+
+impl Links {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic elsewhere must not stop the answers.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where the desk hears of requests; asked once, by the one desk.
+    pub fn arrivals(&self) -> mpsc::UnboundedReceiver<Arrived> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().arrived = Some(tx);
+        rx
+    }
+
+    /// Answering on or off: every machine linked now is told, and each linked later.
+    pub fn set_answering(&self, on: bool) {
+        let mut inner = self.lock();
+        if inner.answering == Some(on) {
+            return;
+        }
+        inner.answering = Some(on);
+        for (_, link, _) in inner.links.values() {
+            let _ = link.send(ToMachine::Answering(on));
+        }
+    }
+
+    pub fn answering(&self) -> Option<bool> {
+        self.lock().answering
+    }
+
+    /// A connection to `machine`'s watcher is up: its lines to write, starting with
+    /// whether the tray answers.
+    pub fn connect(&self, machine: &str) -> Link {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut inner = self.lock();
+        if let Some(on) = inner.answering {
+            let _ = tx.send(ToMachine::Answering(on));
+        }
+        inner.next += 1;
+        let serial = inner.next;
+        inner
+            .links
+            .insert(machine.to_string(), (serial, tx, Said::Nothing));
+        Link {
+            links: self.clone(),
+            machine: machine.to_string(),
+            serial,
+            to_machine: rx,
+        }
+    }
+
+    /// `machine` is dropped from the list: while the tray answers, its watcher is told
+    /// to take its entry out of Claude's settings there. Resolves once it did, or at once
+    /// when there is nothing to tell — the caller cuts the link after it, and bounds the
+    /// wait (a machine that does not answer still goes).
+    pub fn let_go(&self, machine: &str) -> oneshot::Receiver<()> {
+        let (done, said) = oneshot::channel();
+        let mut inner = self.lock();
+        let told = inner.answering == Some(true)
+            && inner.links.get(machine).is_some_and(|(_, link, said)| {
+                *said != Said::Nothing && link.send(ToMachine::Answering(false)).is_ok()
+            });
+        if told {
+            inner
+                .leaving
+                .entry(machine.to_string())
+                .or_default()
+                .push(done);
+        }
+        said
+    }
+
+    /// Write a line to `machine`'s watcher; false when no link to it is up.
+    pub fn send(&self, machine: &str, line: ToMachine) -> bool {
+        self.lock()
+            .links
+            .get(machine)
+            .is_some_and(|(_, link, _)| link.send(line).is_ok())
+    }
+
+    fn tell(&self, arrived: Arrived) {
+        if let Some(tx) = &self.lock().arrived {
+            let _ = tx.send(arrived);
+        }
+    }
+
+    /// What `machine`'s status line says about answering there, while the tray answers;
+    /// `watched`: whether it is followed through lf-tray (else only its lf is there).
+    pub fn status(&self, machine: &str, watched: Option<bool>) -> Option<String> {
+        let inner = self.lock();
+        if inner.answering != Some(true) {
+            return None;
+        }
+        Some(match (watched, inner.links.get(machine).map(|l| &l.2)) {
+            (Some(false), _) => "answering needs lf-tray there".into(),
+            (_, None) | (None, _) => return None,
+            (_, Some(Said::Nothing)) => "answering needs a newer lf-tray there".into(),
+            (_, Some(Said::Taken(None))) => "answers from here".into(),
+            (_, Some(Said::Taken(Some(problem)))) => format!("not answering: {problem}"),
+        })
+    }
+}
+
+impl Link {
+    /// A line from the machine's watcher that is about answering.
+    pub fn heard(&self, line: FromMachine) {
+        let machine = self.machine.clone();
+        let arrived = match line {
+            FromMachine::Request {
+                id,
+                session,
+                request,
+            } => Arrived::Request {
+                machine,
+                id,
+                session,
+                request,
+            },
+            FromMachine::RequestEnded { id } => Arrived::Ended { machine, id },
+            FromMachine::Answering { on, problem } => {
+                let mut inner = self.links.lock();
+                if let Some((serial, _, said)) = inner.links.get_mut(&self.machine) {
+                    if *serial == self.serial {
+                        *said = Said::Taken(problem.clone());
+                    }
+                }
+                if !on {
+                    // Dropping the senders tells whoever let it go.
+                    inner.leaving.remove(&self.machine);
+                }
+                drop(inner);
+                match problem {
+                    Some(problem) => Arrived::Problem { machine, problem },
+                    None => return,
+                }
+            }
+        };
+        self.links.tell(arrived);
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let mut inner = self.links.lock();
+        // A newer connection to the same machine may have taken its place already.
+        if inner
+            .links
+            .get(&self.machine)
+            .is_some_and(|(serial, ..)| *serial == self.serial)
+        {
+            inner.links.remove(&self.machine);
+            inner.leaving.remove(&self.machine);
+        }
+        drop(inner);
+        self.links.tell(Arrived::Gone {
+            machine: self.machine.clone(),
+        });
+    }
+}
+
+// --- the machine's side ------------------------------------------------------------------
+
+/// How long a connected hook may take to send its request: it writes it at once, from
+/// memory; a peer slower than this is not a hook (as the tray's own socket).
+const READ_WAIT: Duration = Duration::from_secs(1);
+
+/// Where the relay finds what it needs on its machine.
+pub struct Place {
+    /// Where the hook looks ([`super::hook_socket`]).
+    pub socket: PathBuf,
+    /// Claude's settings file, `None` without a home.
+    pub settings: Option<PathBuf>,
+    /// The entry's command: this lf-tray's own `permission-hook`.
+    pub command: String,
+    pub uid: u32,
+}
+
+impl Place {
+    /// This process's place: its user, its Claude settings, its own binary.
+    pub fn here() -> Result<Place, String> {
+        let program = std::env::current_exe()
+            .map_err(|e| format!("could not find lf-tray's own path for the hook: {e}"))?;
+        Ok(Place {
+            socket: super::hook_socket_here(),
+            settings: claude_settings::path(
+                std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+                std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .filter(|h| h.is_absolute()),
+            ),
+            command: claude_settings::command(&program),
+            // SAFETY: getuid cannot fail.
+            uid: unsafe { libc::getuid() },
+        })
+    }
+}
+
+type Open = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<ToMachine>>>>;
+
+/// The watcher's side: takes the tray's lines, keeps the hook entry and the socket while
+/// answering is on, and hands the hooks' requests on as [`FromMachine`] lines.
+pub struct Relay {
+    place: Place,
+    out: mpsc::UnboundedSender<FromMachine>,
+    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    open: Open,
+    listening: Option<AbortHandle>,
+}
+
+impl Relay {
+    pub fn new(
+        place: Place,
+        out: mpsc::UnboundedSender<FromMachine>,
+        sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    ) -> Relay {
+        Relay {
+            place,
+            out,
+            sessions,
+            open: Open::default(),
+            listening: None,
+        }
+    }
+
+    /// One line from the tray.
+    pub fn take(&mut self, line: ToMachine) {
+        match line {
+            ToMachine::Answering(on) => {
+                let problem = if on { self.start() } else { self.stop(true) };
+                let _ = self.out.send(FromMachine::Answering { on, problem });
+            }
+            ToMachine::Shown { id } | ToMachine::Reply { id, .. } => {
+                let mut open = lock(&self.open);
+                let answered = matches!(line, ToMachine::Reply { .. });
+                if let Some(hook) = open.get(&id) {
+                    let _ = hook.send(line);
+                }
+                if answered {
+                    open.remove(&id);
+                }
+            }
+            // Dropping its sender ends the hook's connection: no decision.
+            ToMachine::Withdraw { id } => {
+                lock(&self.open).remove(&id);
+            }
+        }
+    }
+
+    /// The tray is gone (the end of stdin: the ssh cut, the tray quit, the machine let
+    /// go): every waiting hook gets no decision now, and nobody listens. The entry stays,
+    /// as the tray's own does when it quits: a hook that finds no one gives no decision at
+    /// once, and Claude, which reads its hooks when it starts, keeps answering from here
+    /// once the tray is back without a restart of the agent.
+    pub fn end(&mut self) {
+        self.stop(false);
+    }
+
+    fn start(&mut self) -> Option<String> {
+        let mut problems = Vec::new();
+        match &self.place.settings {
+            Some(path) => {
+                if let Err(refusal) = claude_settings::apply(path, Some(&self.place.command)) {
+                    problems.push(refusal.to_string());
+                }
+            }
+            None => problems.push("no home directory, so no Claude Code settings".into()),
+        }
+        if self.listening.is_none() {
+            match bind(&self.place.socket, self.place.uid) {
+                Ok(listener) => {
+                    let task = tokio::spawn(accept(
+                        listener,
+                        self.place.uid,
+                        self.out.clone(),
+                        self.sessions.clone(),
+                        self.open.clone(),
+                    ));
+                    self.listening = Some(task.abort_handle());
+                }
+                Err(why) => problems.push(why),
+            }
+        }
+        (!problems.is_empty()).then(|| problems.join("; "))
+    }
+
+    fn stop(&mut self, remove: bool) -> Option<String> {
+        lock(&self.open).clear();
+        if let Some(task) = self.listening.take() {
+            task.abort();
+            let _ = std::fs::remove_file(&self.place.socket);
+        }
+        if !remove {
+            return None;
+        }
+        let path = self.place.settings.as_deref()?;
+        claude_settings::apply(path, None)
+            .err()
+            .map(|refusal| refusal.to_string())
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Listen where the hook looks, in a directory only this user may enter. A socket that
+/// answers belongs to a tray running on this machine (its person answers there): it is
+/// left alone.
+fn bind(socket: &Path, uid: u32) -> Result<UnixListener, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = socket.parent().unwrap_or(Path::new("/"));
+    let made = std::fs::DirBuilder::new().mode(0o700).create(dir);
+    if let Err(e) = made {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(format!("cannot make {}: {e}", dir.display()));
+        }
+    }
+    super::private_dir(dir, uid)?;
+    if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+        return Err("a tray on that machine answers its agents itself".into());
+    }
+    let _ = std::fs::remove_file(socket);
+    UnixListener::bind(socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))
+}
+
+async fn accept(
+    listener: UnixListener,
+    uid: u32,
+    out: mpsc::UnboundedSender<FromMachine>,
+    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    open: Open,
+) {
+    let mut next = 0u64;
+    while let Ok((stream, _)) = listener.accept().await {
+        next += 1;
+        tokio::spawn(hook(
+            stream,
+            next,
+            uid,
+            out.clone(),
+            sessions.clone(),
+            open.clone(),
+        ));
+    }
+}
+
+/// How long the relay looks for the hook's agent among the sessions: lf's list names an
+/// agent's pid a moment after the agent starts (its process list is read after the
+/// session's change), and an agent may ask at once. A second, since the hook waits
+/// `SHOWN_WAIT` (2 s) for `shown`, and the tray needs the other second to show its popup.
+const FIND_WAIT: Duration = Duration::from_secs(1);
+/// How often it looks again meanwhile: the list is in memory, the processes a /proc walk.
+const FIND_AGAIN: Duration = Duration::from_millis(50);
+
+/// The lf session of the agent above the hook `pid` (the walk as locally).
+async fn find(
+    pid: u32,
+    uid: u32,
+    sessions: &(dyn Fn() -> Vec<SessionRecord> + Send + Sync),
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + FIND_WAIT;
+    loop {
+        let chain = crate::terminal::place::Processes::read(Path::new("/proc"), uid).ancestors(pid);
+        if let Some(found) = requester(&chain, &sessions()) {
+            return Some(found.id.clone());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(FIND_AGAIN).await;
+    }
+}
+
+/// One hook's connection: its request handed on, then `shown` and the reply as the tray
+/// sends them. The connection closed without a reply is no decision.
+async fn hook(
+    stream: UnixStream,
+    id: u64,
+    uid: u32,
+    out: mpsc::UnboundedSender<FromMachine>,
+    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    open: Open,
+) {
+    let pid = match stream.peer_cred() {
+        Ok(cred) if cred.uid() == uid => cred.pid().and_then(|p| u32::try_from(p).ok()),
+        _ => return,
+    };
+    let Some(pid) = pid else { return };
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let mut bounded = (&mut reader).take(MAX_REQUEST as u64 + 1);
+    let read = bounded.read_until(b'\n', &mut line);
+    let Ok(Ok(_)) = tokio::time::timeout(READ_WAIT, read).await else {
+        return;
+    };
+    let Ok(request) = read_request(line.trim_ascii_end()) else {
+        return;
+    };
+    let Some(session) = find(pid, uid, sessions.as_ref()).await else {
+        return;
+    };
+    let (tx, mut steps) = mpsc::unbounded_channel();
+    lock(&open).insert(id, tx);
+    let sent = out.send(FromMachine::Request {
+        id,
+        session,
+        request,
+    });
+    if sent.is_err() {
+        lock(&open).remove(&id);
+        return;
+    }
+    let mut rest = [0u8; 64];
+    loop {
+        tokio::select! {
+            step = steps.recv() => {
+                let line = match step {
+                    Some(ToMachine::Shown { .. }) => format!("{SHOWN}\n"),
+                    Some(ToMachine::Reply { reply, .. }) => format!("{}\n", reply.line()),
+                    // Withdrawn, or the tray gone: no decision.
+                    _ => return,
+                };
+                if reader.get_mut().write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+                if !line.starts_with(SHOWN) {
+                    return;
+                }
+            }
+            // The hook went away: Claude ended it, the terminal answered.
+            _ = reader.read(&mut rest) => break,
+        }
+    }
+    if lock(&open).remove(&id).is_some() {
+        let _ = out.send(FromMachine::RequestEnded { id });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lines_both_ways_read_back_and_are_one_line_each() {
+        let reply = ToMachine::Reply {
+            id: 3,
+            reply: Reply::Allow,
+        };
+        assert_eq!(
+            reply.line(),
+            "{\"reply\":{\"id\":3,\"reply\":{\"reply\":\"allow\"}}}\n"
+        );
+        assert_eq!(ToMachine::read(&reply.line()).unwrap(), reply);
+        assert_eq!(ToMachine::Answering(true).line(), "{\"answering\":true}\n");
+        assert_eq!(
+            ToMachine::read(r#"{"withdraw":{"id":7}}"#).unwrap(),
+            ToMachine::Withdraw { id: 7 }
+        );
+        let bad = ToMachine::read("yes please").unwrap_err();
+        assert!(bad.starts_with("not a line from a tray"), "{bad}");
+        assert!(ToMachine::read(r#"{"reply":{"id":1}}"#).is_err());
+
+        let request: Request = serde_json::from_str(
+            r#"{"tool_name":"Bash","tool_input":{"command":"rm -rf <b>x</b>\n$(id)"}}"#,
+        )
+        .unwrap();
+        let line = FromMachine::Request {
+            id: 1,
+            session: "s1".into(),
+            request: request.clone(),
+        };
+        let value = serde_json::to_value(&line).unwrap();
+        assert_eq!(value["type"], "request");
+        assert_eq!(FromMachine::read(&value).unwrap().unwrap(), line);
+        let ended = serde_json::json!({"type": "request_ended", "id": 1});
+        assert_eq!(
+            FromMachine::read(&ended).unwrap().unwrap(),
+            FromMachine::RequestEnded { id: 1 }
+        );
+        // The engine's events are not these, and a malformed one says so.
+        assert!(FromMachine::read(&serde_json::json!({"type": "asked"})).is_none());
+        assert!(
+            FromMachine::read(&serde_json::json!({"type": "request", "id": "x"}))
+                .unwrap()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn each_link_is_told_answering_and_its_status_follows_what_the_machine_said() {
+        let links = Links::default();
+        let mut quiet = links.connect("box");
+        // A watch without a desk tells nothing.
+        assert!(quiet.to_machine.try_recv().is_err());
+        assert_eq!(links.status("box", Some(true)), None);
+        drop(quiet);
+        let mut arrivals = links.arrivals();
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            None,
+            "the arrivals start after they are asked for"
+        );
+        links.set_answering(true);
+        let mut link = links.connect("box");
+        assert_eq!(
+            link.to_machine.try_recv().ok(),
+            Some(ToMachine::Answering(true))
+        );
+        assert_eq!(
+            links.status("box", Some(true)).as_deref(),
+            Some("answering needs a newer lf-tray there")
+        );
+        assert_eq!(
+            links.status("far", Some(false)).as_deref(),
+            Some("answering needs lf-tray there")
+        );
+        link.heard(FromMachine::Answering {
+            on: true,
+            problem: None,
+        });
+        assert_eq!(
+            links.status("box", Some(true)).as_deref(),
+            Some("answers from here")
+        );
+        link.heard(FromMachine::Answering {
+            on: true,
+            problem: Some("settings.json does not parse".into()),
+        });
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            Some(Arrived::Problem {
+                machine: "box".into(),
+                problem: "settings.json does not parse".into()
+            })
+        );
+        link.heard(FromMachine::RequestEnded { id: 4 });
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            Some(Arrived::Ended {
+                machine: "box".into(),
+                id: 4
+            })
+        );
+        assert!(links.send("box", ToMachine::Shown { id: 4 }));
+        assert_eq!(
+            link.to_machine.try_recv().ok(),
+            Some(ToMachine::Shown { id: 4 })
+        );
+        links.set_answering(false);
+        assert_eq!(
+            link.to_machine.try_recv().ok(),
+            Some(ToMachine::Answering(false))
+        );
+        assert_eq!(links.status("box", Some(true)), None);
+        drop(link);
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            Some(Arrived::Gone {
+                machine: "box".into()
+            })
+        );
+        assert!(!links.send("box", ToMachine::Shown { id: 4 }));
+    }
+
+    #[test]
+    fn a_machine_let_go_is_told_to_take_its_entry_out_and_says_when_it_did() {
+        let links = Links::default();
+        links.set_answering(true);
+        let mut link = links.connect("box");
+        assert_eq!(
+            link.to_machine.try_recv().ok(),
+            Some(ToMachine::Answering(true))
+        );
+        // A watcher that never took `answering` (an older lf-tray) is not waited for.
+        let mut said = links.let_go("box");
+        assert_eq!(said.try_recv(), Err(oneshot::error::TryRecvError::Closed));
+        assert!(link.to_machine.try_recv().is_err());
+        link.heard(FromMachine::Answering {
+            on: true,
+            problem: None,
+        });
+        let mut said = links.let_go("box");
+        assert_eq!(
+            link.to_machine.try_recv().ok(),
+            Some(ToMachine::Answering(false))
+        );
+        assert_eq!(said.try_recv(), Err(oneshot::error::TryRecvError::Empty));
+        link.heard(FromMachine::Answering {
+            on: false,
+            problem: None,
+        });
+        assert_eq!(said.try_recv(), Err(oneshot::error::TryRecvError::Closed));
+        // Nothing linked: nothing to wait for.
+        assert_eq!(
+            links.let_go("far").try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        );
+    }
+}
