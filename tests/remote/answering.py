@@ -20,9 +20,13 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+import claude  # noqa: E402  (the suites' own driver of the stand-in Claude)
 
 SID = "sess-remote-answer"
 # As Claude Code writes its settings (two-space JSON): it must come back byte for byte.
@@ -85,54 +89,25 @@ def as_remote(m, env, argv):
             "--init-groups", "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
 
 
-class Agent:
+class Agent(claude.Agent):
     """The stand-in Claude on the machine, lf's child (`lf session connect`), as the
-    machine's account; its terminal is our pipe."""
+    machine's account; its terminal is our pipe. What it reports is `None` when it
+    reports nothing, so that a check says what failed."""
 
     def __init__(self, m, env, repo):
         env = dict(env, LF_SIM_AGENT_PROGRAM=str(m.TMP / "bin" / "stand-in-claude"))
-        self.proc = subprocess.Popen(as_remote(m, env, [str(m.TMP / "bin" / "lf"), "session",
-                                                        "connect", SID]),
-                                     cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(m.OUT / "stand-in-claude.err", "ab"),
-                                     text=True, bufsize=1, start_new_session=True)
-        self.lines = queue.Queue()
-
-        def read():
-            for line in self.proc.stdout:
-                self.lines.put(line)
-            self.lines.put(None)
-        threading.Thread(target=read, daemon=True).start()
-
-    def say(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        self.start(as_remote(m, env, [str(m.TMP / "bin" / "lf"), "session", "connect", SID]),
+                   repo, None, m.OUT / "stand-in-claude.err")
 
     def ask(self, tool, tool_input):
         self.say(f"ask {tool} {json.dumps(tool_input)}")
         return time.monotonic()
 
     def report(self, timeout):
-        """The prompt's next report (lf's own words on the terminal skipped), or None."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0, deadline - time.monotonic()))
-            except queue.Empty:
-                return None
-            if line is None:
-                return None
-            if line.startswith("{"):
-                return json.loads(line)
-
-    def end(self):
-        if self.proc.poll() is None:
-            try:
-                self.say("exit")
-                self.proc.wait(5)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        try:
+            return super().report(timeout)
+        except claude.CheckFailed:
+            return None
 
 
 class Stream:
@@ -355,18 +330,7 @@ def check_quiet(m):
 
 def with_the_tray(m, agent, want):
     import desktop
-    work = m.TMP / "desk-answering"
-    work.mkdir()
-    for name in ("dunstrc", "sni_watcher.py"):
-        shutil.copy(desktop.E2E / name, work / name)
-    shutil.copy(desktop.HERE / "desktop.py", work / "desktop.py")
-    for p in [work, *work.iterdir()]:
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    state = Path(m.CLIENT.pw_dir) / "desk-answering"
-    if state.exists():
-        shutil.rmtree(state)
-    state.mkdir()
-    shutil.chown(state, m.CLIENT.pw_uid, m.CLIENT.pw_gid)
+    work, state = desktop.places(m, "desk-answering")
     log = open(m.OUT / "desk-answering.log", "ab")
     desk = subprocess.Popen(
         m.as_client(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--",
@@ -414,13 +378,7 @@ def with_the_tray(m, agent, want):
                     if m.MACHINE in summary and words in body:
                         return time.monotonic(), summary, body, actions
             # Looked for every 20 ms: the figure printed is the time it took.
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                seen = found()
-                if seen:
-                    return seen
-                time.sleep(0.02)
-            return None, None, None, None
+            return desktop.wait(found, timeout, every=0.02) or (None, None, None, None)
 
         def click(key):
             (state / "choice").write_text(key)
