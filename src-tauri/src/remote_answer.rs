@@ -98,9 +98,13 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
                 }
                 *on != machine
             }),
-            Arrived::Problem { machine, problem } => {
-                tracing::warn!("PERMISSION {machine}: {problem}");
-                shell.warn(format!("{machine}: answering from the popup: {problem}"));
+            Arrived::Answering { machine, problem } => {
+                if let Some(problem) = problem {
+                    tracing::warn!("PERMISSION {machine}: {problem}");
+                    shell.warn(format!("{machine}: answering from the popup: {problem}"));
+                }
+                // Its status line says now whether it answers from here.
+                shell.send(ToDesk::Redraw);
             }
         }
     }

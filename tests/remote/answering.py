@@ -396,10 +396,15 @@ def with_the_tray(m, agent, want):
         dunstctl("close-all")
         figures = {}
 
-        def answer(tool, tool_input, words, key):
+        def answer(tool, tool_input, words, key, said=None):
+            """`said`: the line for the stand-in Claude when it is more than `ask`."""
             dunstctl("close-all")
             since = len(desktop.notifies(state / "notify.log"))
-            asked = agent.ask(tool, tool_input)
+            if said:
+                agent.say(said)
+                asked = time.monotonic()
+            else:
+                asked = agent.ask(tool, tool_input)
             seen, summary, body, actions = popup(since, words)
             if seen:
                 figures.setdefault(key, []).append(seen - asked)
@@ -431,6 +436,21 @@ def with_the_tray(m, agent, want):
         answers = ((report or {}).get("updated_input") or {}).get("answers")
         m.check("a question answered here: the agent there gets the option clicked",
                 answers == {"Which registry?": "internal <b>"}, report)
+
+        # Always allow, as for a local agent: Claude's own suggestion goes back byte for byte.
+        said = "request " + json.dumps({
+            "tool_name": "Bash", "tool_input": {"command": "cargo publish -p core"},
+            "permission_suggestions": "SUGGESTIONS"}).replace('"SUGGESTIONS"', f"[{claude.SUGGESTION}]")
+        report, _ = answer("Bash", None, "cargo publish -p core", "always", said)
+        out = ((report or {}).get("hooks") or [{}])[0].get("stdout") or ""
+        m.check("Always allow clicked here: the agent there gets allow with its own suggestion",
+                report is not None and report["behavior"] == "allow"
+                and f'"updatedPermissions":[{claude.SUGGESTION}]' in out, report)
+        # A plan: Approve plan.
+        report, _ = answer("ExitPlanMode", {"plan": "# Release\n1. Bump the versions"},
+                           "# Release", "approve-plan")
+        m.check("a plan approved here: the agent there may go on",
+                report is not None and report["behavior"] == "allow", report)
 
         # The terminal there answers first: the popup here goes.
         dunstctl("close-all")

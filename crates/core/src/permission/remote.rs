@@ -117,10 +117,11 @@ pub enum Arrived {
     Gone {
         machine: String,
     },
-    /// The machine's watcher could not do what answering needs there.
-    Problem {
+    /// The machine's watcher took `answering`: its status line changed; with what kept it
+    /// from answering, if anything did.
+    Answering {
         machine: String,
-        problem: String,
+        problem: Option<String>,
     },
 }
 
@@ -289,10 +290,7 @@ impl Link {
                     inner.leaving.remove(&self.machine);
                 }
                 drop(inner);
-                match problem {
-                    Some(problem) => Arrived::Problem { machine, problem },
-                    None => return,
-                }
+                Arrived::Answering { machine, problem }
             }
         };
         self.links.tell(arrived);
@@ -688,15 +686,23 @@ mod tests {
             links.status("box", Some(true)).as_deref(),
             Some("answers from here")
         );
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            Some(Arrived::Answering {
+                machine: "box".into(),
+                problem: None
+            }),
+            "the status line changed"
+        );
         link.heard(FromMachine::Answering {
             on: true,
             problem: Some("settings.json does not parse".into()),
         });
         assert_eq!(
             arrivals.try_recv().ok(),
-            Some(Arrived::Problem {
+            Some(Arrived::Answering {
                 machine: "box".into(),
-                problem: "settings.json does not parse".into()
+                problem: Some("settings.json does not parse".into())
             })
         );
         link.heard(FromMachine::RequestEnded { id: 4 });
