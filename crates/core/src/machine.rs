@@ -939,6 +939,66 @@ exit 255
         );
     }
 
+    /// The answering lines travel the watch stream both ways: the machine's watcher (a
+    /// stand-in `ssh` that plays it) is told the tray answers, says it took it, and a
+    /// machine let go of is told to take its entry out before its link is cut.
+    #[tokio::test]
+    async fn a_machine_is_told_it_answers_and_let_go_of_takes_its_entry_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ssh = dir.path().join("ssh");
+        let out = dir.path().join("entry-out");
+        script(
+            &ssh,
+            &format!(
+                r#"#!/bin/sh
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
+esac
+echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}}'
+while read -r line; do
+  case "$line" in
+    *'"answering":true'*) echo '{{"type":"answering","on":true}}' ;;
+    *'"answering":false'*) touch {out}; echo '{{"type":"answering","on":false}}' ;;
+  esac
+done
+"#,
+                out = out.display()
+            ),
+        );
+        let links = Links::default();
+        links.set_answering(true);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (_nudge, nudged) = mpsc::unbounded_channel();
+        let machine = Ssh {
+            program: ssh,
+            dest: "box".into(),
+        };
+        let follower = tokio::spawn(follow(
+            machine,
+            Reporter { machine: 7, tx },
+            nudged,
+            links.clone(),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while links.status("box", Some(true)).as_deref() != Some("answers from here") {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the machine never said it answers: {:?}",
+                links.status("box", Some(true))
+            );
+            // Reports drained meanwhile, so the follower is never held up by them.
+            let _ = tokio::time::timeout(Duration::from_millis(20), rx.recv()).await;
+        }
+        let said = links.let_go("box");
+        tokio::time::timeout(Duration::from_secs(10), said)
+            .await
+            .expect("the machine took its entry out within 10 s")
+            .expect_err("its word closes the wait");
+        assert!(out.exists(), "the watcher was told to take its entry out");
+        follower.abort();
+    }
+
     #[test]
     fn the_status_says_how_a_machine_is_followed() {
         let mut m = MachineView::new("box");
