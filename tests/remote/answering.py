@@ -218,6 +218,8 @@ def protocol(m):
         report = agent.report(10)
         m.check("Allow from here reaches the agent there", report is not None
                 and report["decided_by"] == "hook" and report["behavior"] == "allow", report)
+        _, took = stream.wait(of_type("answered", id=request["id"]), 5)
+        m.check("and the machine says its hook took it", took is not None)
         if report:
             print(f"     reply sent → the agent has it: {(time.monotonic() - clicked) * 1000:.0f} ms"
                   f" (hook ran {report['hooks'][0]['seconds']} s)")
@@ -274,6 +276,23 @@ def protocol(m):
                 and report["hooks"][0]["seconds"] < 1.0, report)
         agent.say("terminal allow")
         agent.report(10)
+
+        # The tray silent (a link that died without a word): the hook gives up there.
+        agent.ask("Bash", {"command": "make install", "description": "x"})
+        _, request = stream.wait(of_type("request"), 10)
+        if request:
+            stream.tell({"shown": {"id": request["id"]}})
+            quiet = time.monotonic()
+            report = agent.report(10)
+            took = time.monotonic() - quiet
+            _, ended = stream.wait(of_type("request_ended", id=request["id"]), 2)
+            m.check("the tray silent after `shown`: no decision there within 4 s, and the "
+                    "request ends here", report is not None and report["decided_by"] == "none"
+                    and report["hooks"][0]["stdout"] == "" and took < 4.0 and ended is not None,
+                    (took, report, ended))
+            print(f"     tray silent → the hook there gave up: {took * 1000:.0f} ms")
+            agent.say("terminal allow")
+            agent.report(10)
 
         # The link cut mid-request: the hook gives up with no decision within 3 s.
         agent.ask("Bash", {"command": "rm -rf build", "description": "x"})
@@ -469,6 +488,43 @@ def with_the_tray(m, agent, want):
             m.check("the terminal there answering first takes the popup here down", False,
                     "no popup")
         agent.report(10)
+
+        # The link dies without a word (its ssh stopped, as a network gone): the hook there
+        # gives up within seconds, and an answer clicked meanwhile is said not to have
+        # reached it, not taken for given.
+        dunstctl("close-all")
+        since = len(desktop.notifies(state / "notify.log"))
+        agent.ask("Bash", {"command": "make release", "description": "x"})
+        seen, *_ = popup(since, "make release")
+        links = [p for p in m.descendants(app.pid)
+                 if (desktop.cmdline(p) or [""])[0].endswith("ssh")
+                 and "watch" in (desktop.cmdline(p) or [])]
+        if seen and links and desktop.wait(lambda: displayed() == 1, 5):
+            for pid in links:
+                os.kill(pid, signal.SIGSTOP)
+            stopped, stopped_wall = time.monotonic(), time.time()
+            since = len(desktop.notifies(state / "notify.log"))
+            click("allow")
+            lost = desktop.wait(lambda: [n for n in desktop.notifies(state / "notify.log")[since:]
+                                         if n[0].startswith("Your allow did not reach")], 10,
+                                every=0.02)
+            told = time.monotonic() - stopped
+            report = agent.report(10)
+            gave_up = report["decided_at"] - stopped_wall if report else None
+            m.check("a link dead without a word: Allow clicked here is said not to have "
+                    "reached the agent", lost is not None and m.MACHINE in lost[0][1], lost)
+            m.check("and the hook there gives no decision within 4 s of the silence",
+                    report is not None and report["decided_by"] == "none" and gave_up < 4.0,
+                    (gave_up, report))
+            figures["link dead → told here"] = [told]
+            if gave_up is not None:
+                figures["link dead → the hook there gave up"] = [gave_up]
+            for pid in links:
+                os.kill(pid, signal.SIGCONT)
+            agent.say("terminal allow")
+            agent.report(10)
+        else:
+            m.check("a popup, and the tray's ssh to stop", False, (seen, links))
 
         # Off, at the next start: the tray takes its entry out there.
         app.terminate()

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
 use crate::lf::Lf;
-use crate::permission::remote::{FromMachine, Links};
+use crate::permission::remote::{FromMachine, Links, ToMachine, ALIVE_EVERY};
 use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 pub use crate::ssh::{check_destination, remote_launch, Ssh, SSH_OPTIONS};
@@ -135,7 +135,7 @@ pub fn read_line(line: &str) -> Result<Option<Report>, String> {
 /// A line of the watch stream about answering ([`FromMachine`]), else `None`.
 fn answering_line(line: &str) -> Option<Result<FromMachine, String>> {
     // Only a line that names such a type is parsed twice.
-    if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answering\"") {
+    if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answer") {
         return None;
     }
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
@@ -459,9 +459,21 @@ async fn watch(
     let mut to_machine = std::mem::replace(&mut link.to_machine, mpsc::unbounded_channel().1);
     // Ends when the link does (this connection's end) or the machine stops reading; stdin
     // is closed only then, and its end tells the machine's watcher the tray left.
+    // While a request's popup is up it also says the tray is alive, every
+    // `ALIVE_EVERY`: the hooks there give up on a link that died without a word.
+    let (beats, dest) = (links.clone(), ssh.dest.clone());
     let writer = tokio::spawn(async move {
         use tokio::io::AsyncWriteExt;
-        while let Some(line) = to_machine.recv().await {
+        loop {
+            let line = if beats.waiting(&dest) {
+                tokio::select! {
+                    line = to_machine.recv() => line,
+                    () = tokio::time::sleep(ALIVE_EVERY) => Some(ToMachine::Alive),
+                }
+            } else {
+                to_machine.recv().await
+            };
+            let Some(line) = line else { break };
             if stdin.write_all(line.line().as_bytes()).await.is_err() {
                 break;
             }
@@ -940,13 +952,15 @@ exit 255
     }
 
     /// The answering lines travel the watch stream both ways: the machine's watcher (a
-    /// stand-in `ssh` that plays it) is told the tray answers, says it took it, and a
-    /// machine let go of is told to take its entry out before its link is cut.
+    /// stand-in `ssh` that plays it) is told the tray answers, says it took it, hears the
+    /// tray is alive while a popup is up, and a machine let go of is told to take its
+    /// entry out before its link is cut.
     #[tokio::test]
     async fn a_machine_is_told_it_answers_and_let_go_of_takes_its_entry_out() {
         let dir = tempfile::tempdir().unwrap();
         let ssh = dir.path().join("ssh");
         let out = dir.path().join("entry-out");
+        let alive = dir.path().join("alive");
         script(
             &ssh,
             &format!(
@@ -960,10 +974,12 @@ while read -r line; do
   case "$line" in
     *'"answering":true'*) echo '{{"type":"answering","on":true}}' ;;
     *'"answering":false'*) touch {out}; echo '{{"type":"answering","on":false}}' ;;
+    '"alive"') touch {alive} ;;
   esac
 done
 "#,
-                out = out.display()
+                out = out.display(),
+                alive = alive.display()
             ),
         );
         let links = Links::default();
@@ -990,6 +1006,21 @@ done
             // Reports drained meanwhile, so the follower is never held up by them.
             let _ = tokio::time::timeout(Duration::from_millis(20), rx.recv()).await;
         }
+        // A popup up for a request there: the tray says it is alive until it is answered.
+        assert!(links.send("box", ToMachine::Shown { id: 1 }));
+        let beat = tokio::time::Instant::now();
+        while !alive.exists() {
+            assert!(
+                beat.elapsed() < Duration::from_secs(5),
+                "no beat within 5 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            beat.elapsed() >= ALIVE_EVERY,
+            "not before a second: {:?}",
+            beat.elapsed()
+        );
         let said = links.let_go("box");
         tokio::time::timeout(Duration::from_secs(10), said)
             .await
