@@ -138,8 +138,7 @@ fn answering_line(line: &str) -> Option<Result<FromMachine, String>> {
     if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answer") {
         return None;
     }
-    let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    FromMachine::read(&value)
+    FromMachine::read(line)
 }
 
 /// The pause before trying a failed machine again: 1 s, doubling to a minute. A machine
@@ -507,7 +506,16 @@ async fn watch(
         if let Some(heard) = answering_line(text) {
             match heard {
                 Ok(heard) => link.heard(heard),
-                Err(e) => break Some(format!("lf-tray there sent what is not its stream: {e}")),
+                // One request this tray cannot read loses nothing else: it gets no popup
+                // (the hook there gives no decision at once), and the person is told.
+                Err(e) => {
+                    if let Some(id) = FromMachine::id_of(text) {
+                        links.send(&ssh.dest, ToMachine::Withdraw { id });
+                    }
+                    reports.send(Report::Warned(format!(
+                        "a request there was unreadable: {e}"
+                    )));
+                }
             }
             continue;
         }

@@ -105,16 +105,60 @@ pub enum FromMachine {
 }
 
 impl FromMachine {
-    /// The `type`s of these lines.
-    pub const KINDS: [&'static str; 4] = ["request", "request_ended", "answered", "answering"];
-
-    /// A line of the watch stream that is one of these; `None` for any other type.
-    pub fn read(value: &serde_json::Value) -> Option<Result<FromMachine, String>> {
-        let kind = value.get("type")?.as_str()?;
-        if !Self::KINDS.contains(&kind) {
-            return None;
+    /// A line of the watch stream that is one of these; `None` for any other type. Read
+    /// from the text, not from a parsed value: a request carries Claude's suggestions as
+    /// they were written ([`super::Raw`]), which only text keeps.
+    pub fn read(line: &str) -> Option<Result<FromMachine, String>> {
+        #[derive(Deserialize)]
+        struct Kind {
+            #[serde(rename = "type")]
+            kind: String,
         }
-        Some(serde_json::from_value(value.clone()).map_err(|e| format!("a bad {kind} line: {e}")))
+        #[derive(Deserialize)]
+        struct Asks {
+            id: u64,
+            session: String,
+            request: Request,
+        }
+        #[derive(Deserialize)]
+        struct Id {
+            id: u64,
+        }
+        #[derive(Deserialize)]
+        struct Took {
+            on: bool,
+            #[serde(default)]
+            problem: Option<String>,
+        }
+        let kind = serde_json::from_str::<Kind>(line).ok()?.kind;
+        let read = match kind.as_str() {
+            "request" => serde_json::from_str::<Asks>(line).map(|a| FromMachine::Request {
+                id: a.id,
+                session: a.session,
+                request: a.request,
+            }),
+            "request_ended" => {
+                serde_json::from_str::<Id>(line).map(|i| FromMachine::RequestEnded { id: i.id })
+            }
+            "answered" => {
+                serde_json::from_str::<Id>(line).map(|i| FromMachine::Answered { id: i.id })
+            }
+            "answering" => serde_json::from_str::<Took>(line).map(|t| FromMachine::Answering {
+                on: t.on,
+                problem: t.problem,
+            }),
+            _ => return None,
+        };
+        Some(read.map_err(|e| format!("a bad {kind} line: {e}")))
+    }
+
+    /// The request's number in a line [`FromMachine::read`] could not read, if it has one:
+    /// the machine is told at once that it gets no popup.
+    pub fn id_of(line: &str) -> Option<u64> {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()?
+            .get("id")?
+            .as_u64()
     }
 }
 
@@ -739,21 +783,39 @@ mod tests {
             session: "s1".into(),
             request: request.clone(),
         };
-        let value = serde_json::to_value(&line).unwrap();
-        assert_eq!(value["type"], "request");
-        assert_eq!(FromMachine::read(&value).unwrap().unwrap(), line);
-        let ended = serde_json::json!({"type": "request_ended", "id": 1});
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.starts_with(r#"{"type":"request","#), "{text}");
+        assert_eq!(FromMachine::read(&text).unwrap().unwrap(), line);
+        // Claude's suggestions as it wrote them, spacing and order, through the stream.
+        let suggested: Request = serde_json::from_str(
+            r#"{"tool_name":"Bash","tool_input":{},"permission_suggestions":[{"b": 1, "a": [2]}]}"#,
+        )
+        .unwrap();
+        let line = FromMachine::Request {
+            id: 2,
+            session: "s1".into(),
+            request: suggested,
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#"[{"b": 1, "a": [2]}]"#), "{text}");
+        assert_eq!(FromMachine::read(&text).unwrap().unwrap(), line);
         assert_eq!(
-            FromMachine::read(&ended).unwrap().unwrap(),
+            FromMachine::read(r#"{"type":"request_ended","id":1}"#)
+                .unwrap()
+                .unwrap(),
             FromMachine::RequestEnded { id: 1 }
         );
-        // The engine's events are not these, and a malformed one says so.
-        assert!(FromMachine::read(&serde_json::json!({"type": "asked"})).is_none());
-        assert!(
-            FromMachine::read(&serde_json::json!({"type": "request", "id": "x"}))
+        assert_eq!(
+            FromMachine::read(r#"{"type":"answered","id":1}"#)
                 .unwrap()
-                .is_err()
+                .unwrap(),
+            FromMachine::Answered { id: 1 }
         );
+        // The engine's events are not these, and a malformed one says so, with its id.
+        assert!(FromMachine::read(r#"{"type":"asked"}"#).is_none());
+        let bad = r#"{"type":"request","id":7,"session":"s1","request":{}}"#;
+        assert!(FromMachine::read(bad).unwrap().is_err());
+        assert_eq!(FromMachine::id_of(bad), Some(7));
     }
 
     #[test]
