@@ -203,6 +203,15 @@ def protocol(m):
                             and e["session"].get("agent"), 30)
         m.check("the agent there is up, its session active in the stream", up is not None)
 
+        def shown(tool, tool_input):
+            """The agent asks, and the tray says the request's popup is up: its id."""
+            agent.ask(tool, tool_input)
+            _, request = stream.wait(of_type("request"), 10)
+            if request:
+                stream.tell({"shown": {"id": request["id"]}})
+                return request["id"]
+            return None
+
         # Allow, with a hostile command: it arrives as text, the answer reaches the agent.
         asked = agent.ask("Bash", {"command": HOSTILE_COMMAND, "description": "x"})
         at, request = stream.wait(of_type("request"), 10)
@@ -226,21 +235,17 @@ def protocol(m):
         check_quiet(m)
 
         # Deny.
-        agent.ask("Bash", {"command": "cargo publish", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
-            stream.tell({"reply": {"id": request["id"], "reply": {"reply": "deny"}}})
+        asked = shown("Bash", {"command": "cargo publish", "description": "x"})
+        if asked:
+            stream.tell({"reply": {"id": asked, "reply": {"reply": "deny"}}})
         report = agent.report(10)
         m.check("Deny from here reaches it, with the desktop's message", report is not None
                 and report["behavior"] == "deny" and "desktop" in (report["message"] or ""), report)
 
         # A question, answered from here; a bare allow on it is refused by the hook there.
-        agent.ask("AskUserQuestion", QUESTION)
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
-            stream.tell({"reply": {"id": request["id"], "reply": {
+        asked = shown("AskUserQuestion", QUESTION)
+        if asked:
+            stream.tell({"reply": {"id": asked, "reply": {
                 "reply": "answers", "answers": [{"chosen": ["internal <b>"], "own": ""}]}}})
         report = agent.report(10)
         answers = ((report or {}).get("updated_input") or {}).get("answers")
@@ -249,13 +254,11 @@ def protocol(m):
                 and answers == {"Which registry?": "internal <b>"}, report)
 
         # The terminal there answers first: the request ends here.
-        agent.ask("Bash", {"command": "make deploy", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
+        asked = shown("Bash", {"command": "make deploy", "description": "x"})
+        if asked:
             answered = time.monotonic()
             agent.say("terminal deny")
-            at, ended = stream.wait(of_type("request_ended", id=request["id"]), 5)
+            at, ended = stream.wait(of_type("request_ended", id=asked), 5)
             m.check("the terminal there answering first → `request_ended` here", ended is not None)
             if at:
                 print(f"     terminal answered there → request_ended here: "
@@ -278,14 +281,12 @@ def protocol(m):
         agent.report(10)
 
         # The tray silent (a link that died without a word): the hook gives up there.
-        agent.ask("Bash", {"command": "make install", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
+        asked = shown("Bash", {"command": "make install", "description": "x"})
+        if asked:
             quiet = time.monotonic()
             report = agent.report(10)
             took = time.monotonic() - quiet
-            _, ended = stream.wait(of_type("request_ended", id=request["id"]), 2)
+            _, ended = stream.wait(of_type("request_ended", id=asked), 2)
             m.check("the tray silent after `shown`: no decision there within 4 s, and the "
                     "request ends here", report is not None and report["decided_by"] == "none"
                     and report["hooks"][0]["stdout"] == "" and took < 4.0 and ended is not None,
@@ -295,10 +296,7 @@ def protocol(m):
             agent.report(10)
 
         # The link cut mid-request: the hook gives up with no decision within 3 s.
-        agent.ask("Bash", {"command": "rm -rf build", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
+        if shown("Bash", {"command": "rm -rf build", "description": "x"}):
             cut = time.monotonic()
             stream.cut()
             report = agent.report(10)

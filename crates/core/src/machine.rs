@@ -854,6 +854,44 @@ mod tests {
         assert_eq!(m.apply(Report::Down("x".into()), at()).warnings.len(), 1);
     }
 
+    /// A stand-in `ssh` whose machine has lf-tray and lf (its probe's answer), then runs
+    /// `body` as the watch.
+    fn stand_in_ssh(path: &std::path::Path, body: &str) {
+        script(
+            path,
+            &format!(
+                r#"#!/bin/sh
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
+esac
+{body}"#
+            ),
+        );
+    }
+
+    /// Follow machine `box` (7) through the stand-in `ssh`: the follower, and its reports.
+    fn follow_box(
+        ssh: PathBuf,
+        links: Links,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        mpsc::UnboundedReceiver<(u64, Report)>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (nudge, nudged) = mpsc::unbounded_channel();
+        let machine = Ssh {
+            program: ssh,
+            dest: "box".into(),
+        };
+        let follower = tokio::spawn(async move {
+            // Held for the follower's life: a closed nudge is not asked for.
+            let _nudge = nudge;
+            follow(machine, Reporter { machine: 7, tx }, nudged, links).await
+        });
+        (follower, rx)
+    }
+
     /// Written by a child `sh`, not by this process: another test's fork could otherwise
     /// inherit the open file and make running it fail with "text file busy".
     fn script(path: &std::path::Path, text: &str) {
@@ -876,15 +914,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ssh = dir.path().join("ssh");
         let count = dir.path().join("count");
-        script(
+        stand_in_ssh(
             &ssh,
             &format!(
-                r#"#!/bin/sh
-for last; do :; done
-case "$last" in
-  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
-esac
-n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
+                r#"n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
 case $n in
   2) echo 'Welcome! not a stream'; exit 0 ;;
 esac
@@ -897,18 +930,7 @@ exit 255
                 count = count.display()
             ),
         );
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (_nudge, nudged) = mpsc::unbounded_channel();
-        let machine = Ssh {
-            program: ssh,
-            dest: "box".into(),
-        };
-        let follower = tokio::spawn(follow(
-            machine,
-            Reporter { machine: 7, tx },
-            nudged,
-            Links::default(),
-        ));
+        let (follower, mut rx) = follow_box(ssh, Links::default());
         let mut seen = Vec::new();
         let started = std::time::Instant::now();
         let mut downs = Vec::new();
@@ -969,15 +991,10 @@ exit 255
         let ssh = dir.path().join("ssh");
         let out = dir.path().join("entry-out");
         let alive = dir.path().join("alive");
-        script(
+        stand_in_ssh(
             &ssh,
             &format!(
-                r#"#!/bin/sh
-for last; do :; done
-case "$last" in
-  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
-esac
-echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}}'
+                r#"echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}}'
 while read -r line; do
   case "$line" in
     *'"answering":true'*) echo '{{"type":"answering","on":true}}' ;;
@@ -992,18 +1009,7 @@ done
         );
         let links = Links::default();
         links.set_answering(true);
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (_nudge, nudged) = mpsc::unbounded_channel();
-        let machine = Ssh {
-            program: ssh,
-            dest: "box".into(),
-        };
-        let follower = tokio::spawn(follow(
-            machine,
-            Reporter { machine: 7, tx },
-            nudged,
-            links.clone(),
-        ));
+        let (follower, mut rx) = follow_box(ssh, links.clone());
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while links.status("box", Some(true)).as_deref() != Some("answers from here") {
             assert!(
