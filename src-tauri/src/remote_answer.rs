@@ -11,11 +11,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use lf_tray_core::permission::remote::{Arrived, Links, ToMachine};
-use lf_tray_core::SessionKey;
+use lf_tray_core::permission::remote::{Arrived, Links, ToMachine, ANSWERED_WAIT};
+use lf_tray_core::{SessionKey, SessionRecord};
 use lf_tray_surface::desk::{self, HookId, Input, ToHook};
+use lf_tray_surface::notice;
 use lf_tray_surface::policy::Focus;
 use tokio::sync::mpsc;
+use tokio::time::timeout;
 
 use crate::shell::{Shell, ToDesk};
 
@@ -74,14 +76,20 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
                 // machine is not the agent's own terminal as the desktop knows it.
                 let ask = Input::Ask {
                     hook,
-                    record,
+                    record: record.clone(),
                     request,
                     on,
                     focus: Focus::Unknown,
                 };
                 shell.send(ToDesk::Hook(ask, to_hook));
                 open.insert((machine.clone(), id), hook);
-                let answer = answer(Arc::clone(&shell), links.clone(), (machine, id), hook, news);
+                let answer = answer(
+                    Arc::clone(&shell),
+                    links.clone(),
+                    (machine, id),
+                    (hook, record),
+                    news,
+                );
                 let done = done.clone();
                 tauri::async_runtime::spawn(async move {
                     done.send(answer.await).ok();
@@ -98,9 +106,13 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
                 }
                 *on != machine
             }),
-            Arrived::Problem { machine, problem } => {
-                tracing::warn!("PERMISSION {machine}: {problem}");
-                shell.warn(format!("{machine}: answering from the popup: {problem}"));
+            Arrived::Answering { machine, problem } => {
+                if let Some(problem) = problem {
+                    tracing::warn!("PERMISSION {machine}: {problem}");
+                    shell.warn(format!("{machine}: answering from the popup: {problem}"));
+                }
+                // Its status line says now whether it answers from here.
+                shell.send(ToDesk::Redraw);
             }
         }
     }
@@ -113,7 +125,7 @@ async fn answer(
     shell: Arc<Shell>,
     links: Links,
     there: There,
-    hook: HookId,
+    (hook, record): (HookId, SessionRecord),
     mut news: mpsc::UnboundedReceiver<ToHook>,
 ) -> There {
     let (machine, id) = (&there.0, there.1);
@@ -137,15 +149,20 @@ async fn answer(
     match news.recv().await {
         Some(ToHook::Answer(reply)) => {
             let word = reply.word();
-            let sent = links.send(machine, ToMachine::Reply { id, reply });
-            tracing::info!(
-                "PERMISSION {machine} request {id} answered {word}{}",
-                if sent {
-                    ""
-                } else {
-                    " (the link to the machine was gone)"
-                }
-            );
+            // Said to have answered only once the machine says its hook took it: an answer
+            // lost on a link that died without a word is told, not taken for given.
+            let took = match links.reply(machine, id, reply) {
+                Some(taken) => matches!(timeout(ANSWERED_WAIT, taken).await, Ok(Ok(()))),
+                None => false,
+            };
+            if took {
+                tracing::info!("PERMISSION {machine} request {id} answered {word}");
+            } else {
+                tracing::warn!("PERMISSION {machine} request {id}: the {word} did not reach it");
+                shell.tell(Input::ClickFailed(notice::undelivered(
+                    &record, machine, word,
+                )));
+            }
         }
         // Withdrawn here (lf's attention left `waiting`, a newer request), or ended there
         // (the desk let go of it): the hook there gets no answer, at once.

@@ -80,6 +80,10 @@ pub(crate) async fn follow<R: Runtime>(
                     card = Some(told);
                     input
                 }
+                Some(ToDesk::Redraw) => {
+                    crate::platform::redraw(&app, &shell);
+                    continue;
+                }
                 None => break,
             },
             () = until(deadline) => Input::Tick,

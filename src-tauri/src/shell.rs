@@ -107,6 +107,9 @@ pub(crate) enum ToDesk {
     Hook(Input, mpsc::UnboundedSender<ToHook>),
     /// The window's card (`Input::Card`), and where whether it was sent goes.
     Card(Input, oneshot::Sender<Result<&'static str, NotTaken>>),
+    /// The status line changed outside the engine and the desk (what a machine said about
+    /// answering): the tray and the window are drawn again.
+    Redraw,
 }
 
 /// The desk before its task runs, the letters it is sent meanwhile, and where its memory

@@ -30,17 +30,20 @@ class Agent:
     connect` (E2): its prompt and hook runner, driven through its stdin."""
 
     def __init__(self, ctx, env, sid, cwd):
+        runner = Path(__file__).resolve().parent / "stand-in-claude"
+        self.start([ctx.lf_bin, "session", "connect", sid], cwd,
+                   dict(env, LF_SIM_AGENT_PROGRAM=str(runner)), ctx.out / "stand-in-claude.err")
+
+    def start(self, argv, cwd, env, stderr):
+        """Run `argv` (lf's `session connect`, or that as another account) with its
+        terminal a pipe, its lines read as they come."""
         import queue
         import threading
-        runner = Path(__file__).resolve().parent / "stand-in-claude"
         self.terminal = []
         self.lines = queue.Queue()
-        self.proc = subprocess.Popen([ctx.lf_bin, "session", "connect", sid], cwd=cwd,
-                                     env=dict(env, LF_SIM_AGENT_PROGRAM=str(runner)),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     bufsize=1,
-                                     stderr=open(ctx.out / "stand-in-claude.err", "a"),
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1,
+                                     stderr=open(stderr, "a"), start_new_session=True)
 
         def read():
             for line in self.proc.stdout:

@@ -20,9 +20,13 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+import claude  # noqa: E402  (the suites' own driver of the stand-in Claude)
 
 SID = "sess-remote-answer"
 # As Claude Code writes its settings (two-space JSON): it must come back byte for byte.
@@ -85,54 +89,25 @@ def as_remote(m, env, argv):
             "--init-groups", "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
 
 
-class Agent:
+class Agent(claude.Agent):
     """The stand-in Claude on the machine, lf's child (`lf session connect`), as the
-    machine's account; its terminal is our pipe."""
+    machine's account; its terminal is our pipe. What it reports is `None` when it
+    reports nothing, so that a check says what failed."""
 
     def __init__(self, m, env, repo):
         env = dict(env, LF_SIM_AGENT_PROGRAM=str(m.TMP / "bin" / "stand-in-claude"))
-        self.proc = subprocess.Popen(as_remote(m, env, [str(m.TMP / "bin" / "lf"), "session",
-                                                        "connect", SID]),
-                                     cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(m.OUT / "stand-in-claude.err", "ab"),
-                                     text=True, bufsize=1, start_new_session=True)
-        self.lines = queue.Queue()
-
-        def read():
-            for line in self.proc.stdout:
-                self.lines.put(line)
-            self.lines.put(None)
-        threading.Thread(target=read, daemon=True).start()
-
-    def say(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        self.start(as_remote(m, env, [str(m.TMP / "bin" / "lf"), "session", "connect", SID]),
+                   repo, None, m.OUT / "stand-in-claude.err")
 
     def ask(self, tool, tool_input):
         self.say(f"ask {tool} {json.dumps(tool_input)}")
         return time.monotonic()
 
     def report(self, timeout):
-        """The prompt's next report (lf's own words on the terminal skipped), or None."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0, deadline - time.monotonic()))
-            except queue.Empty:
-                return None
-            if line is None:
-                return None
-            if line.startswith("{"):
-                return json.loads(line)
-
-    def end(self):
-        if self.proc.poll() is None:
-            try:
-                self.say("exit")
-                self.proc.wait(5)
-            except (OSError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        try:
+            return super().report(timeout)
+        except claude.CheckFailed:
+            return None
 
 
 class Stream:
@@ -228,6 +203,15 @@ def protocol(m):
                             and e["session"].get("agent"), 30)
         m.check("the agent there is up, its session active in the stream", up is not None)
 
+        def shown(tool, tool_input):
+            """The agent asks, and the tray says the request's popup is up: its id."""
+            agent.ask(tool, tool_input)
+            _, request = stream.wait(of_type("request"), 10)
+            if request:
+                stream.tell({"shown": {"id": request["id"]}})
+                return request["id"]
+            return None
+
         # Allow, with a hostile command: it arrives as text, the answer reaches the agent.
         asked = agent.ask("Bash", {"command": HOSTILE_COMMAND, "description": "x"})
         at, request = stream.wait(of_type("request"), 10)
@@ -243,27 +227,25 @@ def protocol(m):
         report = agent.report(10)
         m.check("Allow from here reaches the agent there", report is not None
                 and report["decided_by"] == "hook" and report["behavior"] == "allow", report)
+        _, took = stream.wait(of_type("answered", id=request["id"]), 5)
+        m.check("and the machine says its hook took it", took is not None)
         if report:
             print(f"     reply sent → the agent has it: {(time.monotonic() - clicked) * 1000:.0f} ms"
                   f" (hook ran {report['hooks'][0]['seconds']} s)")
         check_quiet(m)
 
         # Deny.
-        agent.ask("Bash", {"command": "cargo publish", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
-            stream.tell({"reply": {"id": request["id"], "reply": {"reply": "deny"}}})
+        asked = shown("Bash", {"command": "cargo publish", "description": "x"})
+        if asked:
+            stream.tell({"reply": {"id": asked, "reply": {"reply": "deny"}}})
         report = agent.report(10)
         m.check("Deny from here reaches it, with the desktop's message", report is not None
                 and report["behavior"] == "deny" and "desktop" in (report["message"] or ""), report)
 
         # A question, answered from here; a bare allow on it is refused by the hook there.
-        agent.ask("AskUserQuestion", QUESTION)
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
-            stream.tell({"reply": {"id": request["id"], "reply": {
+        asked = shown("AskUserQuestion", QUESTION)
+        if asked:
+            stream.tell({"reply": {"id": asked, "reply": {
                 "reply": "answers", "answers": [{"chosen": ["internal <b>"], "own": ""}]}}})
         report = agent.report(10)
         answers = ((report or {}).get("updated_input") or {}).get("answers")
@@ -272,13 +254,11 @@ def protocol(m):
                 and answers == {"Which registry?": "internal <b>"}, report)
 
         # The terminal there answers first: the request ends here.
-        agent.ask("Bash", {"command": "make deploy", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
+        asked = shown("Bash", {"command": "make deploy", "description": "x"})
+        if asked:
             answered = time.monotonic()
             agent.say("terminal deny")
-            at, ended = stream.wait(of_type("request_ended", id=request["id"]), 5)
+            at, ended = stream.wait(of_type("request_ended", id=asked), 5)
             m.check("the terminal there answering first → `request_ended` here", ended is not None)
             if at:
                 print(f"     terminal answered there → request_ended here: "
@@ -300,11 +280,23 @@ def protocol(m):
         agent.say("terminal allow")
         agent.report(10)
 
+        # The tray silent (a link that died without a word): the hook gives up there.
+        asked = shown("Bash", {"command": "make install", "description": "x"})
+        if asked:
+            quiet = time.monotonic()
+            report = agent.report(10)
+            took = time.monotonic() - quiet
+            _, ended = stream.wait(of_type("request_ended", id=asked), 2)
+            m.check("the tray silent after `shown`: no decision there within 4 s, and the "
+                    "request ends here", report is not None and report["decided_by"] == "none"
+                    and report["hooks"][0]["stdout"] == "" and took < 4.0 and ended is not None,
+                    (took, report, ended))
+            print(f"     tray silent → the hook there gave up: {took * 1000:.0f} ms")
+            agent.say("terminal allow")
+            agent.report(10)
+
         # The link cut mid-request: the hook gives up with no decision within 3 s.
-        agent.ask("Bash", {"command": "rm -rf build", "description": "x"})
-        _, request = stream.wait(of_type("request"), 10)
-        if request:
-            stream.tell({"shown": {"id": request["id"]}})
+        if shown("Bash", {"command": "rm -rf build", "description": "x"}):
             cut = time.monotonic()
             stream.cut()
             report = agent.report(10)
@@ -355,18 +347,7 @@ def check_quiet(m):
 
 def with_the_tray(m, agent, want):
     import desktop
-    work = m.TMP / "desk-answering"
-    work.mkdir()
-    for name in ("dunstrc", "sni_watcher.py"):
-        shutil.copy(desktop.E2E / name, work / name)
-    shutil.copy(desktop.HERE / "desktop.py", work / "desktop.py")
-    for p in [work, *work.iterdir()]:
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    state = Path(m.CLIENT.pw_dir) / "desk-answering"
-    if state.exists():
-        shutil.rmtree(state)
-    state.mkdir()
-    shutil.chown(state, m.CLIENT.pw_uid, m.CLIENT.pw_gid)
+    work, state = desktop.places(m, "desk-answering")
     log = open(m.OUT / "desk-answering.log", "ab")
     desk = subprocess.Popen(
         m.as_client(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--",
@@ -414,13 +395,7 @@ def with_the_tray(m, agent, want):
                     if m.MACHINE in summary and words in body:
                         return time.monotonic(), summary, body, actions
             # Looked for every 20 ms: the figure printed is the time it took.
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                seen = found()
-                if seen:
-                    return seen
-                time.sleep(0.02)
-            return None, None, None, None
+            return desktop.wait(found, timeout, every=0.02) or (None, None, None, None)
 
         def click(key):
             (state / "choice").write_text(key)
@@ -438,10 +413,15 @@ def with_the_tray(m, agent, want):
         dunstctl("close-all")
         figures = {}
 
-        def answer(tool, tool_input, words, key):
+        def answer(tool, tool_input, words, key, said=None):
+            """`said`: the line for the stand-in Claude when it is more than `ask`."""
             dunstctl("close-all")
             since = len(desktop.notifies(state / "notify.log"))
-            asked = agent.ask(tool, tool_input)
+            if said:
+                agent.say(said)
+                asked = time.monotonic()
+            else:
+                asked = agent.ask(tool, tool_input)
             seen, summary, body, actions = popup(since, words)
             if seen:
                 figures.setdefault(key, []).append(seen - asked)
@@ -474,6 +454,21 @@ def with_the_tray(m, agent, want):
         m.check("a question answered here: the agent there gets the option clicked",
                 answers == {"Which registry?": "internal <b>"}, report)
 
+        # Always allow, as for a local agent: Claude's own suggestion goes back byte for byte.
+        said = "request " + json.dumps({
+            "tool_name": "Bash", "tool_input": {"command": "cargo publish -p core"},
+            "permission_suggestions": "SUGGESTIONS"}).replace('"SUGGESTIONS"', f"[{claude.SUGGESTION}]")
+        report, _ = answer("Bash", None, "cargo publish -p core", "always", said)
+        out = ((report or {}).get("hooks") or [{}])[0].get("stdout") or ""
+        m.check("Always allow clicked here: the agent there gets allow with its own suggestion",
+                report is not None and report["behavior"] == "allow"
+                and f'"updatedPermissions":[{claude.SUGGESTION}]' in out, report)
+        # A plan: Approve plan.
+        report, _ = answer("ExitPlanMode", {"plan": "# Release\n1. Bump the versions"},
+                           "# Release", "approve-plan")
+        m.check("a plan approved here: the agent there may go on",
+                report is not None and report["behavior"] == "allow", report)
+
         # The terminal there answers first: the popup here goes.
         dunstctl("close-all")
         since = len(desktop.notifies(state / "notify.log"))
@@ -491,6 +486,47 @@ def with_the_tray(m, agent, want):
             m.check("the terminal there answering first takes the popup here down", False,
                     "no popup")
         agent.report(10)
+
+        # The link dies without a word (its ssh stopped, as a network gone): the hook there
+        # gives up within seconds, and an answer clicked meanwhile is said not to have
+        # reached it, not taken for given.
+        dunstctl("close-all")
+        since = len(desktop.notifies(state / "notify.log"))
+        agent.ask("Bash", {"command": "make release", "description": "x"})
+        seen, *_ = popup(since, "make release")
+        links = [p for p in m.descendants(app.pid)
+                 if (desktop.cmdline(p) or [""])[0].endswith("ssh")
+                 and "watch" in " ".join(desktop.cmdline(p))]
+        if seen and links and desktop.wait(lambda: displayed() == 1, 5):
+            for pid in links:
+                os.kill(pid, signal.SIGSTOP)
+            stopped, stopped_wall = time.monotonic(), time.time()
+            since = len(desktop.notifies(state / "notify.log"))
+            click("allow")
+            lost = desktop.wait(lambda: [n for n in desktop.notifies(state / "notify.log")[since:]
+                                         if n[0].startswith("Your allow did not reach")], 10,
+                                every=0.02)
+            told = time.monotonic() - stopped
+            report = agent.report(10)
+            # No decision has no `decided_at`: the hook's end is when it started (the
+            # ask) and how long it ran.
+            gave_up = (report["asked_at"] + report["hooks"][0]["seconds"] - stopped_wall
+                       if report and report["hooks"] else None)
+            m.check("a link dead without a word: Allow clicked here is said not to have "
+                    "reached the agent", lost is not None and m.MACHINE in lost[0][1], lost)
+            m.check("and the hook there gives no decision within 4 s of the silence",
+                    report is not None and report["decided_by"] == "none"
+                    and gave_up is not None and gave_up < 4.0,
+                    (gave_up, report))
+            figures["link dead → told here"] = [told]
+            if gave_up is not None:
+                figures["link dead → the hook there gave up"] = [gave_up]
+            for pid in links:
+                os.kill(pid, signal.SIGCONT)
+            agent.say("terminal allow")
+            agent.report(10)
+        else:
+            m.check("a popup, and the tray's ssh to stop", False, (seen, links))
 
         # Off, at the next start: the tray takes its entry out there.
         app.terminate()

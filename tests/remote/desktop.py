@@ -21,29 +21,36 @@ E2E = HERE.parent / "e2e"
 DESKTOP_ID = "-ask_desk'1';$(touch lf-remote-pwned)"
 
 
-def wait(pred, timeout):
+def wait(pred, timeout, every=0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = pred()
         if value:
             return value
-        time.sleep(0.1)
+        time.sleep(every)
     return None
 
 
-def run(m):
-    work = m.TMP / "desktop"
+def places(m, name):
+    """What the person's side runs (this file, dunst's config, the tray host) where they
+    may read it, and a fresh state directory of theirs, both called `name`."""
+    work = m.TMP / name
     work.mkdir()
-    for name in ("dunstrc", "sni_watcher.py"):
-        shutil.copy(E2E / name, work / name)
+    for part in ("dunstrc", "sni_watcher.py"):
+        shutil.copy(E2E / part, work / part)
     shutil.copy(Path(__file__), work / "desktop.py")
     for p in [work, *work.iterdir()]:
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    state = Path(m.CLIENT.pw_dir) / "desktop"
+    state = Path(m.CLIENT.pw_dir) / name
     if state.exists():
         shutil.rmtree(state)
     state.mkdir()
     shutil.chown(state, m.CLIENT.pw_uid, m.CLIENT.pw_gid)
+    return work, state
+
+
+def run(m):
+    work, state = places(m, "desktop")
     calls = Path(m.REMOTE.pw_dir) / "sim" / "argv.jsonl"
     before = len(calls.read_text().splitlines()) if calls.exists() else 0
     m.write_ask(m.REMOTE, "ask_desk0", title="Already there", cwd=m.HOSTILE_CWD)
@@ -143,12 +150,7 @@ def inside(app, state, expected):
     settings.parent.mkdir(parents=True)
     # The machine comes from the settings, as the panel saves it; xterm is the terminal.
     settings.write_text(json.dumps({"terminal": "xterm", "machines": ["lfremote"]}))
-    procs = [subprocess.Popen(["dunst", "-config", str(work / "dunstrc")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=open(state / "dunst.log", "wb")),
-             subprocess.Popen([sys.executable, str(work / "sni_watcher.py")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    for name in ("org.freedesktop.Notifications", "org.kde.StatusNotifierWatcher"):
-        subprocess.run(["gdbus", "wait", "--session", "--timeout", "10", name], env=env)
+    procs = services(work, state, env)
     monitor = open(state / "notify.log", "wb")
     procs.append(subprocess.Popen(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications',member='Notify'"],
                                   env=env, stdout=monitor, stderr=subprocess.DEVNULL))
@@ -196,6 +198,17 @@ def inside(app, state, expected):
     wait(lambda: (state / "done").exists(), 60)
     for p in reversed(procs):
         p.terminate()
+
+
+def services(work, state, env):
+    """dunst and a tray host on this session bus, once each owns its name."""
+    procs = [subprocess.Popen(["dunst", "-config", str(work / "dunstrc")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=open(state / "dunst.log", "wb")),
+             subprocess.Popen([sys.executable, str(work / "sni_watcher.py")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    for name in ("org.freedesktop.Notifications", "org.kde.StatusNotifierWatcher"):
+        subprocess.run(["gdbus", "wait", "--session", "--timeout", "10", name], env=env)
+    return procs
 
 
 def notify_count(path):
@@ -272,12 +285,7 @@ def desk(state):
                       'substr($0, length($0) - length(want) + 1) == want { print; found = 1 }\'\n')
     os.chmod(picker, 0o755)
     env = dict(os.environ, E2E_DMENU=str(picker), E2E_DMENU_CHOICE=str(state / "choice"))
-    procs = [subprocess.Popen(["dunst", "-config", str(work / "dunstrc")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=open(state / "dunst.log", "wb")),
-             subprocess.Popen([sys.executable, str(work / "sni_watcher.py")], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    for name in ("org.freedesktop.Notifications", "org.kde.StatusNotifierWatcher"):
-        subprocess.run(["gdbus", "wait", "--session", "--timeout", "10", name], env=env)
+    procs = services(work, state, env)
     procs.append(subprocess.Popen(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications',member='Notify'"],
                                   env=env, stdout=open(state / "notify.log", "wb"),
                                   stderr=subprocess.DEVNULL))

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
 use crate::lf::Lf;
-use crate::permission::remote::{FromMachine, Links};
+use crate::permission::remote::{FromMachine, Links, ToMachine, ALIVE_EVERY};
 use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 pub use crate::ssh::{check_destination, remote_launch, Ssh, SSH_OPTIONS};
@@ -135,11 +135,10 @@ pub fn read_line(line: &str) -> Result<Option<Report>, String> {
 /// A line of the watch stream about answering ([`FromMachine`]), else `None`.
 fn answering_line(line: &str) -> Option<Result<FromMachine, String>> {
     // Only a line that names such a type is parsed twice.
-    if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answering\"") {
+    if !line.contains("\"type\":\"request") && !line.contains("\"type\":\"answer") {
         return None;
     }
-    let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    FromMachine::read(&value)
+    FromMachine::read(line)
 }
 
 /// The pause before trying a failed machine again: 1 s, doubling to a minute. A machine
@@ -459,9 +458,21 @@ async fn watch(
     let mut to_machine = std::mem::replace(&mut link.to_machine, mpsc::unbounded_channel().1);
     // Ends when the link does (this connection's end) or the machine stops reading; stdin
     // is closed only then, and its end tells the machine's watcher the tray left.
+    // While a request's popup is up it also says the tray is alive, every
+    // `ALIVE_EVERY`: the hooks there give up on a link that died without a word.
+    let (beats, dest) = (links.clone(), ssh.dest.clone());
     let writer = tokio::spawn(async move {
         use tokio::io::AsyncWriteExt;
-        while let Some(line) = to_machine.recv().await {
+        loop {
+            let line = if beats.waiting(&dest) {
+                tokio::select! {
+                    line = to_machine.recv() => line,
+                    () = tokio::time::sleep(ALIVE_EVERY) => Some(ToMachine::Alive),
+                }
+            } else {
+                to_machine.recv().await
+            };
+            let Some(line) = line else { break };
             if stdin.write_all(line.line().as_bytes()).await.is_err() {
                 break;
             }
@@ -495,7 +506,16 @@ async fn watch(
         if let Some(heard) = answering_line(text) {
             match heard {
                 Ok(heard) => link.heard(heard),
-                Err(e) => break Some(format!("lf-tray there sent what is not its stream: {e}")),
+                // One request this tray cannot read loses nothing else: it gets no popup
+                // (the hook there gives no decision at once), and the person is told.
+                Err(e) => {
+                    if let Some(id) = FromMachine::id_of(text) {
+                        links.send(&ssh.dest, ToMachine::Withdraw { id });
+                    }
+                    reports.send(Report::Warned(format!(
+                        "a request there was unreadable: {e}"
+                    )));
+                }
             }
             continue;
         }
@@ -834,6 +854,44 @@ mod tests {
         assert_eq!(m.apply(Report::Down("x".into()), at()).warnings.len(), 1);
     }
 
+    /// A stand-in `ssh` whose machine has lf-tray and lf (its probe's answer), then runs
+    /// `body` as the watch.
+    fn stand_in_ssh(path: &std::path::Path, body: &str) {
+        script(
+            path,
+            &format!(
+                r#"#!/bin/sh
+for last; do :; done
+case "$last" in
+  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
+esac
+{body}"#
+            ),
+        );
+    }
+
+    /// Follow machine `box` (7) through the stand-in `ssh`: the follower, and its reports.
+    fn follow_box(
+        ssh: PathBuf,
+        links: Links,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        mpsc::UnboundedReceiver<(u64, Report)>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (nudge, nudged) = mpsc::unbounded_channel();
+        let machine = Ssh {
+            program: ssh,
+            dest: "box".into(),
+        };
+        let follower = tokio::spawn(async move {
+            // Held for the follower's life: a closed nudge is not asked for.
+            let _nudge = nudge;
+            follow(machine, Reporter { machine: 7, tx }, nudged, links).await
+        });
+        (follower, rx)
+    }
+
     /// Written by a child `sh`, not by this process: another test's fork could otherwise
     /// inherit the open file and make running it fail with "text file busy".
     fn script(path: &std::path::Path, text: &str) {
@@ -856,15 +914,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ssh = dir.path().join("ssh");
         let count = dir.path().join("count");
-        script(
+        stand_in_ssh(
             &ssh,
             &format!(
-                r#"#!/bin/sh
-for last; do :; done
-case "$last" in
-  *'command -v'*) echo "lf-tray=/home/u/.local/bin/lf-tray"; echo "lf=/usr/bin/lf"; exit 0 ;;
-esac
-n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
+                r#"n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}
 case $n in
   2) echo 'Welcome! not a stream'; exit 0 ;;
 esac
@@ -877,18 +930,7 @@ exit 255
                 count = count.display()
             ),
         );
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let (_nudge, nudged) = mpsc::unbounded_channel();
-        let machine = Ssh {
-            program: ssh,
-            dest: "box".into(),
-        };
-        let follower = tokio::spawn(follow(
-            machine,
-            Reporter { machine: 7, tx },
-            nudged,
-            Links::default(),
-        ));
+        let (follower, mut rx) = follow_box(ssh, Links::default());
         let mut seen = Vec::new();
         let started = std::time::Instant::now();
         let mut downs = Vec::new();
@@ -937,6 +979,69 @@ exit 255
             "{:?}",
             seen[0]
         );
+    }
+
+    /// The answering lines travel the watch stream both ways: the machine's watcher (a
+    /// stand-in `ssh` that plays it) is told the tray answers, says it took it, hears the
+    /// tray is alive while a popup is up, and a machine let go of is told to take its
+    /// entry out before its link is cut.
+    #[tokio::test]
+    async fn a_machine_is_told_it_answers_and_let_go_of_takes_its_entry_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ssh = dir.path().join("ssh");
+        let out = dir.path().join("entry-out");
+        let alive = dir.path().join("alive");
+        stand_in_ssh(
+            &ssh,
+            &format!(
+                r#"echo '{{"type":"snapshot","at":"2026-01-01T00:00:00Z","sessions":[]}}'
+while read -r line; do
+  case "$line" in
+    *'"answering":true'*) echo '{{"type":"answering","on":true}}' ;;
+    *'"answering":false'*) touch {out}; echo '{{"type":"answering","on":false}}' ;;
+    '"alive"') touch {alive} ;;
+  esac
+done
+"#,
+                out = out.display(),
+                alive = alive.display()
+            ),
+        );
+        let links = Links::default();
+        links.set_answering(true);
+        let (follower, mut rx) = follow_box(ssh, links.clone());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while links.status("box", Some(true)).as_deref() != Some("answers from here") {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the machine never said it answers: {:?}",
+                links.status("box", Some(true))
+            );
+            // Reports drained meanwhile, so the follower is never held up by them.
+            let _ = tokio::time::timeout(Duration::from_millis(20), rx.recv()).await;
+        }
+        // A popup up for a request there: the tray says it is alive until it is answered.
+        assert!(links.send("box", ToMachine::Shown { id: 1 }));
+        let beat = tokio::time::Instant::now();
+        while !alive.exists() {
+            assert!(
+                beat.elapsed() < Duration::from_secs(5),
+                "no beat within 5 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            beat.elapsed() >= ALIVE_EVERY,
+            "not before a second: {:?}",
+            beat.elapsed()
+        );
+        let said = links.let_go("box");
+        tokio::time::timeout(Duration::from_secs(10), said)
+            .await
+            .expect("the machine took its entry out within 10 s")
+            .expect_err("its word closes the wait");
+        assert!(out.exists(), "the watcher was told to take its entry out");
+        follower.abort();
     }
 
     #[test]

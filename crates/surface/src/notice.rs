@@ -771,6 +771,27 @@ pub fn unreached(record: &SessionRecord, why: &str) -> Notice {
     }
 }
 
+/// The person's answer to an agent on another machine did not reach it (the link died
+/// without a word): it is not taken, and the agent's terminal there still asks.
+pub fn undelivered(record: &SessionRecord, machine: &str, answer: &str) -> Notice {
+    Notice {
+        key: NoticeKey::Error,
+        kind: NoticeKind::Error,
+        summary: one_line(
+            &format!("Your {answer} did not reach “{}”", title(record)),
+            MAX_SUMMARY,
+        ),
+        body: format!(
+            "The link to {} was lost before its agent took it. Answer in its terminal there.",
+            escape(&one_line(machine, MAX_TITLE))
+        ),
+        actions: vec![(DEFAULT, "Show")],
+        replaces: None,
+        covers: Vec::new(),
+        choices: Vec::new(),
+    }
+}
+
 /// The no-tray popup's summary: what the person needs to know first.
 pub const NO_TRAY: &str = "Loopflow Tray is running, but this desktop shows no tray icons";
 
@@ -1344,6 +1365,20 @@ mod tests {
         );
         assert!(n.body.contains("Move here"));
         assert!(n.summary.starts_with("Cannot go to"));
+    }
+
+    #[test]
+    fn an_answer_lost_on_the_way_says_so_and_where_to_answer() {
+        let mut r = record_d("S-1", State::Waiting, true);
+        r.title = "Deploy <b>now</b>".into();
+        let n = undelivered(&r, "build<box>", "allow");
+        assert_eq!(n.kind, NoticeKind::Error);
+        assert_eq!(n.summary, "Your allow did not reach “Deploy <b>now</b>”");
+        assert_eq!(
+            n.body,
+            "The link to build&lt;box&gt; was lost before its agent took it. Answer in its \
+             terminal there."
+        );
     }
 
     #[test]

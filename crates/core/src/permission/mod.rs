@@ -351,13 +351,20 @@ mod tests {
         dir
     }
 
-    #[test]
-    fn a_socket_others_may_reach_is_never_asked() {
-        use std::os::unix::fs::PermissionsExt;
+    /// A tray that would answer, listening where the hook looks: a test checks with
+    /// `accept` that it was never asked.
+    fn unasked_tray() -> (tempfile::TempDir, PathBuf, UnixListener) {
         let dir = private_tempdir();
         let socket = dir.path().join("permission.sock");
         let listener = UnixListener::bind(&socket).unwrap();
         listener.set_nonblocking(true).unwrap();
+        (dir, socket, listener)
+    }
+
+    #[test]
+    fn a_socket_others_may_reach_is_never_asked() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, socket, listener) = unasked_tray();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let (out, said, took) = hook(Some(&socket), BASH.as_bytes());
         assert_eq!(out, "");
@@ -466,11 +473,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_question_is_left_to_the_terminal_without_asking_the_tray() {
-        let dir = private_tempdir();
-        let socket = dir.path().join("permission.sock");
-        // A tray that would answer: it must not be asked.
-        let listener = UnixListener::bind(&socket).unwrap();
-        listener.set_nonblocking(true).unwrap();
+        let (_dir, socket, listener) = unasked_tray();
         let broken = QUESTION.replace(r#""question":"Which registry?","#, "");
         let (out, said, took) = hook(Some(&socket), broken.as_bytes());
         assert_eq!(out, "");

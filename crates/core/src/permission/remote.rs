@@ -46,7 +46,24 @@ pub enum ToMachine {
     Reply { id: u64, reply: Reply },
     /// No popup, or no longer one: the hook gives no decision, and the terminal keeps it.
     Withdraw { id: u64 },
+    /// The tray is still there: sent while a request's popup is up, so that a link that
+    /// died without a word is given up on there ([`SILENT`]).
+    Alive,
 }
+
+/// How often the tray says it is there while a request's popup is up: three chances
+/// within the machine's [`SILENT`]. Only while a popup waits: an idle link stays quiet.
+pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How long a machine's watcher waits without a word from the tray before its waiting
+/// hooks give no decision: a link that died without a word (a laptop's lid shut, a network
+/// gone) is not seen by ssh for half a minute or more, and a cut link must not keep an
+/// agent's hook longer than 3 s. A tray that is merely slow loses nothing: the request
+/// ends here too, its popup goes, and the terminal there keeps the question.
+pub const SILENT: Duration = Duration::from_secs(3);
+/// How long the tray waits for the machine to say the hook took the person's answer:
+/// over a live link it takes milliseconds; past this the link is taken to be dead (the
+/// hook there has given up by then, [`SILENT`]) and the person is told to answer there.
+pub const ANSWERED_WAIT: Duration = Duration::from_secs(3);
 
 impl ToMachine {
     pub fn line(&self) -> String {
@@ -73,8 +90,11 @@ pub enum FromMachine {
         session: String,
         request: Request,
     },
-    /// The hook went away before an answer: Claude ended it (the terminal answered).
+    /// The hook went away before an answer: Claude ended it (the terminal answered), or
+    /// the tray was silent too long ([`SILENT`]).
     RequestEnded { id: u64 },
+    /// The hook took the person's answer: it reached the agent.
+    Answered { id: u64 },
     /// The watcher took the tray's `answering`: whether it now answers, and what the
     /// person must know if something kept it (Claude's settings there do not parse).
     Answering {
@@ -85,16 +105,60 @@ pub enum FromMachine {
 }
 
 impl FromMachine {
-    /// The `type`s of these lines.
-    pub const KINDS: [&'static str; 3] = ["request", "request_ended", "answering"];
-
-    /// A line of the watch stream that is one of these; `None` for any other type.
-    pub fn read(value: &serde_json::Value) -> Option<Result<FromMachine, String>> {
-        let kind = value.get("type")?.as_str()?;
-        if !Self::KINDS.contains(&kind) {
-            return None;
+    /// A line of the watch stream that is one of these; `None` for any other type. Read
+    /// from the text, not from a parsed value: a request carries Claude's suggestions as
+    /// they were written ([`super::Raw`]), which only text keeps.
+    pub fn read(line: &str) -> Option<Result<FromMachine, String>> {
+        #[derive(Deserialize)]
+        struct Kind {
+            #[serde(rename = "type")]
+            kind: String,
         }
-        Some(serde_json::from_value(value.clone()).map_err(|e| format!("a bad {kind} line: {e}")))
+        #[derive(Deserialize)]
+        struct Asks {
+            id: u64,
+            session: String,
+            request: Request,
+        }
+        #[derive(Deserialize)]
+        struct Id {
+            id: u64,
+        }
+        #[derive(Deserialize)]
+        struct Took {
+            on: bool,
+            #[serde(default)]
+            problem: Option<String>,
+        }
+        let kind = serde_json::from_str::<Kind>(line).ok()?.kind;
+        let read = match kind.as_str() {
+            "request" => serde_json::from_str::<Asks>(line).map(|a| FromMachine::Request {
+                id: a.id,
+                session: a.session,
+                request: a.request,
+            }),
+            "request_ended" => {
+                serde_json::from_str::<Id>(line).map(|i| FromMachine::RequestEnded { id: i.id })
+            }
+            "answered" => {
+                serde_json::from_str::<Id>(line).map(|i| FromMachine::Answered { id: i.id })
+            }
+            "answering" => serde_json::from_str::<Took>(line).map(|t| FromMachine::Answering {
+                on: t.on,
+                problem: t.problem,
+            }),
+            _ => return None,
+        };
+        Some(read.map_err(|e| format!("a bad {kind} line: {e}")))
+    }
+
+    /// The request's number in a line [`FromMachine::read`] could not read, if it has one:
+    /// the machine is told at once that it gets no popup.
+    pub fn id_of(line: &str) -> Option<u64> {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()?
+            .get("id")?
+            .as_u64()
     }
 }
 
@@ -117,10 +181,11 @@ pub enum Arrived {
     Gone {
         machine: String,
     },
-    /// The machine's watcher could not do what answering needs there.
-    Problem {
+    /// The machine's watcher took `answering`: its status line changed; with what kept it
+    /// from answering, if anything did.
+    Answering {
         machine: String,
-        problem: String,
+        problem: Option<String>,
     },
 }
 
@@ -132,12 +197,23 @@ enum Said {
     Taken(Option<String>),
 }
 
+/// One live link: its connection's serial, where its lines go, what it said about
+/// answering, and the requests whose popups are up (the tray says it is alive meanwhile).
+struct Linked {
+    serial: u64,
+    to: mpsc::UnboundedSender<ToMachine>,
+    said: Said,
+    shown: std::collections::HashSet<u64>,
+}
+
 #[derive(Default)]
 struct Inner {
     /// Whether the tray answers: `None` for a watch without a desk (`lf-tray watch`),
     /// which tells the machines nothing and leaves their settings alone.
     answering: Option<bool>,
-    links: HashMap<String, (u64, mpsc::UnboundedSender<ToMachine>, Said)>,
+    links: HashMap<String, Linked>,
+    /// Answers sent, by machine and request, until the machine says the hook took them.
+    answers: HashMap<(String, u64), oneshot::Sender<()>>,
     /// Machines let go of while answering: told when each took `answering: false`.
     leaving: HashMap<String, Vec<oneshot::Sender<()>>>,
     next: u64,
@@ -179,8 +255,8 @@ impl Links {
             return;
         }
         inner.answering = Some(on);
-        for (_, link, _) in inner.links.values() {
-            let _ = link.send(ToMachine::Answering(on));
+        for link in inner.links.values() {
+            let _ = link.to.send(ToMachine::Answering(on));
         }
     }
 
@@ -198,9 +274,15 @@ impl Links {
         }
         inner.next += 1;
         let serial = inner.next;
-        inner
-            .links
-            .insert(machine.to_string(), (serial, tx, Said::Nothing));
+        inner.links.insert(
+            machine.to_string(),
+            Linked {
+                serial,
+                to: tx,
+                said: Said::Nothing,
+                shown: Default::default(),
+            },
+        );
         Link {
             links: self.clone(),
             machine: machine.to_string(),
@@ -217,8 +299,8 @@ impl Links {
         let (done, said) = oneshot::channel();
         let mut inner = self.lock();
         let told = inner.answering == Some(true)
-            && inner.links.get(machine).is_some_and(|(_, link, said)| {
-                *said != Said::Nothing && link.send(ToMachine::Answering(false)).is_ok()
+            && inner.links.get(machine).is_some_and(|link| {
+                link.said != Said::Nothing && link.to.send(ToMachine::Answering(false)).is_ok()
             });
         if told {
             inner
@@ -232,10 +314,41 @@ impl Links {
 
     /// Write a line to `machine`'s watcher; false when no link to it is up.
     pub fn send(&self, machine: &str, line: ToMachine) -> bool {
+        let mut inner = self.lock();
+        let Some(link) = inner.links.get_mut(machine) else {
+            return false;
+        };
+        match &line {
+            ToMachine::Shown { id } => {
+                link.shown.insert(*id);
+            }
+            ToMachine::Reply { id, .. } | ToMachine::Withdraw { id } => {
+                link.shown.remove(id);
+            }
+            ToMachine::Answering(_) | ToMachine::Alive => {}
+        }
+        link.to.send(line).is_ok()
+    }
+
+    /// The person's answer to request `id` there: resolves once the machine says its hook
+    /// took it; fails when the link ends first. `None`: no link to send it on.
+    pub fn reply(&self, machine: &str, id: u64, reply: Reply) -> Option<oneshot::Receiver<()>> {
+        let (took, taken) = oneshot::channel();
+        // Registered first: the machine's word may come back before this returns.
+        self.lock().answers.insert((machine.to_string(), id), took);
+        if !self.send(machine, ToMachine::Reply { id, reply }) {
+            self.lock().answers.remove(&(machine.to_string(), id));
+            return None;
+        }
+        Some(taken)
+    }
+
+    /// Whether a request's popup is up for `machine`: the tray says it is alive meanwhile.
+    pub fn waiting(&self, machine: &str) -> bool {
         self.lock()
             .links
             .get(machine)
-            .is_some_and(|(_, link, _)| link.send(line).is_ok())
+            .is_some_and(|link| !link.shown.is_empty())
     }
 
     fn tell(&self, arrived: Arrived) {
@@ -251,7 +364,7 @@ impl Links {
         if inner.answering != Some(true) {
             return None;
         }
-        Some(match (watched, inner.links.get(machine).map(|l| &l.2)) {
+        Some(match (watched, inner.links.get(machine).map(|l| &l.said)) {
             (Some(false), _) => "answering needs lf-tray there".into(),
             (_, None) | (None, _) => return None,
             (_, Some(Said::Nothing)) => "answering needs a newer lf-tray there".into(),
@@ -276,12 +389,23 @@ impl Link {
                 session,
                 request,
             },
-            FromMachine::RequestEnded { id } => Arrived::Ended { machine, id },
+            FromMachine::RequestEnded { id } => {
+                if let Some(link) = self.links.lock().links.get_mut(&self.machine) {
+                    link.shown.remove(&id);
+                }
+                Arrived::Ended { machine, id }
+            }
+            FromMachine::Answered { id } => {
+                if let Some(took) = self.links.lock().answers.remove(&(machine, id)) {
+                    let _ = took.send(());
+                }
+                return;
+            }
             FromMachine::Answering { on, problem } => {
                 let mut inner = self.links.lock();
-                if let Some((serial, _, said)) = inner.links.get_mut(&self.machine) {
-                    if *serial == self.serial {
-                        *said = Said::Taken(problem.clone());
+                if let Some(link) = inner.links.get_mut(&self.machine) {
+                    if link.serial == self.serial {
+                        link.said = Said::Taken(problem.clone());
                     }
                 }
                 if !on {
@@ -289,10 +413,7 @@ impl Link {
                     inner.leaving.remove(&self.machine);
                 }
                 drop(inner);
-                match problem {
-                    Some(problem) => Arrived::Problem { machine, problem },
-                    None => return,
-                }
+                Arrived::Answering { machine, problem }
             }
         };
         self.links.tell(arrived);
@@ -306,10 +427,12 @@ impl Drop for Link {
         if inner
             .links
             .get(&self.machine)
-            .is_some_and(|(serial, ..)| *serial == self.serial)
+            .is_some_and(|link| link.serial == self.serial)
         {
             inner.links.remove(&self.machine);
             inner.leaving.remove(&self.machine);
+            // Answers that were not taken yet never will be on this link.
+            inner.answers.retain(|(on, _), _| *on != self.machine);
         }
         drop(inner);
         self.links.tell(Arrived::Gone {
@@ -365,7 +488,12 @@ pub struct Relay {
     sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
     open: Open,
     listening: Option<AbortHandle>,
+    /// When the tray last said anything: a hook whose popup is up gives up after
+    /// [`SILENT`] without a word.
+    heard: Heard,
 }
+
+type Heard = Arc<tokio::sync::watch::Sender<tokio::time::Instant>>;
 
 impl Relay {
     pub fn new(
@@ -379,11 +507,13 @@ impl Relay {
             sessions,
             open: Open::default(),
             listening: None,
+            heard: Arc::new(tokio::sync::watch::Sender::new(tokio::time::Instant::now())),
         }
     }
 
     /// One line from the tray.
     pub fn take(&mut self, line: ToMachine) {
+        self.heard.send_replace(tokio::time::Instant::now());
         match line {
             ToMachine::Answering(on) => {
                 let problem = if on { self.start() } else { self.stop(true) };
@@ -403,6 +533,7 @@ impl Relay {
             ToMachine::Withdraw { id } => {
                 lock(&self.open).remove(&id);
             }
+            ToMachine::Alive => {}
         }
     }
 
@@ -434,6 +565,7 @@ impl Relay {
                         self.out.clone(),
                         self.sessions.clone(),
                         self.open.clone(),
+                        self.heard.clone(),
                     ));
                     self.listening = Some(task.abort_handle());
                 }
@@ -495,6 +627,7 @@ async fn accept(
     out: mpsc::UnboundedSender<FromMachine>,
     sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
     open: Open,
+    heard: Heard,
 ) {
     let mut next = 0u64;
     while let Ok((stream, _)) = listener.accept().await {
@@ -506,6 +639,7 @@ async fn accept(
             out.clone(),
             sessions.clone(),
             open.clone(),
+            heard.subscribe(),
         ));
     }
 }
@@ -546,6 +680,7 @@ async fn hook(
     out: mpsc::UnboundedSender<FromMachine>,
     sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
     open: Open,
+    heard: tokio::sync::watch::Receiver<tokio::time::Instant>,
 ) {
     let pid = match stream.peer_cred() {
         Ok(cred) if cred.uid() == uid => cred.pid().and_then(|p| u32::try_from(p).ok()),
@@ -577,7 +712,11 @@ async fn hook(
         return;
     }
     let mut rest = [0u8; 64];
+    // Until its popup is up the hook keeps its own time (`SHOWN_WAIT`); then the tray's
+    // silence is what gives up on it.
+    let mut shown = false;
     loop {
+        let silent_until = *heard.borrow() + SILENT;
         tokio::select! {
             step = steps.recv() => {
                 let line = match step {
@@ -590,11 +729,20 @@ async fn hook(
                     break;
                 }
                 if !line.starts_with(SHOWN) {
+                    let _ = out.send(FromMachine::Answered { id });
                     return;
                 }
+                shown = true;
             }
             // The hook went away: Claude ended it, the terminal answered.
             _ = reader.read(&mut rest) => break,
+            // Nothing from the tray for SILENT (each line moves this on): the link died
+            // without a word. No decision; the request ends for a tray that does hear.
+            () = tokio::time::sleep_until(silent_until), if shown => {
+                if heard.borrow().elapsed() >= SILENT {
+                    break;
+                }
+            }
         }
     }
     if lock(&open).remove(&id).is_some() {
@@ -635,21 +783,39 @@ mod tests {
             session: "s1".into(),
             request: request.clone(),
         };
-        let value = serde_json::to_value(&line).unwrap();
-        assert_eq!(value["type"], "request");
-        assert_eq!(FromMachine::read(&value).unwrap().unwrap(), line);
-        let ended = serde_json::json!({"type": "request_ended", "id": 1});
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.starts_with(r#"{"type":"request","#), "{text}");
+        assert_eq!(FromMachine::read(&text).unwrap().unwrap(), line);
+        // Claude's suggestions as it wrote them, spacing and order, through the stream.
+        let suggested: Request = serde_json::from_str(
+            r#"{"tool_name":"Bash","tool_input":{},"permission_suggestions":[{"b": 1, "a": [2]}]}"#,
+        )
+        .unwrap();
+        let line = FromMachine::Request {
+            id: 2,
+            session: "s1".into(),
+            request: suggested,
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#"[{"b": 1, "a": [2]}]"#), "{text}");
+        assert_eq!(FromMachine::read(&text).unwrap().unwrap(), line);
         assert_eq!(
-            FromMachine::read(&ended).unwrap().unwrap(),
+            FromMachine::read(r#"{"type":"request_ended","id":1}"#)
+                .unwrap()
+                .unwrap(),
             FromMachine::RequestEnded { id: 1 }
         );
-        // The engine's events are not these, and a malformed one says so.
-        assert!(FromMachine::read(&serde_json::json!({"type": "asked"})).is_none());
-        assert!(
-            FromMachine::read(&serde_json::json!({"type": "request", "id": "x"}))
+        assert_eq!(
+            FromMachine::read(r#"{"type":"answered","id":1}"#)
                 .unwrap()
-                .is_err()
+                .unwrap(),
+            FromMachine::Answered { id: 1 }
         );
+        // The engine's events are not these, and a malformed one says so, with its id.
+        assert!(FromMachine::read(r#"{"type":"asked"}"#).is_none());
+        let bad = r#"{"type":"request","id":7,"session":"s1","request":{}}"#;
+        assert!(FromMachine::read(bad).unwrap().is_err());
+        assert_eq!(FromMachine::id_of(bad), Some(7));
     }
 
     #[test]
@@ -688,15 +854,23 @@ mod tests {
             links.status("box", Some(true)).as_deref(),
             Some("answers from here")
         );
+        assert_eq!(
+            arrivals.try_recv().ok(),
+            Some(Arrived::Answering {
+                machine: "box".into(),
+                problem: None
+            }),
+            "the status line changed"
+        );
         link.heard(FromMachine::Answering {
             on: true,
             problem: Some("settings.json does not parse".into()),
         });
         assert_eq!(
             arrivals.try_recv().ok(),
-            Some(Arrived::Problem {
+            Some(Arrived::Answering {
                 machine: "box".into(),
-                problem: "settings.json does not parse".into()
+                problem: Some("settings.json does not parse".into())
             })
         );
         link.heard(FromMachine::RequestEnded { id: 4 });
@@ -761,5 +935,121 @@ mod tests {
             links.let_go("far").try_recv(),
             Err(oneshot::error::TryRecvError::Closed)
         );
+    }
+
+    #[test]
+    fn the_tray_says_it_is_alive_only_while_a_popup_is_up_and_hears_when_an_answer_was_taken() {
+        let links = Links::default();
+        let link = links.connect("box");
+        assert!(!links.waiting("box"));
+        assert!(links.send("box", ToMachine::Shown { id: 1 }));
+        assert!(links.send("box", ToMachine::Shown { id: 2 }));
+        assert!(links.waiting("box"));
+        link.heard(FromMachine::RequestEnded { id: 1 });
+        let mut taken = links.reply("box", 2, Reply::Deny).unwrap();
+        assert!(!links.waiting("box"), "no popup up: the link is quiet");
+        assert_eq!(taken.try_recv(), Err(oneshot::error::TryRecvError::Empty));
+        link.heard(FromMachine::Answered { id: 2 });
+        assert_eq!(taken.try_recv(), Ok(()));
+        // An answer on a link that ends before the machine took it is known lost.
+        let mut lost = links.reply("box", 3, Reply::Allow).unwrap();
+        drop(link);
+        assert_eq!(lost.try_recv(), Err(oneshot::error::TryRecvError::Closed));
+        assert!(
+            links.reply("box", 4, Reply::Allow).is_none(),
+            "no link: not sent"
+        );
+        assert_eq!(ToMachine::Alive.line(), "\"alive\"\n");
+    }
+
+    /// The watcher's side with a real socket: a hook (this test, whose process is the
+    /// listed agent) is handed on, answered, and given up on when the tray falls silent.
+    #[tokio::test]
+    async fn a_hook_there_is_handed_on_answered_and_given_up_on_when_the_tray_falls_silent() {
+        use crate::session::{Agent, Runs};
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let socket = dir.path().join("lf-tray").join("permission.sock");
+        let mut record: SessionRecord =
+            serde_json::from_value(serde_json::json!({"id": "s1", "state": "waiting"})).unwrap();
+        record.agent = Some(Agent {
+            id: "a".into(),
+            pid: Some(std::process::id()),
+            runs: Runs::Terminal,
+        });
+        let (out, mut lines) = mpsc::unbounded_channel();
+        let place = Place {
+            socket: socket.clone(),
+            settings: None,
+            command: "lf-tray permission-hook".into(),
+            // SAFETY: getuid cannot fail.
+            uid: unsafe { libc::getuid() },
+        };
+        let mut relay = Relay::new(place, out, Arc::new(move || vec![record.clone()]));
+        relay.take(ToMachine::Answering(true));
+        assert!(matches!(
+            lines.try_recv(),
+            Ok(FromMachine::Answering { on: true, .. })
+        ));
+        async fn ask(
+            socket: &Path,
+            lines: &mut mpsc::UnboundedReceiver<FromMachine>,
+        ) -> (BufReader<UnixStream>, u64) {
+            let mut hook = UnixStream::connect(socket).await.unwrap();
+            hook.write_all(b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}\n")
+                .await
+                .unwrap();
+            let line = tokio::time::timeout(Duration::from_secs(5), lines.recv())
+                .await
+                .expect("the request handed on")
+                .unwrap();
+            let FromMachine::Request { id, session, .. } = line else {
+                panic!("{line:?}")
+            };
+            assert_eq!(session, "s1");
+            (BufReader::new(hook), id)
+        }
+        async fn said(hook: &mut BufReader<UnixStream>) -> String {
+            let mut line = String::new();
+            tokio::time::timeout(Duration::from_secs(5), hook.read_line(&mut line))
+                .await
+                .expect("the hook was told within 5 s")
+                .unwrap();
+            line
+        }
+
+        // Shown, then the person's answer: the hook has it, and the tray hears it was taken.
+        let (mut hook, id) = ask(&socket, &mut lines).await;
+        relay.take(ToMachine::Shown { id });
+        assert_eq!(said(&mut hook).await.trim(), SHOWN);
+        relay.take(ToMachine::Reply {
+            id,
+            reply: Reply::Allow,
+        });
+        assert_eq!(said(&mut hook).await.trim(), Reply::Allow.line());
+        let taken = tokio::time::timeout(Duration::from_secs(5), lines.recv()).await;
+        assert_eq!(taken.unwrap(), Some(FromMachine::Answered { id }));
+
+        // While the tray says it is alive, the hook waits past SILENT.
+        let (mut hook, id) = ask(&socket, &mut lines).await;
+        relay.take(ToMachine::Shown { id });
+        assert_eq!(said(&mut hook).await.trim(), SHOWN);
+        for _ in 0..7 {
+            tokio::time::sleep(SILENT / 6).await;
+            relay.take(ToMachine::Alive);
+        }
+        assert!(lines.try_recv().is_err(), "it still waits");
+        // Silent from now on: no decision (the connection closed) within SILENT and a
+        // little, and the request ends for a tray that does hear.
+        let quiet = std::time::Instant::now();
+        assert_eq!(said(&mut hook).await, "", "closed without a word");
+        let took = quiet.elapsed();
+        assert!(took >= SILENT - Duration::from_millis(100), "{took:?}");
+        assert!(took < SILENT + Duration::from_secs(1), "{took:?}");
+        let ended = tokio::time::timeout(Duration::from_secs(1), lines.recv()).await;
+        assert_eq!(ended.unwrap(), Some(FromMachine::RequestEnded { id }));
+        drop(relay);
+        assert!(!socket.exists(), "nobody listens once the tray is gone");
     }
 }
