@@ -748,6 +748,9 @@ function fillSettings(view) {
   $('set-away-after').value = s.away_after_seconds;
   $('set-push-text').checked = s.push_text;
   $('push-status').textContent = s.push_url ? (view.push_status || '') : '';
+  // Whether each machine's agents are answered from here (only while answering is on).
+  $('machines-answering').replaceChildren(
+    ...(view.machines_answering || []).map((line) => el('li', { text: line })));
   $('set-autostart').checked = view.autostart;
   $('settings-path').textContent = view.path ? `Saved in ${view.path}` : '';
   $('log-row').hidden = !view.log;

@@ -445,8 +445,11 @@ def with_the_tray(m, agent, want):
                 summary is not None and summary.startswith(f"{m.MACHINE} · ")
                 and "Publish the crates" in summary, summary)
         print(f"     the popup: {summary!r}")
-        report, _ = answer("Bash", {"command": "rm -rf target", "description": "x"},
-                           "rm -rf target", "deny")
+        # Deny, for a hostile command: the popup shows it as text (markup escaped), and
+        # nothing of it runs here.
+        report, _ = answer("Bash", {"command": "rm -rf <b>target</b> $(touch lf-remote-pwned) &",
+                                    "description": "x"},
+                           "rm -rf &lt;b&gt;target&lt;/b&gt; $(touch lf-remote-pwned) &amp;", "deny")
         m.check("Deny clicked here reaches it", report is not None and report["behavior"] == "deny",
                 report)
         report, _ = answer("AskUserQuestion", QUESTION, "Which registry?", "choice-2")

@@ -244,13 +244,32 @@ impl Engine {
         for machine in &shared.machines {
             status.push_str(" · ");
             status.push_str(&machine.view.status());
-            let watched = machine.view.mode().map(|mode| mode == machine::Mode::Watch);
-            if let Some(answering) = self.links.status(&machine.view.dest, watched) {
+            if let Some(answering) = self.answering_on(&machine.view) {
                 status.push_str(" · ");
                 status.push_str(&answering);
             }
         }
         status
+    }
+
+    /// Per followed machine, whether its agents are answered from here, while the tray
+    /// answers: `build-box: answers from here`, `pi: answering needs lf-tray there`, …
+    /// (the settings panel, under the machines).
+    pub fn answering(&self) -> Vec<String> {
+        let shared = read(&self.shared);
+        shared
+            .machines
+            .iter()
+            .filter_map(|machine| {
+                let said = self.answering_on(&machine.view)?;
+                Some(format!("{}: {said}", machine.view.dest))
+            })
+            .collect()
+    }
+
+    fn answering_on(&self, machine: &machine::MachineView) -> Option<String> {
+        let watched = machine.mode().map(|mode| mode == machine::Mode::Watch);
+        self.links.status(&machine.dest, watched)
     }
 
     /// The links to the machines' watchers, over which their agents' requests come and

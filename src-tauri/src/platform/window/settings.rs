@@ -26,6 +26,9 @@ pub struct SettingsView {
     pub push_token_hint: Option<String>,
     /// How away is told on this desktop, and the last push failure, while pushes are on.
     pub push_status: Option<String>,
+    /// Per other machine, whether its agents are answered from here (while answering is
+    /// on): shown under the machines.
+    pub machines_answering: Vec<String>,
 }
 
 /// `set, ends …f3a9` for a long token; `set` for a short one, which its end would give away.
@@ -45,6 +48,7 @@ fn settings_view(shell: &Shell) -> SettingsView {
     SettingsView {
         push_token_hint,
         push_status: shell.push.status(),
+        machines_answering: shell.engine.answering(),
         settings,
         autostart: autostart::enabled(),
         path: shell.settings.path.clone(),
