@@ -735,61 +735,57 @@ fn waiting_for(seconds: i64) -> Option<String> {
     }
 }
 
-/// A terminal could not be started (`summary` says why): the command to run by hand.
-pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> Notice {
+/// A popup that says what went wrong; its click shows the window.
+fn error(summary: String, body: String) -> Notice {
     Notice {
         key: NoticeKey::Error,
         kind: NoticeKind::Error,
-        summary: one_line(summary, MAX_SUMMARY),
-        body: format!(
-            "Run this in a terminal to open “{}”:\n{}",
-            escape(&one_line(title(record), MAX_TITLE)),
-            escape(&cap(command, MAX_READY))
-        ),
+        summary,
+        body,
         actions: vec![(DEFAULT, "Show")],
         replaces: None,
         covers: Vec::new(),
         choices: Vec::new(),
     }
+}
+
+/// A terminal could not be started (`summary` says why): the command to run by hand.
+pub fn launch_failed(record: &SessionRecord, summary: &str, command: &str) -> Notice {
+    error(
+        one_line(summary, MAX_SUMMARY),
+        format!(
+            "Run this in a terminal to open “{}”:\n{}",
+            escape(&one_line(title(record), MAX_TITLE)),
+            escape(&cap(command, MAX_READY))
+        ),
+    )
 }
 
 /// Go to terminal could not bring the session's terminal back: why, and that the window
 /// (shown with it) has lf's own ways there.
 pub fn unreached(record: &SessionRecord, why: &str) -> Notice {
-    Notice {
-        key: NoticeKey::Error,
-        kind: NoticeKind::Error,
-        summary: one_line(&format!("Cannot go to “{}”", title(record)), MAX_SUMMARY),
-        body: format!(
+    error(
+        one_line(&format!("Cannot go to “{}”", title(record)), MAX_SUMMARY),
+        format!(
             "{} Open here or Move here are in the window.",
             escape(&cap(why, MAX_READY))
         ),
-        actions: vec![(DEFAULT, "Show")],
-        replaces: None,
-        covers: Vec::new(),
-        choices: Vec::new(),
-    }
+    )
 }
 
 /// The person's answer to an agent on another machine did not reach it (the link died
 /// without a word): it is not taken, and the agent's terminal there still asks.
 pub fn undelivered(record: &SessionRecord, machine: &str, answer: &str) -> Notice {
-    Notice {
-        key: NoticeKey::Error,
-        kind: NoticeKind::Error,
-        summary: one_line(
+    error(
+        one_line(
             &format!("Your {answer} did not reach “{}”", title(record)),
             MAX_SUMMARY,
         ),
-        body: format!(
+        format!(
             "The link to {} was lost before its agent took it. Answer in its terminal there.",
             escape(&one_line(machine, MAX_TITLE))
         ),
-        actions: vec![(DEFAULT, "Show")],
-        replaces: None,
-        covers: Vec::new(),
-        choices: Vec::new(),
-    }
+    )
 }
 
 /// The no-tray popup's summary: what the person needs to know first.
@@ -845,16 +841,10 @@ const GNOME_FOCUS_SETUP_BODY: &str = "On GNOME's Wayland session only the shell 
 /// The popup that says once what a click cannot do on GNOME's Wayland session without the
 /// tray's extension, and the one command that fixes it.
 pub fn gnome_focus_setup() -> Notice {
-    Notice {
-        key: NoticeKey::Error,
-        kind: NoticeKind::Error,
-        summary: GNOME_FOCUS_SETUP.to_string(),
-        body: escape(GNOME_FOCUS_SETUP_BODY),
-        actions: vec![(DEFAULT, "Show")],
-        replaces: None,
-        covers: Vec::new(),
-        choices: Vec::new(),
-    }
+    error(
+        GNOME_FOCUS_SETUP.to_string(),
+        escape(GNOME_FOCUS_SETUP_BODY),
+    )
 }
 
 #[cfg(test)]
