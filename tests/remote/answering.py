@@ -348,6 +348,7 @@ def check_quiet(m):
 def with_the_tray(m, agent, want):
     import desktop
     work, state = desktop.places(m, "desk-answering")
+    app_log = state / "state" / "lf-tray" / "lf-tray.log"
     log = open(m.OUT / "desk-answering.log", "ab")
     desk = subprocess.Popen(
         m.as_client(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--",
@@ -407,10 +408,11 @@ def with_the_tray(m, agent, want):
         took = m.until(lambda: entries(m) == [want], 45)
         m.check("the tray here, answering on: the machine's Claude settings hold its one entry",
                 took is not None, claude_settings(m).read_text())
-        # The machine's first view (its one session) is told as it was found: taken down,
-        # so that each popup below is the only one displayed when its button is picked.
-        desktop.wait(lambda: desktop.notifies(state / "notify.log")[1:], 10)
-        dunstctl("close-all")
+        # The tray has the machine's session (its first view, in which nothing waits: no
+        # popup for it): a request for it is not refused as unknown.
+        # Its first view comes as the tray's second snapshot (the first is this machine's).
+        listed = desktop.wait(lambda: (desktop.read(app_log) or "").count("SNAPSHOT ") >= 2, 30)
+        m.check("the tray lists the machine's session", listed, desktop.tail(app_log))
         figures = {}
 
         def answer(tool, tool_input, words, key, said=None):
@@ -563,6 +565,5 @@ def with_the_tray(m, agent, want):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        app_log = state / "state" / "lf-tray" / "lf-tray.log"
         if app_log.exists():
             shutil.copy(app_log, m.OUT / "desk-answering-app.log")
