@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::Presents;
+use crate::lf::record::Presents;
 use crate::{Kind, SessionRecord, State};
 
 /// The file's format; a file with a higher one is from a newer lf-tray.

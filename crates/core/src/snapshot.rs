@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use time::OffsetDateTime;
 
-use crate::dialect::Dialect;
 use crate::event::Event;
-use crate::session::{needs_you, reason, Kind, SessionRecord, State};
+use crate::lf::dialect::Dialect;
+use crate::lf::record::{needs_you, reason, Kind, SessionRecord, State};
 
 /// The sessions listed at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -190,7 +190,7 @@ pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord 
     record.needs_you = !record.stopped && needs_you(&record);
     record.reason = record.needs_you.then(|| reason(&record)).flatten();
     if record.actions.is_none() {
-        record.actions = Some(crate::actions::derive(&record, lf));
+        record.actions = Some(crate::lf::actions::derive(&record, lf));
     }
     // With the actions the tray derived: Move here counts as lf's does.
     record.attached = lf
@@ -283,15 +283,15 @@ fn only_left(old: &SessionRecord, new: &SessionRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::ActionKind;
+    use crate::lf::record::ActionKind;
     use serde_json::json;
 
-    use crate::dialect::Generation;
+    use crate::lf::dialect::Generation;
 
     const A: Option<&Dialect> = Some(&Dialect::of(Generation::A));
 
     fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-        crate::session::test_record(id, Some(kind), state)
+        crate::lf::record::test_record(id, Some(kind), state)
     }
 
     fn kinds(events: &[Event]) -> Vec<(String, String)> {
@@ -542,7 +542,7 @@ mod tests {
 #[cfg(test)]
 mod generation_e {
     use super::*;
-    use crate::dialect::Generation;
+    use crate::lf::dialect::Generation;
     use serde_json::{json, Value};
 
     const E: Option<&Dialect> = Some(&Dialect::of(Generation::E));

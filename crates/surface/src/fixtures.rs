@@ -18,7 +18,7 @@ pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         "open_argv": ["/usr/bin/lf", "session", "open", id],
     });
     let mut record: SessionRecord = serde_json::from_value(json).expect("a record as lf sends it");
-    record.needs_you = lf_tray_core::session::needs_you(&record);
+    record.needs_you = lf_tray_core::lf::needs_you(&record);
     record
 }
 
@@ -57,7 +57,7 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
     } else {
         vec![lf_action("open", "Open here", None)]
     });
-    lf_tray_core::session::finish(
+    lf_tray_core::lf::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::D)),
     )
@@ -71,7 +71,7 @@ pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value
     let mut record = record_d(id, state, waiting);
     record.set_lf_field("program_status", status);
     record.set_lf_field("agent_process_id", serde_json::json!(AGENT_ID));
-    lf_tray_core::session::finish(
+    lf_tray_core::lf::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
     )

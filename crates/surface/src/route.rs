@@ -1,7 +1,7 @@
 //! Where a click goes: one answer for a tray row and for every popup button, so that the
 //! same session is reached the same way from wherever the person clicked.
 
-use lf_tray_core::session::{plan, Step};
+use lf_tray_core::lf::{plan, Step};
 use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
 
 use crate::board;
@@ -196,7 +196,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{record, record_d};
-    use lf_tray_core::session::finish;
+    use lf_tray_core::lf::finish;
     use lf_tray_core::{Dialect, Generation, Kind, State};
 
     fn with_actions(r: SessionRecord) -> SessionRecord {

@@ -459,7 +459,7 @@ fn joined_with(parts: &[Option<&str>], between: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use lf_tray_core::session::{plan, Step};
+    use lf_tray_core::lf::{plan, Step};
     use lf_tray_core::{ActionKind, Runs, State};
 
     use super::*;

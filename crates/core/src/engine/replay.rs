@@ -12,14 +12,14 @@ use tokio::time::Instant;
 use super::core::{Command, Core, Exit, FileView, Input, Now, Out};
 use super::shared::Shared;
 use super::SAFETY_INTERVAL;
-use crate::agent::Found;
-use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
-use crate::lf::LfError;
+use crate::lf::agent::Found;
+use crate::lf::cli::LfError;
+use crate::lf::dialect::{Dialect, Generation};
+use crate::lf::monitor::{Frame, Part, Report};
+use crate::lf::record::{test_record, SessionRecord, State};
+use crate::lf::record::{Agent, Runs};
 use crate::machine;
-use crate::monitor::{Frame, Part, Report};
-use crate::session::{test_record, SessionRecord, State};
-use crate::session::{Agent, Runs};
 
 /// What the file half holds, and lf's database, as data: these cases are about the core
 /// (the file half itself, on a disk made of data, is replayed in `replay_files.rs`).

@@ -13,12 +13,12 @@ use tokio::sync::mpsc;
 
 use super::parts::{Cli, Listed, Parts, Reading, Running};
 use super::{Config, Engine};
-use crate::dialect::{Dialect, Generation};
 use crate::event::Event;
-use crate::lf::{LfAction, LfError};
-use crate::monitor::Report;
-use crate::session::{test_record, SessionRecord, State};
-use crate::watch::{DirWatcher, Handler};
+use crate::files::watch::{DirWatcher, Handler};
+use crate::lf::cli::{LfAction, LfError};
+use crate::lf::dialect::{Dialect, Generation};
+use crate::lf::monitor::Report;
+use crate::lf::record::{test_record, SessionRecord, State};
 
 /// lf as a script: what it lists now, and what an action does to that.
 struct Script {
@@ -87,7 +87,7 @@ impl Cli for Scripted {
             Ok(String::new())
         })
     }
-    fn processes(&self) -> Running<Result<Vec<crate::agent::Process>, LfError>> {
+    fn processes(&self) -> Running<Result<Vec<crate::lf::agent::Process>, LfError>> {
         Box::pin(async { Err(LfError::NotFound) })
     }
 }

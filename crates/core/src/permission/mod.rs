@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn the_requester_is_the_nearest_listed_agent_above_the_hook() {
         let agent = |id: &str, pid: u32, machine: Option<&str>| {
-            let mut r = crate::session::test_record(id, None, crate::State::Active);
+            let mut r = crate::lf::record::test_record(id, None, crate::State::Active);
             r.agent = Some(crate::Agent {
                 id: format!("lf-{id}"),
                 pid: Some(pid),

@@ -6,10 +6,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Command, Exit};
-use crate::agent::Found;
-use crate::dialect::Dialect;
-use crate::lf::LfError;
-use crate::session::{Agent, Runs, SessionRecord};
+use crate::lf::agent::Found;
+use crate::lf::cli::LfError;
+use crate::lf::dialect::Dialect;
+use crate::lf::record::{Agent, Runs, SessionRecord};
 
 /// An agent process a listed session names, as far as the tray followed it.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::event::Warning;
-use crate::record_file::{decode_record, read_record_file};
-use crate::session::{Kind, SessionRecord, State, WorkRef};
+use crate::files::record_file::{decode_record, read_record_file};
+use crate::lf::record::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's records are a few KiB even with a long question; a bigger file is not one lf
 /// wrote, and is refused without reading it whole.
@@ -117,7 +117,7 @@ fn stem(path: &Path) -> Result<&str, Warning> {
 
 impl AskRecord {
     /// The session lf lists for this Ask, in the state the caller derived
-    /// ([`crate::run::native_state`]).
+    /// ([`crate::files::run::native_state`]).
     pub fn session(&self, state: State, open_argv: Vec<String>) -> SessionRecord {
         SessionRecord {
             id: self.id.clone(),
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(session.actions, None);
         assert_eq!(session.created_at, None);
         assert!(session.extra.is_empty());
-        assert!(crate::session::needs_you(&session));
+        assert!(crate::lf::record::needs_you(&session));
     }
 
     #[test]
@@ -475,7 +475,7 @@ mod tests {
         if unsafe { libc::geteuid() } == 0 {
             // Root reads every file, so the warning is checked where it matters, in an
             // account without rights: this very test, run again as `nobody`.
-            return unprivileged("ask::tests::unreadable_records_warn");
+            return unprivileged("files::ask::tests::unreadable_records_warn");
         }
         let dir = Dir::new();
         let path = dir.record(&generation_a());

@@ -8,9 +8,6 @@
 //! One answer is the tray's own and the same for every generation: [`SessionRecord::needs_you`],
 //! whether the session waits on a person, judged by [`needs_you`] from what the record says.
 
-pub use crate::actions::{moves_from, plan, unavailable, Step};
-pub use crate::snapshot::finish;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -15,9 +15,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::event::Warning;
-use crate::liveness::{self, ProviderClient, CLIENTS_DIR};
-use crate::record_file::{decode_record, open_record_file, read_record_file};
-use crate::session::{Kind, SessionRecord, State, WorkRef};
+use crate::files::liveness::{self, ProviderClient, CLIENTS_DIR};
+use crate::files::record_file::{decode_record, open_record_file, read_record_file};
+use crate::lf::record::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's manifests are a few KiB; anything near this is not a manifest lf wrote, and
 /// reading it whole on every file event would stall the engine.

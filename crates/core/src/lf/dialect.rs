@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::session::SessionRecord;
+use crate::lf::record::SessionRecord;
 
 /// lf's generations as people name them (loopflow-model.md §0, §9, §10): a label for the
 /// status line and `--version --verbose`, never a branch in the code.
@@ -602,7 +602,7 @@ mod tests {
     #[test]
     fn agent_ids_only_where_lf_names_them() {
         const ID: &str = "44444444-4444-4444-8444-444444444444";
-        let mut record = crate::session::test_record("s", None, crate::State::Active);
+        let mut record = crate::lf::record::test_record("s", None, crate::State::Active);
         record.extra.insert("agent_process_id".into(), ID.into());
         let e = Dialect::of(Generation::E);
         assert_eq!(e.agent_id(&record), Some(ID));
