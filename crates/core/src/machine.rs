@@ -666,7 +666,7 @@ mod tests {
 
     fn waiting(id: &str) -> SessionRecord {
         let mut r = test_record(id, Some(Kind::Ask), State::Waiting);
-        r.needs_you = true;
+        r.set_needs_you(true);
         r
     }
 

@@ -350,7 +350,7 @@ mod tests {
         let mut b = waiting("b", idle());
         b.set_lf_field("attention", serde_json::Value::Null);
         let b = lf_tray_core::lf::finish(b, None);
-        assert!(!a.needs_you && !b.needs_you);
+        assert!(!a.needs_you() && !b.needs_you());
         let entries = menu(&[a, b], &Popups::default());
         assert_eq!(labels(&entries)[..3], ["[Active]", "a — codex", "---"]);
     }

@@ -286,7 +286,7 @@ mod tests {
         // lf lists no terminal and offers Move here for every live agent (E2): that alone
         // reaches nothing; the agent's own terminal does.
         let e = record_e("S", State::Active, true, blocked("question", "Which?", ""));
-        assert!(!e.attached && !e.in_terminal());
+        assert!(!e.attached() && !e.in_terminal());
         let key = e.key();
         let window = Destination::Window(Some(key.clone()));
         assert_eq!(destination(&key, Some(&e), Click::Popup(DEFAULT)), window);
@@ -315,7 +315,7 @@ mod tests {
         // Generations A–C let Open run beside a client: that stays the fallback.
         let mut ask = with_actions(record("ask_1", Kind::Ask, State::Active));
         ask.set_lf_field("terminal_ids", serde_json::json!(["T-1"]));
-        assert!(ask.attached);
+        assert!(ask.attached());
         assert_eq!(
             destination(&ask.key(), Some(&ask), Click::Popup(DEFAULT)),
             Destination::Existing {

@@ -229,7 +229,7 @@ fn snapshot_ids(event: &Event) -> Option<Vec<String>> {
 /// A session whose agent waits for the person, as generation E lists it.
 fn waiting(id: &str) -> SessionRecord {
     let mut record = test_record(id, None, State::Waiting);
-    record.extra.insert("attention".into(), "waiting".into());
+    record.set_lf_field("attention", "waiting");
     record
 }
 
@@ -256,7 +256,7 @@ async fn a_foreign_write_is_listed_again_and_what_changed_is_told() {
     let told = rig
         .next(|e| match e {
             Event::State { session, .. } | Event::Asked { session, .. } => {
-                Some((session.id.clone(), session.needs_you))
+                Some((session.id.clone(), session.needs_you()))
             }
             _ => None,
         })

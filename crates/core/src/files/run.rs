@@ -245,27 +245,18 @@ impl Run {
     /// The interactive session lf lists for this Run: active while a client is live,
     /// closed otherwise.
     pub fn session(&self, live: bool, open_argv: Vec<String>) -> SessionRecord {
-        SessionRecord {
-            id: self.manifest.run_id.clone(),
-            machine: None,
-            kind: Some(Kind::Interactive),
-            work: self.work(),
-            title: self.title.clone(),
-            detail: self.detail(),
-            cwd: self.manifest.cwd.clone(),
-            state: if live { State::Active } else { State::Closed },
-            ready_summary: None,
-            open_argv,
-            actions: None,
-            needs_you: false,
-            reason: None,
-            stopped: false,
-            attached: false,
-            agent: None,
-            prompt: None,
-            created_at: Some(self.manifest.created_at),
-            extra: serde_json::Map::new(),
-        }
+        let mut record = SessionRecord::new(
+            self.manifest.run_id.clone(),
+            Some(Kind::Interactive),
+            if live { State::Active } else { State::Closed },
+        );
+        record.work = self.work();
+        record.title = self.title.clone();
+        record.detail = self.detail();
+        record.cwd = self.manifest.cwd.clone();
+        record.open_argv = open_argv;
+        record.created_at = Some(self.manifest.created_at);
+        record
     }
 }
 

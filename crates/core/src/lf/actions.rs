@@ -133,15 +133,15 @@ pub fn unavailable(record: &SessionRecord, action: &Action) -> Option<String> {
 /// say (generation E2, loopflow-model.md §10.6): a live agent in another terminal is
 /// stopped there, and a headless one goes on while a second conversation starts here.
 pub fn moves_from(record: &SessionRecord, kind: &ActionKind) -> Option<&'static str> {
-    let agent = record.agent.as_ref()?;
+    let agent = record.agent()?;
     if *kind != ActionKind::MoveHere || record.state != State::Active {
         return None;
     }
     Some(match agent.runs {
-        crate::Runs::Headless => {
+        super::reading::Runs::Headless => {
             "It runs headless: Move here starts a second conversation here beside it, and the headless run goes on"
         }
-        crate::Runs::Terminal | crate::Runs::Unknown => {
+        super::reading::Runs::Terminal | super::reading::Runs::Unknown => {
             "Move here stops the agent in its other terminal (text typed there and not sent is lost) and resumes the conversation here"
         }
     })

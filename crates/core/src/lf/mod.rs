@@ -9,13 +9,14 @@ pub(crate) mod cli;
 pub(crate) mod dialect;
 pub(crate) mod home;
 pub(crate) mod monitor;
+pub(crate) mod reading;
 pub(crate) mod record;
 
-pub use crate::snapshot::finish;
 pub use actions::{moves_from, plan, unavailable, Step};
 pub use cli::{Lf, LfAction, LfError, RUN_CONTEXT_VARS};
 pub use dialect::{Dialect, FlowDecision, Generation, Paging, ReaderScope};
-pub use record::{
-    needs_you, Action, ActionKind, Agent, Kind, Presents, Reason, Runs, SessionKey, SessionRecord,
-    State, WorkRef,
-};
+/// For other crates' fixtures: the verdict a test record is read with.
+#[cfg(feature = "fixtures")]
+pub use reading::needs_you;
+pub use reading::{finish, Agent, Presents, Reading, Reason, Runs};
+pub use record::{Action, ActionKind, Kind, SessionKey, SessionRecord, State, WorkRef};

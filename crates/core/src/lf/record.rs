@@ -5,11 +5,13 @@
 //! far), so unknown fields are ignored, unknown kinds, states and action kinds are kept
 //! as the strings lf sent, and fields a generation lacks are simply absent.
 //!
-//! One answer is the tray's own and the same for every generation: [`SessionRecord::needs_you`],
-//! whether the session waits on a person, judged by [`needs_you`] from what the record says.
+//! What a record means to the person (whether it waits on them, why, where its agent
+//! runs) is not lf's wire: it is the record's [`Reading`], made by [`super::reading`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::reading::Reading;
 
 /// What kind of human session this is. Unknown kinds (generation C's `conversation`, or
 /// anything newer) keep lf's own word so the UI can still show them.
@@ -168,31 +170,12 @@ pub struct SessionRecord {
     /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<Action>>,
-    /// Whether this session waits on a person: the tray's one answer for every lf
-    /// generation, set by the engine (see [`needs_you`]). lf never sends it.
-    #[serde(default)]
-    pub needs_you: bool,
-    /// Why it waits, where the agent said so (generation E's `program_status`), while it
-    /// waits; set by the engine ([`reason`]). lf never sends it.
-    #[serde(default)]
-    pub reason: Option<Reason>,
-    /// Its agent stopped (died or exited) while the session stays open (generation E): it
-    /// never needs the person, but its work stands still until someone resumes it. Set by
-    /// the engine for the lf in use; lf never sends it.
-    #[serde(default)]
-    pub stopped: bool,
-    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
-    /// ([`crate::Dialect::attached`]); set by the engine, lf never sends it.
-    #[serde(default)]
-    pub attached: bool,
-    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
-    /// engine found it on this machine: set by the engine; lf never sends it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient"
-    )]
-    pub agent: Option<Agent>,
+    /// What the tray reads in it for the lf in use: whether it waits on the person and
+    /// why, whether its agent stopped, whether a terminal is attached and where its agent
+    /// runs. lf never sends it; only lf's module makes it ([`crate::lf::finish`]), and a
+    /// record of another machine's carries that machine's tray's.
+    #[serde(flatten)]
+    pub(in crate::lf) reading: Reading,
     /// The Ask's full question. Only the files carry it; lf's list does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -200,18 +183,54 @@ pub struct SessionRecord {
     /// ordering in the tray); lf's list does not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<i64>,
-    /// Every other field lf sent, kept as it was. Private to the core: what they mean is
-    /// the dialect's to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
+    /// Every other field lf sent, kept as it was. Private to lf's module: what they mean
+    /// is its to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
     #[serde(flatten)]
-    pub(crate) extra: serde_json::Map<String, Value>,
+    pub(in crate::lf) extra: serde_json::Map<String, Value>,
 }
 
-/// For other crates' tests: a record as lf would have sent it with one more field, or one
-/// less (fixtures only; the product reads lf's fields through the core).
-#[cfg(feature = "fixtures")]
 impl SessionRecord {
+    /// A record with only its id, kind and state, as the files start theirs: lf's other
+    /// words absent, and not yet read ([`crate::lf::finish`]).
+    pub(crate) fn new(id: String, kind: Option<Kind>, state: State) -> SessionRecord {
+        SessionRecord {
+            id,
+            machine: None,
+            kind,
+            work: None,
+            title: String::new(),
+            detail: String::new(),
+            cwd: String::new(),
+            state,
+            ready_summary: None,
+            open_argv: Vec::new(),
+            actions: None,
+            reading: Reading::default(),
+            prompt: None,
+            created_at: None,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// lf's own words from `listed` (its list's record of the same session) that this one
+    /// lacks: a file record keeps what only lf's list says (`run_id`, `wave_id`, …).
+    pub(crate) fn keep_lf_fields(&mut self, listed: &SessionRecord) {
+        for (key, value) in &listed.extra {
+            self.extra.entry(key.clone()).or_insert(value.clone());
+        }
+    }
+}
+
+/// For tests here and in other crates: a record as lf would have sent it with one more
+/// field, or one less (fixtures only; the product reads lf's fields through lf's module).
+#[cfg(any(test, feature = "fixtures"))]
+impl SessionRecord {
+    pub fn lf_field(&self, name: &str) -> Option<&Value> {
+        self.extra.get(name)
+    }
+
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
         self.extra.insert(name.to_string(), value.into());
     }
@@ -221,165 +240,7 @@ impl SessionRecord {
     }
 }
 
-/// A session's agent process (generation E2): lf's id for it and, once lf's process list
-/// named it, its pid here and whether it has a terminal.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Agent {
-    /// lf's Process id (a UUID), never an OS pid.
-    pub id: String,
-    /// Its process on the session's machine; `None` until lf's process list named it,
-    /// or where lf cannot say.
-    #[serde(default)]
-    pub pid: Option<u32>,
-    /// Where it runs, as far as the tray knows.
-    #[serde(default)]
-    pub runs: Runs,
-}
-
-/// Where an agent runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Runs {
-    /// On a terminal (its controlling tty): a person's terminal, a tmux pane, a pane of
-    /// Loopflow.app. The tray goes there.
-    Terminal,
-    /// With no terminal anyone types in (`lf -b`, a Flow step).
-    Headless,
-    /// Not known (yet): lf did not name its process, or it is on another machine.
-    #[default]
-    #[serde(other)]
-    Unknown,
-}
-
-impl Agent {
-    /// Whether it runs headless, as far as the tray knows.
-    pub fn headless(&self) -> bool {
-        self.runs == Runs::Headless
-    }
-}
-
-/// A field the tray adds to lf's records, read back from another tray (a machine's
-/// `lf-tray watch --json`): one it cannot read is left out rather than losing the record.
-fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let value = Value::deserialize(deserializer)?;
-    Ok(serde_json::from_value(value).ok())
-}
-
-/// Why an agent waits, as it reported itself: the newest `blocked` record of its
-/// `program_status` (generation E). `kind` is lf's word (`permission`, `question`, `auth`,
-/// or a newer one, kept as sent); `title` and `msg` are the agent program's own words,
-/// untrusted text for every surface to escape.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Reason {
-    pub kind: Option<String>,
-    pub title: Option<String>,
-    pub msg: Option<String>,
-}
-
-impl Reason {
-    /// What the agent wants, as a person says it: "asks permission", "asks a question",
-    /// "needs you to sign in"; a kind this app does not know says only that it waits.
-    pub fn phrase(&self) -> &'static str {
-        match self.kind.as_deref() {
-            Some("permission") => "asks permission",
-            Some("question") => "asks a question",
-            Some("auth") => "needs you to sign in",
-            _ => "waits for you",
-        }
-    }
-
-    /// The short name of the kind, for a tray row ("permission: Run cargo publish").
-    pub fn label(&self) -> &str {
-        match self.kind.as_deref() {
-            Some("auth") => "sign-in",
-            Some(kind) if !kind.trim().is_empty() => kind,
-            _ => "blocked",
-        }
-    }
-}
-
-/// The reason a record's agent gives for waiting: its newest status report if that is
-/// `blocked`. Reports are oldest first; one of a state this app does not know is passed
-/// over, any other (working, done, idle, error, clear) means the block is behind it.
-pub fn reason(record: &SessionRecord) -> Option<Reason> {
-    let reports = record
-        .extra
-        .get("program_status")?
-        .get("records")?
-        .as_array()?;
-    let text = |report: &Value, key: &str| {
-        report
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-    };
-    for report in reports.iter().rev() {
-        match report.get("state").and_then(Value::as_str) {
-            Some("blocked") => {
-                return Some(Reason {
-                    kind: text(report, "kind"),
-                    title: text(report, "title"),
-                    msg: text(report, "msg"),
-                })
-            }
-            Some("idle" | "working" | "done" | "error" | "clear") => return None,
-            _ => continue,
-        }
-    }
-    None
-}
-
-/// How a record presents itself to the person, decided here once for every surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Presents {
-    /// An Ask or a Flow review step: lf says what is asked (generations A to C).
-    Asks,
-    /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
-    /// that it waits and, on E, why ([`SessionRecord::reason`]).
-    Waits,
-    /// An interactive session, or a kind this app does not know.
-    Session,
-}
-
-/// lf's `attention` values that mean a person is wanted: generation D's `waiting`, and
-/// C's and D0's `review` / `reply`. Any other word is shown but wakes nobody: a new lf
-/// value that meant "working" must not turn every session into a popup.
-const ATTENTION_WANTED: [&str; 3] = ["waiting", "review", "reply"];
-
-/// Whether a session waits on a person, from what its record says, in every generation:
-/// - a record that carries lf's `attention` (generation C when present, D always) is
-///   judged by it alone, since lf derives it from the agent's own stream: `waiting`
-///   (or C's `review` / `reply`) means yes, `null` means no, whatever the state;
-/// - otherwise (generations A and B, and the files) by kind and state: any session whose
-///   agent marked it `ready`, and an Ask or Flow step nobody is attached to (`waiting`, or
-///   `closed`: its client left while the caller still waits).
-pub fn needs_you(record: &SessionRecord) -> bool {
-    match record.extra.get("attention") {
-        Some(Value::String(word)) => ATTENTION_WANTED.contains(&word.as_str()),
-        Some(Value::Null) => false,
-        _ => matches!(
-            (&record.kind, &record.state),
-            (_, State::Ready) | (Some(Kind::Ask | Kind::Flow), State::Waiting | State::Closed)
-        ),
-    }
-}
-
 impl SessionRecord {
-    /// How it presents itself: what the popup, the tray row and the window say of it.
-    pub fn presents(&self) -> Presents {
-        match &self.kind {
-            Some(Kind::Ask | Kind::Flow) => Presents::Asks,
-            Some(_) => Presents::Session,
-            None => Presents::Waits,
-        }
-    }
-
     /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
     pub fn terminal_ids(&self) -> Vec<String> {
         self.extra
@@ -391,23 +252,6 @@ impl SessionRecord {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    /// Whether a terminal shows it now that the tray can go to: one attached to it, or
-    /// the terminal its agent runs on (E2: lf's child on the person's terminal, where no
-    /// terminal id is listed).
-    pub fn in_terminal(&self) -> bool {
-        self.attached
-            || self
-                .agent
-                .as_ref()
-                .is_some_and(|a| a.runs == Runs::Terminal)
-    }
-
-    /// Its agent runs headless: no terminal shows it, and Move here would start a second
-    /// conversation beside it rather than move it (lf's fallback, §10.6).
-    pub fn headless(&self) -> bool {
-        self.agent.as_ref().is_some_and(Agent::headless)
     }
 
     /// Where the work is, for a record that says (generation D, and C's lists): lf's
@@ -473,7 +317,7 @@ impl SessionRecord {
     }
 
     /// A string field lf sent that the engine does not model (`work_path`, `provider`).
-    pub fn extra_str(&self, key: &str) -> Option<&str> {
+    fn extra_str(&self, key: &str) -> Option<&str> {
         self.extra
             .get(key)
             .and_then(Value::as_str)
@@ -626,27 +470,11 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
 /// A plain record for the core's tests; each adjusts the fields it is about.
 #[cfg(test)]
 pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
-    SessionRecord {
-        id: id.into(),
-        machine: None,
-        kind,
-        work: None,
-        title: format!("title {id}"),
-        detail: String::new(),
-        cwd: "/".into(),
-        state,
-        ready_summary: None,
-        open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
-        actions: None,
-        needs_you: false,
-        reason: None,
-        stopped: false,
-        attached: false,
-        agent: None,
-        prompt: None,
-        created_at: None,
-        extra: Default::default(),
-    }
+    let mut record = SessionRecord::new(id.into(), kind, state);
+    record.title = format!("title {id}");
+    record.cwd = "/".into();
+    record.open_argv = vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()];
+    record
 }
 
 #[cfg(test)]
