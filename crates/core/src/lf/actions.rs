@@ -138,10 +138,10 @@ pub fn moves_from(record: &SessionRecord, kind: &ActionKind) -> Option<&'static 
         return None;
     }
     Some(match agent.runs {
-        super::reading::Runs::Headless => {
+        super::record::Runs::Headless => {
             "It runs headless: Move here starts a second conversation here beside it, and the headless run goes on"
         }
-        super::reading::Runs::Terminal | super::reading::Runs::Unknown => {
+        super::record::Runs::Terminal | super::record::Runs::Unknown => {
             "Move here stops the agent in its other terminal (text typed there and not sent is lost) and resumes the conversation here"
         }
     })

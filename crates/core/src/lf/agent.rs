@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::lf::reading::Runs;
+use crate::lf::record::Runs;
 
 /// lf's rule against a reused pid: the process must have started within 3 s of the start
 /// lf recorded (`os_started_at`, from `ps` etime, about 1 s resolution).

@@ -15,8 +15,11 @@ pub(crate) mod record;
 pub use actions::{moves_from, plan, unavailable, Step};
 pub use cli::{Lf, LfAction, LfError, RUN_CONTEXT_VARS};
 pub use dialect::{Dialect, FlowDecision, Generation, Paging, ReaderScope};
+pub use reading::finish;
 /// For other crates' fixtures: the verdict a test record is read with.
 #[cfg(feature = "fixtures")]
 pub use reading::needs_you;
-pub use reading::{finish, Agent, Presents, Reading, Reason, Runs};
-pub use record::{Action, ActionKind, Kind, SessionKey, SessionRecord, State, WorkRef};
+pub use record::{
+    Action, ActionKind, Agent, Kind, Presents, Reading, Reason, Runs, SessionKey, SessionRecord,
+    State, WorkRef,
+};

@@ -1,45 +1,13 @@
 //! What the tray reads in a session record for the lf in use: whether it waits on the
 //! person and why, whether its agent stopped, whether a terminal of the person's is
 //! attached, and where its agent runs. lf never sends any of it; this module alone makes
-//! it ([`finish`]), so a new lf word changes the reading here and nowhere else, and every
+//! it ([`finish`]; the data is [`Reading`], beside the record it travels in), so a new lf word changes the reading here and nowhere else, and every
 //! surface reads the answer, never lf's fields.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::dialect::{Dialect, Generation};
-use super::record::{Kind, SessionRecord, State};
-
-/// The tray's reading of one session, carried in its [`SessionRecord`] (and in the
-/// tray's own `watch --json`, so another machine's tray is read as it read it). Unread
-/// (all false and empty) until [`finish`] reads it for the lf in use.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Reading {
-    /// Whether this session waits on a person: the tray's one answer for every lf
-    /// generation ([`needs_you`]).
-    #[serde(default)]
-    needs_you: bool,
-    /// Why it waits, where the agent said so (generation E's `program_status`), while it
-    /// waits.
-    #[serde(default)]
-    reason: Option<Reason>,
-    /// Its agent stopped (died or exited) while the session stays open (generation E): it
-    /// never needs the person, but its work stands still until someone resumes it.
-    #[serde(default)]
-    stopped: bool,
-    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
-    /// ([`Dialect::attached`]).
-    #[serde(default)]
-    attached: bool,
-    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
-    /// engine found it on this machine.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient"
-    )]
-    agent: Option<Agent>,
-}
+use super::record::{Agent, Kind, Presents, Reading, Reason, Runs, SessionRecord, State};
 
 /// A merged record as every surface gets it: with actions for the lf in use where lf sent
 /// none, and read for that lf. What the engine found of its agent is kept.
@@ -163,87 +131,6 @@ impl SessionRecord {
     }
 }
 
-/// A session's agent process (generation E2): lf's id for it and, once lf's process list
-/// named it, its pid here and whether it has a terminal.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Agent {
-    /// lf's Process id (a UUID), never an OS pid.
-    pub id: String,
-    /// Its process on the session's machine; `None` until lf's process list named it,
-    /// or where lf cannot say.
-    #[serde(default)]
-    pub pid: Option<u32>,
-    /// Where it runs, as far as the tray knows.
-    #[serde(default)]
-    pub runs: Runs,
-}
-
-/// Where an agent runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Runs {
-    /// On a terminal (its controlling tty): a person's terminal, a tmux pane, a pane of
-    /// Loopflow.app. The tray goes there.
-    Terminal,
-    /// With no terminal anyone types in (`lf -b`, a Flow step).
-    Headless,
-    /// Not known (yet): lf did not name its process, or it is on another machine.
-    #[default]
-    #[serde(other)]
-    Unknown,
-}
-
-impl Agent {
-    /// Whether it runs headless, as far as the tray knows.
-    pub fn headless(&self) -> bool {
-        self.runs == Runs::Headless
-    }
-}
-
-/// A field the tray adds to lf's records, read back from another tray (a machine's
-/// `lf-tray watch --json`): one it cannot read is left out rather than losing the record.
-fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let value = Value::deserialize(deserializer)?;
-    Ok(serde_json::from_value(value).ok())
-}
-
-/// Why an agent waits, as it reported itself: the newest `blocked` record of its
-/// `program_status` (generation E). `kind` is lf's word (`permission`, `question`, `auth`,
-/// or a newer one, kept as sent); `title` and `msg` are the agent program's own words,
-/// untrusted text for every surface to escape.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Reason {
-    pub kind: Option<String>,
-    pub title: Option<String>,
-    pub msg: Option<String>,
-}
-
-impl Reason {
-    /// What the agent wants, as a person says it: "asks permission", "asks a question",
-    /// "needs you to sign in"; a kind this app does not know says only that it waits.
-    pub fn phrase(&self) -> &'static str {
-        match self.kind.as_deref() {
-            Some("permission") => "asks permission",
-            Some("question") => "asks a question",
-            Some("auth") => "needs you to sign in",
-            _ => "waits for you",
-        }
-    }
-
-    /// The short name of the kind, for a tray row ("permission: Run cargo publish").
-    pub fn label(&self) -> &str {
-        match self.kind.as_deref() {
-            Some("auth") => "sign-in",
-            Some(kind) if !kind.trim().is_empty() => kind,
-            _ => "blocked",
-        }
-    }
-}
-
 /// The reason a record's agent gives for waiting: its newest status report if that is
 /// `blocked`. Reports are oldest first; one of a state this app does not know is passed
 /// over, any other (working, done, idle, error, clear) means the block is behind it.
@@ -275,18 +162,6 @@ fn reason(record: &SessionRecord) -> Option<Reason> {
         }
     }
     None
-}
-
-/// How a record presents itself to the person, decided here once for every surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Presents {
-    /// An Ask or a Flow review step: lf says what is asked (generations A to C).
-    Asks,
-    /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
-    /// that it waits and, on E, why ([`Reading::reason`]).
-    Waits,
-    /// An interactive session, or a kind this app does not know.
-    Session,
 }
 
 /// lf's `attention` values that mean a person is wanted: generation D's `waiting`, and

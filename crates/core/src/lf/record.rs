@@ -11,8 +11,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::reading::Reading;
-
 /// What kind of human session this is. Unknown kinds (generation C's `conversation`, or
 /// anything newer) keep lf's own word so the UI can still show them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -354,6 +352,130 @@ impl SessionRecord {
             id: self.id.clone(),
         }
     }
+}
+
+/// The tray's reading of one session, carried in its [`SessionRecord`] (and in the
+/// tray's own `watch --json`, so another machine's tray is read as it read it). Unread
+/// (all false and empty) until [`crate::lf::finish`] reads it for the lf in use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// Whether this session waits on a person: the tray's one answer for every lf
+    /// generation ([`crate::lf::reading::needs_you`]).
+    #[serde(default)]
+    pub(in crate::lf) needs_you: bool,
+    /// Why it waits, where the agent said so (generation E's `program_status`), while it
+    /// waits.
+    #[serde(default)]
+    pub(in crate::lf) reason: Option<Reason>,
+    /// Its agent stopped (died or exited) while the session stays open (generation E): it
+    /// never needs the person, but its work stands still until someone resumes it.
+    #[serde(default)]
+    pub(in crate::lf) stopped: bool,
+    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
+    /// ([`Dialect::attached`]).
+    #[serde(default)]
+    pub(in crate::lf) attached: bool,
+    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
+    /// engine found it on this machine.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
+    pub(in crate::lf) agent: Option<Agent>,
+}
+
+/// A session's agent process (generation E2): lf's id for it and, once lf's process list
+/// named it, its pid here and whether it has a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Agent {
+    /// lf's Process id (a UUID), never an OS pid.
+    pub id: String,
+    /// Its process on the session's machine; `None` until lf's process list named it,
+    /// or where lf cannot say.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Where it runs, as far as the tray knows.
+    #[serde(default)]
+    pub runs: Runs,
+}
+
+/// Where an agent runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runs {
+    /// On a terminal (its controlling tty): a person's terminal, a tmux pane, a pane of
+    /// Loopflow.app. The tray goes there.
+    Terminal,
+    /// With no terminal anyone types in (`lf -b`, a Flow step).
+    Headless,
+    /// Not known (yet): lf did not name its process, or it is on another machine.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl Agent {
+    /// Whether it runs headless, as far as the tray knows.
+    pub fn headless(&self) -> bool {
+        self.runs == Runs::Headless
+    }
+}
+
+/// A field the tray adds to lf's records, read back from another tray (a machine's
+/// `lf-tray watch --json`): one it cannot read is left out rather than losing the record.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+/// Why an agent waits, as it reported itself: the newest `blocked` record of its
+/// `program_status` (generation E). `kind` is lf's word (`permission`, `question`, `auth`,
+/// or a newer one, kept as sent); `title` and `msg` are the agent program's own words,
+/// untrusted text for every surface to escape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reason {
+    pub kind: Option<String>,
+    pub title: Option<String>,
+    pub msg: Option<String>,
+}
+
+impl Reason {
+    /// What the agent wants, as a person says it: "asks permission", "asks a question",
+    /// "needs you to sign in"; a kind this app does not know says only that it waits.
+    pub fn phrase(&self) -> &'static str {
+        match self.kind.as_deref() {
+            Some("permission") => "asks permission",
+            Some("question") => "asks a question",
+            Some("auth") => "needs you to sign in",
+            _ => "waits for you",
+        }
+    }
+
+    /// The short name of the kind, for a tray row ("permission: Run cargo publish").
+    pub fn label(&self) -> &str {
+        match self.kind.as_deref() {
+            Some("auth") => "sign-in",
+            Some(kind) if !kind.trim().is_empty() => kind,
+            _ => "blocked",
+        }
+    }
+}
+
+/// How a record presents itself to the person, decided here once for every surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presents {
+    /// An Ask or a Flow review step: lf says what is asked (generations A to C).
+    Asks,
+    /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
+    /// that it waits and, on E, why ([`Reading::reason`]).
+    Waits,
+    /// An interactive session, or a kind this app does not know.
+    Session,
 }
 
 /// A session's identity: its machine (`None`: this one) and its id there. The same id on
