@@ -11,7 +11,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use lf_sim::{Activity, Outcome, RunSpec, SessionSpec, SimHome, Surface};
-use lf_tray_core::records::Records;
+use lf_tray_core::files::records::Records;
 use lf_tray_core::Home;
 use serde_json::Value;
 

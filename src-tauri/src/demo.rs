@@ -473,7 +473,10 @@ fn listed_as_agent(app: &AppHandle, session: &str, pid: u32) -> bool {
     let key = lf_tray_core::SessionKey::local(session);
     let until = std::time::Instant::now() + LISTED_WAIT;
     loop {
-        let agent = shell.engine.session(&key).and_then(|record| record.agent);
+        let agent = shell
+            .engine
+            .session(&key)
+            .and_then(|record| record.agent().cloned());
         if agent.and_then(|agent| agent.pid) == Some(pid) {
             return true;
         }

@@ -324,17 +324,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("start the async runtime")
 }
 
-/// One readable line per session: state, kind, title — detail, and the id to pass to lf.
-/// A conversation (D and later) has no kind; its column says whether it waits on you (and,
-/// on E, why) or its agent stopped.
+/// One readable line per session: state, kind (or, for a conversation, whether it waits on
+/// you: [`SessionRecord::kind_word`]), title — detail, and the id to pass to lf.
 fn line(session: &SessionRecord) -> String {
-    let kind = match (&session.kind, &session.reason) {
-        (Some(kind), _) => kind.as_str(),
-        (None, Some(reason)) if session.needs_you => reason.label(),
-        (None, _) if session.needs_you => "needs you",
-        (None, _) if session.stopped => "stopped",
-        (None, _) => "-",
-    };
+    let kind = session.kind_word();
     let mut text = format!(
         "{:<8} {:<12} {}",
         session.state.as_str(),
@@ -379,7 +372,7 @@ fn describe(event: &Event) -> String {
             clock(at),
             label(session),
             session
-                .reason
+                .reason()
                 .as_ref()
                 .map(|r| format!(
                     " ({}{})",
@@ -415,7 +408,7 @@ fn describe(event: &Event) -> String {
             label(session),
             printable(previous.as_str()),
             session.state.as_str(),
-            match (previous_needs_you, session.needs_you) {
+            match (previous_needs_you, session.needs_you()) {
                 (true, false) => ", no longer needs you",
                 (false, true) => ", needs you",
                 _ => "",

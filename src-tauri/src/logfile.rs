@@ -151,14 +151,14 @@ pub(crate) fn event(event: &Event) {
             "SESSION {verb} id={} state={} needs_you={}",
             s.id,
             s.state.as_str(),
-            s.needs_you
+            s.needs_you()
         )
     };
     match event {
         Event::Snapshot { sessions, .. } => tracing::info!(
             "SNAPSHOT sessions={} waiting={}",
             sessions.len(),
-            sessions.iter().filter(|s| s.needs_you).count()
+            sessions.iter().filter(|s| s.needs_you()).count()
         ),
         Event::Asked { session: s, .. } => session("asked", s),
         Event::Ready { session: s, .. } => session("ready", s),

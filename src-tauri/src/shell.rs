@@ -27,6 +27,15 @@ const MAX_WARNINGS: usize = 5;
 /// The terminals the tray opened, beside the popups' memory in the state directory.
 const TERMINALS_FILE: &str = "terminals.json";
 
+/// What the shell knows of the tray host (`platform::tray_host` follows it): whether one shows the app (`None`: not known
+/// yet, or not followed), and the login the no-tray popup on its way tells, kept as told
+/// once it was shown.
+#[derive(Default)]
+pub(crate) struct TrayHost {
+    pub(crate) host: std::sync::Mutex<Option<bool>>,
+    pub(crate) login: std::sync::Mutex<Option<String>>,
+}
+
 /// The app's state, shared by the desk's task, the tray, the notifications and the window.
 pub(crate) struct Shell {
     pub(crate) engine: Engine,
@@ -43,7 +52,7 @@ pub(crate) struct Shell {
     /// Set by Quit: the desk's task stops updating a window and tray that are going away.
     pub(crate) quitting: AtomicBool,
     pub(crate) terminals: Opened,
-    pub(crate) tray_host: crate::platform::tray_host::Seen,
+    pub(crate) tray_host: TrayHost,
     /// The pushes to the person's phone, while a push URL is set.
     pub(crate) push: push::Phone,
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::session::{SessionRecord, State};
+use crate::lf::record::{SessionRecord, State};
 
 /// Something that could not be read or asked. The engine keeps working around it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +141,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{test_record, Kind};
+    use crate::lf::record::{test_record, Kind};
 
     /// Every event goes out and comes back the same, under a `type` that [`Event::KINDS`]
     /// names: the list cannot drift from the enum.

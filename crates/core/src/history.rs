@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::Presents;
+use crate::lf::Presents;
 use crate::{Kind, SessionRecord, State};
 
 /// The file's format; a file with a higher one is from a newer lf-tray.
@@ -36,10 +36,10 @@ pub fn key(record: &SessionRecord) -> String {
 /// lf would keep stable (its title is regenerated), so its fingerprint is only "waits";
 /// attention that cleared and came back is a new transition because clearing forgets it.
 pub fn transition(record: &SessionRecord) -> Option<String> {
-    if record.stopped {
+    if record.stopped() {
         return Some("stopped".into());
     }
-    if !record.needs_you {
+    if !record.needs_you() {
         return None;
     }
     if record.state == State::Ready {
@@ -48,7 +48,7 @@ pub fn transition(record: &SessionRecord) -> Option<String> {
     }
     if record.presents() == Presents::Waits {
         // Why it waits is the agent's own report, stable while it stands: a new one is news.
-        return Some(match &record.reason {
+        return Some(match record.reason() {
             None => "waits".into(),
             Some(r) => format!(
                 "waits:{:016x}",
@@ -378,7 +378,7 @@ mod tests {
         }))
         .unwrap();
         record.kind = kind;
-        record.needs_you = record.state != State::Active;
+        record.set_needs_you(record.state != State::Active);
         record
     }
 
@@ -400,9 +400,9 @@ mod tests {
         ready.state = State::Ready;
         assert!(transition(&ready).unwrap().starts_with("ready:"));
         let mut d = record("s", None, State::Active);
-        d.needs_you = true;
+        d.set_needs_you(true);
         assert_eq!(transition(&d).as_deref(), Some("waits"));
-        d.needs_you = false;
+        d.set_needs_you(false);
         assert_eq!(transition(&d), None);
     }
 
@@ -423,7 +423,7 @@ mod tests {
         // A stale confirmation for the earlier transition does not mark the new one.
         history.shown("ask_1", &mark.transition);
         assert!(!history.mark("ask_1").unwrap().shown);
-        ask.needs_you = false;
+        ask.set_needs_you(false);
         ask.state = State::Active;
         assert!(history.waits(&ask, 400).is_none());
         assert!(history.mark("ask_1").is_none());

@@ -1,42 +1,34 @@
 //! Loopflow Tray's engine, with no desktop dependency: lf's human sessions read from its
 //! own records, watched, and turned into events; the `lf` CLI client; and the terminal
 //! launcher that opens a session where the user works.
+//!
+//! `lf` is everything lf's contract decides; `files` reads the files generations A, B
+//! and B′ keep; `proc` and `quote` are the leaves both stand on.
 
-mod actions;
-mod agent;
-mod ask;
 mod child;
-mod dialect;
-mod disk;
 pub mod engine;
 mod event;
-pub mod history;
-mod home;
-mod lf;
-mod liveness;
-pub mod machine;
-mod monitor;
-pub mod permission;
-mod record_file;
 #[cfg(not(feature = "bench"))]
-mod records;
+mod files;
 /// The file half's reader, for the benchmark's cold scan.
 #[cfg(feature = "bench")]
-pub mod records;
-mod run;
+pub mod files;
+pub mod history;
+pub mod lf;
+pub mod machine;
+pub mod permission;
+mod proc;
+mod quote;
 mod schedule;
-pub mod session;
 mod snapshot;
 mod ssh;
 pub mod terminal;
-mod watch;
 
 pub use child::{end_with_tray, signal_was_ignored};
-pub use dialect::{Dialect, FlowDecision, Generation, Paging, ReaderScope};
 pub use event::{Event, Warning};
-pub use home::Home;
-pub use lf::{Lf, LfAction, LfError, RUN_CONTEXT_VARS};
-pub use session::{
-    Action, ActionKind, Agent, Kind, Presents, Reason, Runs, SessionKey, SessionRecord, State,
-    WorkRef,
+pub use lf::home::Home;
+pub use lf::{
+    Action, ActionKind, Agent, Dialect, FlowDecision, Generation, Kind, Lf, LfAction, LfError,
+    Paging, Presents, ReaderScope, Reason, Runs, SessionKey, SessionRecord, State, WorkRef,
+    RUN_CONTEXT_VARS,
 };

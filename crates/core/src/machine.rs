@@ -22,13 +22,14 @@ use time::OffsetDateTime;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
-use crate::lf::Lf;
+use crate::lf::cli::Lf;
+use crate::lf::dialect::Dialect;
+use crate::lf::record::SessionRecord;
 use crate::permission::remote::{FromMachine, Links, ToMachine, ALIVE_EVERY};
-use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
-pub use crate::ssh::{check_destination, remote_launch, Ssh, SSH_OPTIONS};
+pub use crate::ssh::{check_destination, Ssh, SSH_OPTIONS};
+pub use crate::terminal::remote_launch;
 
 /// How often a machine with only `lf` is listed: lf's own floor for the tray's safety
 /// list ([`crate::engine::MIN_SAFETY_INTERVAL`]); each list is an ssh connection and an
@@ -655,7 +656,7 @@ async fn read_tail(from: impl AsyncRead + Unpin) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{test_record, Kind, State};
+    use crate::lf::record::{test_record, Kind, State};
     use crate::terminal::Launch;
     use std::path::PathBuf;
 
@@ -665,7 +666,7 @@ mod tests {
 
     fn waiting(id: &str) -> SessionRecord {
         let mut r = test_record(id, Some(Kind::Ask), State::Waiting);
-        r.needs_you = true;
+        r.set_needs_you(true);
         r
     }
 
@@ -720,7 +721,7 @@ mod tests {
             ],
             cwd: PathBuf::from("/srv/it's; $(reboot)"),
         };
-        let argv = ssh.open(&launch);
+        let argv = ssh.open(&launch.argv, &launch.cwd);
         assert_eq!(&argv[argv.len() - 4..argv.len() - 1], ["-t", "--", "box"]);
         let line = argv.last().unwrap();
         assert_eq!(

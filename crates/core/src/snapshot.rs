@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use time::OffsetDateTime;
 
-use crate::dialect::Dialect;
 use crate::event::Event;
-use crate::session::{needs_you, reason, Kind, SessionRecord, State};
+use crate::lf::dialect::Dialect;
+use crate::lf::finish;
+use crate::lf::record::{Kind, SessionRecord, State};
 
 /// The sessions listed at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -172,31 +173,11 @@ fn merged(
         // the files on the state: buttons for a stale state would mislead.
         if cli.state == record.state {
             record.actions = cli.actions.clone();
-            for (key, value) in &cli.extra {
-                record.extra.entry(key.clone()).or_insert(value.clone());
-            }
+            record.keep_lf_fields(cli);
         }
         record.work = record.work.or(cli.work.clone());
     }
     Some(record)
-}
-
-/// A merged record as every surface gets it: with the tray's answer to "does this wait
-/// on you", and with actions for the lf in use where lf sent none.
-pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord {
-    record.stopped = lf.is_some_and(|d| d.closed_means_stopped)
-        && record.kind.is_none()
-        && record.state == State::Closed;
-    record.needs_you = !record.stopped && needs_you(&record);
-    record.reason = record.needs_you.then(|| reason(&record)).flatten();
-    if record.actions.is_none() {
-        record.actions = Some(crate::actions::derive(&record, lf));
-    }
-    // With the actions the tray derived: Move here counts as lf's does.
-    record.attached = lf
-        .unwrap_or(&Dialect::of(crate::Generation::Unknown))
-        .attached(&record);
-    record
 }
 
 /// The event for one session going from `old` to `new`, if it is a transition:
@@ -222,7 +203,7 @@ fn transition(
             at,
             session: new.clone(),
         },
-        (None, Some(new)) if new.needs_you => Event::Asked {
+        (None, Some(new)) if new.needs_you() => Event::Asked {
             at,
             session: new.clone(),
         },
@@ -232,24 +213,26 @@ fn transition(
         },
         // The agent stopped while nobody was attached: its work stands still unseen. One
         // the person quit in their own terminal is no news to them.
-        (Some(old), Some(new)) if new.stopped && !old.stopped && !old.attached => Event::Stopped {
-            at,
-            previous: old.state.clone(),
-            session: new.clone(),
-        },
+        (Some(old), Some(new)) if new.stopped() && !old.stopped() && !old.attached() => {
+            Event::Stopped {
+                at,
+                previous: old.state.clone(),
+                session: new.clone(),
+            }
+        }
         // Still waiting, for something else now: a new question, another permission.
         (Some(old), Some(new))
-            if old.needs_you
-                && new.needs_you
-                && new.reason.is_some()
-                && old.reason != new.reason =>
+            if old.needs_you()
+                && new.needs_you()
+                && new.reason().is_some()
+                && old.reason() != new.reason() =>
         {
             Event::Asked {
                 at,
                 session: new.clone(),
             }
         }
-        (Some(old), Some(new)) if old.state == new.state && old.needs_you == new.needs_you => {
+        (Some(old), Some(new)) if old.state == new.state && old.needs_you() == new.needs_you() => {
             return None
         }
         (Some(old), Some(new)) if new.state == State::Ready && old.state != State::Ready => {
@@ -258,7 +241,7 @@ fn transition(
                 session: new.clone(),
             }
         }
-        (Some(old), Some(new)) if !old.needs_you && new.needs_you && !only_left(old, new) => {
+        (Some(old), Some(new)) if !old.needs_you() && new.needs_you() && !only_left(old, new) => {
             Event::Asked {
                 at,
                 session: new.clone(),
@@ -267,7 +250,7 @@ fn transition(
         (Some(old), Some(new)) => Event::State {
             at,
             previous: old.state.clone(),
-            previous_needs_you: old.needs_you,
+            previous_needs_you: old.needs_you(),
             session: new.clone(),
         },
     };
@@ -283,15 +266,15 @@ fn only_left(old: &SessionRecord, new: &SessionRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::ActionKind;
+    use crate::lf::record::ActionKind;
     use serde_json::json;
 
-    use crate::dialect::Generation;
+    use crate::lf::dialect::Generation;
 
     const A: Option<&Dialect> = Some(&Dialect::of(Generation::A));
 
     fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
-        crate::session::test_record(id, Some(kind), state)
+        crate::lf::record::test_record(id, Some(kind), state)
     }
 
     fn kinds(events: &[Event]) -> Vec<(String, String)> {
@@ -328,7 +311,7 @@ mod tests {
         assert!(matches!(
             &events[0],
             Event::State { previous: State::Ready, previous_needs_you: true, session, .. }
-                if !session.needs_you
+                if !session.needs_you()
         ));
         assert_eq!(
             kinds(&active.diff(&empty, now)),
@@ -364,7 +347,7 @@ mod tests {
     fn files_win_and_stale_cli_records_of_file_kinds_are_dropped() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Waiting);
         cli_ask.actions = Some(vec![]);
-        cli_ask.extra.insert("wave_id".into(), "w".into());
+        cli_ask.set_lf_field("wave_id", "w");
         let cli = [
             cli_ask,
             record("ask_gone", Kind::Ask, State::Ready),
@@ -403,7 +386,7 @@ mod tests {
     fn lf_buttons_are_kept_while_lf_agrees_and_boundary_runs_are_hidden() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Ready);
         cli_ask.actions = Some(vec![]);
-        cli_ask.extra.insert("run_id".into(), "run_b".into());
+        cli_ask.set_lf_field("run_id", "run_b");
         let merged = Snapshot::merge(
             vec![
                 record("ask_1", Kind::Ask, State::Ready),
@@ -418,7 +401,10 @@ mod tests {
             Some(vec![]),
             "lf's own (here: none) are kept"
         );
-        assert_eq!(merged.get("ask_1").unwrap().extra["run_id"], "run_b");
+        assert_eq!(
+            merged.get("ask_1").unwrap().lf_field("run_id").unwrap(),
+            "run_b"
+        );
         assert!(merged.get("run_b").is_none());
     }
 
@@ -463,10 +449,10 @@ mod tests {
             kinds(&Snapshot::default().diff(&working, now)),
             [("appeared".into(), "S".into())]
         );
-        assert!(!working.get("S").unwrap().needs_you);
+        assert!(!working.get("S").unwrap().needs_you());
         assert!(working.get("S").unwrap().kind.is_none());
         let waiting = one(d("S", Some("waiting"), "unknown"));
-        assert!(waiting.get("S").unwrap().needs_you);
+        assert!(waiting.get("S").unwrap().needs_you());
         assert_eq!(
             kinds(&working.diff(&waiting, now)),
             [("asked".into(), "S".into())]
@@ -475,7 +461,7 @@ mod tests {
         let events = waiting.diff(&working, now);
         assert!(matches!(
             &events[..],
-            [Event::State { previous_needs_you: true, session, .. }] if !session.needs_you
+            [Event::State { previous_needs_you: true, session, .. }] if !session.needs_you()
         ));
         // A waiting session the person detaches from keeps waiting: one state line.
         let attached = one(d("S", Some("waiting"), "active"));
@@ -483,7 +469,7 @@ mod tests {
         assert!(matches!(
             &events[..],
             [Event::State { previous: State::Active, previous_needs_you: true, session, .. }]
-                if session.needs_you
+                if session.needs_you()
         ));
         // The person's own terminal hands a turn back: asked, even while attached.
         let busy = one(d("S", None, "active"));
@@ -503,7 +489,7 @@ mod tests {
 
     #[test]
     fn needs_you_in_every_generation() {
-        let finished = |r: SessionRecord| finish(r, A).needs_you;
+        let finished = |r: SessionRecord| finish(r, A).needs_you();
         assert!(finished(record("a", Kind::Ask, State::Waiting)));
         assert!(finished(record("a", Kind::Ask, State::Closed)));
         assert!(!finished(record("a", Kind::Ask, State::Active)));
@@ -514,11 +500,11 @@ mod tests {
         let mut c = record("c", Kind::Other("conversation".into()), State::Waiting);
         assert!(!finished(c.clone()));
         for (attention, wanted) in [("review", true), ("reply", true), ("working", false)] {
-            c.extra.insert("attention".into(), json!(attention));
+            c.set_lf_field("attention", json!(attention));
             assert_eq!(finished(c.clone()), wanted, "{attention}");
         }
         let mut flow = record("f", Kind::Flow, State::Waiting);
-        flow.extra.insert("attention".into(), json!(null));
+        flow.set_lf_field("attention", json!(null));
         assert!(!finished(flow), "lf's own null attention wins");
         assert!(finished(d("S", Some("waiting"), "unknown")));
         assert!(!finished(d("S", None, "interrupted")));
@@ -533,7 +519,7 @@ mod tests {
         assert!(matches!(
             &events[..],
             [Event::State { previous: State::Active, previous_needs_you: false, session, .. }]
-                if session.needs_you
+                if session.needs_you()
         ));
     }
 }
@@ -542,7 +528,7 @@ mod tests {
 #[cfg(test)]
 mod generation_e {
     use super::*;
-    use crate::dialect::Generation;
+    use crate::lf::dialect::Generation;
     use serde_json::{json, Value};
 
     const E: Option<&Dialect> = Some(&Dialect::of(Generation::E));
@@ -602,8 +588,8 @@ mod generation_e {
             false,
         ));
         let r = s.get("S").unwrap();
-        assert!(r.needs_you && !r.stopped);
-        let reason = r.reason.as_ref().unwrap();
+        assert!(r.needs_you() && !r.stopped());
+        let reason = r.reason().unwrap();
         assert_eq!(reason.kind.as_deref(), Some("permission"));
         assert_eq!(reason.title.as_deref(), Some("Run cargo publish --dry-run"));
         assert_eq!(reason.msg.as_deref(), Some("Bash wants to run a command"));
@@ -616,7 +602,7 @@ mod generation_e {
             .push(json!({"state": "thinking-hard"}));
         let r = only(e("S", Some("waiting"), "active", status.clone(), false));
         assert_eq!(
-            r.get("S").unwrap().reason.as_ref().unwrap().phrase(),
+            r.get("S").unwrap().reason().unwrap().phrase(),
             "asks a question"
         );
         status["records"]
@@ -627,15 +613,15 @@ mod generation_e {
             only(e("S", Some("waiting"), "active", status, false))
                 .get("S")
                 .unwrap()
-                .reason,
+                .reason(),
             None
         );
         // No reason where it does not wait, nor where lf sends no status (D and older).
         let idle = only(e("S", None, "active", blocked("auth", "Sign in"), false));
-        assert_eq!(idle.get("S").unwrap().reason, None);
+        assert_eq!(idle.get("S").unwrap().reason(), None);
         let plain = only(e("S", Some("waiting"), "active", Value::Null, false));
-        assert_eq!(plain.get("S").unwrap().reason, None);
-        assert!(plain.get("S").unwrap().needs_you);
+        assert_eq!(plain.get("S").unwrap().reason(), None);
+        assert!(plain.get("S").unwrap().needs_you());
     }
 
     #[test]
@@ -682,7 +668,7 @@ mod generation_e {
         ));
         let dead = only(e("S", None, "closed", Value::Null, false));
         let r = dead.get("S").unwrap();
-        assert!(r.stopped && !r.needs_you && r.reason.is_none());
+        assert!(r.stopped() && !r.needs_you() && r.reason().is_none());
         assert_eq!(types(&working.diff(&dead, now)), ["stopped"]);
         // A waiting one that dies stops waiting, and that is the news.
         assert_eq!(types(&waiting.diff(&dead, now)), ["stopped"]);
@@ -691,17 +677,17 @@ mod generation_e {
         };
         assert_eq!(previous, &State::Active);
         // Move here is offered for every live agent on E2: that is no terminal.
-        assert!(!working.get("S").unwrap().attached);
+        assert!(!working.get("S").unwrap().attached());
         // Attached (lf lists a terminal of the person's): they quit it there; a state
         // line only.
         let attached = only(e("S", None, "active", Value::Null, true));
-        assert!(attached.get("S").unwrap().attached);
+        assert!(attached.get("S").unwrap().attached());
         assert_eq!(types(&attached.diff(&dead, now)), ["state"]);
         // Resumed: a state line; stopping again is told again.
         assert_eq!(types(&dead.diff(&working, now)), ["state"]);
         // Even lf's own attention on a dead agent does not make it wait.
         let odd = only(e("S", Some("waiting"), "closed", Value::Null, false));
-        assert!(!odd.get("S").unwrap().needs_you);
+        assert!(!odd.get("S").unwrap().needs_you());
     }
 
     #[test]
@@ -713,7 +699,7 @@ mod generation_e {
             false,
             Some(&Dialect::of(Generation::D)),
         );
-        assert!(!d.get("S").unwrap().stopped);
-        assert!(only(record).get("S").unwrap().stopped);
+        assert!(!d.get("S").unwrap().stopped());
+        assert!(only(record).get("S").unwrap().stopped());
     }
 }

@@ -3,11 +3,11 @@
 //! [`crate::machine`] (which follows machines) so that lf's client can run lf over ssh
 //! without depending on the followers.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tokio::process::Command;
 
-use crate::terminal::{shell_quote, Launch};
+use crate::quote::shell_quote;
 
 /// Options for every ssh the tray runs. `BatchMode=yes`: a password or passphrase prompt
 /// would hang a process nobody sees, so ssh fails instead (keys and agents still work).
@@ -99,10 +99,10 @@ impl Ssh {
     /// What the person's local terminal runs to open a session of this machine: `ssh -t`
     /// to it, then the session's own `open_argv` in the session's directory there. The
     /// argv names the remote's paths and is never run here.
-    pub fn open(&self, launch: &Launch) -> Vec<String> {
-        let words: Vec<&str> = launch.argv.iter().map(String::as_str).collect();
+    pub fn open(&self, argv: &[String], cwd: &Path) -> Vec<String> {
+        let words: Vec<&str> = argv.iter().map(String::as_str).collect();
         let mut line = String::new();
-        let cwd = launch.cwd.to_string_lossy();
+        let cwd = cwd.to_string_lossy();
         if !cwd.is_empty() {
             // `cd --`: a directory starting with `-` is a directory, not an option.
             line.push_str(&format!("cd -- {} && ", shell_quote(&cwd)));
@@ -111,16 +111,6 @@ impl Ssh {
         line.push_str(&quote_words(&words));
         self.argv(true, &line)
     }
-}
-
-/// The launch that opens another machine's session from here: `ssh -t` to it running the
-/// session's own launch there ([`Ssh::open`]), started in `local_dir` (the person's home:
-/// the session's directory names a path on the other machine).
-pub fn remote_launch(dest: &str, launch: &Launch, local_dir: PathBuf) -> Result<Launch, String> {
-    Ok(Launch {
-        argv: Ssh::new(dest)?.open(launch),
-        cwd: local_dir,
-    })
 }
 
 /// Words joined for a POSIX shell, each quoted.

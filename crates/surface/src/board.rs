@@ -22,8 +22,8 @@ impl Group {
     pub fn of(record: &SessionRecord) -> Group {
         match (&record.state, &record.kind) {
             (State::Ready, _) => Group::Ready,
-            _ if record.needs_you => Group::Waiting,
-            _ if record.stopped => Group::Stopped,
+            _ if record.needs_you() => Group::Waiting,
+            _ if record.stopped() => Group::Stopped,
             (State::Active, _) => Group::Active,
             _ => Group::Other,
         }
@@ -78,7 +78,7 @@ pub fn ordered(
 
 /// How many sessions wait on the person (the tray's count).
 pub fn needing_person(sessions: &[SessionRecord]) -> usize {
-    sessions.iter().filter(|s| s.needs_you).count()
+    sessions.iter().filter(|s| s.needs_you()).count()
 }
 
 /// `title — detail`, the way a session is named in one line; where its agent said why it
@@ -89,7 +89,7 @@ pub fn one_line(record: &SessionRecord) -> String {
     } else {
         record.title.trim()
     };
-    if let Some(reason) = &record.reason {
+    if let Some(reason) = record.reason() {
         return match reason.title.as_deref().or(reason.msg.as_deref()) {
             Some(what) => format!("{title} — {}: {what}", reason.label()),
             None => format!("{title} — {}", reason.label()),
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn stopped_agents_have_a_group_of_their_own() {
         let dead = record_e("s", State::Closed, false, serde_json::Value::Null);
-        assert!(dead.stopped);
+        assert!(dead.stopped());
         assert_eq!(Group::of(&dead), Group::Stopped);
         assert!(Group::of(&dead).is_pending());
         let why = record_e(
@@ -312,7 +312,7 @@ mod tests {
     fn generation_d_groups_by_attention_alone() {
         // Waiting with the person's terminal attached is still waiting.
         let attached = record_d("s", State::Active, true);
-        assert!(attached.kind.is_none() && attached.needs_you);
+        assert!(attached.kind.is_none() && attached.needs_you());
         assert_eq!(Group::of(&attached), Group::Waiting);
         // Attention cleared: active while attached, otherwise not in the tray at all.
         assert_eq!(

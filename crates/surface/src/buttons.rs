@@ -1,9 +1,9 @@
 //! The window's buttons, drawn from the actions the core completed for each session (lf's
-//! own, or derived for the generation in use in `lf_tray_core::session`), with what only a
+//! own, or derived for the generation in use in `lf_tray_core::lf`), with what only a
 //! screen needs: whether a button is enabled, the hint of the text box lf requires, the key
 //! that reaches that box, and what Enter on the row does.
 
-use lf_tray_core::session::{moves_from, unavailable};
+use lf_tray_core::lf::{moves_from, unavailable};
 use lf_tray_core::{ActionKind, SessionRecord};
 use serde::{Deserialize, Serialize};
 
@@ -138,7 +138,7 @@ pub fn primary(buttons: &[Button]) -> Option<Action> {
 mod tests {
     use super::*;
     use crate::fixtures::record;
-    use lf_tray_core::session::finish;
+    use lf_tray_core::lf::finish;
     use lf_tray_core::{Dialect, Generation};
     use lf_tray_core::{Kind, State};
 

@@ -433,7 +433,7 @@ fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
             session,
             previous_needs_you: true,
             ..
-        } if !session.needs_you => Some(session),
+        } if !session.needs_you() => Some(session),
         Event::Resolved { session, .. } | Event::Stopped { session, .. } => Some(session),
         _ => None,
     }

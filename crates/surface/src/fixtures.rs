@@ -18,7 +18,8 @@ pub fn record(id: &str, kind: Kind, state: State) -> SessionRecord {
         "open_argv": ["/usr/bin/lf", "session", "open", id],
     });
     let mut record: SessionRecord = serde_json::from_value(json).expect("a record as lf sends it");
-    record.needs_you = lf_tray_core::session::needs_you(&record);
+    let needs_you = lf_tray_core::lf::needs_you(&record);
+    record.set_needs_you(needs_you);
     record
 }
 
@@ -57,7 +58,7 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
     } else {
         vec![lf_action("open", "Open here", None)]
     });
-    lf_tray_core::session::finish(
+    lf_tray_core::lf::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::D)),
     )
@@ -71,7 +72,7 @@ pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value
     let mut record = record_d(id, state, waiting);
     record.set_lf_field("program_status", status);
     record.set_lf_field("agent_process_id", serde_json::json!(AGENT_ID));
-    lf_tray_core::session::finish(
+    lf_tray_core::lf::finish(
         record,
         Some(&lf_tray_core::Dialect::of(lf_tray_core::Generation::E)),
     )
@@ -79,11 +80,11 @@ pub fn record_e(id: &str, state: State, waiting: bool, status: serde_json::Value
 
 /// That record with its agent found on this machine, running as `runs` says.
 pub fn with_agent(mut record: SessionRecord, runs: lf_tray_core::Runs) -> SessionRecord {
-    record.agent = Some(lf_tray_core::Agent {
+    record.set_agent(Some(lf_tray_core::Agent {
         id: AGENT_ID.into(),
         pid: Some(4242),
         runs,
-    });
+    }));
     record
 }
 

@@ -346,11 +346,11 @@ mod tests {
         // Cleared: the attached one is active, the other is not in the tray at all.
         let mut a = waiting("a", State::Active);
         a.set_lf_field("attention", serde_json::Value::Null);
-        let a = lf_tray_core::session::finish(a, None);
+        let a = lf_tray_core::lf::finish(a, None);
         let mut b = waiting("b", idle());
         b.set_lf_field("attention", serde_json::Value::Null);
-        let b = lf_tray_core::session::finish(b, None);
-        assert!(!a.needs_you && !b.needs_you);
+        let b = lf_tray_core::lf::finish(b, None);
+        assert!(!a.needs_you() && !b.needs_you());
         let entries = menu(&[a, b], &Popups::default());
         assert_eq!(labels(&entries)[..3], ["[Active]", "a — codex", "---"]);
     }

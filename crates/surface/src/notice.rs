@@ -315,7 +315,7 @@ pub const HEADLESS: &str = "It runs headless: no terminal shows it.";
 /// `Agent waits for you · <provider>`, the title, then where the work is.
 fn waits(record: &SessionRecord) -> Notice {
     let mut lines = Vec::new();
-    let summary = match &record.reason {
+    let summary = match record.reason() {
         Some(reason) => {
             let who = record.provider().unwrap_or("Agent");
             lines.extend(reason.title.iter().chain(&reason.msg).cloned());

@@ -282,7 +282,7 @@ struct Deferred {
 /// with a live client is one whose agent hands turns back to the terminal the person
 /// works in, many times an hour; each hand-back turns it waiting.
 fn watched(record: &SessionRecord) -> bool {
-    record.presents() == Presents::Waits && record.attached
+    record.presents() == Presents::Waits && record.attached()
 }
 
 /// The summary on screen, and the sessions it stands for.
@@ -551,7 +551,7 @@ impl Popups {
             Event::Snapshot { sessions, .. } => {
                 let needing: HashMap<String, &SessionRecord> = sessions
                     .iter()
-                    .filter(|s| s.needs_you)
+                    .filter(|s| s.needs_you())
                     .map(|s| (history::key(s), s))
                     .collect();
                 let gone: Vec<String> = self
@@ -620,7 +620,7 @@ impl Popups {
                 ..
             } => {
                 let key = history::key(session);
-                if session.needs_you {
+                if session.needs_you() {
                     if !previous_needs_you {
                         self.remember(event, session, unix);
                     }
@@ -680,7 +680,7 @@ impl Popups {
             Event::Ready { .. } => "ready",
             Event::Resolved { .. } => "resolved",
             Event::Stopped { .. } => "stopped",
-            Event::State { .. } if session.needs_you => "waits",
+            Event::State { .. } if session.needs_you() => "waits",
             Event::State { .. } => "no_longer_waits",
             _ => return,
         };
@@ -1399,7 +1399,7 @@ mod tests {
         p.flush(t1 + HOLD, &PREFS);
         let mut active = c.clone();
         active.state = State::Active;
-        active.needs_you = false;
+        active.set_needs_you(false);
         let state = Event::State {
             at: OffsetDateTime::now_utc(),
             session: active,
@@ -1805,7 +1805,7 @@ mod tests {
         );
         // Older generations' Asks are never deferred, whatever their state says.
         let mut ask = record("ask_1", Kind::Ask, State::Active);
-        ask.needs_you = true;
+        ask.set_needs_you(true);
         let t2 = t1 + BURST_WINDOW * 2;
         assert_eq!(
             shown(&p.on_event(&asked_event(&ask), t2, &PREFS)),

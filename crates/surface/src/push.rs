@@ -567,13 +567,13 @@ pub fn retry_after(tries: u32) -> Duration {
 
 /// Why a session waits, in the person's words and none of the agent's.
 fn why(record: &SessionRecord) -> &'static str {
-    if record.stopped {
+    if record.stopped() {
         return "stopped";
     }
     if record.state == State::Ready {
         return "is ready";
     }
-    match (record.presents(), &record.reason) {
+    match (record.presents(), record.reason()) {
         (Presents::Waits, Some(reason)) => reason.phrase(),
         (Presents::Waits, None) => "waits for you",
         _ if record.is(Kind::Flow) => "is at a review step",
@@ -596,7 +596,7 @@ fn place(record: &SessionRecord) -> String {
 /// One session's push: `<title> asks permission`, where it runs; with the person's
 /// `push_text`, the popup's own words.
 fn single(record: &SessionRecord, text: bool) -> Message {
-    let (priority, tags) = if record.stopped {
+    let (priority, tags) = if record.stopped() {
         (3, "warning")
     } else if record.state == State::Ready {
         (3, "white_check_mark")
@@ -604,7 +604,7 @@ fn single(record: &SessionRecord, text: bool) -> Message {
         (4, "bell")
     };
     let (title, body) = if text {
-        let popup = if record.stopped {
+        let popup = if record.stopped() {
             notice::stopped(record)
         } else if record.state == State::Ready {
             notice::ready(record)
@@ -687,7 +687,7 @@ mod tests {
         let mut r = record(id, Kind::Ask, State::Waiting);
         r.prompt = Some(format!("The agent's own words for {id}"));
         r.cwd = "/home/me/src/shop".into();
-        assert!(r.needs_you);
+        assert!(r.needs_you());
         r
     }
 
@@ -701,7 +701,7 @@ mod tests {
     fn answered(r: &SessionRecord) -> Event {
         let mut done = r.clone();
         done.state = State::Active;
-        done.needs_you = false;
+        done.set_needs_you(false);
         Event::State {
             at: OffsetDateTime::now_utc(),
             session: done,
@@ -833,7 +833,7 @@ mod tests {
 
         let mut ready = record("R", Kind::Ask, State::Ready);
         ready.ready_summary = Some("All done, the agent says".into());
-        ready.needs_you = true;
+        ready.set_needs_you(true);
         let t1 = t0 + BURST_WINDOW * 2;
         p.on_event(
             &Event::Ready {
@@ -850,7 +850,7 @@ mod tests {
         assert!(!m.body.contains("All done"));
 
         let dead = record_e("S", State::Closed, false, serde_json::Value::Null);
-        assert!(dead.stopped);
+        assert!(dead.stopped());
         let t2 = t1 + BURST_WINDOW * 2;
         p.on_event(
             &Event::Stopped {

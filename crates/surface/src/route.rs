@@ -1,7 +1,7 @@
 //! Where a click goes: one answer for a tray row and for every popup button, so that the
 //! same session is reached the same way from wherever the person clicked.
 
-use lf_tray_core::session::{plan, Step};
+use lf_tray_core::lf::{plan, Step};
 use lf_tray_core::{ActionKind, SessionKey, SessionRecord};
 
 use crate::board;
@@ -196,7 +196,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{record, record_d};
-    use lf_tray_core::session::finish;
+    use lf_tray_core::lf::finish;
     use lf_tray_core::{Dialect, Generation, Kind, State};
 
     fn with_actions(r: SessionRecord) -> SessionRecord {
@@ -286,7 +286,7 @@ mod tests {
         // lf lists no terminal and offers Move here for every live agent (E2): that alone
         // reaches nothing; the agent's own terminal does.
         let e = record_e("S", State::Active, true, blocked("question", "Which?", ""));
-        assert!(!e.attached && !e.in_terminal());
+        assert!(!e.attached() && !e.in_terminal());
         let key = e.key();
         let window = Destination::Window(Some(key.clone()));
         assert_eq!(destination(&key, Some(&e), Click::Popup(DEFAULT)), window);
@@ -315,7 +315,7 @@ mod tests {
         // Generations A–C let Open run beside a client: that stays the fallback.
         let mut ask = with_actions(record("ask_1", Kind::Ask, State::Active));
         ask.set_lf_field("terminal_ids", serde_json::json!(["T-1"]));
-        assert!(ask.attached);
+        assert!(ask.attached());
         assert_eq!(
             destination(&ask.key(), Some(&ask), Click::Popup(DEFAULT)),
             Destination::Existing {

@@ -337,7 +337,7 @@ pub fn views(
                 .then(|| record.repo())
                 .flatten();
             let kind_name = board::kind_name(record.kind.as_ref());
-            let reason_phrase = record.reason.as_ref().map(|r| r.phrase());
+            let reason_phrase = record.reason().map(|r| r.phrase());
             let repo = repo_name.clone().or_else(|| last_part(&record.cwd));
             let label = [
                 kind_name.as_deref().or(record.provider_named()),
@@ -377,11 +377,11 @@ pub fn views(
                 chips: chips(record, kind_name),
                 meta: Some(joined(&meta)).filter(|m| !m.is_empty()),
                 cwd: Some(record.cwd.clone()).filter(|c| !c.is_empty()),
-                why: record.reason.as_ref().map(|reason| Why {
+                why: record.reason().map(|reason| Why {
                     label: format!("Agent {}", reason_phrase.unwrap_or("waits for you")),
                     text: joined_with(&[reason.title.as_deref(), reason.msg.as_deref()], " — "),
                 }),
-                stopped: record.stopped,
+                stopped: record.stopped(),
                 question: board::question(record),
                 ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
                 request: desk.request(&key).map(RequestView::of),
@@ -408,7 +408,7 @@ fn chips(record: &SessionRecord, kind_name: Option<String>) -> Vec<Chip> {
         });
     }
     let says_waiting = matches!(record.state, State::Waiting | State::Ready);
-    if record.needs_you && !says_waiting {
+    if record.needs_you() && !says_waiting {
         chips.push(Chip {
             text: "Waiting for you".into(),
             style: ChipStyle::NeedsYou,
@@ -459,7 +459,7 @@ fn joined_with(parts: &[Option<&str>], between: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use lf_tray_core::session::{plan, Step};
+    use lf_tray_core::lf::{plan, Step};
     use lf_tray_core::{ActionKind, Runs, State};
 
     use super::*;

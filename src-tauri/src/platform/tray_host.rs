@@ -146,15 +146,6 @@ pub(crate) async fn tell_gnome_focus_setup(shell: Arc<Shell>) {
     }
 }
 
-/// What the shell knows of the tray host: whether one shows the app (`None`: not known
-/// yet, or not followed), and the login the no-tray popup on its way tells, kept as told
-/// once it was shown.
-#[derive(Default)]
-pub(crate) struct Seen {
-    pub(crate) host: std::sync::Mutex<Option<bool>>,
-    pub(crate) login: std::sync::Mutex<Option<String>>,
-}
-
 /// The popup for a start without a tray, unless this login was told already.
 #[cfg(all(unix, not(target_os = "macos")))]
 async fn tell_no_tray(shell: &Shell, started: Instant) {

@@ -41,17 +41,17 @@ use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
 use self::shared::{read, Shared};
 use self::task::Task;
-use crate::dialect::{Dialect, Generation};
-use crate::disk::{Disk, Real};
 use crate::event::{Event, Warning};
-use crate::home::Home;
-use crate::lf::{self, one_line, Lf, LfAction, LfError};
+use crate::files::disk::{Disk, Real};
+use crate::files::records::Records;
+pub use crate::files::watch::{DirWatcher, Handler, MakeWatcher};
+use crate::lf::cli::{self as lf, one_line, Lf, LfAction, LfError};
+use crate::lf::dialect::{Dialect, Generation};
+use crate::lf::home::Home;
+use crate::lf::record::{SessionKey, SessionRecord};
 use crate::machine::{self, Ssh};
 use crate::permission::remote::Links;
-use crate::records::Records;
-use crate::session::{SessionKey, SessionRecord};
 use crate::snapshot::Snapshot;
-pub use crate::watch::{DirWatcher, Handler, MakeWatcher};
 
 /// How often `lf session list` runs with nothing else asking for it. lf's database is
 /// watched (or its reader followed), so this only catches what neither can see (a database

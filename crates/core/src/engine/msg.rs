@@ -5,11 +5,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::core::{Exit, Stamp};
-use crate::agent::Found;
-use crate::dialect::Dialect;
-use crate::lf::LfError;
-use crate::monitor::Report;
-use crate::session::SessionRecord;
+use crate::lf::agent::Found;
+use crate::lf::cli::LfError;
+use crate::lf::dialect::Dialect;
+use crate::lf::monitor::Report;
+use crate::lf::record::SessionRecord;
 
 /// One thing that happened, for the task to hand to the core or the file half.
 pub(super) enum Msg {
@@ -35,7 +35,7 @@ pub(super) enum Msg {
 /// Tell the engine when a process exits: the one place that waits for one.
 pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exit: Exit) -> AbortHandle {
     tokio::spawn(async move {
-        crate::liveness::exited(pid).await;
+        crate::proc::exited(pid).await;
         if let Some(tx) = tx.upgrade() {
             let _ = tx.send(Msg::Exited(exit));
         }

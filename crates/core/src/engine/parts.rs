@@ -9,12 +9,12 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::agent::Process;
-use crate::dialect::Dialect;
-use crate::lf::{Lf, LfAction, LfError};
-use crate::monitor::{Reader, Report};
-use crate::session::SessionRecord;
-use crate::watch::{DirWatcher, MakeWatcher};
+use crate::files::watch::{DirWatcher, MakeWatcher};
+use crate::lf::agent::Process;
+use crate::lf::cli::{Lf, LfAction, LfError};
+use crate::lf::dialect::Dialect;
+use crate::lf::monitor::{Reader, Report};
+use crate::lf::record::SessionRecord;
 
 /// An lf run under way; it owns what it needs, so the task can hand it to tokio.
 pub type Running<T> = Pin<Box<dyn Future<Output = T> + Send>>;

@@ -12,14 +12,14 @@ use tokio::time::Instant;
 use super::core::{Command, Core, Exit, FileView, Input, Now, Out};
 use super::shared::Shared;
 use super::SAFETY_INTERVAL;
-use crate::agent::Found;
-use crate::dialect::{Dialect, Generation};
 use crate::event::{Event, Warning};
-use crate::lf::LfError;
+use crate::lf::agent::Found;
+use crate::lf::cli::LfError;
+use crate::lf::dialect::{Dialect, Generation};
+use crate::lf::monitor::{Frame, Part, Report};
+use crate::lf::record::{test_record, SessionRecord, State};
+use crate::lf::{Agent, Runs};
 use crate::machine;
-use crate::monitor::{Frame, Part, Report};
-use crate::session::{test_record, SessionRecord, State};
-use crate::session::{Agent, Runs};
 
 /// What the file half holds, and lf's database, as data: these cases are about the core
 /// (the file half itself, on a disk made of data, is replayed in `replay_files.rs`).
@@ -335,24 +335,21 @@ fn failure(message: &str) -> LfError {
 fn open_in(id: &str, worktree: &str) -> SessionRecord {
     let mut record = test_record(id, None, State::Active);
     let workspace = serde_json::json!({ "worktree": worktree });
-    record.extra.insert("workspace".into(), workspace);
+    record.set_lf_field("workspace", workspace);
     record
 }
 
 fn waiting_in(id: &str, worktree: &str) -> SessionRecord {
-    SessionRecord {
-        state: State::Waiting,
-        ..open_in(id, worktree)
-    }
+    let mut record = open_in(id, worktree);
+    record.state = State::Waiting;
+    record
 }
 
 /// An E2 session whose agent lf names by its Process id.
 fn with_agent(id: &str, agent: &str) -> SessionRecord {
     let mut record = test_record(id, None, State::Active);
-    record.extra.insert("agent_process_id".into(), agent.into());
-    record
-        .extra
-        .insert("terminal_ids".into(), serde_json::json!([]));
+    record.set_lf_field("agent_process_id", agent);
+    record.set_lf_field("terminal_ids", serde_json::json!([]));
     record
 }
 
@@ -501,7 +498,7 @@ fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_listed
     assert_eq!(r.at(2300).lists(), 1);
     r.at(2350).write();
     let mut asks = waiting_in("s1", "/r/a");
-    asks.extra.insert("attention".into(), "waiting".into());
+    asks.set_lf_field("attention", "waiting");
     r.at(2500).listed(vec![asks]);
     assert_eq!(r.told(), ["asked s1"]);
 }
@@ -1191,14 +1188,14 @@ fn a_new_agent_is_found_with_one_process_list_then_watched() {
     assert_eq!(r.take(), [watch(A1, 4242)]);
     let record = r.shared.snapshot.get("s1").unwrap();
     assert_eq!(
-        record.agent,
-        Some(Agent {
+        record.agent(),
+        Some(&Agent {
             id: A1.into(),
             pid: Some(4242),
             runs: Runs::Terminal
         })
     );
-    assert!(record.in_terminal() && !record.attached && !record.headless());
+    assert!(record.in_terminal() && !record.attached() && !record.headless());
     // Listed again: nothing new to ask lf.
     r.at(1000).write();
     r.at(1100).take();
@@ -1360,7 +1357,14 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
         "unrecognized subcommand 'ps'",
     ))));
     assert_eq!(r.warnings(), Vec::<String>::new(), "told once");
-    let agent = r.shared.snapshot.get("s1").unwrap().agent.clone().unwrap();
+    let agent = r
+        .shared
+        .snapshot
+        .get("s1")
+        .unwrap()
+        .agent()
+        .cloned()
+        .unwrap();
     assert_eq!((agent.pid, agent.runs), (None, Runs::Unknown));
 }
 
@@ -1368,7 +1372,7 @@ fn an_lf_without_a_process_list_is_asked_once_per_new_agent() {
 fn before_e_agents_are_not_watched() {
     let mut r = Replay::with(D0, vec![with_agent("s1", A1)]);
     assert_eq!(r.take(), []);
-    assert_eq!(r.shared.snapshot.get("s1").unwrap().agent, None);
+    assert_eq!(r.shared.snapshot.get("s1").unwrap().agent(), None);
 }
 
 // An action: the tray's own lf run, then a list whose end lets the caller go on.

@@ -24,14 +24,14 @@ use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::{FileCommand, FileInput, FileSide, Hands};
 use super::task::db_stamp;
 use super::SAFETY_INTERVAL;
-use crate::ask::{self, AskRecord};
-use crate::disk::{Answers, Disk, Entry, Read, Stat};
 use crate::event::{Event, Warning};
-use crate::home::Home;
-use crate::liveness::ProviderClient;
-use crate::run::{Manifest, Run};
-use crate::session::State;
-use crate::watch::{Batch, DirWatcher};
+use crate::files::ask::{self, AskRecord};
+use crate::files::disk::{Answers, Disk, Entry, Read, Stat};
+use crate::files::liveness::ProviderClient;
+use crate::files::run::{Manifest, Run};
+use crate::files::watch::{Batch, DirWatcher};
+use crate::lf::home::Home;
+use crate::lf::record::State;
 
 const HOME: &str = "/home/me/.lf";
 const A1: &str = "ask_11111111111111111111111111111111";
@@ -639,7 +639,7 @@ impl Replay {
 }
 
 fn ask(id: &str, title: &str) -> Value {
-    crate::ask::test_file(id, title)
+    crate::files::ask::test_file(id, title)
 }
 
 fn ready(id: &str, summary: &str) -> Value {

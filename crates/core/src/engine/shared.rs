@@ -4,7 +4,7 @@
 use std::sync::RwLock;
 
 use super::core::{Change, Followed};
-use crate::dialect::Dialect;
+use crate::lf::dialect::Dialect;
 use crate::snapshot::Snapshot;
 
 /// What the surfaces read between events: the task keeps it as the core's changes say.

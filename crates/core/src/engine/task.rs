@@ -22,11 +22,11 @@ use super::msg::{watch_exit, Msg};
 const LET_GO_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 use super::parts::{Cli, Reading};
 use super::shared::{write, Shared};
-use crate::disk::{Answers, Disk, Read, Real};
 use crate::event::{Event, Warning};
-use crate::home::Home;
+use crate::files::disk::{Answers, Disk, Read, Real};
+use crate::files::watch::{Batch, DirWatcher, Handler, MakeWatcher};
+use crate::lf::home::Home;
 use crate::machine;
-use crate::watch::{Batch, DirWatcher, Handler, MakeWatcher};
 
 /// What the task holds for the core's commands.
 pub(super) struct Task {
@@ -373,7 +373,7 @@ impl Task {
                 tokio::spawn(async move {
                     let found = listing.await;
                     let stamp = ended();
-                    let found = found.map(|processes| crate::agent::find(&named, &processes));
+                    let found = found.map(|processes| crate::lf::agent::find(&named, &processes));
                     let _ = tx.send(Msg::AgentsFound(found, stamp));
                 });
             }
@@ -383,7 +383,7 @@ impl Task {
                 started_at,
             } => {
                 // Found a moment ago; a pid another process took meanwhile is not it.
-                if crate::agent::is_still(pid, started_at) == Some(false) {
+                if crate::lf::agent::is_still(pid, started_at) == Some(false) {
                     let _ = tx.send(Msg::Exited(exit));
                     return;
                 }

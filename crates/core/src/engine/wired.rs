@@ -13,12 +13,12 @@ use tokio::sync::mpsc;
 
 use super::parts::{Cli, Listed, Parts, Reading, Running};
 use super::{Config, Engine};
-use crate::dialect::{Dialect, Generation};
 use crate::event::Event;
-use crate::lf::{LfAction, LfError};
-use crate::monitor::Report;
-use crate::session::{test_record, SessionRecord, State};
-use crate::watch::{DirWatcher, Handler};
+use crate::files::watch::{DirWatcher, Handler};
+use crate::lf::cli::{LfAction, LfError};
+use crate::lf::dialect::{Dialect, Generation};
+use crate::lf::monitor::Report;
+use crate::lf::record::{test_record, SessionRecord, State};
 
 /// lf as a script: what it lists now, and what an action does to that.
 struct Script {
@@ -87,7 +87,7 @@ impl Cli for Scripted {
             Ok(String::new())
         })
     }
-    fn processes(&self) -> Running<Result<Vec<crate::agent::Process>, LfError>> {
+    fn processes(&self) -> Running<Result<Vec<crate::lf::agent::Process>, LfError>> {
         Box::pin(async { Err(LfError::NotFound) })
     }
 }
@@ -229,7 +229,7 @@ fn snapshot_ids(event: &Event) -> Option<Vec<String>> {
 /// A session whose agent waits for the person, as generation E lists it.
 fn waiting(id: &str) -> SessionRecord {
     let mut record = test_record(id, None, State::Waiting);
-    record.extra.insert("attention".into(), "waiting".into());
+    record.set_lf_field("attention", "waiting");
     record
 }
 
@@ -256,7 +256,7 @@ async fn a_foreign_write_is_listed_again_and_what_changed_is_told() {
     let told = rig
         .next(|e| match e {
             Event::State { session, .. } | Event::Asked { session, .. } => {
-                Some((session.id.clone(), session.needs_you))
+                Some((session.id.clone(), session.needs_you()))
             }
             _ => None,
         })

@@ -249,7 +249,7 @@ pub fn requester<'a>(
     chain.iter().find_map(|pid| {
         sessions
             .iter()
-            .find(|s| s.machine.is_none() && s.agent.as_ref().and_then(|a| a.pid) == Some(*pid))
+            .find(|s| s.machine.is_none() && s.agent().and_then(|a| a.pid) == Some(*pid))
     })
 }
 
@@ -273,12 +273,12 @@ mod tests {
     #[test]
     fn the_requester_is_the_nearest_listed_agent_above_the_hook() {
         let agent = |id: &str, pid: u32, machine: Option<&str>| {
-            let mut r = crate::session::test_record(id, None, crate::State::Active);
-            r.agent = Some(crate::Agent {
+            let mut r = crate::lf::record::test_record(id, None, crate::State::Active);
+            r.set_agent(Some(crate::Agent {
                 id: format!("lf-{id}"),
                 pid: Some(pid),
                 runs: Default::default(),
-            });
+            }));
             r.machine = machine.map(String::from);
             r
         };

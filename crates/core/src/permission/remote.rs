@@ -31,7 +31,7 @@ use tokio::task::AbortHandle;
 
 use super::claude_settings;
 use super::{read_request, requester, Reply, Request, MAX_REQUEST, SHOWN};
-use crate::session::SessionRecord;
+use crate::lf::record::SessionRecord;
 
 /// One line from the tray to the machine's watcher.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -962,18 +962,18 @@ mod tests {
     /// listed agent) is handed on, answered, and given up on when the tray falls silent.
     #[tokio::test]
     async fn a_hook_there_is_handed_on_answered_and_given_up_on_when_the_tray_falls_silent() {
-        use crate::session::{Agent, Runs};
+        use crate::lf::{Agent, Runs};
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let socket = dir.path().join("lf-tray").join("permission.sock");
         let mut record: SessionRecord =
             serde_json::from_value(serde_json::json!({"id": "s1", "state": "waiting"})).unwrap();
-        record.agent = Some(Agent {
+        record.set_agent(Some(Agent {
             id: "a".into(),
             pid: Some(std::process::id()),
             runs: Runs::Terminal,
-        });
+        }));
         let (out, mut lines) = mpsc::unbounded_channel();
         let place = Place {
             socket: socket.clone(),

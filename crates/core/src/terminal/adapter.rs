@@ -37,7 +37,7 @@
 //!   convention.
 
 use super::{shell_quote, Env, SCRUBBED_VARS};
-use crate::home::STORE_VARS;
+use crate::lf::home::STORE_VARS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Adapter {

@@ -20,7 +20,7 @@ mod adapter;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
 pub mod place;
-mod quote;
+
 pub mod tab;
 mod template;
 #[cfg(any(windows, test))]
@@ -33,21 +33,21 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-pub use quote::{shell_quote, split_words};
+pub use crate::quote::{shell_quote, split_words};
 
 /// The id of Loopflow Tray's GNOME Shell extension (`lf-tray setup gnome-focus`), the
 /// directory it is installed in under `gnome-shell/extensions/`: what lets the tray focus
 /// a terminal on GNOME's Wayland session.
 pub const GNOME_FOCUS_EXTENSION: &str = "lf-tray-focus@loopflow.dev";
 
-use crate::session::SessionRecord;
+use crate::lf::record::SessionRecord;
 use adapter::Adapter;
 
 /// lf's Run context, which must not leak into a session the user opens (model §2.9).
 /// `LF_TERMINAL_ID`/`LF_TERMINAL_TTY` name the terminal pane the tray was started from,
 /// which is not the new window.
 pub const SCRUBBED_VARS: [&str; 8] = {
-    let run = crate::home::RUN_CONTEXT_VARS;
+    let run = crate::lf::home::RUN_CONTEXT_VARS;
     let mut all = ["LF_TERMINAL_ID"; 8];
     let mut i = 0;
     while i < run.len() {
@@ -492,4 +492,13 @@ fn file_name(program: &str) -> &str {
         .file_name()
         .and_then(OsStr::to_str)
         .unwrap_or(program)
+}
+/// The launch that opens another machine's session from here: `ssh -t` to it running the
+/// session's own launch there ([`crate::ssh::Ssh::open`]), started in `local_dir` (the person's home:
+/// the session's directory names a path on the other machine).
+pub fn remote_launch(dest: &str, launch: &Launch, local_dir: PathBuf) -> Result<Launch, String> {
+    Ok(Launch {
+        argv: crate::ssh::Ssh::new(dest)?.open(&launch.argv, &launch.cwd),
+        cwd: local_dir,
+    })
 }

@@ -2,7 +2,7 @@
 //!
 //! The rule is documented on [`Choice::Custom`](super::Choice::Custom).
 
-use super::quote::{shell_quote, split_words};
+use crate::quote::{shell_quote, split_words};
 
 const ARGV: &str = "{argv}";
 const CWD: &str = "{cwd}";

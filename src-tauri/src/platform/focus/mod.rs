@@ -205,7 +205,7 @@ fn locate(record: &SessionRecord, terminals: &Terminals, desktop: &Desktop) -> O
     let mut clients = processes.clients(&record.id, &ids);
     // Today's lf runs the agent as its own child on the person's terminal, and no
     // command line need name the session (§10.6): the agent's process is where it runs.
-    if let Some(pid) = record.agent.as_ref().and_then(|a| a.pid) {
+    if let Some(pid) = record.agent().and_then(|a| a.pid) {
         if processes.get(pid).is_some() && !clients.contains(&pid) {
             clients.push(pid);
         }

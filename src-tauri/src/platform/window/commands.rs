@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use lf_tray_core::session::{plan, Step};
+use lf_tray_core::lf::{plan, Step};
 use lf_tray_core::SessionKey;
 use lf_tray_surface::buttons::Action;
 use lf_tray_surface::route::Click;

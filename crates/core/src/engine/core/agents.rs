@@ -6,10 +6,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Command, Exit};
-use crate::agent::Found;
-use crate::dialect::Dialect;
-use crate::lf::LfError;
-use crate::session::{Agent, Runs, SessionRecord};
+use crate::lf::agent::Found;
+use crate::lf::cli::LfError;
+use crate::lf::dialect::Dialect;
+use crate::lf::record::SessionRecord;
 
 /// An agent process a listed session names, as far as the tray followed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,17 +132,10 @@ impl Agents {
     /// A listed record with what the tray found of its agent.
     pub(super) fn annotate(&self, dialect: &Dialect, record: &SessionRecord) -> SessionRecord {
         let mut record = record.clone();
-        if let Some(id) = dialect.agent_id(&record) {
-            let found = match self.seen.get(id) {
-                Some(Seen::Watched(found)) => Some(found),
-                _ => None,
-            };
-            record.agent = Some(Agent {
-                id: id.to_string(),
-                pid: found.map(|f| f.pid),
-                runs: found.map_or(Runs::Unknown, |f| f.runs),
-            });
-        }
+        record.found_agent(dialect, |id| match self.seen.get(id) {
+            Some(Seen::Watched(found)) => Some((found.pid, found.runs)),
+            _ => None,
+        });
         record
     }
 }

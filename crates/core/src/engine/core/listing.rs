@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::readers::Readers;
 use crate::event::Warning;
-use crate::lf::{one_line, LfError};
-use crate::session::SessionRecord;
+use crate::lf::cli::{one_line, LfError};
+use crate::lf::record::SessionRecord;
 use crate::snapshot::boundary_runs;
 
 #[derive(Default)]

@@ -5,8 +5,8 @@
 use super::warnings::Warnings;
 use super::{Change, Command, Now, Out};
 use crate::event::{Event, Warning};
+use crate::lf::record::SessionRecord;
 use crate::machine::{self, MachineView};
-use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 
 /// One other machine the engine follows.

@@ -10,7 +10,7 @@ use super::listing::Listing;
 use super::program::Program;
 use super::{Change, FileView};
 use crate::event::Event;
-use crate::session::SessionRecord;
+use crate::lf::record::SessionRecord;
 use crate::snapshot::{merge_one, Snapshot};
 
 /// What lf's side holds, for a merge.

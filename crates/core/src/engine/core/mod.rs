@@ -35,14 +35,14 @@ use std::time::{Duration, SystemTime};
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use crate::agent::Found;
-use crate::dialect::Dialect;
 use crate::event::{Event, Warning};
-use crate::lf::{one_line, LfError};
+use crate::lf::agent::Found;
+use crate::lf::cli::{one_line, LfError};
+use crate::lf::dialect::Dialect;
+use crate::lf::monitor::Report;
+use crate::lf::record::SessionRecord;
 use crate::machine;
-use crate::monitor::Report;
 use crate::schedule::Schedule;
-use crate::session::SessionRecord;
 use crate::snapshot::Snapshot;
 
 use self::agents::Agents;

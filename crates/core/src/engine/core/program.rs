@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::dialect::{Dialect, Generation, ReaderScope};
+use crate::lf::dialect::{Dialect, Generation, ReaderScope};
 
 /// A package manager replaces the lf program in several steps; it is asked what it is
 /// once they have settled.

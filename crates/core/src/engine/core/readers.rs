@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Command;
-use crate::monitor::{Part, Report};
-use crate::session::SessionRecord;
+use crate::lf::monitor::{Part, Report};
+use crate::lf::record::SessionRecord;
 
 /// lf's reader sends a heartbeat every 2 s; three missed ones mean it hangs, and it is
 /// started again.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{CarriedOut, FileCommand, FileInput, FileOut, FileSide, Handed, Step};
-use crate::disk::{Answers, Read};
+use crate::files::disk::{Answers, Read};
 
 /// What carries out the file half's watches and reads.
 pub(in crate::engine) trait Hands {

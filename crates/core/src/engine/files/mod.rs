@@ -14,12 +14,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::core::{Command, Exit, FileView, Input};
-use crate::disk::{Answers, Read, RunReading};
 use crate::event::Warning;
-use crate::home::Home;
-use crate::records::Records;
-use crate::session::SessionRecord;
-use crate::watch::{looked_at, route, run_names, Appeared, Asked, Batch, Watches};
+use crate::files::disk::{Answers, Read, RunReading};
+use crate::files::records::Records;
+use crate::files::watch::{looked_at, route, run_names, Appeared, Asked, Batch, Watches};
+use crate::lf::home::Home;
+use crate::lf::record::SessionRecord;
 
 pub(super) use self::drive::Hands;
 

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::session::Runs;
+use crate::lf::record::Runs;
 
 /// lf's rule against a reused pid: the process must have started within 3 s of the start
 /// lf recorded (`os_started_at`, from `ps` etime, about 1 s resolution).
@@ -85,7 +85,7 @@ fn process(node: &Value, started_key: &str) -> Option<Process> {
 pub(crate) fn is_still(pid: u32, started_at: Option<i64>) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        let Some(start) = crate::liveness::start_time(pid as i32) else {
+        let Some(start) = crate::proc::start_time(pid as i32) else {
             return Some(false);
         };
         Some(started_at.is_none_or(|at| (start - at as f64).abs() <= START_TOLERANCE_SECS))
@@ -101,7 +101,7 @@ pub(crate) fn is_still(pid: u32, started_at: Option<i64>) -> Option<bool> {
 pub(crate) fn runs(pid: u32) -> Runs {
     #[cfg(target_os = "linux")]
     {
-        match crate::liveness::has_terminal(pid as i32) {
+        match crate::proc::has_terminal(pid as i32) {
             Some(true) => Runs::Terminal,
             Some(false) => Runs::Headless,
             None => Runs::Unknown,
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn a_reused_pid_is_not_the_agent() {
         let me = std::process::id();
-        let born = crate::liveness::start_time(me as i32).unwrap() as i64;
+        let born = crate::proc::start_time(me as i32).unwrap() as i64;
         assert_eq!(is_still(me, Some(born)), Some(true));
         assert_eq!(
             is_still(me, None),

@@ -15,9 +15,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::event::Warning;
-use crate::liveness::{self, ProviderClient, CLIENTS_DIR};
-use crate::record_file::{decode_record, open_record_file, read_record_file};
-use crate::session::{Kind, SessionRecord, State, WorkRef};
+use crate::files::liveness::{self, ProviderClient, CLIENTS_DIR};
+use crate::files::record_file::{decode_record, open_record_file, read_record_file};
+use crate::lf::record::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's manifests are a few KiB; anything near this is not a manifest lf wrote, and
 /// reading it whole on every file event would stall the engine.
@@ -245,27 +245,18 @@ impl Run {
     /// The interactive session lf lists for this Run: active while a client is live,
     /// closed otherwise.
     pub fn session(&self, live: bool, open_argv: Vec<String>) -> SessionRecord {
-        SessionRecord {
-            id: self.manifest.run_id.clone(),
-            machine: None,
-            kind: Some(Kind::Interactive),
-            work: self.work(),
-            title: self.title.clone(),
-            detail: self.detail(),
-            cwd: self.manifest.cwd.clone(),
-            state: if live { State::Active } else { State::Closed },
-            ready_summary: None,
-            open_argv,
-            actions: None,
-            needs_you: false,
-            reason: None,
-            stopped: false,
-            attached: false,
-            agent: None,
-            prompt: None,
-            created_at: Some(self.manifest.created_at),
-            extra: serde_json::Map::new(),
-        }
+        let mut record = SessionRecord::new(
+            self.manifest.run_id.clone(),
+            Some(Kind::Interactive),
+            if live { State::Active } else { State::Closed },
+        );
+        record.work = self.work();
+        record.title = self.title.clone();
+        record.detail = self.detail();
+        record.cwd = self.manifest.cwd.clone();
+        record.open_argv = open_argv;
+        record.created_at = Some(self.manifest.created_at);
+        record
     }
 }
 

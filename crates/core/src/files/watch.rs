@@ -9,9 +9,9 @@ use std::path::{Component, Path, PathBuf};
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::EventKind;
 
-use crate::disk::{is_hidden, Answers, Entry};
-use crate::home::Home;
-use crate::run::Run;
+use crate::files::disk::{is_hidden, Answers, Entry};
+use crate::files::run::Run;
+use crate::lf::home::Home;
 
 /// Sort one file event into what it makes dirty. `program` is the `lf` in use (and what
 /// it links to): a change to it may be a new lf generation.
@@ -36,7 +36,7 @@ pub fn route(home: &Home, program: &[PathBuf], event: notify::Event, batch: &mut
             match names(rest).as_slice() {
                 [] => batch.tops = true,
                 [name] => {
-                    if let Some(id) = crate::ask::ask_id_from_file_name(name) {
+                    if let Some(id) = crate::files::ask::ask_id_from_file_name(name) {
                         batch.asks.insert(id.to_string());
                     }
                 }

@@ -5,11 +5,8 @@
 //! far), so unknown fields are ignored, unknown kinds, states and action kinds are kept
 //! as the strings lf sent, and fields a generation lacks are simply absent.
 //!
-//! One answer is the tray's own and the same for every generation: [`SessionRecord::needs_you`],
-//! whether the session waits on a person, judged by [`needs_you`] from what the record says.
-
-pub use crate::actions::{moves_from, plan, unavailable, Step};
-pub use crate::snapshot::finish;
+//! What a record means to the person (whether it waits on them, why, where its agent
+//! runs) is not lf's wire: it is the record's [`Reading`], made by [`super::reading`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -171,31 +168,12 @@ pub struct SessionRecord {
     /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<Action>>,
-    /// Whether this session waits on a person: the tray's one answer for every lf
-    /// generation, set by the engine (see [`needs_you`]). lf never sends it.
-    #[serde(default)]
-    pub needs_you: bool,
-    /// Why it waits, where the agent said so (generation E's `program_status`), while it
-    /// waits; set by the engine ([`reason`]). lf never sends it.
-    #[serde(default)]
-    pub reason: Option<Reason>,
-    /// Its agent stopped (died or exited) while the session stays open (generation E): it
-    /// never needs the person, but its work stands still until someone resumes it. Set by
-    /// the engine for the lf in use; lf never sends it.
-    #[serde(default)]
-    pub stopped: bool,
-    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
-    /// ([`crate::Dialect::attached`]); set by the engine, lf never sends it.
-    #[serde(default)]
-    pub attached: bool,
-    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
-    /// engine found it on this machine: set by the engine; lf never sends it.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "lenient"
-    )]
-    pub agent: Option<Agent>,
+    /// What the tray reads in it for the lf in use: whether it waits on the person and
+    /// why, whether its agent stopped, whether a terminal is attached and where its agent
+    /// runs. lf never sends it; only lf's module makes it ([`crate::lf::finish`]), and a
+    /// record of another machine's carries that machine's tray's.
+    #[serde(flatten)]
+    pub(in crate::lf) reading: Reading,
     /// The Ask's full question. Only the files carry it; lf's list does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -203,18 +181,54 @@ pub struct SessionRecord {
     /// ordering in the tray); lf's list does not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<i64>,
-    /// Every other field lf sent, kept as it was. Private to the core: what they mean is
-    /// the dialect's to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
+    /// Every other field lf sent, kept as it was. Private to lf's module: what they mean
+    /// is its to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
     #[serde(flatten)]
-    pub(crate) extra: serde_json::Map<String, Value>,
+    pub(in crate::lf) extra: serde_json::Map<String, Value>,
 }
 
-/// For other crates' tests: a record as lf would have sent it with one more field, or one
-/// less (fixtures only; the product reads lf's fields through the core).
-#[cfg(feature = "fixtures")]
 impl SessionRecord {
+    /// A record with only its id, kind and state, as the files start theirs: lf's other
+    /// words absent, and not yet read ([`crate::lf::finish`]).
+    pub(crate) fn new(id: String, kind: Option<Kind>, state: State) -> SessionRecord {
+        SessionRecord {
+            id,
+            machine: None,
+            kind,
+            work: None,
+            title: String::new(),
+            detail: String::new(),
+            cwd: String::new(),
+            state,
+            ready_summary: None,
+            open_argv: Vec::new(),
+            actions: None,
+            reading: Reading::default(),
+            prompt: None,
+            created_at: None,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// lf's own words from `listed` (its list's record of the same session) that this one
+    /// lacks: a file record keeps what only lf's list says (`run_id`, `wave_id`, …).
+    pub(crate) fn keep_lf_fields(&mut self, listed: &SessionRecord) {
+        for (key, value) in &listed.extra {
+            self.extra.entry(key.clone()).or_insert(value.clone());
+        }
+    }
+}
+
+/// For tests here and in other crates: a record as lf would have sent it with one more
+/// field, or one less (fixtures only; the product reads lf's fields through lf's module).
+#[cfg(any(test, feature = "fixtures"))]
+impl SessionRecord {
+    pub fn lf_field(&self, name: &str) -> Option<&Value> {
+        self.extra.get(name)
+    }
+
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
         self.extra.insert(name.to_string(), value.into());
     }
@@ -222,6 +236,153 @@ impl SessionRecord {
     pub fn remove_lf_field(&mut self, name: &str) {
         self.extra.remove(name);
     }
+}
+
+impl SessionRecord {
+    /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
+    pub fn terminal_ids(&self) -> Vec<String> {
+        self.extra
+            .get("terminal_ids")
+            .and_then(Value::as_array)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| id.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Where the work is, for a record that says (generation D, and C's lists): lf's
+    /// `work_path` (`product / LOO-412`), else the repository it runs in.
+    pub fn work(&self) -> Option<String> {
+        self.work_path().map(str::to_string).or_else(|| self.repo())
+    }
+
+    /// lf's own name for the work (`work_path`: `product / LOO-412`), where it gives one.
+    pub fn work_path(&self) -> Option<&str> {
+        self.extra_str("work_path")
+    }
+
+    /// The agent lf names (`provider`: `claude`, `codex`), and only that: [`provider`]
+    /// falls back to the record's detail.
+    ///
+    /// [`provider`]: SessionRecord::provider
+    pub fn provider_named(&self) -> Option<&str> {
+        self.extra_str("provider")
+    }
+
+    /// Where a Flow session stands: lf's step, its index and the iteration, as lf wrote
+    /// them (JSON text; empty where absent), for telling one review step from the next.
+    pub fn flow_step(&self) -> [String; 3] {
+        ["step", "step_index", "iteration"].map(|name| {
+            self.extra
+                .get(name)
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).
+    pub fn run_id(&self) -> Option<&str> {
+        self.extra.get("run_id").and_then(|v| v.as_str())
+    }
+
+    /// The repository's name: the last component of the checkout root lf recorded
+    /// (`workspace.worktree`), else of the session's directory.
+    pub fn repo(&self) -> Option<String> {
+        let path = self.worktree().unwrap_or(&self.cwd);
+        std::path::Path::new(path.trim_end_matches('/'))
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| !name.is_empty())
+    }
+
+    /// Which agent runs it: lf's `provider` (`codex`), else its `detail`
+    /// (`provider:model`), which generations before D carry alone.
+    pub fn provider(&self) -> Option<&str> {
+        self.extra_str("provider")
+            .or(Some(self.detail.trim()).filter(|d| !d.is_empty()))
+    }
+
+    /// Whether it is of this kind (generation D records have none).
+    pub fn is(&self, kind: Kind) -> bool {
+        self.kind.as_ref() == Some(&kind)
+    }
+
+    /// lf's `attention` word, where the record has one (generations C and D).
+    pub fn attention(&self) -> Option<&str> {
+        self.extra.get("attention").and_then(Value::as_str)
+    }
+
+    /// A string field lf sent that the engine does not model (`work_path`, `provider`).
+    fn extra_str(&self, key: &str) -> Option<&str> {
+        self.extra
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The lf action of this kind, if the session offers it.
+    pub fn action(&self, kind: &ActionKind) -> Option<&Action> {
+        self.actions.as_ref()?.iter().find(|a| &a.kind == kind)
+    }
+
+    /// Generation D's checkout root (`workspace.worktree`): what a per-repository
+    /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
+    pub fn worktree(&self) -> Option<&str> {
+        self.extra
+            .get("workspace")?
+            .get("worktree")?
+            .as_str()
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The order `lf session list` uses: title, then id.
+    pub fn list_order(a: &SessionRecord, b: &SessionRecord) -> std::cmp::Ordering {
+        a.title
+            .cmp(&b.title)
+            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.machine.cmp(&b.machine))
+    }
+
+    /// What identifies this session among every machine's.
+    pub fn key(&self) -> SessionKey {
+        SessionKey {
+            machine: self.machine.clone(),
+            id: self.id.clone(),
+        }
+    }
+}
+
+/// The tray's reading of one session, carried in its [`SessionRecord`] (and in the
+/// tray's own `watch --json`, so another machine's tray is read as it read it). Unread
+/// (all false and empty) until [`crate::lf::finish`] reads it for the lf in use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// Whether this session waits on a person: the tray's one answer for every lf
+    /// generation ([`crate::lf::reading::needs_you`]).
+    #[serde(default)]
+    pub(in crate::lf) needs_you: bool,
+    /// Why it waits, where the agent said so (generation E's `program_status`), while it
+    /// waits.
+    #[serde(default)]
+    pub(in crate::lf) reason: Option<Reason>,
+    /// Its agent stopped (died or exited) while the session stays open (generation E): it
+    /// never needs the person, but its work stands still until someone resumes it.
+    #[serde(default)]
+    pub(in crate::lf) stopped: bool,
+    /// Whether a terminal of the person's is attached to it now, as the lf in use says it
+    /// ([`Dialect::attached`]).
+    #[serde(default)]
+    pub(in crate::lf) attached: bool,
+    /// The agent process lf names for it (generation E2's `agent_process_id`), as the
+    /// engine found it on this machine.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
+    pub(in crate::lf) agent: Option<Agent>,
 }
 
 /// A session's agent process (generation E2): lf's id for it and, once lf's process list
@@ -305,214 +466,16 @@ impl Reason {
     }
 }
 
-/// The reason a record's agent gives for waiting: its newest status report if that is
-/// `blocked`. Reports are oldest first; one of a state this app does not know is passed
-/// over, any other (working, done, idle, error, clear) means the block is behind it.
-pub fn reason(record: &SessionRecord) -> Option<Reason> {
-    let reports = record
-        .extra
-        .get("program_status")?
-        .get("records")?
-        .as_array()?;
-    let text = |report: &Value, key: &str| {
-        report
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-    };
-    for report in reports.iter().rev() {
-        match report.get("state").and_then(Value::as_str) {
-            Some("blocked") => {
-                return Some(Reason {
-                    kind: text(report, "kind"),
-                    title: text(report, "title"),
-                    msg: text(report, "msg"),
-                })
-            }
-            Some("idle" | "working" | "done" | "error" | "clear") => return None,
-            _ => continue,
-        }
-    }
-    None
-}
-
 /// How a record presents itself to the person, decided here once for every surface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presents {
     /// An Ask or a Flow review step: lf says what is asked (generations A to C).
     Asks,
     /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
-    /// that it waits and, on E, why ([`SessionRecord::reason`]).
+    /// that it waits and, on E, why ([`Reading::reason`]).
     Waits,
     /// An interactive session, or a kind this app does not know.
     Session,
-}
-
-/// lf's `attention` values that mean a person is wanted: generation D's `waiting`, and
-/// C's and D0's `review` / `reply`. Any other word is shown but wakes nobody: a new lf
-/// value that meant "working" must not turn every session into a popup.
-const ATTENTION_WANTED: [&str; 3] = ["waiting", "review", "reply"];
-
-/// Whether a session waits on a person, from what its record says, in every generation:
-/// - a record that carries lf's `attention` (generation C when present, D always) is
-///   judged by it alone, since lf derives it from the agent's own stream: `waiting`
-///   (or C's `review` / `reply`) means yes, `null` means no, whatever the state;
-/// - otherwise (generations A and B, and the files) by kind and state: any session whose
-///   agent marked it `ready`, and an Ask or Flow step nobody is attached to (`waiting`, or
-///   `closed`: its client left while the caller still waits).
-pub fn needs_you(record: &SessionRecord) -> bool {
-    match record.extra.get("attention") {
-        Some(Value::String(word)) => ATTENTION_WANTED.contains(&word.as_str()),
-        Some(Value::Null) => false,
-        _ => matches!(
-            (&record.kind, &record.state),
-            (_, State::Ready) | (Some(Kind::Ask | Kind::Flow), State::Waiting | State::Closed)
-        ),
-    }
-}
-
-impl SessionRecord {
-    /// How it presents itself: what the popup, the tray row and the window say of it.
-    pub fn presents(&self) -> Presents {
-        match &self.kind {
-            Some(Kind::Ask | Kind::Flow) => Presents::Asks,
-            Some(_) => Presents::Session,
-            None => Presents::Waits,
-        }
-    }
-
-    /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
-    pub fn terminal_ids(&self) -> Vec<String> {
-        self.extra
-            .get("terminal_ids")
-            .and_then(Value::as_array)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|id| id.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Whether a terminal shows it now that the tray can go to: one attached to it, or
-    /// the terminal its agent runs on (E2: lf's child on the person's terminal, where no
-    /// terminal id is listed).
-    pub fn in_terminal(&self) -> bool {
-        self.attached
-            || self
-                .agent
-                .as_ref()
-                .is_some_and(|a| a.runs == Runs::Terminal)
-    }
-
-    /// Its agent runs headless: no terminal shows it, and Move here would start a second
-    /// conversation beside it rather than move it (lf's fallback, §10.6).
-    pub fn headless(&self) -> bool {
-        self.agent.as_ref().is_some_and(Agent::headless)
-    }
-
-    /// Where the work is, for a record that says (generation D, and C's lists): lf's
-    /// `work_path` (`product / LOO-412`), else the repository it runs in.
-    pub fn work(&self) -> Option<String> {
-        self.work_path().map(str::to_string).or_else(|| self.repo())
-    }
-
-    /// lf's own name for the work (`work_path`: `product / LOO-412`), where it gives one.
-    pub fn work_path(&self) -> Option<&str> {
-        self.extra_str("work_path")
-    }
-
-    /// The agent lf names (`provider`: `claude`, `codex`), and only that: [`provider`]
-    /// falls back to the record's detail.
-    ///
-    /// [`provider`]: SessionRecord::provider
-    pub fn provider_named(&self) -> Option<&str> {
-        self.extra_str("provider")
-    }
-
-    /// Where a Flow session stands: lf's step, its index and the iteration, as lf wrote
-    /// them (JSON text; empty where absent), for telling one review step from the next.
-    pub fn flow_step(&self) -> [String; 3] {
-        ["step", "step_index", "iteration"].map(|name| {
-            self.extra
-                .get(name)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        })
-    }
-
-    /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).
-    pub fn run_id(&self) -> Option<&str> {
-        self.extra.get("run_id").and_then(|v| v.as_str())
-    }
-
-    /// The repository's name: the last component of the checkout root lf recorded
-    /// (`workspace.worktree`), else of the session's directory.
-    pub fn repo(&self) -> Option<String> {
-        let path = self.worktree().unwrap_or(&self.cwd);
-        std::path::Path::new(path.trim_end_matches('/'))
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .filter(|name| !name.is_empty())
-    }
-
-    /// Which agent runs it: lf's `provider` (`codex`), else its `detail`
-    /// (`provider:model`), which generations before D carry alone.
-    pub fn provider(&self) -> Option<&str> {
-        self.extra_str("provider")
-            .or(Some(self.detail.trim()).filter(|d| !d.is_empty()))
-    }
-
-    /// Whether it is of this kind (generation D records have none).
-    pub fn is(&self, kind: Kind) -> bool {
-        self.kind.as_ref() == Some(&kind)
-    }
-
-    /// lf's `attention` word, where the record has one (generations C and D).
-    pub fn attention(&self) -> Option<&str> {
-        self.extra.get("attention").and_then(Value::as_str)
-    }
-
-    /// A string field lf sent that the engine does not model (`work_path`, `provider`).
-    pub fn extra_str(&self, key: &str) -> Option<&str> {
-        self.extra
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    }
-
-    /// The lf action of this kind, if the session offers it.
-    pub fn action(&self, kind: &ActionKind) -> Option<&Action> {
-        self.actions.as_ref()?.iter().find(|a| &a.kind == kind)
-    }
-
-    /// Generation D's checkout root (`workspace.worktree`): what a per-repository
-    /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
-    pub fn worktree(&self) -> Option<&str> {
-        self.extra
-            .get("workspace")?
-            .get("worktree")?
-            .as_str()
-            .filter(|s| !s.is_empty())
-    }
-
-    /// The order `lf session list` uses: title, then id.
-    pub fn list_order(a: &SessionRecord, b: &SessionRecord) -> std::cmp::Ordering {
-        a.title
-            .cmp(&b.title)
-            .then_with(|| a.id.cmp(&b.id))
-            .then_with(|| a.machine.cmp(&b.machine))
-    }
-
-    /// What identifies this session among every machine's.
-    pub fn key(&self) -> SessionKey {
-        SessionKey {
-            machine: self.machine.clone(),
-            id: self.id.clone(),
-        }
-    }
 }
 
 /// A session's identity: its machine (`None`: this one) and its id there. The same id on
@@ -629,27 +592,11 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
 /// A plain record for the core's tests; each adjusts the fields it is about.
 #[cfg(test)]
 pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
-    SessionRecord {
-        id: id.into(),
-        machine: None,
-        kind,
-        work: None,
-        title: format!("title {id}"),
-        detail: String::new(),
-        cwd: "/".into(),
-        state,
-        ready_summary: None,
-        open_argv: vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()],
-        actions: None,
-        needs_you: false,
-        reason: None,
-        stopped: false,
-        attached: false,
-        agent: None,
-        prompt: None,
-        created_at: None,
-        extra: Default::default(),
-    }
+    let mut record = SessionRecord::new(id.into(), kind, state);
+    record.title = format!("title {id}");
+    record.cwd = "/".into();
+    record.open_argv = vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()];
+    record
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufR
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use crate::lf::{spawn_error, Lf, LfError, STDERR_CAP, STDOUT_CAP};
-use crate::session::{decode_records, SessionRecord};
+use crate::lf::cli::{spawn_error, Lf, LfError, STDERR_CAP, STDOUT_CAP};
+use crate::lf::record::{decode_records, SessionRecord};
 
 /// What a reader tells the engine.
 #[derive(Debug)]

@@ -7,9 +7,9 @@
 //! generation's `lf` accepts them: generation A decides a Flow step with Approve / Iterate,
 //! B and C with Complete once ready. Generation D always sends its own (Open, Move here).
 
-use crate::dialect::{Dialect, FlowDecision};
-use crate::lf::LfAction;
-use crate::session::{Action, ActionKind, Kind, SessionRecord, State};
+use crate::lf::cli::LfAction;
+use crate::lf::dialect::{Dialect, FlowDecision};
+use crate::lf::record::{Action, ActionKind, Kind, SessionRecord, State};
 
 /// lf takes the text as one argument; far beyond any real summary, and far below the
 /// kernel's argument limit.
@@ -133,15 +133,15 @@ pub fn unavailable(record: &SessionRecord, action: &Action) -> Option<String> {
 /// say (generation E2, loopflow-model.md §10.6): a live agent in another terminal is
 /// stopped there, and a headless one goes on while a second conversation starts here.
 pub fn moves_from(record: &SessionRecord, kind: &ActionKind) -> Option<&'static str> {
-    let agent = record.agent.as_ref()?;
+    let agent = record.agent()?;
     if *kind != ActionKind::MoveHere || record.state != State::Active {
         return None;
     }
     Some(match agent.runs {
-        crate::Runs::Headless => {
+        super::record::Runs::Headless => {
             "It runs headless: Move here starts a second conversation here beside it, and the headless run goes on"
         }
-        crate::Runs::Terminal | crate::Runs::Unknown => {
+        super::record::Runs::Terminal | super::record::Runs::Unknown => {
             "Move here stops the agent in its other terminal (text typed there and not sent is lost) and resumes the conversation here"
         }
     })
@@ -184,8 +184,8 @@ pub fn plan(record: &SessionRecord, kind: &ActionKind, text: Option<&str>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::Generation;
-    use crate::session::test_record as record;
+    use crate::lf::dialect::Generation;
+    use crate::lf::record::test_record as record;
 
     fn with_derived(mut r: SessionRecord, lf: Option<Generation>) -> SessionRecord {
         r.actions = Some(derive(&r, lf.map(Dialect::of).as_ref()));

@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::event::Warning;
-use crate::record_file::{decode_record, read_record_file};
-use crate::session::{Kind, SessionRecord, State, WorkRef};
+use crate::files::record_file::{decode_record, read_record_file};
+use crate::lf::record::{Kind, SessionRecord, State, WorkRef};
 
 /// lf's records are a few KiB even with a long question; a bigger file is not one lf
 /// wrote, and is refused without reading it whole.
@@ -117,29 +117,17 @@ fn stem(path: &Path) -> Result<&str, Warning> {
 
 impl AskRecord {
     /// The session lf lists for this Ask, in the state the caller derived
-    /// ([`crate::run::native_state`]).
+    /// ([`crate::files::run::native_state`]).
     pub fn session(&self, state: State, open_argv: Vec<String>) -> SessionRecord {
-        SessionRecord {
-            id: self.id.clone(),
-            machine: None,
-            kind: Some(Kind::Ask),
-            work: self.work.clone(),
-            title: self.title.clone(),
-            detail: self.detail.clone(),
-            cwd: self.cwd.clone(),
-            state,
-            ready_summary: self.ready_summary.clone(),
-            open_argv,
-            actions: None,
-            needs_you: false,
-            reason: None,
-            stopped: false,
-            attached: false,
-            agent: None,
-            prompt: Some(self.prompt.clone()),
-            created_at: None,
-            extra: serde_json::Map::new(),
-        }
+        let mut record = SessionRecord::new(self.id.clone(), Some(Kind::Ask), state);
+        record.work = self.work.clone();
+        record.title = self.title.clone();
+        record.detail = self.detail.clone();
+        record.cwd = self.cwd.clone();
+        record.ready_summary = self.ready_summary.clone();
+        record.open_argv = open_argv;
+        record.prompt = Some(self.prompt.clone());
+        record
     }
 }
 
@@ -295,8 +283,32 @@ mod tests {
         assert_eq!(session.open_argv, argv);
         assert_eq!(session.actions, None);
         assert_eq!(session.created_at, None);
-        assert!(session.extra.is_empty());
-        assert!(crate::session::needs_you(&session));
+        // None of lf's other words: only the record's own fields.
+        let json = serde_json::to_value(&session).unwrap();
+        let own = [
+            "id",
+            "kind",
+            "work",
+            "title",
+            "detail",
+            "cwd",
+            "state",
+            "ready_summary",
+            "open_argv",
+            "needs_you",
+            "reason",
+            "stopped",
+            "attached",
+            "prompt",
+        ];
+        assert!(
+            json.as_object()
+                .unwrap()
+                .keys()
+                .all(|k| own.contains(&k.as_str())),
+            "{json}"
+        );
+        assert!(crate::lf::reading::needs_you(&session));
     }
 
     #[test]
@@ -475,7 +487,7 @@ mod tests {
         if unsafe { libc::geteuid() } == 0 {
             // Root reads every file, so the warning is checked where it matters, in an
             // account without rights: this very test, run again as `nobody`.
-            return unprivileged("ask::tests::unreadable_records_warn");
+            return unprivileged("files::ask::tests::unreadable_records_warn");
         }
         let dir = Dir::new();
         let path = dir.record(&generation_a());

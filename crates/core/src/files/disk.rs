@@ -11,10 +11,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::ask::{self, AskRecord};
 use crate::event::Warning;
-use crate::liveness;
-use crate::run::{self, Run};
+use crate::files::ask::{self, AskRecord};
+use crate::files::liveness;
+use crate::files::run::{self, Run};
 
 /// How a path looks, following symbolic links (as `fs::metadata` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::session::SessionRecord;
+use crate::lf::record::SessionRecord;
 
 /// lf's generations as people name them (loopflow-model.md §0, §9, §10): a label for the
 /// status line and `--version --verbose`, never a branch in the code.
@@ -319,7 +319,7 @@ impl Dialect {
     /// there is no exit left to wait for). lf's id is a UUID string (§10.6); anything else
     /// names no process the tray could find.
     pub fn agent_id<'r>(&self, record: &'r SessionRecord) -> Option<&'r str> {
-        if !self.agent_ids || record.state == crate::State::Closed {
+        if !self.agent_ids || record.state == super::record::State::Closed {
             return None;
         }
         record
@@ -345,9 +345,9 @@ impl Dialect {
             return terminals;
         }
         let move_here = record
-            .action(&crate::ActionKind::MoveHere)
+            .action(&super::record::ActionKind::MoveHere)
             .is_some_and(|a| a.unavailable_reason.is_none());
-        terminals || move_here || record.state == crate::State::Active
+        terminals || move_here || record.state == super::record::State::Active
     }
 }
 
@@ -602,16 +602,17 @@ mod tests {
     #[test]
     fn agent_ids_only_where_lf_names_them() {
         const ID: &str = "44444444-4444-4444-8444-444444444444";
-        let mut record = crate::session::test_record("s", None, crate::State::Active);
+        let mut record =
+            crate::lf::record::test_record("s", None, crate::lf::record::State::Active);
         record.extra.insert("agent_process_id".into(), ID.into());
         let e = Dialect::of(Generation::E);
         assert_eq!(e.agent_id(&record), Some(ID));
         assert_eq!(Dialect::of(Generation::D).agent_id(&record), None);
-        record.state = crate::State::Other("interrupted".into());
+        record.state = crate::lf::record::State::Other("interrupted".into());
         assert_eq!(e.agent_id(&record), Some(ID), "E2a's interrupted");
-        record.state = crate::State::Closed;
+        record.state = crate::lf::record::State::Closed;
         assert_eq!(e.agent_id(&record), None, "known dead");
-        record.state = crate::State::Active;
+        record.state = crate::lf::record::State::Active;
         for nothing in [serde_json::Value::Null, "".into(), "  ".into(), 4242.into()] {
             record
                 .extra

@@ -17,11 +17,11 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use crate::dialect::{Dialect, Help};
-use crate::session::{decode_list, SessionRecord};
+use crate::lf::dialect::{Dialect, Help};
+use crate::lf::record::{decode_list, SessionRecord};
 use crate::ssh::Ssh;
 
-pub use crate::home::RUN_CONTEXT_VARS;
+pub use crate::lf::home::RUN_CONTEXT_VARS;
 
 /// `lf session list` opens the SQLite store, reads every record and runs `ps` once per
 /// provider client, which takes seconds on a busy machine; Loopflow.app polls it every
@@ -277,16 +277,16 @@ impl Lf {
     /// The processes lf knows (generation E2): `lf monitor ps --json`, or on a build
     /// without it `lf monitor active --json`. Read-only, as any lf run it records its own
     /// Process row.
-    pub async fn processes(&self) -> Result<Vec<crate::agent::Process>, LfError> {
+    pub async fn processes(&self) -> Result<Vec<crate::lf::agent::Process>, LfError> {
         let ps = match self.run(&["monitor", "ps", "--json"]).await {
             Ok(out) => out,
             Err(LfError::Failed { .. }) => {
                 let out = self.run(&["monitor", "active", "--json"]).await?;
-                return crate::agent::decode_active(&out).map_err(LfError::BadOutput);
+                return crate::lf::agent::decode_active(&out).map_err(LfError::BadOutput);
             }
             Err(e) => return Err(e),
         };
-        crate::agent::decode_ps(&ps).map_err(LfError::BadOutput)
+        crate::lf::agent::decode_ps(&ps).map_err(LfError::BadOutput)
     }
 
     /// `lf monitor work --watch --json`, ready to spawn, with pipes for its requests and

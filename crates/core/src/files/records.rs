@@ -9,12 +9,12 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::ask::AskRecord;
-use crate::disk::{AllAsks, AllRuns, AskRead, Disk, Read, Real, RunReading};
 use crate::event::Warning;
-use crate::home::Home;
-use crate::run::{self, Run};
-use crate::session::SessionRecord;
+use crate::files::ask::AskRecord;
+use crate::files::disk::{AllAsks, AllRuns, AskRead, Disk, Read, Real, RunReading};
+use crate::files::run::{self, Run};
+use crate::lf::home::Home;
+use crate::lf::record::SessionRecord;
 
 /// A Run the engine follows, with its clients' liveness judged when it was last read (or
 /// when a client process exited since).
@@ -401,7 +401,7 @@ mod tests {
     //! The file half as a person's lf leaves it: records written, replaced, half-written,
     //! unreadable, removed, and a directory that appears late, on a real directory.
     use super::*;
-    use crate::session::State;
+    use crate::lf::record::State;
     use serde_json::{json, Value};
     use std::fs;
 
@@ -449,7 +449,7 @@ mod tests {
 
         /// An event on one record, read as the engine's task reads it.
         fn changed(&self, records: &mut Records, id: &str) -> Vec<Warning> {
-            records.ask_changed(id, crate::ask::read_ask(&self.path(id)))
+            records.ask_changed(id, crate::files::ask::read_ask(&self.path(id)))
         }
 
         /// The Ask directory appeared: every record read.
@@ -462,7 +462,7 @@ mod tests {
     }
 
     fn ask(id: &str, title: &str) -> Value {
-        crate::ask::test_file(id, title)
+        crate::files::ask::test_file(id, title)
     }
 
     fn titles(records: &Records) -> Vec<(String, String)> {
