@@ -213,11 +213,12 @@ impl Schedule {
         self.own_left = db;
     }
 
-    /// The tray's first list ended, leaving lf's database files as `db` says. If they
-    /// moved while it ran: that list wrote its own Process row, and someone else may have committed after it read the
-    /// sessions: nothing tells the two apart, and nothing was seen before to compare
-    /// with, so a list follows a moment later ([`DOUBT_RECHECK`]). One lf run per start,
-    /// where an ask written then would otherwise wait for the safety list.
+    /// The tray's first list ended, leaving lf's database files as `db` says. If they moved
+    /// while it ran: that list wrote its own Process row, and someone else may have
+    /// committed after it read the sessions: nothing tells the two apart, and nothing was
+    /// seen before to compare with, so a list follows a moment later ([`DOUBT_RECHECK`]).
+    /// One lf run per start, where an ask written then would otherwise wait for the safety
+    /// list.
     pub fn first_ended(&mut self, now: Instant, db: Stamp) {
         let moved = db != self.own_left;
         self.own_ended(now, db);
