@@ -27,9 +27,9 @@ const MAX_WARNINGS: usize = 5;
 /// The terminals the tray opened, beside the popups' memory in the state directory.
 const TERMINALS_FILE: &str = "terminals.json";
 
-/// What the shell knows of the tray host (`platform::tray_host` follows it): whether one shows the app (`None`: not known
-/// yet, or not followed), and the login the no-tray popup on its way tells, kept as told
-/// once it was shown.
+/// What the shell knows of the tray host (`platform::tray_host` follows it): whether one
+/// shows the app (`None`: not known yet, or not followed), and the login the no-tray popup
+/// on its way tells, kept as told once it was shown.
 #[derive(Default)]
 pub(crate) struct TrayHost {
     pub(crate) host: std::sync::Mutex<Option<bool>>,

@@ -16,9 +16,13 @@
 //! it a moment later ([`DOUBT_RECHECK`]); a follow-up list that found nothing new ends the
 //! chain, so the lists' own writes still never wake the tray for ever.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
+
+/// Size and modification time of lf's database and its WAL: what tells a write made
+/// after the tray's own lf ended from that lf's own late-delivered write.
+pub(crate) type Stamp = [Option<(u64, SystemTime)>; 2];
 
 /// Quiet time after a database change before `lf` runs. One SQLite transaction touches
 /// the database and its WAL in a burst of a few milliseconds; waiting 100 ms turns a burst
@@ -81,6 +85,9 @@ pub struct Schedule {
     /// last one to end still count as its own.
     own: usize,
     own_until: Option<Instant>,
+    /// How lf's database files looked when the last of them ended (or the first list
+    /// started): a write that leaves them so is that lf's own, delivered late.
+    own_left: Stamp,
     /// How many of those are not lists (lf's process list), and whether a write came
     /// while one ran: it may be someone else's, as during a list.
     aside: usize,
@@ -109,6 +116,7 @@ impl Schedule {
             aside: 0,
             aside_doubt: false,
             own_until: None,
+            own_left: Stamp::default(),
             quiet_due: None,
             quiet_next: None,
             safety_due: now + safety,
@@ -125,11 +133,11 @@ impl Schedule {
         }
     }
 
-    /// lf's database was written. `moved` says whether its files changed since the tray's
-    /// last own lf run ended. Returns false when the write is taken for the tray's own (an
-    /// lf it runs now, or one that just ended and left the files as they are) and nothing
-    /// is scheduled.
-    pub fn written(&mut self, now: Instant, moved: bool) -> bool {
+    /// lf's database was written, and its files look as `db` says. Returns false when the
+    /// write is taken for the tray's own (an lf it runs now, or one that just ended and
+    /// left the files as they are) and nothing is scheduled.
+    pub fn written(&mut self, now: Instant, db: Stamp) -> bool {
+        let moved = db != self.own_left;
         let late_own = self.own_until.is_some_and(|until| now < until) && !moved;
         if self.own > 0 || late_own {
             self.ignored += 1;
@@ -174,9 +182,11 @@ impl Schedule {
         self.own = self.own.saturating_sub(1);
     }
 
-    pub fn own_ended(&mut self, now: Instant) {
+    /// One of them ended, leaving lf's database files as `db` says.
+    pub fn own_ended(&mut self, now: Instant, db: Stamp) {
         self.own = self.own.saturating_sub(1);
         self.own_until = Some(now + SELF_GRACE);
+        self.own_left = db;
     }
 
     /// One of the tray's own lf runs that is not a list starts (lf's process list, for a
@@ -189,21 +199,29 @@ impl Schedule {
     /// That run ended. A write that came while it ran is checked by a list a moment later
     /// ([`DOUBT_RECHECK`]), unless one is due sooner: the list that found the new agent
     /// is followed by one anyway, which then serves for both.
-    pub fn aside_ended(&mut self, now: Instant) {
-        self.own_ended(now);
+    pub fn aside_ended(&mut self, now: Instant, db: Stamp) {
+        self.own_ended(now, db);
         self.aside = self.aside.saturating_sub(1);
         if std::mem::take(&mut self.aside_doubt) {
             self.recheck(now);
         }
     }
 
-    /// The tray's first list ended, and lf's database moved while it ran. That list
-    /// wrote its own Process row, and someone else may have committed after it read the
-    /// sessions: nothing tells the two apart, and nothing was seen before to compare
-    /// with, so a list follows a moment later ([`DOUBT_RECHECK`]). One lf run per start,
-    /// where an ask written then would otherwise wait for the safety list.
-    pub fn first_ended(&mut self, now: Instant, moved: bool) {
-        self.own_ended(now);
+    /// The tray's first list starts, with lf's database files as `db` says.
+    pub fn first_started(&mut self, db: Stamp) {
+        self.own_started();
+        self.own_left = db;
+    }
+
+    /// The tray's first list ended, leaving lf's database files as `db` says. If they moved
+    /// while it ran: that list wrote its own Process row, and someone else may have
+    /// committed after it read the sessions: nothing tells the two apart, and nothing was
+    /// seen before to compare with, so a list follows a moment later ([`DOUBT_RECHECK`]).
+    /// One lf run per start, where an ask written then would otherwise wait for the safety
+    /// list.
+    pub fn first_ended(&mut self, now: Instant, db: Stamp) {
+        let moved = db != self.own_left;
+        self.own_ended(now, db);
         if moved {
             self.recheck(now);
         }
@@ -266,9 +284,9 @@ impl Schedule {
     /// another one must start right away (something asked for it while this one ran).
     /// A write that came while it ran, from a list that found something new, lists once
     /// more a moment later ([`DOUBT_RECHECK`]).
-    pub fn finished(&mut self, now: Instant, found: bool) -> bool {
+    pub fn finished(&mut self, now: Instant, found: bool, db: Stamp) -> bool {
         self.running = false;
-        self.own_ended(now);
+        self.own_ended(now, db);
         let doubt = std::mem::take(&mut self.doubt);
         let for_write = std::mem::take(&mut self.for_write);
         if std::mem::take(&mut self.again) {
@@ -295,6 +313,9 @@ mod tests {
 
     const SAFETY: Duration = Duration::from_secs(60);
     const MS: Duration = Duration::from_millis(1);
+    /// lf's database files as the tray's own last lf left them, and moved since.
+    const SAME: Stamp = [None, None];
+    const MOVED: Stamp = [Some((4096, std::time::UNIX_EPOCH)), None];
 
     /// The re-check of lf's quiet rule, as D and E have it (121 s).
     fn quiet() -> Option<Duration> {
@@ -321,8 +342,8 @@ mod tests {
             if ends.is_some_and(|e| now >= e) {
                 ends = None;
                 // lf's own write lands just after it exited, seen by the watcher.
-                assert!(s.finished(now, false) || !s.running);
-                s.written(now + 5 * MS, false);
+                assert!(s.finished(now, false, SAME) || !s.running);
+                s.written(now + 5 * MS, SAME);
                 if s.running {
                     started.push(now);
                     ends = Some(now + Duration::from_millis(list_ms));
@@ -332,7 +353,7 @@ mod tests {
             if s.poll(now).is_some() {
                 started.push(now);
                 // Its Process row is written right away, while it runs.
-                s.written(now + MS, true);
+                s.written(now + MS, MOVED);
                 ends = Some(now + Duration::from_millis(list_ms));
             }
         }
@@ -366,14 +387,14 @@ mod tests {
         let mut s = Schedule::new(start, SAFETY, None);
         // Writes every 50 ms: the list still starts 250 ms after the first.
         for ms in (0..=400).step_by(50) {
-            s.written(at(start, ms), true);
+            s.written(at(start, ms), MOVED);
             if ms == 200 {
                 assert_eq!(s.poll(at(start, 200)), None);
             }
         }
         let mut s = Schedule::new(start, SAFETY, None);
         for ms in (0..=300).step_by(50) {
-            s.written(at(start, ms), true);
+            s.written(at(start, ms), MOVED);
             if s.poll(at(start, ms)).is_some() {
                 assert_eq!(ms, 250);
                 return;
@@ -387,19 +408,19 @@ mod tests {
         let start = Instant::now();
         let mut s = Schedule::new(start, SAFETY, quiet());
         s.own_started();
-        assert!(!s.written(at(start, 10), true), "while it runs");
-        s.own_ended(at(start, 20));
-        assert!(!s.written(at(start, 200), false), "delivered late");
+        assert!(!s.written(at(start, 10), MOVED), "while it runs");
+        s.own_ended(at(start, 20), SAME);
+        assert!(!s.written(at(start, 200), SAME), "delivered late");
         assert_eq!(s.deadline(), Some(start + SAFETY), "nothing scheduled");
         assert!(
-            s.written(at(start, 30), true),
+            s.written(at(start, 30), MOVED),
             "the files moved after it ended: someone else"
         );
         assert_eq!(s.poll(at(start, 130)), Some(Why::Changed));
         let mut s = Schedule::new(start, SAFETY, None);
         s.own_started();
-        s.own_ended(at(start, 20));
-        assert!(s.written(at(start, 20 + 250), false), "after the grace");
+        s.own_ended(at(start, 20), SAME);
+        assert!(s.written(at(start, 20 + 250), SAME), "after the grace");
     }
 
     #[test]
@@ -409,18 +430,18 @@ mod tests {
         let mut s = Schedule::new(start, Duration::from_secs(3600), Some(q));
         s.changed(start);
         assert_eq!(s.poll(at(start, 100)), Some(Why::Changed));
-        assert!(!s.finished(at(start, 150), false));
+        assert!(!s.finished(at(start, 150), false, SAME));
         // A second change 4 s later does not postpone the first deadline...
         s.changed(at(start, 4000));
         assert_eq!(s.poll(at(start, 4100)), Some(Why::Changed));
-        s.finished(at(start, 4150), false);
+        s.finished(at(start, 4150), false, SAME);
         assert_eq!(s.deadline(), Some(start + q));
         assert_eq!(s.poll(start + q), Some(Why::Quiet));
-        s.finished(start + q + MS, false);
+        s.finished(start + q + MS, false, SAME);
         // ...and gets its own, 10 s after it.
         assert_eq!(s.deadline(), Some(at(start, 14_000)));
         assert_eq!(s.poll(at(start, 14_000)), Some(Why::Quiet));
-        s.finished(at(start, 14_001), false);
+        s.finished(at(start, 14_001), false, SAME);
         assert_eq!(
             s.deadline(),
             Some(at(start, 14_000) + Duration::from_secs(3600))
@@ -429,7 +450,7 @@ mod tests {
         let mut s = Schedule::new(start, SAFETY, None);
         s.changed(start);
         s.poll(at(start, 100));
-        s.finished(at(start, 200), false);
+        s.finished(at(start, 200), false, SAME);
         assert_eq!(s.deadline(), Some(at(start, 100) + SAFETY));
     }
 
@@ -443,10 +464,10 @@ mod tests {
         s.ask(at(start, 20));
         assert_eq!(s.poll(at(start, 20)), None, "folded into one more");
         assert!(
-            s.finished(at(start, 300), false),
+            s.finished(at(start, 300), false, SAME),
             "the one more starts at once"
         );
-        assert!(!s.finished(at(start, 600), false));
+        assert!(!s.finished(at(start, 600), false, SAME));
         assert!(!s.running);
     }
 
@@ -456,7 +477,7 @@ mod tests {
         let mut s = Schedule::new(start, SAFETY, None);
         assert_eq!(s.deadline(), Some(start + SAFETY));
         assert_eq!(s.poll(start + SAFETY), Some(Why::Safety));
-        s.finished(start + SAFETY + 300 * MS, false);
+        s.finished(start + SAFETY + 300 * MS, false, SAME);
         assert_eq!(s.deadline(), Some(start + SAFETY + SAFETY));
     }
 }

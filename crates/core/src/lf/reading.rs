@@ -1,8 +1,9 @@
 //! What the tray reads in a session record for the lf in use: whether it waits on the
 //! person and why, whether its agent stopped, whether a terminal of the person's is
 //! attached, and where its agent runs. lf never sends any of it; this module alone makes
-//! it ([`finish`]; the data is [`Reading`], beside the record it travels in), so a new lf word changes the reading here and nowhere else, and every
-//! surface reads the answer, never lf's fields.
+//! it ([`finish`]; the data is [`Reading`], beside the record it travels in), so a new lf
+//! word changes the reading here and nowhere else, and every surface reads the answer,
+//! never lf's fields.
 
 use serde_json::Value;
 
@@ -108,7 +109,7 @@ impl SessionRecord {
     /// the terminal its agent runs on (E2: lf's child on the person's terminal, where no
     /// terminal id is listed).
     pub fn in_terminal(&self) -> bool {
-        self.reading.attached || self.agent().is_some_and(|a| a.runs == Runs::Terminal)
+        self.attached() || self.agent().is_some_and(|a| a.runs == Runs::Terminal)
     }
 
     /// Its agent runs headless: no terminal shows it, and Move here would start a second

@@ -494,8 +494,8 @@ fn file_name(program: &str) -> &str {
         .unwrap_or(program)
 }
 /// The launch that opens another machine's session from here: `ssh -t` to it running the
-/// session's own launch there ([`crate::ssh::Ssh::open`]), started in `local_dir` (the person's home:
-/// the session's directory names a path on the other machine).
+/// session's own launch there ([`crate::ssh::Ssh::open`]), started in `local_dir` (the
+/// person's home: the session's directory names a path on the other machine).
 pub fn remote_launch(dest: &str, launch: &Launch, local_dir: PathBuf) -> Result<Launch, String> {
     Ok(Launch {
         argv: crate::ssh::Ssh::new(dest)?.open(&launch.argv, &launch.cwd),

@@ -77,9 +77,7 @@ impl Now {
     }
 }
 
-/// Size and modification time of lf's database and its WAL: what tells a write made
-/// after the tray's own lf ended from that lf's own late-delivered write.
-pub(crate) type Stamp = [Option<(u64, SystemTime)>; 2];
+pub(crate) use crate::schedule::Stamp;
 
 /// What the core reads of the file half while it decides: the data it holds (the task
 /// has it read and watch the files), never the machine itself.
@@ -264,8 +262,6 @@ pub(crate) struct Core {
     waiters: Waiters,
     /// lf's readers (generation D).
     readers: Readers,
-    /// How lf's database files looked when the tray's last own lf ended.
-    stamp: Stamp,
     /// The agent processes listed sessions name (generation E2).
     agents: Agents,
     /// Whether the task has a file watcher.
@@ -291,7 +287,6 @@ impl Core {
             listing: Listing::default(),
             waiters: Waiters::default(),
             readers: Readers::default(),
-            stamp: now.db,
             agents: Agents::default(),
             can_watch: true,
             woke: (now.mono, now.wall),
@@ -323,8 +318,7 @@ impl Core {
     /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
     /// so that the first snapshot already holds lf's sessions.
     pub(crate) fn first_list(&mut self, now: Now) {
-        self.schedule.own_started();
-        self.stamp = now.db;
+        self.schedule.first_started(now.db);
     }
 
     pub(crate) fn first_listed(
@@ -334,9 +328,7 @@ impl Core {
     ) {
         // The writes that came while it ran are still queued; the files say whether any
         // came at all.
-        let moved = now.db != self.stamp;
-        self.schedule.first_ended(now.mono, moved);
-        self.stamp = now.db;
+        self.schedule.first_ended(now.mono, now.db);
         self.take_listed(result);
     }
 
@@ -374,8 +366,7 @@ impl Core {
                 // otherwise the write itself is the sign, unless it is the tray's own lf
                 // at work.
                 if !self.readers.live() {
-                    let moved = now.db != self.stamp;
-                    self.schedule.written(mono, moved);
+                    self.schedule.written(mono, now.db);
                 }
             }
             Input::DatabaseAppeared => self.schedule.changed(mono),
@@ -401,8 +392,7 @@ impl Core {
                 let found =
                     matches!(&result, Ok((records, _)) if *records != self.listing.records());
                 self.take_listed(result);
-                let again = self.schedule.finished(mono, found);
-                self.stamp = now.db;
+                let again = self.schedule.finished(mono, found, now.db);
                 if again {
                     self.start_list();
                 }
@@ -425,8 +415,7 @@ impl Core {
                 }
             }
             Input::AgentsFound(result) => {
-                self.schedule.aside_ended(mono);
-                self.stamp = now.db;
+                self.schedule.aside_ended(mono, now.db);
                 self.found(result, mono);
             }
             // The file half judges the Run's clients again; the task hands it these.
@@ -537,8 +526,7 @@ impl Core {
 
     /// One of the tray's own lf processes ended (or a reader got past its start-up).
     fn own_ended(&mut self, now: Now) {
-        self.schedule.own_ended(now.mono);
-        self.stamp = now.db;
+        self.schedule.own_ended(now.mono, now.db);
     }
 
     /// A reader's frame or end.
