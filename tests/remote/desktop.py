@@ -152,9 +152,11 @@ def inside(app, state, expected):
     settings.write_text(json.dumps({"terminal": "xterm", "machines": ["lfremote"]}))
     procs = services(work, state, env)
     monitor = open(state / "notify.log", "wb")
-    procs.append(subprocess.Popen(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications',member='Notify'"],
+    # The monitor also sees AddMatch calls, so a probe call says when it listens.
+    procs.append(subprocess.Popen(["dbus-monitor", "--session", "interface='org.freedesktop.Notifications',member='Notify'",
+                                   "type='method_call',interface='org.freedesktop.DBus',member='AddMatch'"],
                                   env=env, stdout=monitor, stderr=subprocess.DEVNULL))
-    time.sleep(0.5)
+    wait(lambda: monitoring(env, state / "notify.log"), 10)
     procs.append(subprocess.Popen([app, "--hidden"], env=env, stdout=open(state / "app.log", "wb"),
                                   stderr=subprocess.STDOUT))
     log = state / "state" / "lf-tray" / "lf-tray.log"
@@ -209,6 +211,15 @@ def services(work, state, env):
     for name in ("org.freedesktop.Notifications", "org.kde.StatusNotifierWatcher"):
         subprocess.run(["gdbus", "wait", "--session", "--timeout", "10", name], env=env)
     return procs
+
+
+def monitoring(env, log):
+    """Whether dbus-monitor writing `log` listens yet: it prints a probe AddMatch call."""
+    probe = "LfRemoteMonitorReady"
+    subprocess.run(["gdbus", "call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
+                    "-m", "org.freedesktop.DBus.AddMatch", f"type='signal',member='{probe}'"],
+                   env=env, capture_output=True)
+    return log.exists() and probe in log.read_text(errors="replace")
 
 
 def notify_count(path):

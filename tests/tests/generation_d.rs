@@ -477,7 +477,7 @@ fn a_live_client_makes_a_session_active_until_it_dies() {
     );
     client.kill().unwrap();
     // Killed but not yet reaped: a zombie is not a live client.
-    sleep(Duration::from_millis(100));
+    until_zombie(client.id());
     assert_eq!(
         lf.json(&["session", "connect", "--json", "s"])["state"],
         "unknown"
@@ -493,6 +493,20 @@ fn a_live_client_makes_a_session_active_until_it_dies() {
         "interrupted"
     );
     lf.ok(&["sim", "detach", "s"]);
+}
+
+/// Returns once `pid` is a zombie (killed, not yet reaped): the signal lands when the
+/// kernel gets to it, later on a busy machine. Bounded, so a process that never dies fails.
+fn until_zombie(pid: u32) {
+    let state = || {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(')').next().unwrap_or("").trim_start().chars().next()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state() != Some('Z') {
+        assert!(std::time::Instant::now() < deadline, "pid {pid} never became a zombie");
+        sleep(Duration::from_millis(5));
+    }
 }
 
 #[test]
