@@ -500,11 +500,19 @@ fn a_live_client_makes_a_session_active_until_it_dies() {
 fn until_zombie(pid: u32) {
     let state = || {
         let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rsplit(')').next().unwrap_or("").trim_start().chars().next()
+        stat.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .chars()
+            .next()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while state() != Some('Z') {
-        assert!(std::time::Instant::now() < deadline, "pid {pid} never became a zombie");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pid {pid} never became a zombie"
+        );
         sleep(Duration::from_millis(5));
     }
 }

@@ -357,7 +357,7 @@ pub fn stopped(record: &SessionRecord) -> Notice {
 }
 
 /// An agent asks through its own hook, answered from the popup. What it asks decides the
-/// popup: a tool to run ([`tool`]), questions ([`questions`]) or a plan ([`plan`]).
+/// popup: a tool to run (`tool`), questions (`questions`) or a plan (`plan`).
 pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
     match request.prompt() {
         Ok(Prompt::Questions(asked)) => questions(record, &asked),

@@ -472,7 +472,7 @@ pub enum Presents {
     /// An Ask or a Flow review step: lf says what is asked (generations A to C).
     Asks,
     /// A conversation whose agent hands its turn back (D and later, no `kind`): lf says
-    /// that it waits and, on E, why ([`Reading::reason`]).
+    /// that it waits and, on E, why ([`SessionRecord::reason`]).
     Waits,
     /// An interactive session, or a kind this app does not know.
     Session,
