@@ -373,7 +373,6 @@ fn describe(event: &Event) -> String {
             label(session),
             session
                 .reason()
-                .as_ref()
                 .map(|r| format!(
                     " ({}{})",
                     r.phrase(),

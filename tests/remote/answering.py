@@ -408,9 +408,9 @@ def with_the_tray(m, agent, want):
         took = m.until(lambda: entries(m) == [want], 45)
         m.check("the tray here, answering on: the machine's Claude settings hold its one entry",
                 took is not None, claude_settings(m).read_text())
-        # The tray has the machine's session (its first view, in which nothing waits: no
-        # popup for it): a request for it is not refused as unknown.
-        # Its first view comes as the tray's second snapshot (the first is this machine's).
+        # The tray has the machine's session, so a request for it is not refused as
+        # unknown: the machine's first view (nothing waits in it, so no popup) comes as
+        # the tray's second snapshot, after this machine's.
         listed = desktop.wait(lambda: (desktop.read(app_log) or "").count("SNAPSHOT ") >= 2, 30)
         m.check("the tray lists the machine's session", listed, desktop.tail(app_log))
         figures = {}

@@ -4,12 +4,13 @@
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use super::core::{Exit, Stamp};
+use super::core::Exit;
 use crate::lf::agent::Found;
 use crate::lf::cli::LfError;
 use crate::lf::dialect::Dialect;
 use crate::lf::monitor::Report;
 use crate::lf::record::SessionRecord;
+use crate::schedule::Stamp;
 
 /// One thing that happened, for the task to hand to the core or the file half.
 pub(super) enum Msg {

@@ -12,9 +12,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use super::core::{Command, Core, Exit, Input, Now, Out, Stamp};
+use super::core::{Command, Core, Exit, Input, Now, Out};
 use super::files::{FileInput, FileSide, Hands};
 use super::msg::{watch_exit, Msg};
+use crate::schedule::Stamp;
 
 /// How long a machine let go of keeps its link for its watcher to take the tray's hook
 /// entry out: a settings file rewritten and one line back over a live ssh take

@@ -10,16 +10,18 @@ use serde_json::Value;
 use super::dialect::{Dialect, Generation};
 use super::record::{Agent, Kind, Presents, Reading, Reason, Runs, SessionRecord, State};
 
+/// How a record is read where the lf in use is not known (yet): by lf's words alone.
+const UNKNOWN: Dialect = Dialect::of(Generation::Unknown);
+
 /// A merged record as every surface gets it: with actions for the lf in use where lf sent
 /// none, and read for that lf. What the engine found of its agent is kept.
 pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord {
     if record.actions.is_none() {
         record.actions = Some(super::actions::derive(&record, lf));
     }
-    let unknown = Dialect::of(Generation::Unknown);
     let agent = record.reading.agent.take();
     // With the actions the tray derived: Move here counts as lf's does.
-    record.reading = lf.unwrap_or(&unknown).read(&record, agent);
+    record.reading = lf.unwrap_or(&UNKNOWN).read(&record, agent);
     record
 }
 

@@ -20,7 +20,6 @@ mod adapter;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
 pub mod place;
-
 pub mod tab;
 mod template;
 #[cfg(any(windows, test))]
@@ -493,6 +492,7 @@ fn file_name(program: &str) -> &str {
         .and_then(OsStr::to_str)
         .unwrap_or(program)
 }
+
 /// The launch that opens another machine's session from here: `ssh -t` to it running the
 /// session's own launch there ([`crate::ssh::Ssh::open`]), started in `local_dir` (the
 /// person's home: the session's directory names a path on the other machine).

@@ -42,7 +42,7 @@ use crate::lf::dialect::Dialect;
 use crate::lf::monitor::Report;
 use crate::lf::record::SessionRecord;
 use crate::machine;
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Stamp};
 use crate::snapshot::Snapshot;
 
 use self::agents::Agents;
@@ -76,8 +76,6 @@ impl Now {
         self.wall.into()
     }
 }
-
-pub(crate) use crate::schedule::Stamp;
 
 /// What the core reads of the file half while it decides: the data it holds (the task
 /// has it read and watch the files), never the machine itself.
