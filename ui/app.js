@@ -346,15 +346,22 @@ function requestCard(session) {
     actions.append(button('deny', 'Deny', () => ({ reply: 'deny' })));
     card.append(actions);
   } else if (request.kind === 'plan') {
-    card.append(el('span', { class: 'label', text: 'Plan' }),
-      el('pre', { class: 'plan', text: request.plan }));
+    // The plan itself is editable: Approve plan sends it as the card holds it, and Rust
+    // tells an edit from the plan as asked.
+    if (state.plan === undefined) state.plan = request.plan;
+    const plan = el('textarea', {
+      class: 'plan', 'data-input': 'plan', value: state.plan,
+      rows: Math.min(16, request.plan.split('\n').length + 1), 'aria-label': 'Plan (editable)',
+    });
+    plan.addEventListener('input', () => { state.plan = plan.value; });
+    card.append(el('span', { class: 'label', text: 'Plan · edit it before you approve, if you like' }), plan);
     const box = el('textarea', {
       'data-input': 'plan-message', rows: 2, value: state.message,
       placeholder: 'What to change (sent with Keep planning)',
     });
     box.addEventListener('input', () => { state.message = box.value; });
     card.append(box, el('div', { class: 'actions' },
-      button('approve_plan', 'Approve plan', () => ({ reply: 'approve_plan' })),
+      button('approve_plan', 'Approve plan', () => ({ reply: 'approve_plan', plan: state.plan })),
       button('keep_planning', 'Keep planning', () => ({ reply: 'keep_planning', message: state.message }))));
   } else {
     const send = button('send', 'Send', () => ({

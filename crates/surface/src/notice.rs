@@ -509,7 +509,7 @@ pub fn reply(action: &str, request: &Request) -> Option<Reply> {
         ALLOW => Some(Reply::Allow),
         DENY => Some(Reply::Deny),
         ALWAYS => Some(Reply::AlwaysAllow),
-        APPROVE_PLAN => Some(Reply::ApprovePlan),
+        APPROVE_PLAN => Some(Reply::ApprovePlan { plan: None }),
         KEEP_PLANNING => Some(Reply::KeepPlanning {
             message: String::new(),
         }),

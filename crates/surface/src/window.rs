@@ -130,7 +130,8 @@ pub enum RequestView {
     },
     /// Questions, each with its options: Send once every one has an answer.
     Questions { questions: Vec<QuestionView> },
-    /// A plan, whole: Approve plan, or Keep planning with what to change.
+    /// A plan, whole and editable: Approve plan (as shown, or as the person edited it),
+    /// or Keep planning with what to change.
     Plan { plan: String },
 }
 
@@ -170,9 +171,8 @@ impl RequestView {
                     })
                     .collect(),
             },
-            // Its lines kept: a plan is read as written. Only its hidden characters show.
             Ok(Prompt::Plan(plan)) => RequestView::Plan {
-                plan: plan.lines().map(visible).collect::<Vec<_>>().join("\n"),
+                plan: plan_as_shown(&plan),
             },
             Ok(Prompt::Tool { always }) => RequestView::Tool {
                 runs: visible(&format!(
@@ -190,6 +190,15 @@ impl RequestView {
     }
 }
 
+/// A plan as the card shows it: its lines kept, for a plan is read as written; only its
+/// hidden characters show.
+fn plan_as_shown(plan: &str) -> String {
+    plan.lines()
+        .map(crate::notice::visible)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The window's reply to a request, by what the card shows: options by their number.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
@@ -200,7 +209,11 @@ pub enum FromWindow {
     Answers {
         answers: Vec<Picked>,
     },
-    ApprovePlan,
+    /// The plan's text as the card holds it when Approve plan is pressed.
+    ApprovePlan {
+        #[serde(default)]
+        plan: Option<String>,
+    },
     KeepPlanning {
         #[serde(default)]
         message: String,
@@ -225,7 +238,16 @@ impl FromWindow {
             FromWindow::Allow => Reply::Allow,
             FromWindow::Deny => Reply::Deny,
             FromWindow::AlwaysAllow => Reply::AlwaysAllow,
-            FromWindow::ApprovePlan => Reply::ApprovePlan,
+            // The plan as shown is the plan as asked: only a changed text is an edit.
+            FromWindow::ApprovePlan { plan } => {
+                let shown = match request.prompt() {
+                    Ok(Prompt::Plan(asked)) => Some(plan_as_shown(&asked)),
+                    _ => None,
+                };
+                Reply::ApprovePlan {
+                    plan: plan.filter(|text| Some(text) != shown.as_ref()),
+                }
+            }
             FromWindow::KeepPlanning { message } => Reply::KeepPlanning { message },
             FromWindow::Answers { answers } => {
                 let Ok(Prompt::Questions(asked)) = request.prompt() else {
@@ -467,6 +489,39 @@ mod tests {
 
     const PAGE: &str = include_str!("../../../ui/app.js");
     const STYLE: &str = include_str!("../../../ui/style.css");
+
+    /// The card sends the plan's text as it holds it: untouched, that is the plan as asked
+    /// (Claude gets it back whole, with its file's path); changed, it is the person's edit.
+    #[test]
+    fn the_cards_plan_is_an_edit_only_when_the_person_changed_it() {
+        let request: Request = serde_json::from_value(serde_json::json!({
+            "tool_name": "ExitPlanMode",
+            "tool_input": {"plan": "1. Bump\u{7}\n2. Publish\n", "planFilePath": "/p.md"},
+        }))
+        .unwrap();
+        let RequestView::Plan { plan: shown } = RequestView::of(&request) else {
+            panic!("not a plan card")
+        };
+        let sent = |json: serde_json::Value| {
+            serde_json::from_value::<FromWindow>(json)
+                .unwrap()
+                .reply(&request)
+                .unwrap()
+        };
+        let as_asked = Reply::ApprovePlan { plan: None };
+        assert_eq!(sent(serde_json::json!({"reply": "approve_plan"})), as_asked);
+        assert_eq!(
+            sent(serde_json::json!({"reply": "approve_plan", "plan": shown})),
+            as_asked
+        );
+        let edited = format!("0. Tag\n{shown}");
+        assert_eq!(
+            sent(serde_json::json!({"reply": "approve_plan", "plan": edited})),
+            Reply::ApprovePlan {
+                plan: Some(edited.clone())
+            }
+        );
+    }
 
     fn tokens(view: &SessionView) -> Vec<&str> {
         view.buttons.iter().map(|b| b.action.token()).collect()

@@ -103,7 +103,11 @@ pub enum Reply {
     Answers {
         answers: Vec<Answer>,
     },
-    ApprovePlan,
+    /// Approve the plan as Claude wrote it, or as the person edited it (`plan`).
+    ApprovePlan {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<String>,
+    },
     /// Deny the plan's end with the person's words (may be empty).
     KeepPlanning {
         #[serde(default)]
@@ -150,7 +154,8 @@ impl Reply {
             Reply::Deny => "deny",
             Reply::AlwaysAllow => "always-allow",
             Reply::Answers { .. } => "answers",
-            Reply::ApprovePlan => "approve-plan",
+            Reply::ApprovePlan { plan: None } => "approve-plan",
+            Reply::ApprovePlan { plan: Some(_) } => "approve-edited-plan",
             Reply::KeepPlanning { .. } => "keep-planning",
         }
     }
@@ -256,7 +261,20 @@ impl Request {
                 input.insert("answers".into(), serde_json::json!(answers));
                 serde_json::json!({"behavior": "allow", "updatedInput": input})
             }
-            (Prompt::Plan(_), Reply::ApprovePlan) => serde_json::json!({"behavior": "allow"}),
+            // Claude 2.1.328 drops a bare allow on a plan (its dialog stays, the agent waits):
+            // the plan goes back as `updatedInput`, as asked or as the person edited it,
+            // and Claude goes on in its default mode, one its own dialog offers.
+            (Prompt::Plan(_), Reply::ApprovePlan { plan: None }) => {
+                serde_json::json!({"behavior": "allow", "updatedInput": self.tool_input})
+            }
+            (Prompt::Plan(_), Reply::ApprovePlan { plan: Some(edited) }) => {
+                if edited.trim().is_empty() {
+                    return Err(Refused::NotForThis(
+                        "An edited plan needs its text: approve the plan as written, or keep planning.",
+                    ));
+                }
+                serde_json::json!({"behavior": "allow", "updatedInput": {"plan": edited}})
+            }
             (Prompt::Plan(_), Reply::KeepPlanning { message }) => {
                 let message = match message.trim() {
                     "" => KEEP_PLANNING.to_string(),
@@ -494,7 +512,10 @@ mod tests {
             Reply::Allow,
             Reply::Deny,
             Reply::AlwaysAllow,
-            Reply::ApprovePlan,
+            Reply::ApprovePlan { plan: None },
+            Reply::ApprovePlan {
+                plan: Some("x".into()),
+            },
             Reply::KeepPlanning {
                 message: "x".into(),
             },
@@ -606,15 +627,33 @@ mod tests {
 
     #[test]
     fn a_plan_is_approved_or_kept_in_planning_with_the_persons_words() {
-        let req = request(EXIT_PLAN_MODE, json!({"plan": "1. Bump\n2. Publish"}), &[]);
+        // As Claude 2.1.328 sends it: the plan and the file it came from.
+        let asked = json!({"plan": "1. Bump\n2. Publish", "planFilePath": "/h/.claude/plans/p.md"});
+        let req = request(EXIT_PLAN_MODE, asked.clone(), &[]);
         assert_eq!(
             req.prompt().unwrap(),
             Prompt::Plan("1. Bump\n2. Publish".into())
         );
+        // Approved: the plan goes back as asked (a bare allow is dropped by Claude).
         assert_eq!(
-            decision(&req.decide(&Reply::ApprovePlan).unwrap()),
-            json!({"behavior": "allow"})
+            decision(&req.decide(&Reply::ApprovePlan { plan: None }).unwrap()),
+            json!({"behavior": "allow", "updatedInput": asked})
         );
+        // Approved with the person's edits: Claude rewrites its plan file with them and
+        // tells the model "Approved Plan (edited by user)".
+        let edited = Reply::ApprovePlan {
+            plan: Some("1. Tag\n2. Bump\n3. Publish".into()),
+        };
+        assert_eq!(
+            decision(&req.decide(&edited).unwrap()),
+            json!({"behavior": "allow", "updatedInput": {"plan": "1. Tag\n2. Bump\n3. Publish"}})
+        );
+        assert!(matches!(
+            req.decide(&Reply::ApprovePlan {
+                plan: Some(" \n".into())
+            }),
+            Err(Refused::NotForThis(_))
+        ));
         let keep = decision(
             &req.decide(&Reply::KeepPlanning {
                 message: "Tag first.".into(),
@@ -634,11 +673,49 @@ mod tests {
         assert!(request(EXIT_PLAN_MODE, json!({}), &[]).prompt().is_err());
     }
 
+    /// Claude Code 2.1.328 drops an allow without `updatedInput` on a question or a plan:
+    /// its prompt stays and the agent waits while the person believes they answered
+    /// (`shared/reference/real-agents.md` §3). No reply may make one.
+    #[test]
+    fn no_reply_makes_an_allow_the_real_client_drops() {
+        let plan = request(EXIT_PLAN_MODE, json!({"plan": "1. Bump"}), &[]);
+        let replies = [
+            Reply::Allow,
+            Reply::Deny,
+            Reply::AlwaysAllow,
+            Reply::ApprovePlan { plan: None },
+            Reply::ApprovePlan {
+                plan: Some("1. Tag".into()),
+            },
+            Reply::KeepPlanning {
+                message: String::new(),
+            },
+            answers(&[(&["internal"], ""), (&["core"], "")]),
+        ];
+        for req in [&two_questions(), &plan] {
+            for reply in &replies {
+                let Ok(out) = req.decide(reply) else { continue };
+                let d = decision(&out);
+                if d["behavior"] == "allow" {
+                    assert!(
+                        d["updatedInput"].is_object(),
+                        "{} {reply:?} was sent as {d}",
+                        req.tool_name
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn replies_travel_as_one_line_and_older_words_are_read() {
         for reply in [
             Reply::Allow,
             Reply::AlwaysAllow,
+            Reply::ApprovePlan { plan: None },
+            Reply::ApprovePlan {
+                plan: Some("1. a\n2. b".into()),
+            },
             answers(&[(&["a", "b"], "own\nwords")]),
             Reply::KeepPlanning {
                 message: "x".into(),
@@ -649,6 +726,11 @@ mod tests {
             assert_eq!(Reply::read(&line), Some(reply));
         }
         assert_eq!(Reply::read("allow\n"), Some(Reply::Allow));
+        // An older tray's plan approval, with no edits.
+        assert_eq!(
+            Reply::read(r#"{"reply":"approve_plan"}"#),
+            Some(Reply::ApprovePlan { plan: None })
+        );
         assert_eq!(Reply::read("deny"), Some(Reply::Deny));
         assert_eq!(Reply::read("maybe"), None);
     }
