@@ -271,10 +271,17 @@ fn permission_hook() -> ExitCode {
     let socket = lf_tray_core::permission::socket_path(
         std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
     );
+    // Claude's own state file for the client that runs the hook (its `CLAUDE_PID`).
+    let claude = lf_tray_core::permission::moved_on::state_file(
+        std::env::var_os("CLAUDE_PID").as_deref(),
+        std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    );
     let said = lf_tray_core::permission::run_hook(
         std::io::stdin().lock(),
         &mut std::io::stdout().lock(),
         socket.as_deref(),
+        claude.as_deref(),
     );
     eprintln!("lf-tray permission-hook: {said}");
     ExitCode::SUCCESS

@@ -18,6 +18,7 @@
 //! elsewhere.
 
 pub mod claude_settings;
+pub mod moved_on;
 mod prompt;
 pub mod remote;
 
@@ -162,9 +163,17 @@ impl Request {
 pub const SHOWN: &str = "shown";
 
 /// `lf-tray permission-hook`: read the request from `input`, reach the tray at `socket`,
-/// wait for the person, and write Claude's answer to `output` — or nothing. Returns what
-/// happened, for the hook's one line on stderr; the exit code is always 0.
-pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>) -> String {
+/// wait for the person, and write Claude's answer to `output` — or nothing. `claude` is
+/// Claude's own state file for the client that asks ([`moved_on::state_file`]): when it
+/// says the prompt was answered in the terminal, the hook leaves at once, and the tray
+/// takes its popup down. Returns what happened, for the hook's one line on stderr; the
+/// exit code is always 0.
+pub fn run_hook(
+    input: impl Read,
+    output: &mut impl Write,
+    socket: Option<&Path>,
+    claude: Option<&Path>,
+) -> String {
     let mut bytes = Vec::new();
     if let Err(e) = input.take(MAX_REQUEST as u64 + 1).read_to_end(&mut bytes) {
         return format!("no decision: could not read the request: {e}");
@@ -189,8 +198,9 @@ pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>
             return format!("no decision: no tray to ask ({why})");
         }
     }
-    match ask_tray(socket, &request) {
-        Ok(Some(reply)) => match request.decide(&reply) {
+    match ask_tray(socket, &request, claude) {
+        Ok(Asked::MovedOn) => "no decision: answered in Claude's terminal".into(),
+        Ok(Asked::Replied(reply)) => match request.decide(&reply) {
             Ok(decision) => {
                 let _ = writeln!(output, "{}", decision.output());
                 let _ = output.flush();
@@ -201,14 +211,46 @@ pub fn run_hook(input: impl Read, output: &mut impl Write, socket: Option<&Path>
                 reply.word()
             ),
         },
-        Ok(None) => "no decision: the tray did not take it".into(),
+        Ok(Asked::NotTaken) => "no decision: the tray did not take it".into(),
         Err(e) => format!("no decision: {e}"),
     }
 }
 
-fn ask_tray(socket: &Path, request: &Request) -> std::io::Result<Option<Reply>> {
+/// How asking the tray ended.
+enum Asked {
+    Replied(Reply),
+    /// The tray declined, gave up, or said something that is no reply.
+    NotTaken,
+    /// The person answered in the terminal first.
+    MovedOn,
+}
+
+fn ask_tray(socket: &Path, request: &Request, claude: Option<&Path>) -> std::io::Result<Asked> {
     let started = Instant::now();
-    let mut stream = UnixStream::connect(socket)?;
+    let stream = UnixStream::connect(socket)?;
+    // Claude moving on ends the wait: the tray sees its hook leave and withdraws the popup.
+    let watch = match (claude, stream.try_clone()) {
+        (Some(file), Ok(ours)) => moved_on::watch(file, move || {
+            let _ = ours.shutdown(std::net::Shutdown::Both);
+        }),
+        _ => None,
+    };
+    let asked = ask(stream, request, started);
+    // A reply that crossed the terminal's answer would be dropped by Claude: none is made.
+    if watch.as_ref().is_some_and(moved_on::Watch::moved) {
+        return Ok(Asked::MovedOn);
+    }
+    Ok(match asked? {
+        Some(reply) => Asked::Replied(reply),
+        None => Asked::NotTaken,
+    })
+}
+
+fn ask(
+    mut stream: UnixStream,
+    request: &Request,
+    started: Instant,
+) -> std::io::Result<Option<Reply>> {
     let mut line = serde_json::to_vec(request).map_err(std::io::Error::other)?;
     line.push(b'\n');
     stream.set_write_timeout(Some(SHOWN_WAIT))?;
@@ -322,7 +364,7 @@ mod tests {
     fn hook(socket: Option<&Path>, input: &[u8]) -> (String, String, Duration) {
         let started = Instant::now();
         let mut out = Vec::new();
-        let said = run_hook(input, &mut out, socket);
+        let said = run_hook(input, &mut out, socket, None);
         (String::from_utf8(out).unwrap(), said, started.elapsed())
     }
 
@@ -434,6 +476,47 @@ mod tests {
             assert_eq!(out, "", "{replies:?}: {said}");
             assert!(took < Duration::from_secs(1), "{took:?}");
         }
+    }
+
+    /// Claude 2.1.328 leaves the hook running after a terminal Yes; its state file says
+    /// the prompt moved on, and the hook leaves, so the tray sees it go.
+    #[test]
+    fn a_terminal_answer_ends_the_hook_and_the_tray_sees_it_leave() {
+        let dir = private_tempdir();
+        let socket = dir.path().join("permission.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let sessions = dir.path().join("claude/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let state = sessions.join("4242.json");
+        std::fs::write(
+            &state,
+            r#"{"pid":4242,"status":"waiting","waitingFor":"permission prompt"}"#,
+        )
+        .unwrap();
+        let tray = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            writeln!(reader.get_mut(), "{SHOWN}").unwrap();
+            // The person answers in the terminal while the popup is up.
+            std::fs::write(&state, r#"{"pid":4242,"status":"busy"}"#).unwrap();
+            // The tray's side: the hook leaves, and no reply is ever needed.
+            line.clear();
+            reader.read_line(&mut line).unwrap()
+        });
+        let started = Instant::now();
+        let mut out = Vec::new();
+        let said = run_hook(
+            BASH.as_bytes(),
+            &mut out,
+            Some(&socket),
+            Some(&sessions.join("4242.json")),
+        );
+        assert_eq!(tray.join().unwrap(), 0, "the tray saw the hook leave");
+        assert_eq!(said, "no decision: answered in Claude's terminal");
+        assert!(out.is_empty());
+        assert!(started.elapsed() < GIVE_UP / 2);
     }
 
     const QUESTION: &str = r#"{"session_id":"abc","cwd":"/w","hook_event_name":"PermissionRequest",
