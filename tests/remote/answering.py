@@ -471,8 +471,9 @@ def with_the_tray(m, agent, want):
         # A plan: Approve plan.
         report, _ = answer("ExitPlanMode", {"plan": "# Release\n1. Bump the versions"},
                            "# Release", "approve-plan")
-        m.check("a plan approved here: the agent there may go on",
-                report is not None and report["behavior"] == "allow", report)
+        m.check("a plan approved here: the agent there gets it back as asked and may go on",
+                report is not None and report["behavior"] == "allow"
+                and report["updated_input"] == {"plan": "# Release\n1. Bump the versions"}, report)
 
         # The terminal there answers first: the popup here goes.
         dunstctl("close-all")
