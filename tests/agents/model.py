@@ -25,6 +25,7 @@ class Request:
         self.path = path
         self.body = body
         self.at = at  # time.monotonic() when it arrived
+        self.reply = None  # the tool the model called, or DONE_TEXT: its turn ended
 
     # --- Claude (Messages API) ---------------------------------------------------------
     def messages(self):
@@ -33,8 +34,14 @@ class Request:
     def tool_results(self):
         """Every tool_result block of the request's last user message: (tool_use_id, text,
         is_error)."""
+        return self.all_tool_results(self.messages()[-1:])
+
+    def all_tool_results(self, messages=None):
+        """Every tool_result block of the conversation the request carries: a tool call the
+        person refused at the terminal ends the turn, and its result reaches the model only
+        with the next prompt."""
         out = []
-        for message in self.messages()[-1:]:
+        for message in self.messages() if messages is None else messages:
             content = message.get("content")
             if not isinstance(content, list):
                 continue
@@ -95,6 +102,7 @@ class ModelServer:
         self.steps = []
         self.verdict = None
         self.ids = 0
+        self.issued = []  # (name, tool use id / call id), in the order the model asked
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -120,14 +128,15 @@ class ModelServer:
                     body = {"unreadable": raw.decode("utf-8", "replace")}
                 path = self.path.split("?")[0]
                 request = Request(self.path, body, time.monotonic())
-                with server.lock:
-                    server.requests.append(request)
-                    server.lock.notify_all()
+                chunks = None
                 if path.endswith("/messages"):
                     chunks = server.claude_turn(request)
                 elif path.endswith("/responses"):
                     chunks = server.codex_turn(request)
-                else:
+                with server.lock:
+                    server.requests.append(request)
+                    server.lock.notify_all()
+                if chunks is None:
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
@@ -179,6 +188,25 @@ class ModelServer:
                     return None
                 self.lock.wait(left)
 
+    def issued_since(self, count):
+        with self.lock:
+            return self.issued[count:]
+
+    def result(self, tool_id, mark, timeout):
+        """What the model received for the tool call `tool_id` in the first request after
+        `mark` that carries it: (text, is_error) for Claude, (output, None) for Codex; None
+        when no request brought it within the timeout."""
+        def carries(r):
+            return any(i == tool_id for i, *_ in r.all_tool_results()) or \
+                any(i == tool_id for i, _ in r.function_outputs())
+        r = self.wait_request(carries, mark, timeout)
+        if r is None:
+            return None
+        for i, text, error in r.all_tool_results():
+            if i == tool_id:
+                return text, error
+        return next(out for i, out in r.function_outputs() if i == tool_id), None
+
     def next_id(self, prefix):
         with self.lock:
             self.ids += 1
@@ -207,6 +235,7 @@ class ModelServer:
             "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}),
             sse("ping", {"type": "ping"})]
         delta = {"stop_sequence": None}
+        request.reply = step[0] if step else DONE_TEXT
         if step is None:
             out += [sse("content_block_start", {"type": "content_block_start", "index": 0,
                                                 "content_block": {"type": "text", "text": ""}}),
@@ -217,6 +246,8 @@ class ModelServer:
         else:
             name, tool_input = step
             tool_id = self.next_id("toolu_agents")
+            with self.lock:
+                self.issued.append((name, tool_id))
             out += [sse("content_block_start", {"type": "content_block_start", "index": 0,
                                                 "content_block": {"type": "tool_use", "id": tool_id,
                                                                   "name": name, "input": {}}}),
@@ -247,13 +278,17 @@ class ModelServer:
                 break
         step = self.step_for(done, request)
         rid = self.next_id("resp_")
+        request.reply = step[0] if step else DONE_TEXT
         out = [sse("response.created", {"type": "response.created", "response": {"id": rid}})]
         if step is None:
             item = {"type": "message", "role": "assistant", "id": self.next_id("msg_"),
                     "content": [{"type": "output_text", "text": DONE_TEXT}]}
         else:
             name, arguments = step
-            item = {"type": "function_call", "id": self.next_id("fc_"), "call_id": self.next_id("call_"),
+            call_id = self.next_id("call_")
+            with self.lock:
+                self.issued.append((name, call_id))
+            item = {"type": "function_call", "id": self.next_id("fc_"), "call_id": call_id,
                     "name": name, "arguments": json.dumps(arguments)}
         out += [sse("response.output_item.added", {"type": "response.output_item.added",
                                                    "output_index": 0, "item": item}),
