@@ -13,6 +13,11 @@ TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
   # setsid and setpriv from util-linux; tmux for `lf session ensure` (E2) and the tmux
   # terminal. A minimal Debian has none of procps or tmux.
   procps util-linux tmux)
+# tests/e2e/agents.py: npm fetches the real Claude Code and Codex (tests/agents/install.sh;
+# their native binaries need nothing more); tmux is their terminal. Debian's npm only where no
+# npm is on the PATH: NodeSource's nodejs carries its own and conflicts with Debian's.
+AGENTS_PACKAGES=(tmux)
+AGENTS_NPM_PACKAGES=(nodejs npm)
 # tests/e2e/wayland.sh: sway (headless), waybar (the tray host), mako (notifications; its
 # makoctl 1.7 is a shell script around systemd's busctl), foot, grim (screenshots); setpriv
 # (util-linux) and pgrep (procps) to run it as an unprivileged user, since sway refuses root.
