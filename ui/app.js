@@ -738,6 +738,8 @@ function fillSettings(view) {
   $('set-grace').value = s.attached_grace_seconds;
   $('set-focus-existing').checked = s.focus_existing;
   $('set-answer-from-popup').checked = s.answer_from_popup;
+  $('set-answer-codex').checked = s.answer_codex_from_popup;
+  $('set-codex-wait').value = s.codex_wait_seconds;
   $('set-quiet-from').value = s.quiet_from || '';
   $('set-quiet-to').value = s.quiet_to || '';
   $('set-on-event').value = s.on_event || '';
@@ -785,6 +787,7 @@ async function saveSettings(event) {
   event.preventDefault();
   const minutes = Number.parseInt($('set-reminder').value, 10);
   const grace = Number.parseInt($('set-grace').value, 10);
+  const codexWait = Number.parseInt($('set-codex-wait').value, 10);
   const awayAfter = Number.parseInt($('set-away-after').value, 10);
   const settings = {
     terminal: $('set-terminal').value,
@@ -796,6 +799,8 @@ async function saveSettings(event) {
     attached_grace_seconds: Number.isFinite(grace) && grace > 0 ? grace : 0,
     focus_existing: $('set-focus-existing').checked,
     answer_from_popup: $('set-answer-from-popup').checked,
+    answer_codex_from_popup: $('set-answer-codex').checked,
+    codex_wait_seconds: Number.isFinite(codexWait) ? codexWait : 0,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
     quiet_from: $('set-quiet-from').value,

@@ -292,11 +292,15 @@ fn setup<R: Runtime>(
         // off in settings.json while the tray was stopped, and a hook left behind would
         // outlive an uninstall. Only the tray's own entry goes; a file without one is not
         // written.
-        let on = shell.settings().answer_from_popup;
+        let settings = shell.settings();
         let started = Arc::clone(&shell);
         std::thread::spawn(move || {
-            if let Err(why) = permission::claude_hook(on) {
-                started.warn(why);
+            use lf_tray_core::permission::Client;
+            for client in [Client::Claude, Client::Codex] {
+                let on = permission::answering(&settings, client);
+                if let Err(why) = permission::agent_hook(client, on) {
+                    started.warn(why);
+                }
             }
         });
     }

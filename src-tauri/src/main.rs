@@ -213,7 +213,15 @@ fn main() -> ExitCode {
         .first()
         .is_some_and(|arg| arg == lf_tray_core::permission::claude_settings::SUBCOMMAND)
     {
-        return permission_hook();
+        // Codex's entry says so; anything else after the subcommand is Claude's as before.
+        let codex = args
+            .get(1)
+            .is_some_and(|arg| arg == lf_tray_core::permission::claude_settings::CODEX_FLAG);
+        return permission_hook(if codex {
+            lf_tray_core::permission::Client::Codex
+        } else {
+            lf_tray_core::permission::Client::Claude
+        });
     }
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
@@ -261,9 +269,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// `lf-tray permission-hook`: the request on stdin, Claude's answer (or nothing) on stdout,
-/// one line on stderr saying what happened (Claude shows it in its debug output); exit 0.
-fn permission_hook() -> ExitCode {
+/// `lf-tray permission-hook [--codex]`: the request on stdin, the agent's answer (or
+/// nothing) on stdout, one line on stderr saying what happened (Claude shows it in its debug
+/// output); exit 0.
+fn permission_hook(client: lf_tray_core::permission::Client) -> ExitCode {
     // The tray's socket, or on a machine the tray follows over ssh, its watcher's.
     #[cfg(unix)]
     let socket = Some(lf_tray_core::permission::hook_socket_here());
@@ -278,6 +287,7 @@ fn permission_hook() -> ExitCode {
         std::env::var_os("HOME").map(PathBuf::from),
     );
     let said = lf_tray_core::permission::run_hook(
+        client,
         std::io::stdin().lock(),
         &mut std::io::stdout().lock(),
         socket.as_deref(),

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_tray_core::permission::{self, SHOWN};
+use lf_tray_core::permission::{self, Client, SHOWN};
 use lf_tray_core::terminal::place::Processes;
 use lf_tray_core::SessionRecord;
 use lf_tray_surface::desk::{self, HookId, Input, ToHook};
@@ -118,7 +118,7 @@ async fn take(shell: Arc<Shell>, stream: UnixStream) {
     let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
         return;
     };
-    let on = shell.settings().answer_from_popup;
+    let on = answering(&shell.settings(), request.client);
     // The desk decides; the shell finds only what the desk cannot: the session whose agent
     // asks, and where the person looks. A request refused anyway is refused before that.
     let found = async {
@@ -207,34 +207,53 @@ async fn find(shell: &Arc<Shell>, pid: u32) -> Result<(SessionRecord, Focus), St
     Ok((record, focus))
 }
 
-/// Put the tray's `PermissionRequest` hook into Claude Code's settings (`on`) or take
-/// exactly it out; the sentence for the person when the file was left alone.
+/// Put the tray's `PermissionRequest` hook into the agent's hooks (`on`) — Claude Code's
+/// settings, or Codex's `hooks.json` — or take exactly it out; the sentence for the person
+/// when the file was left alone.
 #[cfg(unix)]
-pub(crate) fn claude_hook(on: bool) -> Result<(), String> {
+pub(crate) fn agent_hook(client: Client, on: bool) -> Result<(), String> {
     use lf_tray_core::permission::claude_settings::{self, Applied};
-    let path = claude_settings::path(
-        std::env::var_os("CLAUDE_CONFIG_DIR").map(std::path::PathBuf::from),
-        dirs::home_dir(),
-    )
-    .ok_or("No home directory, so no Claude Code settings to add the hook to.")?;
+    let var = |name: &str| std::env::var_os(name).map(std::path::PathBuf::from);
+    let path = match client {
+        Client::Claude => claude_settings::path(var("CLAUDE_CONFIG_DIR"), dirs::home_dir()),
+        Client::Codex => claude_settings::codex_path(var("CODEX_HOME"), dirs::home_dir()),
+    }
+    .ok_or_else(|| {
+        format!(
+            "No home directory, so no {} hooks to add to.",
+            client.name()
+        )
+    })?;
     let command = if on {
         let program = std::env::current_exe()
             .map_err(|e| format!("Could not find lf-tray's own path for the hook: {e}"))?;
-        Some(claude_settings::command(&program))
+        Some(claude_settings::command(&program, client))
     } else {
         None
     };
     match claude_settings::apply(&path, command.as_deref()) {
         Ok(Applied::Written) => {
             tracing::info!(
-                "CLAUDE_HOOK {} in {}",
+                "AGENT_HOOK {} {} in {}",
+                client.name(),
                 if on { "added" } else { "removed" },
                 path.display()
             );
             Ok(())
         }
         Ok(Applied::Unchanged) => Ok(()),
-        Err(refusal) => Err(format!("Answering from the popup: {refusal}")),
+        Err(refusal) => Err(format!(
+            "Answering {} from the popup: {refusal}",
+            client.name()
+        )),
+    }
+}
+
+/// Whether the person answers this agent's requests from the popup.
+pub(crate) fn answering(settings: &lf_tray_surface::settings::Settings, client: Client) -> bool {
+    match client {
+        Client::Claude => settings.answer_from_popup,
+        Client::Codex => settings.answer_codex_from_popup,
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
                 session,
                 request,
             } => {
-                let on = shell.settings().answer_from_popup;
+                let on = crate::permission::answering(&shell.settings(), request.client);
                 let key = SessionKey {
                     machine: Some(machine.clone()),
                     id: session,

@@ -9,7 +9,7 @@
 //! the desk and carries out its effects; everything else reads the [`View`] it publishes.
 
 use lf_tray_core::history::{self, History};
-use lf_tray_core::permission::{Reply, Request};
+use lf_tray_core::permission::{Client, Reply, Request};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
 
 use crate::notice::{self, Notice, NoticeKey, Server};
@@ -158,14 +158,22 @@ impl Desk {
     }
 
     /// When the desk next has something to do by itself (a held popup's due time, a
-    /// reminder), if ever.
+    /// reminder, a Codex request's time running out), if ever.
     pub fn next_deadline(&self, now: Clock, prefs: &Preferences) -> Option<Clock> {
-        self.popups.next_deadline(now, prefs)
+        let expiry = self
+            .requests
+            .next_expiry()
+            .map(|due| now + due.saturating_duration_since(now.at()));
+        [self.popups.next_deadline(now, prefs), expiry]
+            .into_iter()
+            .flatten()
+            .min_by_key(Clock::at)
     }
 
     /// Take one input; what to carry out, in order.
     pub fn step(&mut self, now: Clock, prefs: &Preferences, input: Input) -> Vec<Effect> {
-        let mut out = match input {
+        let mut out = self.expire(now);
+        out.extend(match input {
             Input::Events { batch, focus } => {
                 self.popups
                     .set_focus(focus.iter().map(|(record, focus)| (record, *focus)));
@@ -231,9 +239,26 @@ impl Desk {
                 self.popups.set_server(server);
                 shows(&self.requests, self.popups.flush(now, prefs))
             }
-        };
+        });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
+        }
+        out
+    }
+
+    /// Codex's requests whose time ran out go back to its terminal, whose prompt shows
+    /// once the hook ends without a decision.
+    fn expire(&mut self, now: Clock) -> Vec<Effect> {
+        let mut out = Vec::new();
+        for (key, hook) in self.requests.expire(now.at()) {
+            out.push(Effect::Note(format!(
+                "PERMISSION withdrawn session={key}: its time ran out; the terminal asks now"
+            )));
+            out.push(Effect::Hook(hook, ToHook::Withdrawn));
+            out.push(Effect::Close(NoticeKey::Session(key)));
+        }
+        if !out.is_empty() {
+            out.push(Effect::Redraw);
         }
         out
     }
@@ -289,7 +314,9 @@ impl Desk {
         }
         let shown = notice::permission(&record, &request);
         let mut out = vec![Effect::Show(shown), Effect::Hook(hook, ToHook::Taken)];
-        if let Some(older) = self.requests.register(&key, hook, record, request) {
+        // Codex's terminal shows nothing while its hook waits: the popup has a time limit.
+        let until = (request.client == Client::Codex).then(|| now.at() + prefs.codex_wait);
+        if let Some(older) = self.requests.register(&key, hook, record, request, until) {
             out.push(Effect::Hook(older, ToHook::Withdrawn));
         }
         out.push(Effect::Note(format!("PERMISSION asked session={key}")));
@@ -333,6 +360,32 @@ impl Desk {
             return vec![Effect::Window(None)];
         };
         let session = || SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(&named));
+        // Going to a Codex agent's terminal hands it its prompt back: while the hook waits,
+        // that terminal shows nothing to answer.
+        let codex = self
+            .requests
+            .request(&named)
+            .is_some_and(|request| request.client == Client::Codex);
+        if codex && [notice::IN_TERMINAL, notice::DEFAULT, notice::OPEN].contains(&action.as_str())
+        {
+            let mut out = Vec::new();
+            if let Some(hook) = self.requests.withdraw(&named) {
+                out.extend([
+                    Effect::Note(format!(
+                        "PERMISSION to the terminal session={named}: Codex asks there now"
+                    )),
+                    Effect::Hook(hook, ToHook::Withdrawn),
+                    Effect::Close(NoticeKey::Session(named.clone())),
+                    Effect::Redraw,
+                ]);
+            }
+            out.push(Effect::Go {
+                key: session(),
+                action: notice::DEFAULT.to_string(),
+                token,
+            });
+            return out;
+        }
         if notice::is_reply(&action) {
             let reply = self
                 .requests
@@ -453,6 +506,7 @@ mod tests {
         reminder: None,
         attached_grace: Duration::ZERO,
         quiet_hours: None,
+        codex_wait: Duration::from_secs(30),
     };
 
     fn now() -> Clock {
@@ -461,6 +515,7 @@ mod tests {
 
     fn bash() -> Request {
         Request {
+            client: lf_tray_core::permission::Client::Claude,
             session_id: "c1".into(),
             cwd: "/w".into(),
             tool_name: "Bash".into(),
@@ -653,6 +708,64 @@ mod tests {
             .step(now(), &PREFS, Input::HookEnded(HookId(2)))
             .is_empty());
         assert!(told(&click(&mut desk, notice::CHOICES[0]), 2).is_empty());
+    }
+
+    fn codex() -> Request {
+        Request {
+            client: Client::Codex,
+            ..bash()
+        }
+    }
+
+    /// Codex's terminal shows nothing while its hook waits: its popup offers Answer in the
+    /// terminal, a click anywhere that goes there hands the prompt back, and the request
+    /// goes back by itself when the person's wait runs out.
+    #[test]
+    fn a_codex_request_goes_back_to_its_terminal_when_asked_or_when_its_time_runs_out() {
+        let mut desk = Desk::default();
+        let t0 = now();
+        let asked = ask(&mut desk, 1, codex(), Focus::Elsewhere);
+        let Some(Effect::Show(popup)) = asked.first() else {
+            panic!("no popup: {asked:?}")
+        };
+        let keys: Vec<&str> = popup.actions.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            keys,
+            [
+                notice::DEFAULT,
+                notice::ALLOW,
+                notice::DENY,
+                notice::IN_TERMINAL
+            ]
+        );
+        assert_eq!(told(&asked, 1), [ToHook::Taken]);
+        let due = desk.next_deadline(t0, &PREFS).unwrap().at();
+        assert!((t0.at() + PREFS.codex_wait..=now().at() + PREFS.codex_wait).contains(&due));
+        // The body's click: the hook lets go, and the click goes to the terminal.
+        let went = click(&mut desk, notice::DEFAULT);
+        assert_eq!(told(&went, 1), [ToHook::Withdrawn]);
+        assert!(went.contains(&Effect::Close(NoticeKey::Session("S1".into()))));
+        assert!(went.iter().any(|e| matches!(e, Effect::Go { .. })));
+        assert!(view(&desk).request("S1").is_none());
+
+        // Unanswered: withdrawn at its deadline, on whatever input comes next.
+        ask(&mut desk, 2, codex(), Focus::Elsewhere);
+        let due = desk.next_deadline(t0, &PREFS).unwrap();
+        assert!(told(&desk.step(t0, &PREFS, Input::Tick), 2).is_empty());
+        let expired = desk.step(due, &PREFS, Input::Tick);
+        assert_eq!(told(&expired, 2), [ToHook::Withdrawn]);
+        assert!(expired.contains(&Effect::Close(NoticeKey::Session("S1".into()))));
+        assert_eq!(desk.next_deadline(due, &PREFS), None);
+
+        // Answered in time: Allow, as for Claude; Claude's requests have no time limit.
+        ask(&mut desk, 3, codex(), Focus::Elsewhere);
+        assert_eq!(
+            told(&click(&mut desk, notice::ALLOW), 3),
+            [ToHook::Answer(Reply::Allow)]
+        );
+        ask(&mut desk, 4, bash(), Focus::Elsewhere);
+        assert_eq!(desk.next_deadline(t0, &PREFS), None);
+        assert!(told(&click(&mut desk, notice::DEFAULT), 4).is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lf_tray_core::permission::{Prompt, Question, Reply, Request};
+use lf_tray_core::permission::{Client, Prompt, Question, Reply, Request};
 use lf_tray_core::{Kind, Presents, SessionRecord};
 
 use crate::board;
@@ -166,6 +166,9 @@ pub const ALWAYS: &str = "always";
 /// Opens the window at the session's request: a question the popup cannot offer whole, or
 /// a plan to read.
 pub const ANSWER: &str = "answer";
+/// A Codex request's third button: no decision from the popup, and the click goes to the
+/// terminal, whose prompt shows once the hook has ended.
+pub const IN_TERMINAL: &str = "in-terminal";
 pub const APPROVE_PLAN: &str = "approve-plan";
 pub const KEEP_PLANNING: &str = "keep-planning";
 /// A single-select question's options, one action each, in the order asked (Claude asks
@@ -402,7 +405,12 @@ fn tool(
         lines.push(escape(&cap(&visible(&always.sentence()), MAX_COMMAND)));
         actions.push((ALWAYS, "Always allow"));
     }
-    actions.extend([(DENY, "Deny"), (OPEN, "Open")]);
+    match request.client {
+        Client::Claude => actions.extend([(DENY, "Deny"), (OPEN, "Open")]),
+        // Codex shows its own prompt only once the hook gives up: going there is an answer
+        // of its own.
+        Client::Codex => actions.extend([(DENY, "Deny"), (IN_TERMINAL, "Answer in the terminal")]),
+    }
     lines.extend(about(record));
     Notice {
         actions,
@@ -855,6 +863,7 @@ mod tests {
 
     fn request(tool: &str, input: serde_json::Value) -> Request {
         Request {
+            client: lf_tray_core::permission::Client::Claude,
             session_id: "c1".into(),
             cwd: "/w".into(),
             tool_name: tool.into(),
@@ -987,7 +996,8 @@ mod tests {
             r#"{{"hook_event_name":"PermissionRequest","tool_name":"Bash",
                 "tool_input":{{"command":"cargo publish"}},"permission_suggestions":[{rule}]}}"#
         );
-        let bash = Request::decode(text.as_bytes()).unwrap();
+        let bash =
+            Request::decode(text.as_bytes(), lf_tray_core::permission::Client::Claude).unwrap();
         let n = permission(&asking(), &bash);
         assert_eq!(
             n.body.lines().nth(1),

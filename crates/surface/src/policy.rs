@@ -44,6 +44,8 @@ pub struct Preferences {
     /// before it pops up; zero pops it up at once.
     pub attached_grace: Duration,
     pub quiet_hours: Option<QuietHours>,
+    /// How long a Codex request keeps its popup before the terminal gets its prompt back.
+    pub codex_wait: Duration,
 }
 
 /// Quiet hours in local time, minutes after midnight; `from > to` crosses midnight, and
@@ -1068,6 +1070,7 @@ mod tests {
         reminder: None,
         attached_grace: Duration::from_secs(45),
         quiet_hours: None,
+        codex_wait: Duration::from_secs(30),
     };
 
     fn asked_event(r: &SessionRecord) -> Event {

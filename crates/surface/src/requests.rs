@@ -5,6 +5,7 @@
 //! ssh link) is the shell's to know.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use lf_tray_core::permission::{Refused, Reply, Request};
 use lf_tray_core::SessionRecord;
@@ -19,6 +20,9 @@ struct Open {
     hook: HookId,
     record: SessionRecord,
     request: Request,
+    /// When the request goes back to the agent's terminal unanswered (Codex's, whose
+    /// terminal shows no prompt while its hook waits).
+    until: Option<Instant>,
 }
 
 /// Why a reply was not sent.
@@ -103,15 +107,38 @@ impl Requests {
         hook: HookId,
         record: SessionRecord,
         request: Request,
+        until: Option<Instant>,
     ) -> Option<HookId> {
         let open = Open {
             hook,
             record,
             request,
+            until,
         };
         self.open
             .insert(key.to_string(), open)
             .map(|older| older.hook)
+    }
+
+    /// When the first open request with a time limit runs out.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.open.values().filter_map(|open| open.until).min()
+    }
+
+    /// Withdraw every request whose time ran out by `now`: their session keys and hooks.
+    pub fn expire(&mut self, now: Instant) -> Vec<(String, HookId)> {
+        let due: Vec<String> = self
+            .open
+            .iter()
+            .filter(|(_, open)| open.until.is_some_and(|until| until <= now))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let mut gone: Vec<(String, HookId)> = due
+            .into_iter()
+            .filter_map(|key| self.open.remove(&key).map(|open| (key, open.hook)))
+            .collect();
+        gone.sort();
+        gone
     }
 
     /// Withdraw `hook`'s request if it is still open: its session's key.
@@ -130,6 +157,7 @@ mod tests {
 
     fn request(command: &str) -> Request {
         Request {
+            client: lf_tray_core::permission::Client::Claude,
             session_id: "c1".into(),
             cwd: "/w".into(),
             tool_name: "Bash".into(),
@@ -156,6 +184,7 @@ mod tests {
             HookId(1),
             record_d("S1", State::Active, true),
             question(),
+            None,
         );
         for wrong in [
             Reply::Allow,
@@ -184,6 +213,7 @@ mod tests {
             HookId(1),
             record_d("S1", State::Active, true),
             request("ls"),
+            None,
         );
         assert_eq!(requests.request("S1"), Some(request("ls")));
         assert_eq!(requests.answer("S1", &Reply::Allow), Ok(HookId(1)));
@@ -197,16 +227,41 @@ mod tests {
         let record = record_d("S1", State::Active, true);
         let (old, new) = (HookId(1), HookId(2));
         assert_eq!(
-            requests.register("S1", old, record.clone(), request("ls")),
+            requests.register("S1", old, record.clone(), request("ls"), None),
             None
         );
         // The older one's hook is let go without an answer: it falls back to the terminal.
-        let replaced = requests.register("S1", new, record, request("rm -r build"));
+        let replaced = requests.register("S1", new, record, request("rm -r build"), None);
         assert_eq!(replaced, Some(old));
         assert_eq!(requests.request("S1"), Some(request("rm -r build")));
         // Its withdrawal (its connection closing) must not take the newer request away.
         assert_eq!(requests.withdraw_this(old), None);
         assert_eq!(requests.answer("S1", &Reply::Deny), Ok(new));
+    }
+
+    #[test]
+    fn a_request_with_a_time_limit_goes_back_when_it_runs_out() {
+        let mut requests = Requests::default();
+        let t0 = Instant::now();
+        let limit = std::time::Duration::from_secs(30);
+        let record = |id| record_d(id, State::Active, true);
+        requests.register("S1", HookId(1), record("S1"), request("ls"), None);
+        requests.register(
+            "S2",
+            HookId(2),
+            record("S2"),
+            request("ls"),
+            Some(t0 + limit),
+        );
+        assert_eq!(requests.next_expiry(), Some(t0 + limit));
+        assert!(requests.expire(t0 + limit / 2).is_empty());
+        assert_eq!(requests.expire(t0 + limit), [("S2".to_string(), HookId(2))]);
+        assert_eq!(requests.next_expiry(), None);
+        assert_eq!(
+            requests.answer("S2", &Reply::Allow),
+            Err(NotTaken::NoneOpen)
+        );
+        assert_eq!(requests.answer("S1", &Reply::Allow), Ok(HookId(1)));
     }
 
     #[test]
@@ -217,6 +272,7 @@ mod tests {
             HookId(1),
             record_d("S1", State::Active, true),
             request("ls"),
+            None,
         );
         assert_eq!(requests.withdraw_this(HookId(1)).as_deref(), Some("S1"));
         assert_eq!(
@@ -228,6 +284,7 @@ mod tests {
             HookId(2),
             record_d("S2", State::Active, true),
             request("ls"),
+            None,
         );
         assert_eq!(requests.withdraw("S2"), Some(HookId(2)));
         assert_eq!(requests.withdraw("S2"), None);
@@ -239,7 +296,13 @@ mod tests {
         let record = record_d("S1", State::Active, true);
         let asked = notice::asked(&record);
         assert_eq!(requests.in_place_of(asked.clone()), asked);
-        requests.register("S1", HookId(1), record.clone(), request("cargo publish"));
+        requests.register(
+            "S1",
+            HookId(1),
+            record.clone(),
+            request("cargo publish"),
+            None,
+        );
         let shown = requests.in_place_of(asked.clone());
         assert_eq!(
             shown,

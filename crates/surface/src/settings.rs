@@ -48,6 +48,11 @@ pub struct Settings {
     /// Answer an agent's permission request from the popup: adds one hook of the tray's
     /// to Claude Code's settings while on, and takes exactly it out again when turned off.
     pub answer_from_popup: bool,
+    /// The same for Codex: one hook of the tray's in Codex's `hooks.json` while on. Codex
+    /// shows no prompt of its own while the hook waits, so the popup is given a short time.
+    pub answer_codex_from_popup: bool,
+    /// How long a Codex request waits for the popup before its terminal prompt comes back.
+    pub codex_wait_seconds: u32,
     /// The ntfy topic's URL to push to while the person is away (`https://ntfy.sh/<topic>`,
     /// or their own server's); none: no push, and no network traffic at all.
     pub push_url: Option<String>,
@@ -84,6 +89,11 @@ impl Default for Settings {
             machines: Vec::new(),
             // Off: Claude Code's settings are the person's file, never touched unasked.
             answer_from_popup: false,
+            answer_codex_from_popup: false,
+            // Half a minute: enough to read a popup and click it, short enough that someone
+            // at Codex's terminal (which shows only "Running hook" meanwhile) gets their
+            // prompt back before wondering what it waits for.
+            codex_wait_seconds: 30,
             push_url: None,
             push_token: None,
             push_when: When::Away,
@@ -170,6 +180,12 @@ impl Settings {
                     .into(),
             );
         }
+        let most = lf_tray_core::permission::CODEX_WAIT_MAX.as_secs();
+        if !(5..=most).contains(&u64::from(self.codex_wait_seconds)) {
+            return Err(format!(
+                "Codex's wait for the popup is 5 to {most} seconds: its terminal shows no prompt meanwhile."
+            ));
+        }
         Ok(())
     }
 
@@ -188,6 +204,7 @@ impl Settings {
                 .then(|| Duration::from_secs(u64::from(self.reminder_minutes) * 60)),
             attached_grace: Duration::from_secs(u64::from(self.attached_grace_seconds)),
             quiet_hours: self.quiet_hours(),
+            codex_wait: Duration::from_secs(u64::from(self.codex_wait_seconds)),
         }
     }
 }
@@ -317,6 +334,8 @@ mod tests {
             on_event: Some("/usr/local/bin/push".into()),
             machines: vec!["build-box".into(), "me@10.0.0.2".into()],
             answer_from_popup: true,
+            answer_codex_from_popup: true,
+            codex_wait_seconds: 20,
             push_url: Some("https://ntfy.example.net/lf-me".into()),
             push_token: Some("tk_abc".into()),
             push_when: When::Always,
@@ -357,6 +376,11 @@ mod tests {
         assert_eq!(loaded.settings.attached_grace_seconds, 45);
         assert!(loaded.settings.focus_existing, "on unless turned off");
         assert!(!loaded.settings.answer_from_popup, "off unless turned on");
+        assert!(
+            !loaded.settings.answer_codex_from_popup,
+            "off unless turned on"
+        );
+        assert_eq!(loaded.settings.codex_wait_seconds, 30);
         assert_eq!(loaded.settings.push_url, None, "no push unless asked");
         assert_eq!(loaded.settings.push_when, When::Away);
         assert_eq!(loaded.settings.away_after_seconds, 300);

@@ -1,6 +1,8 @@
 //! The one hook the tray adds to Claude Code's settings (`~/.claude/settings.json`, or
 //! `$CLAUDE_CONFIG_DIR/settings.json`) when the person turns *answer from the popup* on:
-//! a `PermissionRequest` command hook that runs `lf-tray permission-hook`.
+//! a `PermissionRequest` command hook that runs `lf-tray permission-hook`. Codex reads
+//! its hooks from `$CODEX_HOME/hooks.json` (`~/.codex/hooks.json`) in the same format, and
+//! gets the same one entry, running `lf-tray permission-hook --codex`.
 //!
 //! The file is the person's: everything but that one entry is kept as it was — key order,
 //! other hooks, values — and a file as Claude Code writes it (two-space JSON) comes back
@@ -17,6 +19,8 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 pub const EVENT: &str = "PermissionRequest";
 /// The subcommand Claude Code runs: `lf-tray permission-hook`.
 pub const SUBCOMMAND: &str = "permission-hook";
+/// What Codex's entry adds to it: its hook is a gate, not a race (`permission::Client`).
+pub const CODEX_FLAG: &str = "--codex";
 /// The timeout written into the entry, in seconds, as Claude Code reads it: the hook may
 /// wait this long for the person. Ten minutes covers someone who steps away from the desk
 /// briefly; the hook itself gives up earlier (`permission::GIVE_UP`), so Claude never has
@@ -32,10 +36,22 @@ pub fn path(config_dir: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBu
         .map(|dir| dir.join("settings.json"))
 }
 
-/// The hook's command line: the tray's own absolute path, quoted for the shell Claude
-/// Code runs it with, then the subcommand.
-pub fn command(program: &Path) -> String {
-    format!("{} {SUBCOMMAND}", shell_quote(&program.to_string_lossy()))
+/// Where Codex keeps its hooks: `$CODEX_HOME/hooks.json`, else `~/.codex/hooks.json`.
+pub fn codex_path(codex_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+    codex_home
+        .filter(|d| !d.as_os_str().is_empty())
+        .or_else(|| home.map(|h| h.join(".codex")))
+        .map(|dir| dir.join("hooks.json"))
+}
+
+/// The hook's command line: the tray's own absolute path, quoted for the shell the agent
+/// runs it with, then the subcommand (and Codex's flag).
+pub fn command(program: &Path, client: super::Client) -> String {
+    let program = shell_quote(&program.to_string_lossy());
+    match client {
+        super::Client::Claude => format!("{program} {SUBCOMMAND}"),
+        super::Client::Codex => format!("{program} {SUBCOMMAND} {CODEX_FLAG}"),
+    }
 }
 
 fn shell_quote(text: &str) -> String {
@@ -51,8 +67,12 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// Whether a hook command is one the tray wrote, for this or another place of the binary
-/// (a moved or reinstalled `lf-tray`): `<quoted path to lf-tray> permission-hook`.
+/// (a moved or reinstalled `lf-tray`), for either agent: `<quoted path to lf-tray>
+/// permission-hook [--codex]`.
 fn is_ours(command: &str) -> bool {
+    let command = command
+        .strip_suffix(&format!(" {CODEX_FLAG}"))
+        .unwrap_or(command);
     let Some(program) = command.strip_suffix(&format!(" {SUBCOMMAND}")) else {
         return false;
     };
@@ -540,11 +560,16 @@ mod tests {
 
     #[test]
     fn commands_quote_the_path_and_are_recognised() {
-        assert_eq!(command(Path::new("/usr/bin/lf-tray")), CMD);
-        let odd = command(Path::new("/home/o'neil/my apps/lf-tray"));
+        use crate::permission::Client;
+        assert_eq!(command(Path::new("/usr/bin/lf-tray"), Client::Claude), CMD);
+        let odd = command(Path::new("/home/o'neil/my apps/lf-tray"), Client::Claude);
         assert_eq!(odd, r"'/home/o'\''neil/my apps/lf-tray' permission-hook");
-        assert!(is_ours(&odd) && is_ours(CMD));
+        let codex = command(Path::new("/usr/bin/lf-tray"), Client::Codex);
+        assert_eq!(codex, "/usr/bin/lf-tray permission-hook --codex");
+        assert!(is_ours(&odd) && is_ours(CMD) && is_ours(&codex));
         for not in [
+            "/usr/bin/lf-tray permission-hook --other",
+            "/usr/bin/lf-tray permission-hook --codex --codex",
             "lf-tray permission-hook",
             "/usr/bin/lf-tray-old permission-hook",
             "/usr/bin/lf-tray permission-hook; rm -rf ~",
@@ -552,6 +577,45 @@ mod tests {
         ] {
             assert!(!is_ours(not), "{not}");
         }
+    }
+
+    /// Codex's `hooks.json` is Claude's format: the same one entry, and off means off.
+    #[test]
+    fn codexs_hooks_file_gets_exactly_one_entry_and_loses_it_whole() {
+        let codex = "/usr/bin/lf-tray permission-hook --codex";
+        assert_eq!(
+            codex_path(None, Some("/home/p".into())),
+            Some(PathBuf::from("/home/p/.codex/hooks.json"))
+        );
+        assert_eq!(
+            codex_path(Some("/srv/codex".into()), Some("/home/p".into())),
+            Some(PathBuf::from("/srv/codex/hooks.json"))
+        );
+        let persons = r#"{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/audit.sh"
+          }
+        ]
+      }
+    ]
+  }
+}
+"#;
+        let on = with_hook(Some(persons), codex).unwrap().unwrap();
+        assert_eq!(entries(&on).len(), 1);
+        assert!(on.contains(r#""command": "/usr/bin/lf-tray permission-hook --codex""#));
+        assert_eq!(with_hook(Some(&on), codex).unwrap(), None);
+        // A Claude-style entry of the tray's in Codex's file is replaced, never doubled.
+        let claudes = with_hook(Some(persons), CMD).unwrap().unwrap();
+        let fixed = with_hook(Some(&claudes), codex).unwrap().unwrap();
+        assert_eq!(entries(&fixed).len(), 1);
+        assert_eq!(without_hook(Some(&on)).unwrap().unwrap(), persons);
     }
 
     #[test]

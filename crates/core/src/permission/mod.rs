@@ -95,9 +95,56 @@ pub fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// What the tray needs of Claude's request, as the hook hands it on.
+/// Which agent's hook asks. Claude Code and Codex send the same `PermissionRequest` and
+/// take the same allow and deny, but wait differently: Claude's terminal shows its prompt
+/// while the hook runs (whoever answers first wins), Codex's shows nothing until the hook
+/// has ended without a decision (`shared/reference/real-agents.md` §6) — so a Codex request
+/// must never keep the person from their prompt for long.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Client {
+    #[default]
+    Claude,
+    Codex,
+}
+
+impl Client {
+    fn is_claude(&self) -> bool {
+        *self == Client::Claude
+    }
+
+    /// The agent's name, as the person knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Claude => "Claude Code",
+            Client::Codex => "Codex",
+        }
+    }
+
+    /// How long its hook waits for the tray at most. Claude's prompt stays in its terminal
+    /// meanwhile, so the hook may wait as long as the person might (within the entry's
+    /// timeout); Codex shows no prompt while its hook runs, so the tray withdraws a Codex
+    /// request after the person's own setting (at most [`CODEX_WAIT_MAX`]) and the hook
+    /// gives up a little after that in case the tray cannot.
+    pub fn give_up(self) -> Duration {
+        match self {
+            Client::Claude => GIVE_UP,
+            Client::Codex => CODEX_WAIT_MAX + SHOWN_WAIT,
+        }
+    }
+}
+
+/// The longest the person may let a Codex request wait for the popup (`codex_wait_seconds`
+/// in the settings): two minutes of a terminal that shows only *Running hook* is already
+/// more than anyone would sit through.
+pub const CODEX_WAIT_MAX: Duration = Duration::from_secs(120);
+
+/// What the tray needs of the agent's request, as the hook hands it on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// Whose hook asks; absent from an older hook, which was Claude's.
+    #[serde(default, skip_serializing_if = "Client::is_claude")]
+    pub client: Client,
     /// Claude's own conversation id (not lf's session).
     #[serde(default)]
     pub session_id: String,
@@ -139,9 +186,10 @@ pub enum Unreadable {
 }
 
 impl Request {
-    /// Claude's hook input: `hook_event_name` must be `PermissionRequest` (a `PreToolUse`
-    /// input looks alike but takes another answer), with a tool name.
-    pub fn decode(bytes: &[u8]) -> Result<Request, Unreadable> {
+    /// The hook's input: `hook_event_name` must be `PermissionRequest` (a `PreToolUse`
+    /// input looks alike but takes another answer), with a tool name. Claude's and Codex's
+    /// inputs share those fields (Codex adds `turn_id` and `model`, which are not needed).
+    pub fn decode(bytes: &[u8], client: Client) -> Result<Request, Unreadable> {
         if bytes.len() > MAX_REQUEST {
             return Err(Unreadable::TooBig);
         }
@@ -155,7 +203,9 @@ impl Request {
             return Err(Unreadable::OtherEvent(event.hook_event_name));
         }
         // Read apart from the event's name: a flattened struct cannot hold raw JSON.
-        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))
+        let request: Request =
+            serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(e.to_string()))?;
+        Ok(Request { client, ..request })
     }
 }
 
@@ -169,6 +219,7 @@ pub const SHOWN: &str = "shown";
 /// takes its popup down. Returns what happened, for the hook's one line on stderr; the
 /// exit code is always 0.
 pub fn run_hook(
+    client: Client,
     input: impl Read,
     output: &mut impl Write,
     socket: Option<&Path>,
@@ -178,7 +229,7 @@ pub fn run_hook(
     if let Err(e) = input.take(MAX_REQUEST as u64 + 1).read_to_end(&mut bytes) {
         return format!("no decision: could not read the request: {e}");
     }
-    let request = match Request::decode(&bytes) {
+    let request = match Request::decode(&bytes, client) {
         Ok(request) => request,
         Err(why) => return format!("no decision: not a permission request ({why:?})"),
     };
@@ -200,6 +251,9 @@ pub fn run_hook(
     }
     match ask_tray(socket, &request, claude) {
         Ok(Asked::MovedOn) => "no decision: answered in Claude's terminal".into(),
+        Ok(Asked::NotTaken) if client == Client::Codex => {
+            "no decision: Codex shows its own prompt now".into()
+        }
         Ok(Asked::Replied(reply)) => match request.decide(&reply) {
             Ok(decision) => {
                 let _ = writeln!(output, "{}", decision.output());
@@ -261,7 +315,7 @@ fn ask(
     if reader.read_line(&mut said)? == 0 || said.trim() != SHOWN {
         return Ok(None);
     }
-    let left = GIVE_UP.saturating_sub(started.elapsed());
+    let left = request.client.give_up().saturating_sub(started.elapsed());
     reader
         .get_ref()
         .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
@@ -340,31 +394,61 @@ mod tests {
 
     #[test]
     fn only_a_permission_request_is_taken() {
-        let request = Request::decode(BASH.as_bytes()).unwrap();
+        let request = Request::decode(BASH.as_bytes(), Client::Claude).unwrap();
         assert_eq!(request.tool_name, "Bash");
         assert_eq!(request.tool_input["command"], "cargo publish --dry-run");
         assert_eq!(request.cwd, "/w");
         let pre = BASH.replace("PermissionRequest", "PreToolUse");
         assert_eq!(
-            Request::decode(pre.as_bytes()),
+            Request::decode(pre.as_bytes(), Client::Claude),
             Err(Unreadable::OtherEvent("PreToolUse".into()))
         );
         assert!(matches!(
-            Request::decode(b"garbage"),
+            Request::decode(b"garbage", Client::Claude),
             Err(Unreadable::NotJson(_))
         ));
         assert!(matches!(
-            Request::decode(br#"{"hook_event_name":"PermissionRequest"}"#),
+            Request::decode(
+                br#"{"hook_event_name":"PermissionRequest"}"#,
+                Client::Claude
+            ),
             Err(Unreadable::NotJson(_))
         ));
         let big = vec![b' '; MAX_REQUEST + 1];
-        assert_eq!(Request::decode(&big), Err(Unreadable::TooBig));
+        assert_eq!(
+            Request::decode(&big, Client::Claude),
+            Err(Unreadable::TooBig)
+        );
+    }
+
+    /// Codex's input as 0.169 sends it (real-agents.md §6): the same request, taking only
+    /// allow or deny, and said to be Codex's on the wire (an older tray reads it as before).
+    #[test]
+    fn a_codex_request_is_a_tool_to_allow_or_deny_and_says_whose_it_is() {
+        const CODEX: &str = r#"{"session_id":"01a24935","turn_id":"01a24935","transcript_path":"/c/rollout.jsonl","cwd":"/tmp/cproj","hook_event_name":"PermissionRequest","model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo publish","description":"Publish the crate to crates.io?"}}"#;
+        let request = Request::decode(CODEX.as_bytes(), Client::Codex).unwrap();
+        assert_eq!(request.client, Client::Codex);
+        assert_eq!(request.prompt().unwrap(), Prompt::Tool { always: None });
+        let allow = request.decide(&Reply::Allow).unwrap();
+        assert!(allow
+            .output()
+            .contains(r#""decision":{"behavior":"allow"}"#));
+        assert!(request.decide(&Reply::AlwaysAllow).is_err());
+        let line = serde_json::to_string(&request).unwrap();
+        assert!(line.contains(r#""client":"codex""#), "{line}");
+        assert_eq!(read_request(line.as_bytes()).unwrap(), request);
+        // Claude's travels as an older hook sent it: no new key.
+        let claude = Request::decode(BASH.as_bytes(), Client::Claude).unwrap();
+        assert!(!serde_json::to_string(&claude).unwrap().contains("client"));
+        // Codex's terminal shows nothing while the hook waits: it never waits long.
+        assert!(Client::Codex.give_up() <= CODEX_WAIT_MAX + SHOWN_WAIT);
+        assert_eq!(Client::Claude.give_up(), GIVE_UP);
     }
 
     fn hook(socket: Option<&Path>, input: &[u8]) -> (String, String, Duration) {
         let started = Instant::now();
         let mut out = Vec::new();
-        let said = run_hook(input, &mut out, socket, None);
+        let said = run_hook(Client::Claude, input, &mut out, socket, None);
         (String::from_utf8(out).unwrap(), said, started.elapsed())
     }
 
@@ -453,7 +537,7 @@ mod tests {
         let (out, said, _) = hook(Some(&socket), BASH.as_bytes());
         let sent = read_request(serve.join().unwrap().trim_end().as_bytes()).unwrap();
         assert_eq!(sent.tool_input["command"], "cargo publish --dry-run");
-        let deny = Request::decode(BASH.as_bytes())
+        let deny = Request::decode(BASH.as_bytes(), Client::Claude)
             .unwrap()
             .decide(&Reply::Deny)
             .unwrap();
@@ -508,6 +592,7 @@ mod tests {
         let started = Instant::now();
         let mut out = Vec::new();
         let said = run_hook(
+            Client::Claude,
             BASH.as_bytes(),
             &mut out,
             Some(&socket),

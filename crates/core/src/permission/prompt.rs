@@ -217,6 +217,11 @@ impl Request {
     /// What the request asks. A question or plan that cannot be read whole is no prompt
     /// at all: offering Allow on it would answer nothing.
     pub fn prompt(&self) -> Result<Prompt, Unreadable> {
+        // Codex asks only to run a command, and its hook takes allow or deny alone (its
+        // schema has no `updatedInput` or `updatedPermissions`).
+        if self.client == super::Client::Codex {
+            return Ok(Prompt::Tool { always: None });
+        }
         match self.tool_name.as_str() {
             ASK_USER_QUESTION => questions(&self.tool_input).map(Prompt::Questions),
             EXIT_PLAN_MODE => match self.tool_input.get("plan").and_then(Value::as_str) {
@@ -417,6 +422,7 @@ fn always(raw: &Raw) -> Option<Always> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permission::Client;
     use serde_json::json;
 
     fn request(tool: &str, input: Value, suggestions: &[&str]) -> Request {
@@ -426,7 +432,7 @@ mod tests {
                 "permission_suggestions":[{suggestions}]}}"#,
             json!(tool)
         );
-        Request::decode(text.as_bytes()).unwrap()
+        Request::decode(text.as_bytes(), Client::Claude).unwrap()
     }
 
     fn two_questions() -> Request {

@@ -467,7 +467,7 @@ impl Place {
                     .map(PathBuf::from)
                     .filter(|h| h.is_absolute()),
             ),
-            command: claude_settings::command(&program),
+            command: claude_settings::command(&program, super::Client::Claude),
             // SAFETY: getuid cannot fail.
             uid: unsafe { libc::getuid() },
         })

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use lf_tray_core::permission::Client;
 use lf_tray_surface::settings::{self, Settings};
 use serde::Serialize;
 use tauri::State;
@@ -77,11 +78,14 @@ pub fn save_settings(
     }
     let settings = settings.normalized();
     settings.check()?;
-    // Claude Code's file first: refused (it does not parse), the switch stays as it was
+    // The agents' files first: refused (one does not parse), the switch stays as it was
     // and the panel says why.
     #[cfg(unix)]
-    if settings.answer_from_popup != shell.settings().answer_from_popup {
-        crate::permission::claude_hook(settings.answer_from_popup)?;
+    for client in [Client::Claude, Client::Codex] {
+        let on = crate::permission::answering(&settings, client);
+        if on != crate::permission::answering(&shell.settings(), client) {
+            crate::permission::agent_hook(client, on)?;
+        }
     }
     if let Some(path) = &shell.settings.path {
         settings::save(path, &settings)
