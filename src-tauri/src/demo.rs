@@ -26,6 +26,13 @@ const STEP: Duration = Duration::from_secs(7);
 /// The agent process of the demo's interactive session, stopped at the end.
 type Agent = Arc<Mutex<Option<Child>>>;
 
+/// The story's one connection to the store, shared with the threads that wait for answers.
+type Shared = Arc<Mutex<lf_sim::Store>>;
+
+fn locked(store: &Shared) -> std::sync::MutexGuard<'_, lf_sim::Store> {
+    store.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Which lf the demo plays: the generation the tray was built from (files, Approve /
 /// Iterate), October's (generation D: SQLite only, attention, Open and Move here) or
 /// today's (generation E: the agent says why it waits, and an agent can die).
@@ -277,7 +284,12 @@ fn story_e(
     asking: &[Agent; 2],
 ) -> Result<()> {
     use lf_sim::{Activity, SessionSpec, StatusReport};
-    let mut store = sim.store()?;
+    // One connection for the whole story, the answer threads' writes included: a second
+    // connection in this process, once closed, left the next write on the first failing
+    // with "database disk image is malformed" (seen in the demo; likely because the binary
+    // carries two SQLite libraries, rusqlite's bundled one and WebKit's, while the file's
+    // POSIX locks belong to the process).
+    let store: Shared = Arc::new(Mutex::new(sim.store()?));
     let session = |id: &str, title: &str, provider: &str, work: &str| {
         let mut spec = SessionSpec::new(id, title, project);
         spec.provider = Some(provider.into());
@@ -298,7 +310,7 @@ fn story_e(
     let tag = "SESSION-tag";
     let schema = "SESSION-schema";
     let nightly = "SESSION-nightly";
-    store.create_sessions(&[
+    locked(&store).create_sessions(&[
         session(
             release,
             "Publish the 0.4 crates",
@@ -320,18 +332,18 @@ fn story_e(
         ),
     ])?;
     for id in [release, tag, schema, nightly] {
-        store.activity(id, Activity::Working)?;
+        locked(&store).activity(id, Activity::Working)?;
     }
     let pid = start_agent(bin, agent)?;
-    store.set_agent(nightly, Some(pid))?;
+    locked(&store).set_agent(nightly, Some(pid))?;
 
     sleep(STEP);
     say("a claude agent asks permission to run a command, through Claude Code's hook: Allow or Deny it in the popup or the window");
-    ask_through_the_hook(app, sim, tag, project, bin, &asking[0], &PUSH_THE_TAG)?;
+    ask_through_the_hook(app, &store, tag, project, bin, &asking[0], &PUSH_THE_TAG)?;
 
     sleep(STEP);
     say("the codex agent asks a question (Codex has no hook for questions: its popup goes to its terminal)");
-    store.report_status(
+    locked(&store).report_status(
         schema,
         &blocked(
             "question",
@@ -342,7 +354,15 @@ fn story_e(
 
     sleep(STEP);
     say("the claude agent asks which registry, through Claude Code's hook: pick one in the popup or the window");
-    ask_through_the_hook(app, sim, release, project, bin, &asking[1], &WHICH_REGISTRY)?;
+    ask_through_the_hook(
+        app,
+        &store,
+        release,
+        project,
+        bin,
+        &asking[1],
+        &WHICH_REGISTRY,
+    )?;
 
     sleep(STEP);
     say("the nightly agent dies with nobody attached: the tray tells you it stopped");
@@ -350,7 +370,7 @@ fn story_e(
 
     sleep(STEP);
     say("someone answers the codex agent elsewhere: its notification goes away by itself");
-    store.report_status(
+    locked(&store).report_status(
         schema,
         &StatusReport {
             state: "working".into(),
@@ -427,7 +447,7 @@ const PUSH_THE_TAG: HookRequest = HookRequest {
 /// comes, and lf stops saying the session waits.
 fn ask_through_the_hook(
     app: &AppHandle,
-    sim: &SimHome,
+    store: &Shared,
     session: &str,
     project: &Path,
     bin: &Path,
@@ -462,10 +482,9 @@ fn ask_through_the_hook(
     let mut go = child.stdin.take().context("the asking agent's stdin")?;
     let answer = child.stdout.take().context("the asking agent's stdout")?;
     let pid = child.id();
-    let mut store = sim.store()?;
-    store.set_agent(session, Some(pid))?;
+    locked(store).set_agent(session, Some(pid))?;
     *asker.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
-    store.report_status(
+    locked(store).report_status(
         session,
         &StatusReport {
             state: "blocked".into(),
@@ -481,7 +500,7 @@ fn ask_through_the_hook(
         say("the tray did not list the asking agent in time: its request goes to its terminal");
     }
     std::io::Write::write_all(&mut go, b"go\n")?;
-    let sim = sim.clone();
+    let store = Arc::clone(store);
     let session = session.to_string();
     let told = asks.told;
     std::thread::spawn(move || {
@@ -489,13 +508,11 @@ fn ask_through_the_hook(
         let _ = std::io::Read::read_to_string(&mut { answer }, &mut out);
         let decision: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_default();
         say(&told(&decision["hookSpecificOutput"]["decision"]));
-        if let Ok(mut store) = sim.store() {
-            let working = StatusReport {
-                state: "working".into(),
-                ..StatusReport::default()
-            };
-            let _ = store.report_status(&session, &working);
-        }
+        let working = StatusReport {
+            state: "working".into(),
+            ..StatusReport::default()
+        };
+        let _ = locked(&store).report_status(&session, &working);
     });
     Ok(())
 }
