@@ -1,6 +1,7 @@
-//! `lf-tray demo`: the whole app on a throwaway Loopflow home, with a scripted agent that
-//! asks, gets ready and resolves over a minute, so someone without Loopflow sees every
-//! feature. The home is written by `lf-sim` exactly as lf writes it; lf itself is played by
+//! `lf-tray demo`: the whole app on a throwaway Loopflow home, with scripted agents, so
+//! someone without Loopflow sees what it is for: by default today's lf, where claude agents
+//! ask permission and a question through Claude Code's hook, answered from the popup or the
+//! window; older generations by `--generation`. The home is written by `lf-sim` exactly as lf writes it; lf itself is played by
 //! this same binary's hidden `demo-lf` subcommand, behind an `lf` script first on the demo's
 //! PATH, which answers Approve, Iterate, Complete and Open the way lf does.
 
@@ -24,6 +25,13 @@ const STEP: Duration = Duration::from_secs(7);
 
 /// The agent process of the demo's interactive session, stopped at the end.
 type Agent = Arc<Mutex<Option<Child>>>;
+
+/// The story's one connection to the store, shared with the threads that wait for answers.
+type Shared = Arc<Mutex<lf_sim::Store>>;
+
+fn locked(store: &Shared) -> std::sync::MutexGuard<'_, lf_sim::Store> {
+    store.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Which lf the demo plays: the generation the tray was built from (files, Approve /
 /// Iterate), October's (generation D: SQLite only, attention, Open and Move here) or
@@ -96,8 +104,9 @@ pub fn run(story_of: Story) -> Result<()> {
 
     let agent: Agent = Arc::default();
     let story_agent = Arc::clone(&agent);
-    let asker: Agent = Arc::default();
-    let story_asker = Arc::clone(&asker);
+    // The two claude agents that ask through the hook: the permission, then the question.
+    let asking: [Agent; 2] = Default::default();
+    let story_asking = asking.clone();
     let result = crate::start(
         Config::from_env(None, None),
         settings_path,
@@ -113,7 +122,7 @@ pub fn run(story_of: Story) -> Result<()> {
                 let told = match story_of {
                     Story::A => story(&sim, &project, &bin, &story_agent),
                     Story::D => story_d(&sim, &project),
-                    Story::E => story_e(&app, &sim, &project, &bin, &story_agent, &story_asker),
+                    Story::E => story_e(&app, &sim, &project, &bin, &story_agent, &story_asking),
                 };
                 if let Err(e) = told {
                     eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
@@ -122,7 +131,7 @@ pub fn run(story_of: Story) -> Result<()> {
         },
     );
     stop(&agent);
-    stop(&asker);
+    asking.iter().for_each(stop);
     result
 }
 
@@ -272,10 +281,15 @@ fn story_e(
     project: &Path,
     bin: &Path,
     agent: &Agent,
-    asker: &Agent,
+    asking: &[Agent; 2],
 ) -> Result<()> {
     use lf_sim::{Activity, SessionSpec, StatusReport};
-    let mut store = sim.store()?;
+    // One connection for the whole story, the answer threads' writes included: a second
+    // connection in this process, once closed, left the next write on the first failing
+    // with "database disk image is malformed" (seen in the demo; likely because the binary
+    // carries two SQLite libraries, rusqlite's bundled one and WebKit's, while the file's
+    // POSIX locks belong to the process).
+    let store: Shared = Arc::new(Mutex::new(sim.store()?));
     let session = |id: &str, title: &str, provider: &str, work: &str| {
         let mut spec = SessionSpec::new(id, title, project);
         spec.provider = Some(provider.into());
@@ -291,17 +305,19 @@ fn story_e(
         ..StatusReport::default()
     };
     sleep(STEP / 2);
-    say("three agents work on today's lf (generation E): listed, not waiting");
+    say("four agents work on today's lf (generation E): listed, not waiting");
     let release = "SESSION-release";
+    let tag = "SESSION-tag";
     let schema = "SESSION-schema";
     let nightly = "SESSION-nightly";
-    store.create_sessions(&[
+    locked(&store).create_sessions(&[
         session(
             release,
             "Publish the 0.4 crates",
             "claude",
             "product / LOO-501",
         ),
+        session(tag, "Tag the 0.4 release", "claude", "product / LOO-504"),
         session(
             schema,
             "Migrate the settings schema",
@@ -315,26 +331,19 @@ fn story_e(
             "product / LOO-503",
         ),
     ])?;
-    for id in [release, schema, nightly] {
-        store.activity(id, Activity::Working)?;
+    for id in [release, tag, schema, nightly] {
+        locked(&store).activity(id, Activity::Working)?;
     }
     let pid = start_agent(bin, agent)?;
-    store.set_agent(nightly, Some(pid))?;
+    locked(&store).set_agent(nightly, Some(pid))?;
 
     sleep(STEP);
-    say("the claude agent asks permission to run a command: the popup says which");
-    store.report_status(
-        release,
-        &blocked(
-            "permission",
-            "Run cargo publish --dry-run",
-            "Bash wants to run a command",
-        ),
-    )?;
+    say("a claude agent asks permission to run a command, through Claude Code's hook: Allow or Deny it in the popup or the window");
+    ask_through_the_hook(app, &store, tag, project, bin, &asking[0], &PUSH_THE_TAG)?;
 
     sleep(STEP);
-    say("the codex agent asks a question");
-    store.report_status(
+    say("the codex agent asks a question (Codex has no hook for questions: its popup goes to its terminal)");
+    locked(&store).report_status(
         schema,
         &blocked(
             "question",
@@ -344,8 +353,16 @@ fn story_e(
     )?;
 
     sleep(STEP);
-    say("the claude agent asks which registry, through Claude Code's hook: pick one in the popup");
-    ask_a_question(app, sim, release, project, bin, asker)?;
+    say("the claude agent asks which registry, through Claude Code's hook: pick one in the popup or the window");
+    ask_through_the_hook(
+        app,
+        &store,
+        release,
+        project,
+        bin,
+        &asking[1],
+        &WHICH_REGISTRY,
+    )?;
 
     sleep(STEP);
     say("the nightly agent dies with nobody attached: the tray tells you it stopped");
@@ -353,7 +370,7 @@ fn story_e(
 
     sleep(STEP);
     say("someone answers the codex agent elsewhere: its notification goes away by itself");
-    store.report_status(
+    locked(&store).report_status(
         schema,
         &StatusReport {
             state: "working".into(),
@@ -365,20 +382,77 @@ fn story_e(
     Ok(())
 }
 
+/// Something a demo claude agent asks through Claude Code's `PermissionRequest` hook: the
+/// tool and its input as Claude sends them, what lf's `program_status` says meanwhile, and
+/// how the demo tells what the agent got.
+struct HookRequest {
+    /// The name of the agent's process: each asking agent is a process of its own.
+    process: &'static str,
+    tool_name: &'static str,
+    tool_input: fn() -> serde_json::Value,
+    kind: &'static str,
+    title: &'static str,
+    told: fn(&serde_json::Value) -> String,
+}
+
+/// The question: which registry, two options, answered from the popup's options or the
+/// window's card.
+const WHICH_REGISTRY: HookRequest = HookRequest {
+    process: "claude-asks",
+    tool_name: "AskUserQuestion",
+    tool_input: || {
+        serde_json::json!({"questions": [{
+            "question": QUESTION,
+            "header": "Registry",
+            "multiSelect": false,
+            "options": [
+                {"label": "crates.io", "description": "the public registry"},
+                {"label": "internal", "description": "the company's mirror"}
+            ]
+        }]})
+    },
+    kind: "question",
+    title: QUESTION,
+    told: |decision| {
+        let answers = &decision["updatedInput"]["answers"];
+        match answers.get(QUESTION).and_then(|a| a.as_str()) {
+            Some(chosen) => format!("the claude agent got your answer: {chosen}"),
+            None => {
+                "the claude agent got no answer from the tray: its terminal asks instead".into()
+            }
+        }
+    },
+};
+
 /// What the demo's claude agent asks through Claude Code's `PermissionRequest` hook.
 const QUESTION: &str = "Which registry should 0.4 go to?";
 
-/// Play a claude agent that asks a question the way Claude Code does: a process of its own
-/// (listed as the session's agent) runs this binary's `permission-hook` with the request on
-/// its stdin. The person answers from the popup or the window; what the agent got is said
-/// when it comes, and lf stops saying the session waits.
-fn ask_a_question(
+/// The permission: a command to run, allowed or denied from the popup or the window.
+const PUSH_THE_TAG: HookRequest = HookRequest {
+    process: "claude-runs",
+    tool_name: "Bash",
+    tool_input: || serde_json::json!({"command": "git push origin v0.4.0", "description": "Push the release tag"}),
+    kind: "permission",
+    title: "Run git push origin v0.4.0",
+    told: |decision| match decision["behavior"].as_str() {
+        Some("allow") => "the claude agent runs git push origin v0.4.0: you allowed it".into(),
+        Some("deny") => "the claude agent does not run git push: you denied it".into(),
+        _ => "the claude agent got no answer from the tray: its terminal asks instead".into(),
+    },
+};
+
+/// Play a claude agent that asks the way Claude Code does: a process of its own (listed as
+/// the session's agent) runs this binary's `permission-hook` with the request on its stdin.
+/// The person answers from the popup or the window; what the agent got is said when it
+/// comes, and lf stops saying the session waits.
+fn ask_through_the_hook(
     app: &AppHandle,
-    sim: &SimHome,
+    store: &Shared,
     session: &str,
     project: &Path,
     bin: &Path,
     asker: &Agent,
+    asks: &HookRequest,
 ) -> Result<()> {
     use lf_sim::StatusReport;
     let request = serde_json::json!({
@@ -387,21 +461,13 @@ fn ask_a_question(
         "cwd": project,
         "permission_mode": "default",
         "hook_event_name": "PermissionRequest",
-        "tool_name": "AskUserQuestion",
-        "tool_input": {"questions": [{
-            "question": QUESTION,
-            "header": "Registry",
-            "multiSelect": false,
-            "options": [
-                {"label": "crates.io", "description": "the public registry"},
-                {"label": "internal", "description": "the company's mirror"}
-            ]
-        }]}
+        "tool_name": asks.tool_name,
+        "tool_input": (asks.tool_input)(),
     });
     let exe = std::env::current_exe().context("find lf-tray's own path")?;
-    // Named claude, as the agent lf lists; a shell that runs the hook once told to, so the
-    // tray has listed it as the session's agent before the hook asks.
-    let shell = bin.join("claude-asks");
+    // Named as the agent lf lists; a shell that runs the hook once told to, so the tray has
+    // listed it as the session's agent before the hook asks.
+    let shell = bin.join(asks.process);
     std::os::unix::fs::symlink("/bin/sh", &shell)?;
     let mut child = Command::new(&shell)
         .arg("-c")
@@ -416,43 +482,37 @@ fn ask_a_question(
     let mut go = child.stdin.take().context("the asking agent's stdin")?;
     let answer = child.stdout.take().context("the asking agent's stdout")?;
     let pid = child.id();
-    let mut store = sim.store()?;
-    store.set_agent(session, Some(pid))?;
+    locked(store).set_agent(session, Some(pid))?;
     *asker.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
-    store.report_status(
+    locked(store).report_status(
         session,
         &StatusReport {
             state: "blocked".into(),
-            kind: Some("question".into()),
+            kind: Some(asks.kind.into()),
             app: Some("claude".into()),
-            title: Some(QUESTION.into()),
+            title: Some(asks.title.into()),
             ..StatusReport::default()
         },
     )?;
-    // A question asked before the tray lists this process as the session's agent would
-    // find no session to show it for: the hook asks once the tray does.
+    // A request made before the tray lists this process as the session's agent would find
+    // no session to show it for: the hook asks once the tray does.
     if !listed_as_agent(app, session, pid) {
-        say("the tray did not list the asking agent in time: its question goes to its terminal");
+        say("the tray did not list the asking agent in time: its request goes to its terminal");
     }
     std::io::Write::write_all(&mut go, b"go\n")?;
-    let sim = sim.clone();
+    let store = Arc::clone(store);
     let session = session.to_string();
+    let told = asks.told;
     std::thread::spawn(move || {
         let mut out = String::new();
         let _ = std::io::Read::read_to_string(&mut { answer }, &mut out);
         let decision: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_default();
-        let answers = &decision["hookSpecificOutput"]["decision"]["updatedInput"]["answers"];
-        match answers.get(QUESTION).and_then(|a| a.as_str()) {
-            Some(chosen) => say(&format!("the claude agent got your answer: {chosen}")),
-            None => say("the claude agent got no answer from the tray: its terminal asks instead"),
-        }
-        if let Ok(mut store) = sim.store() {
-            let working = StatusReport {
-                state: "working".into(),
-                ..StatusReport::default()
-            };
-            let _ = store.report_status(&session, &working);
-        }
+        say(&told(&decision["hookSpecificOutput"]["decision"]));
+        let working = StatusReport {
+            state: "working".into(),
+            ..StatusReport::default()
+        };
+        let _ = locked(&store).report_status(&session, &working);
     });
     Ok(())
 }

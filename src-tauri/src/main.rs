@@ -26,8 +26,9 @@ Usage:
                                                 print the current sessions, sorted by title then id
   lf-tray watch [--json] [--home DIR] [--lf PATH]
                                                 print a snapshot, then one line per change
-  lf-tray demo [--generation a|d|e]             the tray app on a simulated Loopflow, for a first look
-                                                (d: lf's October builds; e: today's lf)
+  lf-tray demo [--generation e|d|a]             the tray app on a simulated Loopflow, for a first look
+                                                (e, the default: today's lf; d: lf's October builds;
+                                                a: the files and Approve/Iterate)
   lf-tray setup gnome-focus [--remove]         let the tray bring your terminal to the front on GNOME
                                                 (Wayland): installs a small GNOME Shell extension,
                                                 working from your next login; --remove takes it out
@@ -134,7 +135,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
                     "list" => Command::List { json: false },
                     "watch" => Command::Watch { json: false },
                     _ => Command::Demo {
-                        generation: Generation::A,
+                        generation: Generation::E,
                     },
                 })
             }
@@ -156,7 +157,8 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
         Command::Watch { .. } => Command::Watch { json },
         Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
         Command::Demo { .. } => Command::Demo {
-            generation: generation.unwrap_or(Generation::A),
+            // Today's lf: what a newcomer should see first.
+            generation: generation.unwrap_or(Generation::E),
         },
         Command::Version { .. } => Command::Version { verbose },
         Command::SetupGnomeFocus { .. } => Command::SetupGnomeFocus { remove },
@@ -355,6 +357,12 @@ mod tests {
         assert_eq!(watch.lf, Some(PathBuf::from("/x/lf")));
         assert_eq!(
             args("demo").unwrap().command,
+            Command::Demo {
+                generation: Generation::E
+            }
+        );
+        assert_eq!(
+            args("demo --generation a").unwrap().command,
             Command::Demo {
                 generation: Generation::A
             }

@@ -890,6 +890,33 @@ PERSONS_CLAUDE_SETTINGS = """{
 """
 
 
+# Where the tests' dunstrc draws a popup: top-right, 420 px wide, 10 px from the right edge
+# and 40 from the top, at most 160 high; the grab takes a margin of 10 around it.
+POPUP_CORNER = "440x180+830+30"
+
+
+def popup_corner():
+    """The corner of the screen where dunst draws its popups, as raw pixels (PPM carries no
+    time stamps, so two grabs of the same picture are the same bytes)."""
+    return subprocess.run(["import", "-window", "root", "-crop", POPUP_CORNER, "ppm:-"],
+                          capture_output=True, timeout=10, check=True).stdout
+
+
+def popup_drawn(ctx, name, before):
+    """Save the popups' corner as `name` once dunst has drawn something other than `before`
+    and it stands still (two grabs in a row alike): dunst draws a popup a moment after its
+    Notify reached the bus, and a popup that replaces another is redrawn in place."""
+    last = [before]
+
+    def steady():
+        now = popup_corner()
+        alike = now == last[0] and now != before
+        last[0] = now
+        return alike
+    wait_for(steady, f"dunst to draw {name}")
+    subprocess.run(["convert", "ppm:-", str(ctx.out / name)], input=last[0], timeout=10, check=True)
+
+
 def claude_entries(path):
     return json.loads(path.read_text()).get("hooks", {}).get("PermissionRequest", [])
 
@@ -1083,11 +1110,13 @@ def answer_the_question_from_the_popup_always_allow_a_plan_and_off_at_start(ctx)
                      "this app's popup for lf's question")
 
         # One single-select question: its options are the popup's actions, no Allow.
+        corner = popup_corner()
         asked = time.monotonic()
         agent.say("ask AskUserQuestion " + json.dumps(QUESTION))
         n = ctx.notified(lambda n: n.summary == "claude asks · Publish the 0.4 crates",
                          "the question's popup")
         figures["question_to_popup"] = time.monotonic() - asked
+        popup_drawn(ctx, "question-popup.png", corner)
         lines = n.body.split("\n")
         expect(lines[:3] == ["Registry: Which registry should the 0.4 crates go to?",
                              "• crates.io — the public registry",
@@ -2166,6 +2195,14 @@ def window_card_answers_two_questions_with_a_multi_select_and_typed_words(ctx):
         wait_for(typed, "to type the person's own words")
         wait_for(sendable, "Send enabled once every question has an answer")
         window_screenshot(ctx, "window-question-card.png")
+        shown = wait_for(lambda: glance_window(ctx), "the window on the X server")
+        glance_shot(ctx, "question-card.png", shown[0])
+        # Where the card is in that picture, for scripts/pictures.sh to cut it out (the row
+        # around it names the run's temporary directories).
+        box = ctx.driver.execute_script(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+            " return [r.left, r.top, r.width, r.height];", card)
+        (ctx.out / "question-card.json").write_text(json.dumps(box))
         # Two clicks as one: only the first answers.
         clicked = time.time()
         wait_for(lambda: ctx.driver.execute_script(
