@@ -3,8 +3,9 @@ offline in a tmux pane against a scripted model server (tests/agents/model.py) a
 stand-in lf's agent (`lf session connect`, E2), their PermissionRequest hook the tray's
 `lf-tray permission-hook` — for Claude put into its settings by the tray itself (answer
 from the popup on), for Codex in `$CODEX_HOME/hooks.json`. The person answers from dunst's
-popup or in the pane; the oracle of every scenario is what the model received next (the
-`tool_result`, the `function_call_output`), never what a stand-in reports.
+popup, the window's card (through WebDriver, when run.sh has TAURI_DRIVER: the tray is then
+the app tauri-driver started) or in the pane; the oracle of every scenario is what the model
+received next (the `tool_result`, the `function_call_output`), never what a stand-in reports.
 
 Run by run.sh with E2E_SUITE=agents.py; it shares e2e.py's context and helpers.
 
@@ -28,11 +29,22 @@ import clients  # noqa: E402
 import e2e  # noqa: E402
 import model  # noqa: E402
 from claude import answering_on, put_back  # noqa: E402
-from e2e import Ctx  # noqa: E402
-from harness import QUIET_SPELL, CheckFailed, Checks, expect, never, run_checks, wait_for  # noqa: E402
+from e2e import Ctx, click_current, end_webdriver, node_property, webdriver_through  # noqa: E402
+from harness import QUIET_SPELL, CheckFailed, Checks, Skipped, expect, never, run_checks, wait_for  # noqa: E402
 
 CHECKS = Checks()
 check = CHECKS.add
+
+
+def window_check(fn):
+    """A check through the window (WebDriver): skipped when run.sh was given no tauri-driver."""
+    def run(ctx):
+        if not ctx.webdriver_url:
+            raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+        fn(ctx)
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return check(run)
 
 # The client's start on two loaded cores took 0.5-1.6 s (real-agents.md); 30 s is for a
 # machine busy with several builds, and a wait ends as soon as the prompt is there.
@@ -62,6 +74,15 @@ QUESTION = {"questions": [{
 ASKED = "Which registry should the 0.4 crates go to?"
 ANSWERED_INTERNAL = f'Your questions have been answered: "{ASKED}"="internal".'
 PLAN = "# Plan: publish the crate\n\n1. Bump the version\n2. make publish\n"
+EDITED_PLAN = PLAN + "3. Tell the team in #releases"
+TWO_QUESTIONS = {"questions": [
+    {"question": "Which registry?", "header": "Registry", "multiSelect": False,
+     "options": [{"label": "crates.io", "description": "the public registry"},
+                 {"label": "internal", "description": "ours only"}]},
+    {"question": "Which crates go first?", "header": "Crates", "multiSelect": True,
+     "options": [{"label": "core", "description": "no Tauri"},
+                 {"label": "surface", "description": "what the person is told"},
+                 {"label": "tray", "description": "the app"}]}]}
 
 
 class Agents(Ctx):
@@ -273,24 +294,33 @@ def terminal_first(ctx, keys, what):
     screen = ctx.agent.wait(lambda s: "Do you want to proceed?" in s, TURN_TIMEOUT)
     expect(screen, f"no prompt in the pane:\n{tail(ctx.agent.screen())}")
     tool_id = ctx.tool_id(issued, "Bash")
-    # Claude ignores keys for a moment after its dialog appears (a guard against a key
-    # meant for something else): the key is pressed again until the dialog goes.
     closes = ctx.notes.refresh().closes.count(n.id)
+    pressed = press_until_gone(ctx, keys(screen), "Do you want to proceed?", what)
+    return mark, tool_id, taken_down(ctx, n, closes, pressed, what)
+
+
+def press_until_gone(ctx, key, dialog, what):
+    """The person's key in the pane, pressed until Claude's dialog (`dialog` on the screen)
+    goes: Claude ignores keys for a moment after its dialog appears (a guard against a key
+    meant for something else). When the last press was made."""
     for _ in range(10):
         pressed = time.monotonic()
-        ctx.agent.keys(keys(screen))
-        if ctx.agent.wait(lambda s: "Do you want to proceed?" not in s, KEY_TAKEN):
-            break
-    else:
-        raise CheckFailed(f"the pane took no {what}:\n{tail(ctx.agent.screen())}")
+        ctx.agent.keys(key)
+        if ctx.agent.wait(lambda s: dialog not in s, KEY_TAKEN):
+            return pressed
+    raise CheckFailed(f"the pane took no {what}:\n{tail(ctx.agent.screen())}")
+
+
+def taken_down(ctx, n, closes, pressed, what):
+    """None once popup n is closed (again) within TERMINAL_TAKES_DOWN of the key, or why
+    not: the check goes on to what the model got and fails on this last."""
     try:
         wait_for(lambda: ctx.notes.refresh().closes.count(n.id) > closes,
                  f"the popup taken down after {what} at the terminal", TERMINAL_TAKES_DOWN)
         ctx.figures[f"claude_terminal_{what}_to_popup_down"] = time.monotonic() - pressed
-        stays = None
+        return None
     except CheckFailed as e:
-        stays = str(e)
-    return mark, tool_id, stays
+        return str(e)
 
 
 @check
@@ -324,6 +354,27 @@ def claude_terminal_no_takes_the_popup_down(ctx):
 @check
 def claude_terminal_esc_takes_the_popup_down(ctx):
     refused_at_the_terminal(ctx, lambda s: "Escape", "esc")
+
+
+@check
+def claude_question_answered_at_the_terminal_takes_the_popup_down(ctx):
+    """A question the popup also asks, answered in Claude's own card: the popup goes within a
+    second and the model gets the terminal's answer."""
+    seen = ctx.shown_ids()
+    mark, issued = ctx.say("ask me where to publish (answer at the terminal)", [("AskUserQuestion", QUESTION)])
+    n = ctx.popup(seen, summary("claude", "asks", TITLE), "the question's popup")
+    ctx.await_listener(n)
+    card = "Enter to select"  # the foot of Claude's question card, there while it asks
+    screen = ctx.agent.wait(lambda s: card in s and "2. internal" in s, TURN_TIMEOUT)
+    expect(screen, f"no question card in the pane:\n{tail(ctx.agent.screen())}")
+    tool_id = ctx.tool_id(issued, "AskUserQuestion")
+    closes = ctx.notes.refresh().closes.count(n.id)
+    pressed = press_until_gone(ctx, "2", card, "answer")
+    stays = taken_down(ctx, n, closes, pressed, "answer")
+    text, error = ctx.got(mark, tool_id, "the question answered at the terminal")
+    expect(not error and text.startswith(ANSWERED_INTERNAL), f"the model got {text!r}")
+    ctx.idle(mark)
+    expect(stays is None, stays)
 
 
 # --- Claude, the other permission modes -----------------------------------------------------
@@ -403,6 +454,134 @@ def claude_plan_approved_from_the_popup(ctx):
     ctx.idle(mark)
 
 
+# --- Claude, answered from the window's card (WebDriver) -----------------------------------
+
+WINDOW_TITLE = "Release from the window"
+
+
+def window_app(ctx):
+    """The tray as tauri-driver starts it (the window on screen), on the suite's lf home."""
+    if ctx.driver is None:
+        ctx.close_agent()
+        webdriver_through(ctx, "lf-tray-agents",
+                          f'export LF_HOME="{ctx.env["LF_HOME"]}" LF_SIM_GENERATION=e2\n'
+                          f'exec "{ctx.app_bin}" "$@"\n')
+
+
+def card_from_the_popup(ctx, sid, n, kind):
+    """The popup's `answer` button (Answer…, or Read the plan… for a plan), as a person who
+    wants more than its buttons: the window opens at the session's card. The card's CSS
+    selector."""
+    from selenium.webdriver.common.by import By
+
+    expect(any(k == "answer" for k, _ in n.actions), f"actions {n.actions}")
+    ctx.invoke_action(n, "answer")
+    card = f'[data-session-id="{sid}"] .request.{kind}'
+    wait_for(lambda: any(e.is_displayed() for e in ctx.driver.find_elements(By.CSS_SELECTOR, card)),
+             f"the {kind} card on screen after Answer…", TURN_TIMEOUT)
+    return card
+
+
+def card_gone(ctx, card):
+    from selenium.webdriver.common.by import By
+
+    wait_for(lambda: not ctx.driver.find_elements(By.CSS_SELECTOR, card), "the card to go once answered",
+             TURN_TIMEOUT)
+
+
+def plan_in_the_window(ctx, prompt):
+    """A new Claude in plan mode whose plan waits: (sid, request mark, tool calls before, the
+    plan's card)."""
+    window_app(ctx)
+    ctx.close_agent()
+    sid = ctx.claude("plan", WINDOW_TITLE)
+    seen = ctx.shown_ids()
+    mark, issued = ctx.say(prompt, plan_steps())
+    n = ctx.popup(seen, summary("claude", "has a plan", WINDOW_TITLE), "the plan's popup")
+    card = card_from_the_popup(ctx, sid, n, "plan")
+    shown = node_property(ctx, f'{card} textarea[data-input="plan"]', "value")
+    # The card shows the plan without its last line break (the box's end is the plan's).
+    expect(shown is not None and shown.rstrip("\n") == PLAN.rstrip("\n"), f"the card shows the plan {shown!r}")
+    return sid, mark, issued, card
+
+
+@window_check
+def claude_plan_approved_unedited_from_the_windows_card(ctx):
+    sid, mark, issued, card = plan_in_the_window(ctx, "plan the release")
+    click_current(ctx.driver, f'{card} button[data-request-action="approve_plan"]')
+    text, error = ctx.got(mark, ctx.tool_id(issued, "ExitPlanMode"), "the plan approved from the card")
+    expect(not error and text.startswith("User has approved your plan") and f"## Approved Plan:\n{PLAN.rstrip()}" in text
+           and "edited by user" not in text, f"the model got {text!r} (error {error})")
+    card_gone(ctx, card)
+    ctx.idle(mark)
+
+
+@window_check
+def claude_two_questions_answered_from_the_windows_card_with_a_multi_select_and_own_words(ctx):
+    """After the approved plan Claude is in manual mode; the question reaches the hook in
+    every mode (real-agents.md §4)."""
+    expect(ctx.driver is not None and ctx.agent is not None, "no window and Claude (previous check failed)")
+    sid = ctx.agent.name
+    seen = ctx.shown_ids()
+    mark, issued = ctx.say("ask me how to release", [("AskUserQuestion", TWO_QUESTIONS)])
+    n = ctx.popup(seen, summary("claude", "asks", WINDOW_TITLE), "the two questions' popup")
+    card = card_from_the_popup(ctx, sid, n, "questions")
+
+    def sendable():
+        return node_property(ctx, f'{card} button[data-request-action="send"]', "disabled") is False
+
+    click_current(ctx.driver, f'{card} input[data-input="q0-o1"]')  # internal
+    click_current(ctx.driver, f'{card} input[data-input="q1-o0"]')  # core
+    click_current(ctx.driver, f'{card} input[data-input="q1-o2"]')  # tray
+    own = f'{card} textarea[data-input="own-1"]'
+    type_into(ctx, own, "docs too")
+    wait_for(sendable, "Send enabled once every question has an answer")
+    click_current(ctx.driver, f'{card} button[data-request-action="send"]')
+    text, error = ctx.got(mark, ctx.tool_id(issued, "AskUserQuestion"), "the questions answered from the card")
+    answers = '"Which registry?"="internal", "Which crates go first?"="core, tray, docs too".'
+    # Words of the person's own make it "The user answered" (real-agents.md §3).
+    expect(not error and text.startswith(f"The user answered: {answers}"),
+           f"the model got {text!r} (error {error})")
+    card_gone(ctx, card)
+    ctx.idle(mark)
+
+
+def type_into(ctx, css, words):
+    """`words` typed into the card's text box as a person types, until the box holds them:
+    the page may redraw the card between two keys (a monitor frame), and a box typed into
+    halfway is cleared and typed again. A line break is the Enter key: WebKitWebDriver
+    types none for a "\n" in the text."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    held = [None]
+
+    def typed():
+        box = ctx.driver.find_element(By.CSS_SELECTOR, css)
+        if box.get_attribute("value") != words:
+            box.clear()
+            for i, line in enumerate(words.split("\n")):
+                box.send_keys(*([Keys.ENTER] if i else []), line)
+        held[0] = node_property(ctx, css, "value")
+        return held[0] == words
+    try:
+        wait_for(typed, f"{css} to hold {words!r}")
+    except CheckFailed as e:
+        raise CheckFailed(f"{e}; it holds {held[0]!r}")
+
+
+@window_check
+def claude_plan_approved_with_the_persons_edits_from_the_windows_card(ctx):
+    sid, mark, issued, card = plan_in_the_window(ctx, "plan the release once more")
+    type_into(ctx, f'{card} textarea[data-input="plan"]', EDITED_PLAN)
+    click_current(ctx.driver, f'{card} button[data-request-action="approve_plan"]')
+    text, error = ctx.got(mark, ctx.tool_id(issued, "ExitPlanMode"), "the edited plan approved from the card")
+    expect(not error and f"## Approved Plan (edited by user):\n{EDITED_PLAN.rstrip()}" in text,
+           f"the model got {text!r} (error {error})")
+    card_gone(ctx, card)
+    ctx.idle(mark)
+
+
 # --- Codex ----------------------------------------------------------------------------------
 
 CODEX_TITLE = "Publish with codex"
@@ -446,6 +625,8 @@ def finish(ctx):
         print(f"     measured: {what} {seconds:.2f} s", flush=True)
     for pane in ctx.panes:
         pane.close()
+    if ctx.driver is not None:
+        end_webdriver(ctx)
     ctx.stop_app()
     ctx.model.close()
     put_back(ctx.tray_settings, ctx.tray_before)

@@ -18,10 +18,11 @@ QUESTION = {"questions": [{
 FIVE_OPTIONS = {"questions": [{
     "question": "Which release target?", "header": "Target", "multiSelect": False,
     "options": [{"label": f"target {i}", "description": f"the {i}th"} for i in range(1, 6)]}]}
-# Claude's own suggestion as its hook input carries it, spaced and ordered as Claude writes
-# it (not as a JSON writer would): the tray must give it back byte for byte.
-SUGGESTION = ('{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "cargo publish:*"}], '
-              '"behavior": "allow", "destination": "localSettings"}')
+# Claude's own suggestion as its hook input carries it, compact and ordered as Claude 2.1.328
+# writes it (tests/fixtures/claude/hook-input/bash.json): the tray must give it back byte for
+# byte.
+SUGGESTION = ('{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish *"}],'
+              '"behavior":"allow","destination":"localSettings"}')
 MODE_SUGGESTION = '{"type":"setMode","mode":"acceptEdits","destination":"session"}'
 
 

@@ -1148,7 +1148,7 @@ def answer_the_question_from_the_popup_always_allow_a_plan_and_off_at_start(ctx)
                 '"SUGGESTIONS"', f"[{MODE_SUGGESTION}, {SUGGESTION}]"))
         n = ctx.notified(lambda n: n.body.startswith("Bash: cargo publish -p lf-tray-core"),
                          "the Always allow popup")
-        expect(n.body.split("\n")[1] == "From now on, allow Bash(cargo publish:*) without asking, "
+        expect(n.body.split("\n")[1] == "From now on, allow Bash(cargo publish *) without asking, "
                "in this project's local settings.", f"body {n.body!r}")
         expect(n.actions == [("default", "Open"), ("allow", "Allow"), ("always", "Always allow"),
                              ("deny", "Deny"), ("open", "Open")], f"actions {n.actions}")

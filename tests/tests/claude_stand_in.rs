@@ -1,10 +1,10 @@
-//! The stand-in Claude (`tests/e2e/stand-in-claude`) against Claude Code's hook shapes
-//! (`tests/fixtures/claude/`, see its README): the input its `PermissionRequest` hooks get
-//! has every key of the reference with the same JSON type and no other, and it reads each
-//! of the reference's decisions — allow, allow with `updatedInput`, allow with
-//! `updatedPermissions`, deny with a message — as Claude does, reporting what it got. The
-//! tray's answers are tested against this stand-in in the desktop suites: a drift of the
-//! stand-in from Claude's shapes fails here.
+//! The stand-in Claude (`tests/e2e/stand-in-claude`) against what the real Claude Code sends
+//! and takes (`tests/fixtures/claude/`, see its README): the input its `PermissionRequest`
+//! hooks get has the keys of a captured payload, in its order, with the same JSON types and
+//! no other; and it reads each decision — allow, allow with `updatedInput`, allow with the
+//! request's suggestion echoed as `updatedPermissions`, deny with a message — as Claude
+//! does, reporting what it got. The tray's answers are tested against this stand-in in the
+//! desktop suites: a drift of the stand-in from Claude's payloads fails here.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{json, Value};
 
 /// How long one prompt may take: a hook is a shell running `cat` and `printf`, started by
@@ -25,10 +26,35 @@ fn root() -> PathBuf {
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
 }
 
-fn fixture(name: &str) -> Value {
+fn fixture_text(name: &str) -> String {
     let path = root().join("fixtures/claude").join(name);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn fixture(name: &str) -> Value {
+    serde_json::from_str(&fixture_text(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// An object's keys in the order the text has them (`Value` sorts them).
+fn key_order(text: &str) -> Vec<String> {
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                keys.push(key);
+            }
+            Ok(keys)
+        }
+    }
+    serde_json::Deserializer::from_str(text)
+        .deserialize_map(Keys)
+        .unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -99,8 +125,8 @@ impl Claude {
     }
 
     /// One prompt whose hook answers `decision` (none: the hook prints nothing): the
-    /// hook's input and the runner's report.
-    fn prompt(&mut self, asked: &Value, decision: Option<&Value>) -> (Value, Value) {
+    /// hook's input as it was sent and the runner's report.
+    fn prompt(&mut self, asked: &Value, decision: Option<&Value>) -> (String, Value) {
         let _ = std::fs::remove_file(&self.seen);
         match decision {
             Some(decision) => std::fs::write(
@@ -130,7 +156,7 @@ impl Claude {
             self.lines.recv_timeout(PROMPT_WAIT).unwrap();
         }
         let seen = std::fs::read_to_string(&self.seen).expect("the hook did not run");
-        (serde_json::from_str(&seen).unwrap(), report)
+        (seen, report)
     }
 }
 
@@ -142,70 +168,78 @@ impl Drop for Claude {
     }
 }
 
-fn keys(value: &Value) -> Vec<&str> {
-    let mut keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort_unstable();
-    keys
+/// What the stand-in is asked for to send `real`: its tool, input, mode and suggestions.
+fn asked_as(real: &Value) -> Value {
+    let mut asked = json!({"tool_name": real["tool_name"], "tool_input": real["tool_input"],
+        "permission_mode": real["permission_mode"]});
+    if let Some(suggestions) = real.get("permission_suggestions") {
+        asked["permission_suggestions"] = suggestions.clone();
+    }
+    asked
 }
 
-fn assert_shape(got: &Value, reference: &Value, optional: &[&str], with_optional: bool) {
-    let mut want: Vec<&str> = keys(reference)
-        .into_iter()
-        .filter(|k| with_optional || !optional.contains(k))
-        .collect();
-    want.sort_unstable();
-    assert_eq!(keys(got), want, "the hook's input: {got}");
-    for key in want {
+#[test]
+fn a_permission_request_hook_gets_claudes_input_whole_in_its_order_and_nothing_else() {
+    let modes = fixture("decisions.json")["permission_modes"].clone();
+    let mut claude = Claude::start();
+    // With a suggestion, without one (a question has no `permission_suggestions` key), and a
+    // plan in plan mode.
+    for name in [
+        "bash.json",
+        "bash-compound.json",
+        "write.json",
+        "ask-user-question.json",
+        "exit-plan-mode.json",
+    ] {
+        let text = fixture_text(&format!("hook-input/{name}"));
+        let real: Value = serde_json::from_str(&text).unwrap();
+        let (sent, report) = claude.prompt(&asked_as(&real), None);
+        let seen: Value = serde_json::from_str(&sent).unwrap();
+        assert_eq!(key_order(&sent), key_order(&text), "{name}: {sent}");
+        for (key, value) in real.as_object().unwrap() {
+            assert_eq!(
+                type_name(&seen[key]),
+                type_name(value),
+                "{name}: {key} in {sent}"
+            );
+        }
+        for key in [
+            "permission_mode",
+            "effort",
+            "hook_event_name",
+            "tool_name",
+            "tool_input",
+        ] {
+            assert_eq!(seen[key], real[key], "{name}: {key}");
+        }
         assert_eq!(
-            type_name(&got[key]),
-            type_name(&reference[key]),
-            "{key} in {got}"
+            seen.get("permission_suggestions"),
+            real.get("permission_suggestions"),
+            "{name}"
         );
+        assert!(modes.as_array().unwrap().contains(&seen["permission_mode"]));
+        assert_eq!(report["decided_by"], "none", "{name}: {report}");
     }
 }
 
 #[test]
-fn a_permission_request_hook_gets_claudes_input_whole_and_nothing_else() {
-    let reference = fixture("permission-request.json");
-    let input = &reference["input"];
-    let optional: Vec<&str> = reference["optional"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    let modes = reference["permission_modes"].as_array().unwrap();
+fn each_prompt_has_its_own_prompt_id() {
+    let real = fixture("hook-input/bash.json");
     let mut claude = Claude::start();
-
-    let bare = json!({"tool_name": input["tool_name"], "tool_input": input["tool_input"]});
-    let (seen, report) = claude.prompt(&bare, None);
-    assert_shape(&seen, input, &optional, false);
-    assert_eq!(seen["hook_event_name"], "PermissionRequest");
-    assert!(modes.contains(&seen["permission_mode"]), "{seen}");
-    assert_eq!(seen["tool_input"], input["tool_input"]);
-    assert_eq!(report["decided_by"], "none", "{report}");
-
-    let suggesting = json!({"tool_name": input["tool_name"], "tool_input": input["tool_input"],
-        "permission_suggestions": input["permission_suggestions"]});
-    let (seen, _) = claude.prompt(&suggesting, None);
-    assert_shape(&seen, input, &optional, true);
-    assert_eq!(
-        seen["permission_suggestions"],
-        input["permission_suggestions"]
-    );
+    let (first, _) = claude.prompt(&asked_as(&real), None);
+    let (second, _) = claude.prompt(&asked_as(&real), None);
+    let id = |sent: &str| serde_json::from_str::<Value>(sent).unwrap()["prompt_id"].clone();
+    assert_ne!(id(&first), id(&second));
 }
 
 #[test]
 fn each_of_claudes_decisions_is_read_as_claude_reads_it() {
-    let reference = fixture("permission-request.json");
-    let input = &reference["input"];
-    let asked = json!({"tool_name": input["tool_name"], "tool_input": input["tool_input"]});
-    let decisions = &reference["decisions"];
+    let real = fixture("hook-input/bash.json");
+    let asked = asked_as(&real);
+    let mut decisions = fixture("decisions.json")["decisions"].clone();
+    // Always allow: the request's own suggestion, echoed (real-agents.md §3).
+    decisions["allow_always"] = json!({"behavior": "allow",
+        "updatedPermissions": real["permission_suggestions"]});
     let mut claude = Claude::start();
     for name in ["allow", "allow_with_input", "allow_always", "deny"] {
         let decision = &decisions[name];
@@ -236,18 +270,19 @@ fn each_of_claudes_decisions_is_read_as_claude_reads_it() {
 
 #[test]
 fn a_question_reaches_the_hook_as_asked_and_its_answers_come_back_as_given() {
-    let question = fixture("ask-user-question.json");
-    let asked = json!({"tool_name": "AskUserQuestion", "tool_input": question["tool_input"]});
-    let mut answered = question["tool_input"].clone();
-    answered["answers"] = question["answers"].clone();
+    let real = fixture("hook-input/ask-user-question.json");
+    let answers = fixture("decisions.json")["answers"].clone();
+    let mut answered = real["tool_input"].clone();
+    answered["answers"] = answers.clone();
     let decision = json!({"behavior": "allow", "updatedInput": answered});
     let mut claude = Claude::start();
-    let (seen, report) = claude.prompt(&asked, Some(&decision));
+    let (sent, report) = claude.prompt(&asked_as(&real), Some(&decision));
+    let seen: Value = serde_json::from_str(&sent).unwrap();
     assert_eq!(seen["tool_name"], "AskUserQuestion");
-    assert_eq!(seen["tool_input"], question["tool_input"]);
+    assert_eq!(seen["tool_input"], real["tool_input"]);
     assert_eq!(report["updated_input"], answered, "{report}");
     // Claude's own format for several answers: the labels joined with ", ".
-    let several = question["answers"]["Which sections should I include?"]
+    let several = answers["Which sections should I include?"]
         .as_str()
         .unwrap();
     assert_eq!(several.split(", ").count(), 2);
