@@ -991,7 +991,7 @@ mod tests {
 
     #[test]
     fn always_allow_says_what_and_where_and_a_plan_is_a_plan() {
-        let rule = r#"{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish:*"}],"behavior":"allow","destination":"localSettings"}"#;
+        let rule = r#"{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish *"}],"behavior":"allow","destination":"localSettings"}"#;
         let text = format!(
             r#"{{"hook_event_name":"PermissionRequest","tool_name":"Bash",
                 "tool_input":{{"command":"cargo publish"}},"permission_suggestions":[{rule}]}}"#
@@ -1001,7 +1001,7 @@ mod tests {
         let n = permission(&asking(), &bash);
         assert_eq!(
             n.body.lines().nth(1),
-            Some("From now on, allow Bash(cargo publish:*) without asking, in this project's local settings.")
+            Some("From now on, allow Bash(cargo publish *) without asking, in this project's local settings.")
         );
         assert_eq!(
             n.actions,

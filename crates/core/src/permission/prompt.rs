@@ -44,7 +44,7 @@ pub enum Prompt {
 /// Claude's own "don't ask again": a rule it suggests, echoed back exactly as suggested.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Always {
-    /// The rules as Claude writes them: `Bash(cargo publish:*)`, or a tool's name alone.
+    /// The rules as Claude writes them: `Bash(cargo publish *)`, or a tool's name alone.
     pub rules: Vec<String>,
     /// Claude's settings file the rules go into (`localSettings`, …).
     pub destination: String,
@@ -578,7 +578,7 @@ mod tests {
         assert!(q(json!({"questions": [{"question": "Why?"}]})).is_ok());
     }
 
-    const RULE: &str = r#"{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish:*"}],"behavior":"allow","destination":"localSettings"}"#;
+    const RULE: &str = r#"{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"cargo publish *"}],"behavior":"allow","destination":"localSettings"}"#;
 
     #[test]
     fn always_allow_echoes_claudes_suggestion_byte_for_byte() {
@@ -596,10 +596,10 @@ mod tests {
         else {
             panic!("no always")
         };
-        assert_eq!(always.rules, ["Bash(cargo publish:*)"]);
+        assert_eq!(always.rules, ["Bash(cargo publish *)"]);
         assert_eq!(
             always.sentence(),
-            "From now on, allow Bash(cargo publish:*) without asking, in this project's local settings."
+            "From now on, allow Bash(cargo publish *) without asking, in this project's local settings."
         );
         let out = req.decide(&Reply::AlwaysAllow).unwrap();
         assert!(
@@ -677,6 +677,85 @@ mod tests {
         assert_eq!(keep["message"], KEEP_PLANNING);
         assert!(req.decide(&Reply::Allow).is_err());
         assert!(request(EXIT_PLAN_MODE, json!({}), &[]).prompt().is_err());
+    }
+
+    /// The hook inputs the real clients sent (captured by `tests/agents/capture.py` from
+    /// Claude Code 2.1.328 and Codex 0.169.0), read as the tray reads them.
+    #[test]
+    fn the_real_clients_requests_are_read_and_answered_as_asked() {
+        let fixture = |name: &str, client: Client| {
+            let path = format!(
+                "{}/../../tests/fixtures/claude/hook-input/{name}.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path).unwrap();
+            (Request::decode(text.as_bytes(), client).unwrap(), text)
+        };
+        // One rule, as 2.1.328 words it (a space, not `:*`), echoed back as sent.
+        let (bash, text) = fixture("bash", Client::Claude);
+        let Ok(Prompt::Tool {
+            always: Some(always),
+        }) = bash.prompt()
+        else {
+            panic!("no Always allow on {text}")
+        };
+        assert_eq!(always.rules, ["Bash(cargo publish *)"]);
+        let sent = bash.decide(&Reply::AlwaysAllow).unwrap();
+        let suggestion = &text[text.find(r#"{"type":"addRules""#).unwrap()..text.len() - 2];
+        assert!(sent.output().contains(suggestion), "{}", sent.output());
+        // A compound command: one suggestion with every rule it would add, all said.
+        let (compound, _) = fixture("bash-compound", Client::Claude);
+        let Ok(Prompt::Tool {
+            always: Some(always),
+        }) = compound.prompt()
+        else {
+            panic!("no Always allow on the compound command")
+        };
+        assert_eq!(
+            always.rules,
+            [
+                "Read(//tmp/**)",
+                "Bash(cargo build *)",
+                "Bash(rm -rf target)"
+            ]
+        );
+        assert!(always
+            .sentence()
+            .contains("Read(//tmp/**), Bash(cargo build *), Bash(rm -rf target)"));
+        // A mode change is never offered as Always allow.
+        let (write, _) = fixture("write", Client::Claude);
+        assert_eq!(write.prompt().unwrap(), Prompt::Tool { always: None });
+        // Two questions, one multi-select: the answers go back with the questions as asked.
+        let (ask, _) = fixture("ask-user-question", Client::Claude);
+        let Ok(Prompt::Questions(asked)) = ask.prompt() else {
+            panic!("not questions")
+        };
+        assert_eq!((asked.len(), asked[1].multi), (2, true));
+        let d = decision(
+            &ask.decide(&answers(&[
+                (&["Summary"], ""),
+                (&["Introduction", "Conclusion"], ""),
+            ]))
+            .unwrap(),
+        );
+        assert_eq!(d["updatedInput"]["questions"], ask.tool_input["questions"]);
+        assert_eq!(
+            d["updatedInput"]["answers"],
+            json!({"How should I format the output?": "Summary",
+                   "Which sections should I include?": "Introduction, Conclusion"})
+        );
+        // A plan: approved, it goes back whole (its file's path too).
+        let (plan, _) = fixture("exit-plan-mode", Client::Claude);
+        assert!(matches!(plan.prompt(), Ok(Prompt::Plan(_))));
+        let d = decision(&plan.decide(&Reply::ApprovePlan { plan: None }).unwrap());
+        assert_eq!(d["updatedInput"], plan.tool_input);
+        // Codex's exec request: Allow or Deny.
+        let (codex, _) = fixture("codex-exec", Client::Codex);
+        assert_eq!(codex.prompt().unwrap(), Prompt::Tool { always: None });
+        assert_eq!(
+            decision(&codex.decide(&Reply::Allow).unwrap())["behavior"],
+            "allow"
+        );
     }
 
     /// Claude Code 2.1.328 drops an allow without `updatedInput` on a question or a plan:
