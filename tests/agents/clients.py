@@ -70,9 +70,11 @@ def codex_home(codex_home_dir, cwd, base_url, hook_command):
         f'env_key = "{CODEX_KEY_VAR}"\n'
         f"[projects.{json.dumps(str(cwd))}]\n"
         'trust_level = "trusted"\n')
-    (d / "hooks.json").write_text(json.dumps({"hooks": {"PermissionRequest": [
-        {"matcher": "", "hooks": [{"type": "command", "command": hook_command, "timeout": 600}]}]}},
-        indent=2))
+    # None: the tray writes its own entry (its Codex switch on).
+    if hook_command is not None:
+        (d / "hooks.json").write_text(json.dumps({"hooks": {"PermissionRequest": [
+            {"matcher": "", "hooks": [{"type": "command", "command": hook_command, "timeout": 600}]}]}},
+            indent=2))
 
 
 def codex_env(codex_home_dir, home):

@@ -589,30 +589,102 @@ ESCALATE = ("exec_command", {"cmd": "make publish", "justification": "Publish th
                              "sandbox_permissions": "require_escalated", "prefix_rule": ["make", "publish"]})
 
 
-@check
-def codex_allowed_and_denied_from_the_popup(ctx):
+# Codex's own prompt once its hook has given no decision (0.169).
+CODEX_PROMPT = "Would you like to run the following command?"
+# The shortest wait the panel takes: the time-out check waits it out.
+CODEX_WAIT = 5
+
+
+def codex(ctx):
+    """The tray restarted with Codex answered from the popup (the person's switch): it puts its
+    own entry into Codex's hooks.json; then Codex as lf's agent, its hook trusted."""
+    if ctx.driver is not None:
+        end_webdriver(ctx)
     ctx.close_agent()
-    codex_home = ctx.tmp / "codex-home"
-    hook = f"{os.path.realpath(ctx.app_bin)} permission-hook"
-    clients.codex_home(codex_home, ctx.repo, ctx.model.url, hook)
+    ctx.stop_app()
+    settings = json.loads(ctx.tray_settings.read_text())
+    settings.update(answer_codex_from_popup=True, codex_wait_seconds=CODEX_WAIT)
+    ctx.tray_settings.write_text(json.dumps(settings))
+    codex_home = ctx.home_dir / ".codex"
+    hooks = codex_home / "hooks.json"
+    ctx.start_hidden(ctx.env, "app-agents-codex.log", "the app, answering Codex from the popup")
+    command = f"{os.path.realpath(ctx.app_bin)} permission-hook --codex"
+    wait_for(lambda: hooks.exists() and command in hooks.read_text(), "the tray's hook in Codex's hooks.json")
+    entries = json.loads(hooks.read_text())["hooks"]["PermissionRequest"]
+    expect(len(entries) == 1, f"Codex's hooks: {entries}")
+    clients.codex_home(codex_home, ctx.repo, ctx.model.url, None)
     started = time.monotonic()
     sid, pane = ctx.connect("codex", CODEX_TITLE, ctx.bins["CODEX_BIN"], ["--dangerously-bypass-hook-trust"],
                             clients.codex_env(codex_home, ctx.home_dir))
     ready = pane.wait(lambda s: "Ask Codex to do anything" in s, READY_TIMEOUT)
     expect(ready, f"Codex did not come up; its pane:\n{tail(pane.screen())}")
     ctx.figures["codex_ready"] = time.monotonic() - started
+    return pane
+
+
+def codex_popup(ctx, seen, what):
+    n = ctx.popup(seen, summary("codex", "asks permission", CODEX_TITLE), what)
+    expect(n.body.startswith("Bash: make publish"), f"body {n.body!r}")
+    keys = [k for k, _ in n.actions]
+    expect(keys == ["default", "allow", "deny", "in-terminal"], f"actions {n.actions}")
+    return n
+
+
+@check
+def codex_allowed_and_denied_from_the_popup(ctx):
+    codex(ctx)
     for answer in ("allow", "deny"):
         seen = ctx.shown_ids()
         mark, issued = ctx.say(f"publish the crate ({answer})", [ESCALATE])
-        n = ctx.popup(seen, summary("codex", "asks permission", CODEX_TITLE), f"Codex's popup ({answer})")
-        expect(n.body.startswith("Bash: make publish"), f"body {n.body!r}")
+        n = codex_popup(ctx, seen, f"Codex's popup ({answer})")
+        clicked = time.monotonic()
         ctx.invoke_action(n, answer)
         out, _ = ctx.got(mark, ctx.tool_id(issued, "exec_command"), f"Codex's {answer}")
+        ctx.figures.setdefault("codex_click_to_model", time.monotonic() - clicked)
         if answer == "allow":
             expect(MARKER in out, f"the model got {out!r}")
         else:
             expect(MARKER not in out and "Rejected" in out, f"the model got {out!r}")
         ctx.idle(mark)
+
+
+def codex_terminal_answers(ctx, mark, issued, what):
+    """Codex's own prompt is up: the person says Yes there, and the model gets the output."""
+    prompt = ctx.agent.wait(lambda s: CODEX_PROMPT in s, TURN_TIMEOUT)
+    expect(prompt, f"Codex's prompt never came back ({what}); its pane:\n{tail(ctx.agent.screen())}")
+    ctx.agent.keys("Enter")  # 1. Yes, proceed
+    out, _ = ctx.got(mark, ctx.tool_id(issued, "exec_command"), what)
+    expect(MARKER in out, f"the model got {out!r}")
+    ctx.idle(mark)
+
+
+@check
+def codex_answer_in_the_terminal_hands_the_prompt_back_at_once(ctx):
+    seen = ctx.shown_ids()
+    mark, issued = ctx.say("publish the crate (in the terminal)", [ESCALATE])
+    n = codex_popup(ctx, seen, "Codex's popup (in the terminal)")
+    expect(CODEX_PROMPT not in ctx.agent.screen(), "Codex showed its prompt while its hook waited")
+    clicked = time.monotonic()
+    ctx.invoke_action(n, "in-terminal")
+    wait_for(lambda: n.id in ctx.notes.refresh().closes, "the popup to go")
+    expect(ctx.agent.wait(lambda s: CODEX_PROMPT in s, TURN_TIMEOUT), "Codex's prompt to come back")
+    ctx.figures["codex_in_terminal_to_prompt"] = time.monotonic() - clicked
+    codex_terminal_answers(ctx, mark, issued, "Codex answered in its terminal")
+
+
+@check
+def codex_prompt_comes_back_when_the_popups_time_runs_out(ctx):
+    seen = ctx.shown_ids()
+    mark, issued = ctx.say("publish the crate (nobody clicks)", [ESCALATE])
+    n = codex_popup(ctx, seen, "Codex's popup (unanswered)")
+    shown = time.monotonic()
+    wait_for(lambda: n.id in ctx.notes.refresh().closes, "the popup to go when its time runs out",
+             CODEX_WAIT + TURN_TIMEOUT)
+    expect(ctx.agent.wait(lambda s: CODEX_PROMPT in s, TURN_TIMEOUT), "Codex's prompt to come back")
+    waited = time.monotonic() - shown
+    ctx.figures["codex_popup_to_prompt_unanswered"] = waited
+    expect(waited >= CODEX_WAIT - 1, f"the prompt came back after {waited:.1f} s, before the wait")
+    codex_terminal_answers(ctx, mark, issued, "Codex answered in its terminal after the wait")
 
 
 def main():
