@@ -717,8 +717,9 @@ async fn relay(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permission::socket::{self, tests::said};
     use crate::permission::SHOWN;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::BufReader;
     use tokio::net::UnixStream;
 
     #[test]
@@ -963,10 +964,7 @@ mod tests {
             socket: &Path,
             lines: &mut mpsc::UnboundedReceiver<FromMachine>,
         ) -> (BufReader<UnixStream>, u64) {
-            let mut hook = UnixStream::connect(socket).await.unwrap();
-            hook.write_all(b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}\n")
-                .await
-                .unwrap();
+            let hook = socket::tests::ask(socket, socket::tests::BASH).await;
             let line = tokio::time::timeout(Duration::from_secs(5), lines.recv())
                 .await
                 .expect("the request handed on")
@@ -975,15 +973,7 @@ mod tests {
                 panic!("{line:?}")
             };
             assert_eq!(session, "s1");
-            (BufReader::new(hook), id)
-        }
-        async fn said(hook: &mut BufReader<UnixStream>) -> String {
-            let mut line = String::new();
-            tokio::time::timeout(Duration::from_secs(5), hook.read_line(&mut line))
-                .await
-                .expect("the hook was told within 5 s")
-                .unwrap();
-            line
+            (hook, id)
         }
 
         // Shown, then the person's answer: the hook has it, and the tray hears it was taken.

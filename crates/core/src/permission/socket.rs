@@ -47,15 +47,6 @@ pub enum Unbound {
     Failed(String),
 }
 
-impl fmt::Display for Unbound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unbound::Answered => f.write_str("a tray answers on it already"),
-            Unbound::Failed(why) => f.write_str(why),
-        }
-    }
-}
-
 /// Listening for hooks; each connection's peer must be `uid`.
 pub struct Hooks {
     listener: UnixListener,
@@ -193,9 +184,30 @@ impl Hook {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    pub(in crate::permission) const BASH: &[u8] =
+        b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}\n";
+
+    /// A hook in this process: connected, its line written.
+    pub(in crate::permission) async fn ask(socket: &Path, line: &[u8]) -> BufReader<UnixStream> {
+        let mut hook = UnixStream::connect(socket).await.unwrap();
+        hook.write_all(line).await.unwrap();
+        BufReader::new(hook)
+    }
+
+    /// The next line the hook reads; empty once the connection is closed.
+    pub(in crate::permission) async fn said(hook: &mut BufReader<UnixStream>) -> String {
+        let mut line = String::new();
+        // Bounded so that a hook never told fails the test instead of hanging it.
+        tokio::time::timeout(Duration::from_secs(5), hook.read_line(&mut line))
+            .await
+            .expect("the hook was told within 5 s")
+            .unwrap();
+        line
+    }
 
     fn uid() -> u32 {
         // SAFETY: getuid cannot fail.
@@ -247,26 +259,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lf-tray").join("permission.sock");
         let hooks = Hooks::bind(&path, uid(), Dir::Relay).unwrap();
-        let ask = |line: &'static [u8]| {
-            let path = path.clone();
-            async move {
-                let mut hook = UnixStream::connect(&path).await.unwrap();
-                hook.write_all(line).await.unwrap();
-                BufReader::new(hook)
-            }
-        };
+        let ask = |line| ask(&path, line);
         let hooks = &hooks;
         let take = move || async move { hooks.next().await.unwrap().read().await };
-        async fn said(hook: &mut BufReader<UnixStream>) -> String {
-            let mut line = String::new();
-            // Bounded so that a hook never told fails the test instead of hanging it.
-            tokio::time::timeout(Duration::from_secs(5), hook.read_line(&mut line))
-                .await
-                .expect("the hook was told within 5 s")
-                .unwrap();
-            line
-        }
-        const BASH: &[u8] = b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}\n";
 
         let mut hook = ask(BASH).await;
         let (mut there, request) = take().await.unwrap();
