@@ -8,8 +8,9 @@
 //!   (first thing, and on each change), then `shown`, a reply, or a withdrawal per request;
 //! - the watcher there ([`Relay`]) keeps the `PermissionRequest` entry in that machine's
 //!   Claude settings while answering is on, listens where the hook looks
-//!   ([`super::hook_socket`]) on the tray's own socket server ([`super::socket`]), ties each hook to its lf session with the same walk as
-//!   locally ([`super::requester`]), and prints [`FromMachine`] lines among its events.
+//!   ([`super::hook_socket`]) with the tray's own socket server ([`super::socket`]), ties
+//!   each hook to its lf session with the same walk as locally ([`super::requester`]), and
+//!   prints [`FromMachine`] lines among its events.
 //!
 //! Both kinds are new line types: an older watcher ignores stdin, and an older tray
 //! ignores event types it does not know, so either side may be older. An older watcher
