@@ -1,7 +1,8 @@
 //! Answer from the popup: the tray's side of Claude Code's `PermissionRequest` hook
 //! (`lf_tray_core::permission`). The hook reaches the tray over a socket in
 //! `$XDG_RUNTIME_DIR/lf-tray/` (a directory only this user can enter; each connection's
-//! peer checked by its credentials), and the tray either declines at once — popups held
+//! peer checked by its credentials: `lf_tray_core::permission::socket`, the relay's too),
+//! and the tray either declines at once — popups held
 //! back, a request it cannot tie to a session, the person looking at the agent's own
 //! terminal, a question it cannot read whole — or shows the session's popup (Allow and
 //! Deny; a question's options; a plan's Approve plan and Keep planning) and waits.
@@ -10,27 +11,20 @@
 //! window's card) takes the request; the hook going away (Claude ended it: the terminal answered first) or
 //! lf's attention leaving `waiting` withdraws it, its popup and its buttons.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use lf_tray_core::permission::{self, Client, SHOWN};
+use lf_tray_core::permission::socket::{Arriving, Dir, Hooks, NotAHook, Unbound};
+use lf_tray_core::permission::{self, Client};
 use lf_tray_core::terminal::place::Processes;
 use lf_tray_core::SessionRecord;
 use lf_tray_surface::desk::{self, HookId, Input, ToHook};
 use lf_tray_surface::looking;
 use lf_tray_surface::policy::Focus;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
 use crate::shell::{Shell, ToDesk};
-
-/// How long a connected hook may take to send its request: it writes it at once, from
-/// memory; a peer slower than this is not a hook.
-const READ_WAIT: Duration = Duration::from_secs(1);
 
 /// Listen for the hook while the tray runs. Without `$XDG_RUNTIME_DIR`, or where the
 /// socket's directory is not this user's alone, there is no listening: the hook then
@@ -41,83 +35,44 @@ pub(crate) async fn serve(shell: Arc<Shell>) {
         tracing::info!("PERMISSION no $XDG_RUNTIME_DIR: answering from the popup is off");
         return;
     };
-    let listener = match bind(&path) {
-        Ok(listener) => listener,
-        Err(e) => {
-            tracing::warn!("PERMISSION cannot listen on {}: {e}", path.display());
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let hooks = match Hooks::bind(&path, uid, Dir::Tray) {
+        Ok(hooks) => hooks,
+        // The demo, or a second tray started with another home, runs beside the person's
+        // own: the person's keeps its hooks.
+        Err(Unbound::Answered) => {
+            tracing::warn!(
+                "PERMISSION cannot listen on {}: another Loopflow Tray already answers there",
+                path.display()
+            );
+            return;
+        }
+        Err(Unbound::Failed(why)) => {
+            tracing::warn!("PERMISSION cannot listen on {}: {why}", path.display());
             return;
         }
     };
     tracing::info!("PERMISSION listening on {}", path.display());
-    while let Ok((stream, _)) = listener.accept().await {
-        tauri::async_runtime::spawn(take(Arc::clone(&shell), stream));
+    while let Some(arriving) = hooks.next().await {
+        tauri::async_runtime::spawn(take(Arc::clone(&shell), arriving));
     }
 }
 
-fn bind(path: &Path) -> std::io::Result<UnixListener> {
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .recursive(true)
-        .create(dir)?;
-    let meta = std::fs::symlink_metadata(dir)?;
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    // The directory also holds the popups' icon, written with the umask's mode: a
-    // directory of this user's own is closed to others before the socket goes in.
-    if meta.is_dir() && meta.uid() == uid && meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    let meta = std::fs::symlink_metadata(dir)?;
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        return Err(std::io::Error::other(format!(
-            "{} is not a directory only this user can enter",
-            dir.display()
-        )));
-    }
-    // A socket a live tray answers on is that tray's (the demo, or a second tray started
-    // with another home, runs beside the person's own): taking it would leave the person's
-    // tray deaf to its hooks until it restarts. One that refuses was left by a tray that
-    // did not end cleanly.
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        return Err(std::io::Error::other(format!(
-            "another Loopflow Tray already answers on {}",
-            path.display()
-        )));
-    }
-    let _ = std::fs::remove_file(path);
-    UnixListener::bind(path)
-}
-
-async fn take(shell: Arc<Shell>, stream: UnixStream) {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let pid = match stream.peer_cred() {
-        Ok(cred) if cred.uid() == uid => cred.pid(),
-        Ok(cred) => {
-            tracing::warn!("PERMISSION refused a connection from uid {}", cred.uid());
+async fn take(shell: Arc<Shell>, arriving: Arriving) {
+    let (mut hook, request) = match arriving.read().await {
+        Ok(read) => read,
+        Err(why @ (NotAHook::Stranger(_) | NotAHook::Unknown(_))) => {
+            tracing::warn!("PERMISSION {why}");
             return;
         }
-        Err(e) => {
-            tracing::warn!("PERMISSION no peer credentials: {e}");
+        Err(why @ NotAHook::Unreadable(_)) => {
+            tracing::info!("PERMISSION no popup: {why}");
             return;
         }
+        Err(NotAHook::Silent) => return,
     };
-    let mut reader = BufReader::new(stream);
-    let mut line = Vec::new();
-    let mut bounded = (&mut reader).take(permission::MAX_REQUEST as u64 + 1);
-    let read = bounded.read_until(b'\n', &mut line);
-    let request = match tokio::time::timeout(READ_WAIT, read).await {
-        Ok(Ok(_)) => permission::read_request(line.trim_ascii_end()),
-        _ => return,
-    };
-    let Ok(request) = request else {
-        tracing::info!("PERMISSION no popup: an unreadable request");
-        return;
-    };
-    let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
-        return;
-    };
+    let pid = hook.pid;
     let on = answering(&shell.settings(), request.client);
     // The desk decides; the shell finds only what the desk cannot: the session whose agent
     // asks, and where the person looks. A request refused anyway is refused before that.
@@ -133,10 +88,10 @@ async fn take(shell: Arc<Shell>, stream: UnixStream) {
             return;
         }
     };
-    let hook = next_hook();
+    let id = next_hook();
     let (to_hook, mut news) = mpsc::unbounded_channel();
     let ask = Input::Ask {
-        hook,
+        hook: id,
         record,
         request,
         on,
@@ -151,31 +106,27 @@ async fn take(shell: Arc<Shell>, stream: UnixStream) {
         }
         _ => return,
     }
-    if reader
-        .get_mut()
-        .write_all(format!("{SHOWN}\n").as_bytes())
-        .await
-        .is_err()
-    {
+    if hook.shown().await.is_err() {
         tracing::info!("PERMISSION pid {pid}: the hook left before it was shown");
-        shell.tell(Input::HookEnded(hook));
+        shell.tell(Input::HookEnded(id));
         return;
     }
-    let mut rest = [0u8; 64];
     tokio::select! {
         news = news.recv() => match news {
             Some(ToHook::Answer(reply)) => {
-                let sent = reader.get_mut().write_all(format!("{}\n", reply.line()).as_bytes()).await;
-                if sent.is_err() {
+                if hook.answer(&reply).await.is_err() {
                     tracing::info!("PERMISSION pid {pid}: the hook was gone before its answer");
                 }
             }
             // Withdrawn (lf's attention left `waiting`, or a newer request): the hook gets
             // no answer, and the terminal's prompt stands.
-            _ => tracing::info!("PERMISSION pid {pid}: withdrawn"),
+            _ => {
+                hook.withdraw();
+                tracing::info!("PERMISSION pid {pid}: withdrawn");
+            }
         },
         // The hook went away or spoke out of turn: Claude ended it, the terminal answered.
-        _ = reader.read(&mut rest) => shell.tell(Input::HookEnded(hook)),
+        () = hook.left() => shell.tell(Input::HookEnded(id)),
     }
 }
 
@@ -254,26 +205,5 @@ pub(crate) fn answering(settings: &lf_tray_surface::settings::Settings, client: 
     match client {
         Client::Claude => settings.answer_from_popup,
         Client::Codex => settings.answer_codex_from_popup,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_live_trays_socket_is_left_to_it_and_a_dead_ones_is_taken() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("lf-tray").join("permission.sock");
-        let live = bind(&path).unwrap();
-        let refused = bind(&path).expect_err("a second tray took a live tray's socket");
-        assert!(
-            refused.to_string().contains("another Loopflow Tray"),
-            "{refused}"
-        );
-        // The first tray is gone without removing its socket: the next one takes it.
-        drop(live);
-        assert!(path.exists());
-        bind(&path).unwrap();
     }
 }

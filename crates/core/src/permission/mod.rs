@@ -15,12 +15,14 @@
 //! reply that does not answer what was asked — a bare allow on a question, a question left
 //! open — is no decision there too. The tray closing the socket without an answer is "no
 //! decision"; the hook going away (Claude ended it) tells the tray the request was answered
-//! elsewhere.
+//! elsewhere. The tray's end of that socket, and the relay's for another machine's tray, is
+//! [`socket`].
 
 pub mod claude_settings;
 pub mod moved_on;
 mod prompt;
 pub mod remote;
+pub mod socket;
 
 pub use prompt::{
     Always, Answer, Choice, Decision, Prompt, Question, Refused, Reply, ASK_USER_QUESTION, DENIED,

@@ -8,8 +8,9 @@
 //!   (first thing, and on each change), then `shown`, a reply, or a withdrawal per request;
 //! - the watcher there ([`Relay`]) keeps the `PermissionRequest` entry in that machine's
 //!   Claude settings while answering is on, listens where the hook looks
-//!   ([`super::hook_socket`]), ties each hook to its lf session with the same walk as
-//!   locally ([`super::requester`]), and prints [`FromMachine`] lines among its events.
+//!   ([`super::hook_socket`]) with the tray's own socket server ([`super::socket`]), ties
+//!   each hook to its lf session with the same walk as locally ([`super::requester`]), and
+//!   prints [`FromMachine`] lines among its events.
 //!
 //! Both kinds are new line types: an older watcher ignores stdin, and an older tray
 //! ignores event types it does not know, so either side may be older. An older watcher
@@ -24,13 +25,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::claude_settings;
-use super::{read_request, requester, Reply, Request, MAX_REQUEST, SHOWN};
+use super::socket::{Dir, Hook, Hooks, Unbound};
+use super::{requester, Reply, Request};
 use crate::lf::record::SessionRecord;
 
 /// One line from the tray to the machine's watcher.
@@ -439,10 +439,6 @@ impl Drop for Link {
 
 // --- the machine's side ------------------------------------------------------------------
 
-/// How long a connected hook may take to send its request: it writes it at once, from
-/// memory; a peer slower than this is not a hook (as the tray's own socket).
-const READ_WAIT: Duration = Duration::from_secs(1);
-
 /// Where the relay finds what it needs on its machine.
 pub struct Place {
     /// Where the hook looks ([`super::hook_socket`]).
@@ -553,10 +549,10 @@ impl Relay {
             None => problems.push("no home directory, so no Claude Code settings".into()),
         }
         if self.listening.is_none() {
-            match bind(&self.place.socket, self.place.uid) {
-                Ok(listener) => {
+            match Hooks::bind(&self.place.socket, self.place.uid, Dir::Relay) {
+                Ok(hooks) => {
                     let task = tokio::spawn(accept(
-                        listener,
+                        hooks,
                         self.place.uid,
                         self.out.clone(),
                         self.sessions.clone(),
@@ -565,7 +561,12 @@ impl Relay {
                     ));
                     self.listening = Some(task.abort_handle());
                 }
-                Err(why) => problems.push(why),
+                // A socket that answers belongs to a tray running on this machine: its
+                // person answers there, and it is left alone.
+                Err(Unbound::Answered) => {
+                    problems.push("a tray on that machine answers its agents itself".into())
+                }
+                Err(Unbound::Failed(why)) => problems.push(why),
             }
         }
         (!problems.is_empty()).then(|| problems.join("; "))
@@ -597,28 +598,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Listen where the hook looks, in a directory only this user may enter. A socket that
-/// answers belongs to a tray running on this machine (its person answers there): it is
-/// left alone.
-fn bind(socket: &Path, uid: u32) -> Result<UnixListener, String> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = socket.parent().unwrap_or(Path::new("/"));
-    let made = std::fs::DirBuilder::new().mode(0o700).create(dir);
-    if let Err(e) = made {
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(format!("cannot make {}: {e}", dir.display()));
-        }
-    }
-    super::private_dir(dir, uid)?;
-    if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-        return Err("a tray on that machine answers its agents itself".into());
-    }
-    let _ = std::fs::remove_file(socket);
-    UnixListener::bind(socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))
-}
-
 async fn accept(
-    listener: UnixListener,
+    hooks: Hooks,
     uid: u32,
     out: mpsc::UnboundedSender<FromMachine>,
     sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
@@ -626,17 +607,23 @@ async fn accept(
     heard: Heard,
 ) {
     let mut next = 0u64;
-    while let Ok((stream, _)) = listener.accept().await {
+    while let Some(arriving) = hooks.next().await {
         next += 1;
-        tokio::spawn(hook(
-            stream,
-            next,
-            uid,
+        let (out, sessions, open, heard) = (
             out.clone(),
             sessions.clone(),
             open.clone(),
             heard.subscribe(),
-        ));
+        );
+        tokio::spawn(async move {
+            let Ok((hook, request)) = arriving.read().await else {
+                return;
+            };
+            let Some(session) = find(hook.pid, uid, sessions.as_ref()).await else {
+                return;
+            };
+            relay(hook, next, session, request, out, open, heard).await;
+        });
     }
 }
 
@@ -669,33 +656,15 @@ async fn find(
 
 /// One hook's connection: its request handed on, then `shown` and the reply as the tray
 /// sends them. The connection closed without a reply is no decision.
-async fn hook(
-    stream: UnixStream,
+async fn relay(
+    mut hook: Hook,
     id: u64,
-    uid: u32,
+    session: String,
+    request: Request,
     out: mpsc::UnboundedSender<FromMachine>,
-    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
     open: Open,
     heard: tokio::sync::watch::Receiver<tokio::time::Instant>,
 ) {
-    let pid = match stream.peer_cred() {
-        Ok(cred) if cred.uid() == uid => cred.pid().and_then(|p| u32::try_from(p).ok()),
-        _ => return,
-    };
-    let Some(pid) = pid else { return };
-    let mut reader = BufReader::new(stream);
-    let mut line = Vec::new();
-    let mut bounded = (&mut reader).take(MAX_REQUEST as u64 + 1);
-    let read = bounded.read_until(b'\n', &mut line);
-    let Ok(Ok(_)) = tokio::time::timeout(READ_WAIT, read).await else {
-        return;
-    };
-    let Ok(request) = read_request(line.trim_ascii_end()) else {
-        return;
-    };
-    let Some(session) = find(pid, uid, sessions.as_ref()).await else {
-        return;
-    };
     let (tx, mut steps) = mpsc::unbounded_channel();
     lock(&open).insert(id, tx);
     let sent = out.send(FromMachine::Request {
@@ -707,31 +676,31 @@ async fn hook(
         lock(&open).remove(&id);
         return;
     }
-    let mut rest = [0u8; 64];
     // Until its popup is up the hook keeps its own time (`SHOWN_WAIT`); then the tray's
     // silence is what gives up on it.
     let mut shown = false;
     loop {
         let silent_until = *heard.borrow() + SILENT;
         tokio::select! {
-            step = steps.recv() => {
-                let line = match step {
-                    Some(ToMachine::Shown { .. }) => format!("{SHOWN}\n"),
-                    Some(ToMachine::Reply { reply, .. }) => format!("{}\n", reply.line()),
-                    // Withdrawn, or the tray gone: no decision.
-                    _ => return,
-                };
-                if reader.get_mut().write_all(line.as_bytes()).await.is_err() {
-                    break;
+            step = steps.recv() => match step {
+                Some(ToMachine::Shown { .. }) => {
+                    if hook.shown().await.is_err() {
+                        break;
+                    }
+                    shown = true;
                 }
-                if !line.starts_with(SHOWN) {
+                Some(ToMachine::Reply { reply, .. }) => {
+                    if hook.answer(&reply).await.is_err() {
+                        break;
+                    }
                     let _ = out.send(FromMachine::Answered { id });
                     return;
                 }
-                shown = true;
-            }
+                // Withdrawn, or the tray gone: no decision.
+                _ => return hook.withdraw(),
+            },
             // The hook went away: Claude ended it, the terminal answered.
-            _ = reader.read(&mut rest) => break,
+            () = hook.left() => break,
             // Nothing from the tray for SILENT (each line moves this on): the link died
             // without a word. No decision; the request ends for a tray that does hear.
             () = tokio::time::sleep_until(silent_until), if shown => {
@@ -749,6 +718,10 @@ async fn hook(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permission::socket::{self, tests::said};
+    use crate::permission::SHOWN;
+    use tokio::io::BufReader;
+    use tokio::net::UnixStream;
 
     #[test]
     fn the_lines_both_ways_read_back_and_are_one_line_each() {
@@ -992,10 +965,7 @@ mod tests {
             socket: &Path,
             lines: &mut mpsc::UnboundedReceiver<FromMachine>,
         ) -> (BufReader<UnixStream>, u64) {
-            let mut hook = UnixStream::connect(socket).await.unwrap();
-            hook.write_all(b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"}}\n")
-                .await
-                .unwrap();
+            let hook = socket::tests::ask(socket, socket::tests::BASH).await;
             let line = tokio::time::timeout(Duration::from_secs(5), lines.recv())
                 .await
                 .expect("the request handed on")
@@ -1004,15 +974,7 @@ mod tests {
                 panic!("{line:?}")
             };
             assert_eq!(session, "s1");
-            (BufReader::new(hook), id)
-        }
-        async fn said(hook: &mut BufReader<UnixStream>) -> String {
-            let mut line = String::new();
-            tokio::time::timeout(Duration::from_secs(5), hook.read_line(&mut line))
-                .await
-                .expect("the hook was told within 5 s")
-                .unwrap();
-            line
+            (hook, id)
         }
 
         // Shown, then the person's answer: the hook has it, and the tray hears it was taken.
