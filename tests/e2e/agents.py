@@ -559,6 +559,10 @@ def type_into(ctx, css, words):
     def typed():
         box = ctx.driver.find_element(By.CSS_SELECTOR, css)
         if box.get_attribute("value") != words:
+            # As a person scrolls to a box below the window's fold before typing:
+            # WebKitWebDriver does not always bring it into view itself (seen once: not
+            # interactable for 8 s, the second question's box under a short window).
+            ctx.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
             box.clear()
             for i, line in enumerate(words.split("\n")):
                 box.send_keys(*([Keys.ENTER] if i else []), line)
