@@ -114,7 +114,8 @@ pub struct Schedule {
     /// are), and when the first of those came.
     check_due: Option<Instant>,
     check_burst: Option<Instant>,
-    /// Database writes ignored as the tray's own, for the status and the benchmark.
+    /// Database writes ignored as the tray's own (or, where revisions are known, checked
+    /// and found to move nothing lf lists), for the status and the benchmark.
     pub ignored: u64,
 }
 
@@ -160,7 +161,7 @@ impl Schedule {
     ///
     /// Where the last list's revisions are known, no write is taken for anyone's: the
     /// revisions are read again once the burst settled ([`Schedule::take_check`]), and
-    /// [`Schedule::read`] decides.
+    /// [`Schedule::checked`] decides.
     pub fn written(&mut self, now: Instant, db: Stamp) -> bool {
         if self.shown.is_some() {
             let first = *self.check_burst.get_or_insert(now);
@@ -220,7 +221,7 @@ impl Schedule {
     /// a list is due for them: a domain that may change the list moved since the last
     /// list's reading, or nothing can tell. The writes were debounced already, so it is
     /// due now, and lf's quiet deadline for this change is armed.
-    pub fn read(&mut self, now: Instant, reading: Option<Revisions>) -> bool {
+    pub fn checked(&mut self, now: Instant, reading: Option<Revisions>) -> bool {
         if let (Some(shown), Some(reading)) = (&self.shown, &reading) {
             if !reading.moved_for_sessions(shown) {
                 self.ignored += 1;
@@ -285,6 +286,7 @@ impl Schedule {
     /// seen before to compare with, so a list follows a moment later ([`DOUBT_RECHECK`]).
     /// One lf run per start, where an ask written then would otherwise wait for the safety
     /// list.
+    ///
     /// Where the revisions it shows are known, the writes are checked against them instead.
     pub fn first_ended(&mut self, now: Instant, db: Stamp) {
         let moved = db != self.own_left && self.shown.is_none();
@@ -343,6 +345,9 @@ impl Schedule {
     fn start(&mut self, now: Instant) {
         self.running = true;
         self.own += 1;
+        // Its revisions are read before it starts: every write seen so far is in them.
+        self.check_due = None;
+        self.check_burst = None;
         // A list is the safety read: the next one is a full interval away.
         self.safety_due = now + self.safety;
     }
@@ -562,13 +567,13 @@ mod tests {
         assert!(s.written(at(start, 10), MOVED));
         assert!(!s.take_check(at(start, 109)));
         assert!(s.take_check(at(start, 110)));
-        assert!(!s.read(at(start, 110), Some(own)), "its own Process row");
+        assert!(!s.checked(at(start, 110), Some(own)), "its own Process row");
         assert!(!s.finished(at(start, 300), false, SAME));
         // Its late write, files as it left them, is checked too: someone else's ask.
         assert!(s.written(at(start, 310), SAME));
         assert_eq!(s.deadline(), Some(at(start, 410)));
         assert!(s.take_check(at(start, 410)));
-        assert!(s.read(at(start, 410), Some(asked)));
+        assert!(s.checked(at(start, 410), Some(asked)));
         assert_eq!(
             s.poll(at(start, 410)),
             Some(Why::Changed),
@@ -577,7 +582,7 @@ mod tests {
         s.finished(at(start, 600), false, SAME);
         assert_eq!(s.quiet_due, Some(at(start, 410) + quiet().unwrap()));
         // A reading that failed cannot say: it lists.
-        assert!(s.read(at(start, 1000), None));
+        assert!(s.checked(at(start, 1000), None));
         assert_eq!(s.poll(at(start, 1000)), Some(Why::Changed));
     }
 }

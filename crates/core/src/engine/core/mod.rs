@@ -383,7 +383,7 @@ impl Core {
             Input::DatabaseAppeared => self.schedule.changed(mono),
             Input::Showing(reading) => self.schedule.showing(reading),
             Input::Revisions(reading) => {
-                self.schedule.read(mono, reading);
+                self.schedule.checked(mono, reading);
             }
             Input::ProgramChanged => self.program.changed(mono),
             Input::FilesChanged { full } => {
