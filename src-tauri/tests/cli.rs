@@ -963,7 +963,9 @@ fn an_ask_committed_while_the_trays_first_list_runs_is_told_within_seconds() {
 
 #[test]
 fn an_ask_committed_while_a_list_for_a_write_that_changed_nothing_runs_is_told_within_seconds() {
-    for generation in ["c", "d0", "e2"] {
+    // Where lf keeps `store_revisions` (E2) a write that changed no session lists nothing;
+    // an ask committed while any list runs there is tests/tests/no_change_missed.rs's.
+    for generation in ["c", "d0"] {
         let store = Store::new(generation);
         store.sessions(&[spec(&store, "S-1", "alpha")]);
         let watch = store.watch();
@@ -1009,12 +1011,13 @@ fn an_idle_tray_never_wakes_itself_through_its_own_lf_runs() {
         let watch = store.watch();
         watch.snapshot();
         // Start-up: `lf session --help` (and on D-era builds three more help texts), the
-        // first list, the list a second after it (the first list wrote its Process row
-        // while it ran, and an ask committed then would look the same) and, on D, one
-        // reader, which starts after the first snapshot.
+        // first list, where lf keeps no `store_revisions` (C, D0) the list a second after
+        // it (the first list wrote its Process row while it ran, and an ask committed then
+        // would look the same) and, on D, one reader, which starts after the first
+        // snapshot.
         let settled = match generation {
-            "d" => 7,
-            "d0" | "e2" => 6,
+            "d" | "d0" => 6,
+            "e2" => 5,
             _ => 3,
         };
         let deadline = Instant::now() + EVENT_TIMEOUT;

@@ -16,6 +16,9 @@
 //! - a file `pause-list` holds `lf session list` (C and later) after it read the
 //!   sessions and before it answers, until the file is removed; it creates `list-paused`
 //!   once it holds, so a test can commit something that list then misses;
+//! - a file `slow-exit` holds every call of C and later after it answered and before it
+//!   ends its Process row and exits, until the file is removed; it creates `exit-held`
+//!   once it holds;
 //! - on E, `planning-syncs.jsonl` gets one line `{"pid", "repo", "at"}` for each planning
 //!   sync a scoped `lf monitor work` reader starts (it also commits to the database).
 //!
@@ -24,7 +27,9 @@
 //! In C, D0, D and E the hidden `lf sim …` verbs write the database as an agent's lf
 //! would (see `inventory.rs`; E adds `lf sim status` and `lf sim agent`); every call of
 //! those generations, these included, first commits one Process row, even when `hang`
-//! or `fail` then applies.
+//! or `fail` then applies, and ends it in another commit as it exits. lf's
+//! `store_revisions` (D and later) is kept as lf's triggers keep it: each commit moves
+//! its domains inside its own transaction; C's and D0's store has no such table.
 
 use std::collections::BTreeMap;
 use std::env;
@@ -100,17 +105,22 @@ pub fn main(args: Vec<OsString>) -> i32 {
         quiet: inventory::quiet_seconds(),
     };
     // From C on, every lf process records itself before doing anything else, in a
-    // commit of its own: a reader that re-lists on every commit wakes itself.
+    // commit of its own, and ends that record as it exits, in another: a reader that
+    // re-lists on every commit wakes itself.
+    let mut process_row = None;
     if generation != LfGeneration::A {
         let argv: Vec<String> = std::iter::once(lf.program.clone())
             .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
-        if let Err(e) = lf
+        match lf
             .store()
             .and_then(|mut store| store.record_process(std::process::id(), &argv))
         {
-            eprintln!("Error: {}", report(&e));
-            return 1;
+            Ok(row) => process_row = Some(row),
+            Err(e) => {
+                eprintln!("Error: {}", report(&e));
+                return 1;
+            }
         }
     }
     if let Some(dir) = &sim_dir {
@@ -132,8 +142,17 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return 2;
         }
     };
-    if generation != LfGeneration::A {
-        return inventory::main(&lf, &args);
+    if let Some(row) = process_row {
+        let code = inventory::main(&lf, &args);
+        hold_before_exit();
+        if let Err(e) = lf
+            .store()
+            .and_then(|mut store| store.end_process(row, code))
+        {
+            eprintln!("Error: {}", report(&e));
+            return 1;
+        }
+        return code;
     }
     let command = match parse(&args) {
         Ok(command) => command,
@@ -618,6 +637,26 @@ fn stdin_tty() -> Option<String> {
                 .to_string_lossy()
                 .into_owned()
         })
+    }
+}
+
+/// The `slow-exit` knob: hold here, after the command did its work and wrote its answer
+/// and before lf ends its Process row and exits, while the file exists; `exit-held` is
+/// created once it holds (with this pid).
+fn hold_before_exit() {
+    let Some(dir) = env::var_os("LF_SIM_DIR").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    if !dir.join("slow-exit").exists() {
+        return;
+    }
+    // The answer is out: whoever runs this lf has read it and now waits for the exit.
+    let _ = io::stdout().flush();
+    let _ = fs::write(dir.join("exit-held"), std::process::id().to_string());
+    // The test removes the file when it has written; 10 ms is far below anything it times.
+    while dir.join("slow-exit").exists() {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -88,6 +88,11 @@ impl LfGeneration {
         matches!(self, LfGeneration::E2a | LfGeneration::E2)
     }
 
+    /// lf's `store_revisions` table: D and E (lf's reader came with it), not C or D0.
+    pub(crate) fn has_store_revisions(self) -> bool {
+        self.has_monitor()
+    }
+
     /// `--waiting` and `lf monitor`: D and E.
     fn has_monitor(self) -> bool {
         matches!(self, LfGeneration::D) || self.is_e()
@@ -1179,7 +1184,11 @@ pub(crate) struct Lf {
 
 impl Lf {
     pub(crate) fn store(&self) -> Result<Store> {
-        Store::open(&self.db)
+        let mut store = Store::open(&self.db)?;
+        if !self.generation.has_store_revisions() {
+            store.drop_revisions()?;
+        }
+        Ok(store)
     }
 
     /// The Waiting rule of this generation (§9.4): the newest one from E on.

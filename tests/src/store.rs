@@ -125,6 +125,14 @@ ALTER TABLE sessions ADD COLUMN conversation_id TEXT;
 PRAGMA user_version = 3;
 ";
 
+/// lf ends each Process row as its process exits (`record_process_within`'s upsert):
+/// one more commit, moving `processes` again.
+const SCHEMA_4: &str = "
+ALTER TABLE processes ADD COLUMN completed_at REAL;
+ALTER TABLE processes ADD COLUMN exit_code INTEGER;
+PRAGMA user_version = 4;
+";
+
 /// lf's pid-reuse tolerance: a process whose start time is more than this far from the
 /// recorded `os_started_at` is another process that reused the pid. `ps etime` and
 /// `/proc` both give whole seconds, so an honest reading is off by at most ~1 s; lf
@@ -412,7 +420,9 @@ impl Store {
         &self.path
     }
 
-    /// One transaction that moves the revisions of `domains` when it commits.
+    /// One transaction that moves the revisions of `domains` when it commits, inside it
+    /// as lf's triggers do, where this lf keeps them (D and later; see
+    /// [`Store::drop_revisions`]).
     fn write<T>(
         &mut self,
         domains: &[&str],
@@ -422,7 +432,12 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = change(&tx)?;
-        for domain in domains {
+        let kept: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_revisions')",
+            [],
+            |r| r.get(0),
+        )?;
+        for domain in domains.iter().filter(|_| kept) {
             tx.execute(
                 "UPDATE store_revisions SET revision = revision + 1 WHERE domain = ?1",
                 [domain],
@@ -430,6 +445,21 @@ impl Store {
         }
         tx.commit()?;
         Ok(out)
+    }
+
+    /// lf of generations C and D0 keeps no `store_revisions` (lf added it with D's
+    /// reader): a store first made for a test is made so once such an lf opens it.
+    pub(crate) fn drop_revisions(&mut self) -> Result<()> {
+        let kept: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_revisions')",
+            [],
+            |r| r.get(0),
+        )?;
+        if kept {
+            self.conn
+                .execute_batch("DROP TABLE IF EXISTS store_revisions")?;
+        }
+        Ok(())
     }
 
     pub fn revisions(&self) -> Result<Revisions> {
@@ -454,13 +484,26 @@ impl Store {
 
     // ---- Processes ----
 
-    /// lf records one Process per invocation, in its own commit.
-    pub fn record_process(&mut self, pid: u32, argv: &[String]) -> Result<()> {
+    /// lf records one Process per invocation as it starts, in its own commit. Returns
+    /// the row, for [`Store::end_process`].
+    pub fn record_process(&mut self, pid: u32, argv: &[String]) -> Result<i64> {
         let argv = serde_json::to_string(argv)?;
         self.write(&["processes"], |tx| {
             tx.execute(
                 "INSERT INTO processes (pid, argv, started_at) VALUES (?1, ?2, ?3)",
                 params![pid, argv, now()],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// The process of that row exits with `code`: lf's second commit for it.
+    pub fn end_process(&mut self, row: i64, code: i32) -> Result<()> {
+        self.write(&["processes"], |tx| {
+            tx.execute(
+                "UPDATE processes SET completed_at = ?2, exit_code = ?3
+                 WHERE id = ?1 AND completed_at IS NULL",
+                params![row, now(), code],
             )?;
             Ok(())
         })
@@ -1046,7 +1089,7 @@ fn initialize(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=67108864;")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     // Checked first so that opening an existing store writes nothing.
-    if version < 3 {
+    if version < 4 {
         migrate(conn).inspect_err(|_| {
             let _ = conn.execute_batch("ROLLBACK");
         })?;
@@ -1068,6 +1111,9 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     }
     if version < 3 {
         conn.execute_batch(SCHEMA_3)?;
+    }
+    if version < 4 {
+        conn.execute_batch(SCHEMA_4)?;
     }
     conn.execute_batch("COMMIT")
 }
@@ -1244,7 +1290,7 @@ mod tests {
     use super::*;
 
     /// A home made by a stand-in from before generation E keeps its Sessions and gains
-    /// E's columns and tables on the next open.
+    /// E's columns and tables (and the Process rows' end) on the next open.
     #[test]
     fn a_version_1_store_is_migrated_in_place() {
         let dir = tempfile::tempdir().unwrap();
@@ -1265,7 +1311,7 @@ mod tests {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 3);
+        assert_eq!(version, 4);
         store
             .report_status("old", &StatusReport::new("blocked"))
             .unwrap();

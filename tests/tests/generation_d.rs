@@ -294,7 +294,8 @@ fn every_call_commits_one_process_row() {
     }
     let store = lf.store();
     assert_eq!(store.process_count().unwrap(), 7);
-    assert_eq!(store.revisions().unwrap().processes, 7);
+    // Each row is committed as its lf starts and again as it exits (lf's upsert).
+    assert_eq!(store.revisions().unwrap().processes, 14);
     assert_eq!(
         store.process_argvs().unwrap()[2][1..],
         ["session", "list", "--json"]
@@ -311,6 +312,58 @@ fn every_call_commits_one_process_row() {
     let a = Lf::new("a");
     a.ok(&["session", "list", "--json"]);
     assert!(!a.home().join("loopflow.db").exists());
+}
+
+/// Whether the home's database has lf's `store_revisions` table.
+fn keeps_revisions(lf: &Lf) -> bool {
+    let db = rusqlite::Connection::open(lf.home().join("loopflow.db")).unwrap();
+    db.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'store_revisions')",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn store_revisions_are_kept_from_d_on_and_not_before() {
+    for (generation, kept) in [("c", false), ("d0", false), ("d", true), ("e2", true)] {
+        let lf = Lf::new(generation);
+        // A store a test made first is made this lf's once it runs.
+        lf.store();
+        lf.ok(&["session", "--help"]);
+        assert_eq!(keeps_revisions(&lf), kept, "{generation}");
+        // Writes go on without the table where there is none.
+        lf.store()
+            .create_session(&SessionSpec::new("S-1", "One", lf.repo_a()))
+            .unwrap();
+        assert_eq!(keeps_revisions(&lf), kept, "{generation}");
+    }
+}
+
+#[test]
+fn a_slow_exit_holds_after_the_answer_and_before_the_process_row_ends() {
+    let lf = Lf::new("e2");
+    lf.ok(&["--version"]);
+    let before = lf.store().revisions().unwrap().processes;
+    fs::write(lf.sim_dir().join("slow-exit"), "").unwrap();
+    let mut child = lf
+        .command_in(&lf.outside(), &["session", "list", "--json"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = lf.sim_dir().join("exit-held");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !held.exists() {
+        assert!(std::time::Instant::now() < deadline, "never held");
+        sleep(Duration::from_millis(10));
+    }
+    // It recorded its start; its end is not committed yet.
+    assert_eq!(lf.store().revisions().unwrap().processes, before + 1);
+    assert!(child.try_wait().unwrap().is_none(), "it waits to exit");
+    fs::remove_file(lf.sim_dir().join("slow-exit")).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(lf.store().revisions().unwrap().processes, before + 2);
 }
 
 #[test]

@@ -15,10 +15,20 @@
 //! writing now: an agent's lf that saved its status and then asks), one more list follows
 //! it a moment later ([`DOUBT_RECHECK`]); a follow-up list that found nothing new ends the
 //! chain, so the lists' own writes still never wake the tray for ever.
+//!
+//! Where lf keeps `store_revisions` (D and later) none of that guessing is needed: the
+//! revisions read just before each list are what that list shows at least, and a write is
+//! checked, once debounced, against them. A list follows only when a domain that may
+//! change the list moved ([`Revisions::moved_for_sessions`]): the tray's own runs move
+//! only `processes`, so they never wake it, and a write by someone else is never taken
+//! for the tray's own, whenever it lands. Where a reading fails, today's rule applies
+//! until one succeeds again.
 
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
+
+use crate::lf::Revisions;
 
 /// Size and modification time of lf's database and its WAL: what tells a write made
 /// after the tray's own lf ended from that lf's own late-delivered write.
@@ -96,7 +106,16 @@ pub struct Schedule {
     /// The latest change seen while `quiet_due` was pending: its own deadline follows.
     quiet_next: Option<Instant>,
     safety_due: Instant,
-    /// Database writes ignored as the tray's own, for the status and the benchmark.
+    /// lf's revisions as read just before the last list started: what it shows at least.
+    /// `None` where lf keeps none, or the reading failed: then writes are judged by who
+    /// may have made them, as above.
+    shown: Option<Revisions>,
+    /// When to read the revisions again, for the writes seen since (debounced as lists
+    /// are), and when the first of those came.
+    check_due: Option<Instant>,
+    check_burst: Option<Instant>,
+    /// Database writes ignored as the tray's own (or, where revisions are known, checked
+    /// and found to move nothing lf lists), for the status and the benchmark.
     pub ignored: u64,
 }
 
@@ -120,6 +139,9 @@ impl Schedule {
             quiet_due: None,
             quiet_next: None,
             safety_due: now + safety,
+            shown: None,
+            check_due: None,
+            check_burst: None,
             ignored: 0,
         }
     }
@@ -136,7 +158,16 @@ impl Schedule {
     /// lf's database was written, and its files look as `db` says. Returns false when the
     /// write is taken for the tray's own (an lf it runs now, or one that just ended and
     /// left the files as they are) and nothing is scheduled.
+    ///
+    /// Where the last list's revisions are known, no write is taken for anyone's: the
+    /// revisions are read again once the burst settled ([`Schedule::take_check`]), and
+    /// [`Schedule::checked`] decides.
     pub fn written(&mut self, now: Instant, db: Stamp) -> bool {
+        if self.shown.is_some() {
+            let first = *self.check_burst.get_or_insert(now);
+            self.check_due = Some((now + DEBOUNCE).min(first + DEBOUNCE_MAX));
+            return true;
+        }
         let moved = db != self.own_left;
         let late_own = self.own_until.is_some_and(|until| now < until) && !moved;
         if self.own > 0 || late_own {
@@ -164,6 +195,42 @@ impl Schedule {
                 Some(_) => self.quiet_next = Some(now + quiet),
             }
         }
+    }
+
+    /// The list about to start shows at least what lf's revisions say now (`None`: lf
+    /// keeps none, or they could not be read).
+    pub fn showing(&mut self, reading: Option<Revisions>) {
+        self.shown = reading;
+        if self.shown.is_none() {
+            self.check_due = None;
+            self.check_burst = None;
+        }
+    }
+
+    /// Whether it is time to read lf's revisions for the writes seen (once per burst).
+    pub fn take_check(&mut self, now: Instant) -> bool {
+        let due = self.check_due.is_some_and(|due| now >= due);
+        if due {
+            self.check_due = None;
+            self.check_burst = None;
+        }
+        due
+    }
+
+    /// What lf's revisions said after writes (`None`: the reading failed). Returns whether
+    /// a list is due for them: a domain that may change the list moved since the last
+    /// list's reading, or nothing can tell. The writes were debounced already, so it is
+    /// due now, and lf's quiet deadline for this change is armed.
+    pub fn checked(&mut self, now: Instant, reading: Option<Revisions>) -> bool {
+        if let (Some(shown), Some(reading)) = (&self.shown, &reading) {
+            if !reading.moved_for_sessions(shown) {
+                self.ignored += 1;
+                return false;
+            }
+        }
+        self.changed(now);
+        self.due = Some(now);
+        true
     }
 
     /// List as soon as possible.
@@ -219,8 +286,10 @@ impl Schedule {
     /// seen before to compare with, so a list follows a moment later ([`DOUBT_RECHECK`]).
     /// One lf run per start, where an ask written then would otherwise wait for the safety
     /// list.
+    ///
+    /// Where the revisions it shows are known, the writes are checked against them instead.
     pub fn first_ended(&mut self, now: Instant, db: Stamp) {
-        let moved = db != self.own_left;
+        let moved = db != self.own_left && self.shown.is_none();
         self.own_ended(now, db);
         if moved {
             self.recheck(now);
@@ -236,7 +305,7 @@ impl Schedule {
     /// When [`Schedule::poll`] has something to do.
     pub fn deadline(&self) -> Option<Instant> {
         let due = if self.running { None } else { self.due };
-        [due, self.quiet_due, Some(self.safety_due)]
+        [due, self.check_due, self.quiet_due, Some(self.safety_due)]
             .into_iter()
             .flatten()
             .min()
@@ -276,6 +345,9 @@ impl Schedule {
     fn start(&mut self, now: Instant) {
         self.running = true;
         self.own += 1;
+        // Its revisions are read before it starts: every write seen so far is in them.
+        self.check_due = None;
+        self.check_burst = None;
         // A list is the safety read: the next one is a full interval away.
         self.safety_due = now + self.safety;
     }
@@ -479,5 +551,38 @@ mod tests {
         assert_eq!(s.poll(start + SAFETY), Some(Why::Safety));
         s.finished(start + SAFETY + 300 * MS, false, SAME);
         assert_eq!(s.deadline(), Some(start + SAFETY + SAFETY));
+    }
+
+    #[test]
+    fn where_revisions_are_known_a_write_is_checked_not_guessed() {
+        let start = Instant::now();
+        let shown = Revisions::of([("sessions", 1), ("processes", 1)]);
+        let own = Revisions::of([("sessions", 1), ("processes", 3)]);
+        let asked = Revisions::of([("sessions", 2), ("processes", 4)]);
+        let mut s = Schedule::new(start, SAFETY, quiet());
+        s.ask(start);
+        assert_eq!(s.poll(start), Some(Why::Asked));
+        s.showing(Some(shown));
+        // Written while the list runs: not taken for its own, but checked once settled.
+        assert!(s.written(at(start, 10), MOVED));
+        assert!(!s.take_check(at(start, 109)));
+        assert!(s.take_check(at(start, 110)));
+        assert!(!s.checked(at(start, 110), Some(own)), "its own Process row");
+        assert!(!s.finished(at(start, 300), false, SAME));
+        // Its late write, files as it left them, is checked too: someone else's ask.
+        assert!(s.written(at(start, 310), SAME));
+        assert_eq!(s.deadline(), Some(at(start, 410)));
+        assert!(s.take_check(at(start, 410)));
+        assert!(s.checked(at(start, 410), Some(asked)));
+        assert_eq!(
+            s.poll(at(start, 410)),
+            Some(Why::Changed),
+            "no second debounce"
+        );
+        s.finished(at(start, 600), false, SAME);
+        assert_eq!(s.quiet_due, Some(at(start, 410) + quiet().unwrap()));
+        // A reading that failed cannot say: it lists.
+        assert!(s.checked(at(start, 1000), None));
+        assert_eq!(s.poll(at(start, 1000)), Some(Why::Changed));
     }
 }

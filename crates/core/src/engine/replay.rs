@@ -27,6 +27,9 @@ use crate::machine;
 #[derive(Default)]
 struct Held {
     db: u64,
+    /// lf's `store_revisions` (sessions, processes), where this lf keeps them and they
+    /// can be read: the core is handed them as the task reads them.
+    store: Option<(i64, i64)>,
     sessions: HashMap<String, SessionRecord>,
     touched: HashSet<String>,
     /// How often the core merged everything (it asks whether the files exist only then).
@@ -104,6 +107,20 @@ impl Replay {
         safety: Duration,
         writes: u64,
     ) -> Replay {
+        let mut replay = Replay::blank(lf.is_some(), safety);
+        if let Some((detected, listed)) = lf {
+            replay.core.begin(detected);
+            replay.core.first_list(replay.now(), None);
+            replay.disk.db += writes;
+            replay.core.first_listed(replay.now(), listed);
+        }
+        let out = replay.core.open(replay.now(), &mut replay.disk);
+        replay.out(out);
+        replay
+    }
+
+    /// An engine before its start-up, with an lf or without.
+    fn blank(lf: bool, safety: Duration) -> Replay {
         let t0 = Instant::now();
         let wall0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let now = Now {
@@ -111,10 +128,9 @@ impl Replay {
             wall: wall0,
             db: [Some((0, SystemTime::UNIX_EPOCH)), None],
         };
-        let bin = lf.as_ref().map(|_| "/bin/lf".into());
-        let core = Core::new(now, bin, safety, None);
-        let mut replay = Replay {
-            core,
+        let bin = lf.then(|| "/bin/lf".into());
+        Replay {
+            core: Core::new(now, bin, safety, None),
             disk: Held::default(),
             shared: Shared::default(),
             t0,
@@ -124,16 +140,29 @@ impl Replay {
             commands: Vec::new(),
             events: Vec::new(),
             auto: None,
-        };
-        if let Some((detected, listed)) = lf {
-            replay.core.begin(detected);
-            replay.core.first_list(replay.now());
-            replay.disk.db += writes;
-            replay.core.first_listed(replay.now(), listed);
         }
-        let out = replay.core.open(replay.now(), &mut replay.disk);
-        replay.out(out);
-        replay
+    }
+
+    /// An engine on an lf that keeps `store_revisions` (D, E), read just before its first
+    /// list (`listed`), during which that list wrote its Process row at start and at exit,
+    /// and someone else committed a change to a session if `someone` says so. The writes'
+    /// events are still queued: the case delivers them.
+    fn on_store(generation: Generation, listed: Vec<SessionRecord>, someone: bool) -> Replay {
+        let mut r = Replay::blank(true, SAFETY_INTERVAL);
+        r.disk.store = Some((1, 1));
+        r.core.begin(Ok(Dialect::of(generation)));
+        r.core.first_list(r.now(), r.revisions());
+        let (sessions, processes) = r.disk.store.as_mut().unwrap();
+        *processes += 2;
+        if someone {
+            *sessions += 1;
+            *processes += 1;
+        }
+        r.disk.db += 1;
+        r.core.first_listed(r.now(), Ok((listed, Vec::new())));
+        let out = r.core.open(r.now(), &mut r.disk);
+        r.out(out);
+        r
     }
 
     fn now(&self) -> Now {
@@ -166,7 +195,21 @@ impl Replay {
     fn wake(&mut self) {
         let out = self.core.wake(self.now(), &mut self.disk);
         let listed = out.commands.iter().any(|c| matches!(c, Command::List(_)));
+        // The revisions are read as the task reads them: before each list, at once, and
+        // for a check, handed back before the core is woken again.
+        let showing = out
+            .commands
+            .iter()
+            .any(|c| matches!(c, Command::List(d) if d.store_revisions));
+        let read = out.commands.contains(&Command::ReadRevisions);
         self.out(out);
+        if showing {
+            self.absorb(Input::Showing(self.revisions()));
+        }
+        if read {
+            self.absorb(Input::Revisions(self.revisions()));
+            self.wake();
+        }
         if let Some(records) = self.auto.clone().filter(|_| listed) {
             self.absorb(Input::Listed(Ok((records, Vec::new()))));
             self.wake();
@@ -206,6 +249,32 @@ impl Replay {
     fn write(&mut self) -> &mut Replay {
         self.disk.db += 1;
         self.feed(Input::Written)
+    }
+
+    /// lf's revisions as the task would read them now.
+    fn revisions(&self) -> Option<crate::lf::Revisions> {
+        let (sessions, processes) = self.disk.store?;
+        let pairs = [("planning", 1), ("sessions", sessions), ("flows", 1)];
+        Some(crate::lf::Revisions::of(
+            pairs
+                .into_iter()
+                .chain([("processes", processes), ("usage", 1)]),
+        ))
+    }
+
+    /// Someone else's lf commits a change to a session (its Process row with it).
+    fn commit(&mut self) -> &mut Replay {
+        let (sessions, processes) = self.disk.store.as_mut().expect("a store with revisions");
+        *sessions += 1;
+        *processes += 1;
+        self.write()
+    }
+
+    /// An lf process (the tray's own, or anyone's) records or ends its Process row.
+    fn process_row(&mut self) -> &mut Replay {
+        let (_, processes) = self.disk.store.as_mut().expect("a store with revisions");
+        *processes += 1;
+        self.write()
     }
 
     /// A write event that leaves the files as the tray's last own lf left them.
@@ -342,6 +411,13 @@ fn open_in(id: &str, worktree: &str) -> SessionRecord {
 fn waiting_in(id: &str, worktree: &str) -> SessionRecord {
     let mut record = open_in(id, worktree);
     record.state = State::Waiting;
+    record
+}
+
+/// A session whose agent asks the person, as D and E list it.
+fn asking_in(id: &str, worktree: &str) -> SessionRecord {
+    let mut record = waiting_in(id, worktree);
+    record.set_lf_field("attention", "waiting");
     record
 }
 
@@ -584,6 +660,157 @@ fn while_a_reader_is_live_its_revisions_not_the_writes_say_what_moved() {
     r.at(1000).write();
     r.at(1000).beat(0, 5);
     assert_eq!(r.at(1500).lists(), 0);
+}
+
+// Where lf keeps `store_revisions` (D, E): a list follows a write only when a domain that
+// may change the list moved since the revisions read just before the last list started.
+// The tray's own runs move only `processes`; nobody else's write hides behind them.
+
+/// Each list the core starts runs `ms`, writing its Process row as it starts and as it
+/// exits, and finds `records`; the core is woken at its deadlines in between.
+fn run_lists(r: &mut Replay, until: u64, ms: u64, records: &[SessionRecord]) -> Vec<u64> {
+    let mut started = Vec::new();
+    let mut t = r.elapsed.as_millis() as u64;
+    for _ in 0..10_000 {
+        let next = r.core.deadline().map(|d| (d - r.t0).as_millis() as u64);
+        let Some(next) = next.filter(|n| *n <= until) else {
+            break;
+        };
+        t = t.max(next).max(r.elapsed.as_millis() as u64);
+        if r.at(t).lists() == 0 {
+            continue;
+        }
+        started.push(t);
+        r.at(t + 1).process_row();
+        r.at(t + ms).listed(records.to_vec());
+        r.at(t + ms + 1).process_row();
+        t += ms + 1;
+    }
+    r.at(until.max(t));
+    started
+}
+
+#[test]
+fn on_a_store_with_revisions_the_trays_own_runs_never_list_again() {
+    for generation in [D, E] {
+        let mut r = Replay::on_store(generation, Vec::new(), false);
+        // Its first list's writes, then ten idle minutes of safety lists that each write
+        // their Process row twice: no list but the safety list, once a minute.
+        r.at(5).late_write();
+        let lists = run_lists(&mut r, 600_000, 300, &[]);
+        let minutes: Vec<u64> = (1..=10).map(|n| n * 60_000).collect();
+        assert_eq!(lists, minutes, "{generation:?}");
+    }
+}
+
+#[test]
+fn a_session_committed_while_the_first_list_runs_is_listed_after_the_debounce() {
+    // (a) The first list read the sessions, then an agent's lf committed its ask before
+    // that list exited: the revisions read before it say the sessions moved since.
+    let mut r = Replay::on_store(E, vec![open_in("s1", "/r/a")], true);
+    r.told();
+    r.at(5).late_write();
+    assert_eq!(r.at(104).lists(), 0, "the write is debounced");
+    assert_eq!(r.at(105).lists(), 1);
+    r.at(400).listed(vec![asking_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["asked s1"], "told 0.4 s after the commit");
+    // Without it, the first list's own writes list nothing.
+    let mut r = Replay::on_store(E, vec![open_in("s1", "/r/a")], false);
+    r.at(5).late_write();
+    assert_eq!(r.at(30_000).lists(), 0);
+}
+
+#[test]
+fn a_session_committed_while_a_list_runs_is_listed_right_after_it() {
+    // (b) An agent's lf saves the session working (a list for it), and asks while that
+    // list runs, after it read the sessions.
+    let mut r = Replay::on_store(E, vec![open_in("s1", "/r/a")], false);
+    r.told();
+    r.at(1000).commit();
+    assert_eq!(r.at(1100).lists(), 1);
+    r.at(1110).process_row();
+    r.at(1200).commit();
+    assert_eq!(r.at(1399).lists(), 0, "folded while the list runs");
+    assert_eq!(r.at(1400).listed(vec![open_in("s1", "/r/a")]).lists(), 1);
+    r.at(1401).process_row();
+    r.at(1700).listed(vec![asking_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["asked s1"], "told 0.5 s after the ask");
+    r.at(1701).process_row();
+    assert_eq!(
+        r.at(60_000).lists(),
+        0,
+        "and nothing more till the safety list"
+    );
+}
+
+#[test]
+fn a_session_committed_before_a_lists_exit_and_heard_after_it_is_listed() {
+    // (c) The ask commits between the list's read and its exit; its event is delivered
+    // only after the list ended, with the files as that lf left them, which today's rule
+    // takes for the list's own late write.
+    let mut r = Replay::on_store(E, vec![open_in("s1", "/r/a")], false);
+    r.told();
+    r.at(1000).commit();
+    assert_eq!(r.at(1100).lists(), 1);
+    let (sessions, processes) = r.disk.store.as_mut().unwrap();
+    *sessions += 1;
+    *processes += 2;
+    r.disk.db += 1;
+    r.at(1300).listed(vec![open_in("s1", "/r/a")]);
+    r.at(1310).late_write();
+    assert_eq!(r.at(1409).lists(), 0);
+    assert_eq!(r.at(1410).lists(), 1);
+    r.at(1600).listed(vec![asking_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["asked s1"]);
+}
+
+#[test]
+fn only_a_change_to_what_lf_lists_arms_the_quiet_deadline() {
+    let mut r = Replay::on_store(D, Vec::new(), false);
+    r.auto = Some(Vec::new());
+    r.at(1000).process_row();
+    assert_eq!(r.at(121_999).lists(), 2, "the safety lists only");
+    assert_eq!(
+        r.at(122_100).lists(),
+        0,
+        "no quiet deadline for a Process row"
+    );
+    r.at(130_000).commit();
+    assert_eq!(r.at(130_100).lists(), 1);
+    assert_eq!(r.at(251_099).lists(), 2, "the safety lists");
+    assert_eq!(
+        r.at(251_100).lists(),
+        1,
+        "the quiet deadline, 121 s after the change"
+    );
+}
+
+#[test]
+fn revisions_that_cannot_be_read_fall_back_to_todays_rule() {
+    let mut r = Replay::on_store(E, Vec::new(), false);
+    // The table went (an lf rolled back): the check cannot say, so it lists...
+    r.disk.store = None;
+    r.at(1000).write();
+    assert_eq!(r.at(1100).lists(), 1);
+    // ...and that list's revisions cannot be read either: its own late write is its own.
+    r.at(1300).listed(Vec::new());
+    r.at(1310).late_write();
+    assert_eq!(r.at(30_000).take(), []);
+}
+
+#[test]
+fn an_lf_without_store_revisions_is_followed_as_before() {
+    for generation in [C, D0] {
+        let first = Ok((Vec::new(), Vec::new()));
+        let lf = Some((Ok(Dialect::of(generation)), first));
+        let mut r = Replay::starting_with_writes(lf, SAFETY_INTERVAL, 1);
+        r.at(5).late_write();
+        assert_eq!(r.at(999).lists(), 0, "{generation:?}");
+        assert_eq!(r.at(1000).take(), [list(generation)], "never a reading");
+        r.at(1300).listed(Vec::new());
+        r.at(1310).late_write();
+        assert_eq!(r.at(30_000).take(), [], "{generation:?}");
+    }
 }
 
 // The debounce: one SQLite transaction is a burst of writes; 100 ms of quiet makes it one

@@ -27,6 +27,7 @@ use crate::event::{Event, Warning};
 use crate::files::disk::{Answers, Disk, Read, Real};
 use crate::files::watch::{Batch, DirWatcher, Handler, MakeWatcher};
 use crate::lf::home::Home;
+use crate::lf::Revisions;
 use crate::machine;
 
 /// What the task holds for the core's commands.
@@ -161,7 +162,8 @@ impl Task {
             files: self.core.files(),
         });
         if let Some(lf) = self.lf.clone() {
-            self.core.first_list(self.now());
+            let shown = self.revisions_shown(&self.core.dialect());
+            self.core.first_list(self.now(), shown);
             let result = lf.list(&self.core.dialect()).await;
             self.core.first_listed(self.now(), result);
         }
@@ -226,6 +228,16 @@ impl Task {
     fn ended_stamp(&self) -> impl FnOnce() -> Stamp + Send + 'static {
         let (disk, home) = (Arc::clone(&self.local.disk), self.files.home().clone());
         move || db_stamp(&*disk, &home)
+    }
+
+    /// lf's revisions as they are now, where the dialect says lf keeps them. Read here, on
+    /// the task, rather than on another thread: one read-only query of a table of a few
+    /// rows takes well under a millisecond, and a list must not start before it is done.
+    fn revisions_shown(&self, dialect: &crate::lf::Dialect) -> Option<Revisions> {
+        if !dialect.store_revisions {
+            return None;
+        }
+        Revisions::read(&self.files.home().db_path).ok()
     }
 
     fn feed_all(&mut self, inputs: Vec<Input>) {
@@ -324,13 +336,23 @@ impl Task {
         };
         match command {
             Command::List(dialect) => {
-                let Some(lf) = &self.lf else { return };
+                let Some(lf) = self.lf.clone() else { return };
+                if dialect.store_revisions {
+                    // Read before lf starts, so that whatever it reads is at least this.
+                    let shown = self.revisions_shown(&dialect);
+                    self.feed(Input::Showing(shown));
+                }
                 let listing = lf.list(&dialect);
                 let ended = self.ended_stamp();
                 tokio::spawn(async move {
                     let listed = listing.await;
                     let _ = tx.send(Msg::Listed(listed, ended()));
                 });
+            }
+            Command::ReadRevisions => {
+                let reading = Revisions::read(&self.files.home().db_path).ok();
+                self.feed(Input::Revisions(reading));
+                self.fed = true;
             }
             Command::Detect => {
                 let Some(lf) = &self.lf else { return };

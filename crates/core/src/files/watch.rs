@@ -59,7 +59,14 @@ pub fn route(home: &Home, program: &[PathBuf], event: notify::Event, batch: &mut
                 }
             }
         } else if path.parent() == Some(home.db_dir()) && is_database(path, &home.db_path) {
-            batch.database = true;
+            // SQLite's readers open the WAL for writing and close it having written nothing
+            // (the tray's own reading of lf's revisions among them), and SQLite run as
+            // root gives the WAL the database's owner again at each open: a commit always
+            // changes the file's data, so neither counts.
+            batch.database |= !matches!(
+                event.kind,
+                EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_))
+            );
         } else if asks_dir.starts_with(path)
             || runs_dir.starts_with(path)
             || home.db_dir().starts_with(path)
@@ -461,7 +468,7 @@ fn nearest_existing(seen: &Answers, dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{CreateKind, Flag, RemoveKind};
+    use notify::event::{CreateKind, DataChange, Flag, MetadataKind, RemoveKind};
 
     fn routed(kind: EventKind, paths: &[&str]) -> Batch {
         let home = Home::at("/h");
@@ -540,6 +547,13 @@ mod tests {
         }
         // Readers touch -shm: lf's own list must not wake the engine again.
         assert!(!routed(any, &["/h/loopflow.db-shm"]).database);
+        // A reader closes the WAL it opened for writing, having written nothing.
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        assert!(!routed(closed, &["/h/loopflow.db-wal"]).database);
+        let chowned = EventKind::Modify(ModifyKind::Metadata(MetadataKind::Ownership));
+        assert!(!routed(chowned, &["/h/loopflow.db-wal"]).database);
+        let committed = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        assert!(routed(committed, &["/h/loopflow.db-wal"]).database);
         assert!(routed(any, &["/h"]).tops);
         assert!(
             routed(

@@ -148,6 +148,10 @@ pub struct Dialect {
     /// it to a pid with lf's process list and watches it exit, since lf writes nothing
     /// when an agent dies together with its lf.
     pub agent_ids: bool,
+    /// lf keeps a `store_revisions` table (D and E; not C or D0), which says whether a
+    /// write moved the sessions or only recorded an lf process: the tray lists on what
+    /// moved ([`crate::lf::revisions`]) rather than on who may have written.
+    pub store_revisions: bool,
 }
 
 /// lf's `WAITING_QUIET_SECONDS` (§9.4, unchanged in E §10.3).
@@ -196,6 +200,7 @@ impl Dialect {
             flow_decision: FlowDecision::ApproveIterate,
             closed_means_stopped: false,
             agent_ids: false,
+            store_revisions: false,
         };
         let store = Dialect {
             session_files: false,
@@ -233,6 +238,7 @@ impl Dialect {
             Generation::D => Dialect {
                 reader_scope: ReaderScope::Repository,
                 quiet: Some(LF_QUIET),
+                store_revisions: true,
                 flow_decision: FlowDecision::LfOwn,
                 ..store
             },
@@ -244,6 +250,7 @@ impl Dialect {
                 flow_decision: FlowDecision::LfOwn,
                 closed_means_stopped: true,
                 agent_ids: true,
+                store_revisions: true,
                 ..store
             },
         }
@@ -458,6 +465,11 @@ mod tests {
         assert_eq!(e.reader_scope, ReaderScope::RepositoryWrites);
         assert!(e.quiet.is_some() && e.closed_means_stopped && e.agent_ids);
         assert!(!Dialect::of(Generation::D).closed_means_stopped);
+        // lf's `store_revisions` came with D's reader: C and D0 are followed by who wrote.
+        for g in [Generation::A, Generation::B, Generation::C, Generation::D0] {
+            assert!(!Dialect::of(g).store_revisions, "{g:?}");
+        }
+        assert!(Dialect::of(Generation::D).store_revisions && e.store_revisions);
     }
 
     /// One generation's profile: session files, list, paging (`None`: no `--page`; else

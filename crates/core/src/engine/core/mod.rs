@@ -41,6 +41,7 @@ use crate::lf::cli::{one_line, LfError};
 use crate::lf::dialect::Dialect;
 use crate::lf::monitor::Report;
 use crate::lf::record::SessionRecord;
+use crate::lf::Revisions;
 use crate::machine;
 use crate::schedule::{Schedule, Stamp};
 use crate::snapshot::Snapshot;
@@ -105,6 +106,12 @@ pub(crate) enum Input {
     Warned(Vec<Warning>),
     /// The task could not make its file watcher (why): no directory will be watched.
     NoWatcher(String),
+    /// The list about to run (the [`Command::List`] just carried out, or the first)
+    /// shows at least these revisions of lf's store, read just before it started; `None`
+    /// when they could not be read.
+    Showing(Option<Revisions>),
+    /// What a [`Command::ReadRevisions`] read (`None`: it could not).
+    Revisions(Option<Revisions>),
     /// A [`Command::List`] ended.
     Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
     /// An action (an lf run of the tray's own) started.
@@ -132,7 +139,11 @@ pub(crate) enum Input {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Command {
     /// Run `lf session list` in this dialect; its result comes back as [`Input::Listed`].
+    /// Where the dialect has `store_revisions`, they are read just before it starts and
+    /// handed back at once as [`Input::Showing`].
     List(Dialect),
+    /// Read lf's `store_revisions` now; the reading comes back as [`Input::Revisions`].
+    ReadRevisions,
     /// Ask lf what it is; the answer comes back as [`Input::Detected`].
     Detect,
     /// Start lf's reader scoped to `key` (a worktree): its reports come back as
@@ -315,8 +326,10 @@ impl Core {
 
     /// The engine's first list is about to run; it waits for it (bounded by lf's timeout)
     /// so that the first snapshot already holds lf's sessions.
-    pub(crate) fn first_list(&mut self, now: Now) {
+    /// `shown`: lf's revisions read just before it starts, where lf keeps them.
+    pub(crate) fn first_list(&mut self, now: Now, shown: Option<Revisions>) {
         self.schedule.first_started(now.db);
+        self.schedule.showing(shown);
     }
 
     pub(crate) fn first_listed(
@@ -368,6 +381,10 @@ impl Core {
                 }
             }
             Input::DatabaseAppeared => self.schedule.changed(mono),
+            Input::Showing(reading) => self.schedule.showing(reading),
+            Input::Revisions(reading) => {
+                self.schedule.checked(mono, reading);
+            }
             Input::ProgramChanged => self.program.changed(mono),
             Input::FilesChanged { full } => {
                 self.merge.changed(full);
@@ -463,6 +480,9 @@ impl Core {
             self.redetect();
         }
         self.resumed(now);
+        if self.program.bin().is_some() && self.schedule.take_check(now.mono) {
+            self.out.commands.push(Command::ReadRevisions);
+        }
         if self.program.bin().is_some() && self.schedule.poll(now.mono).is_some() {
             self.start_list();
         }
@@ -512,7 +532,12 @@ impl Core {
             return;
         }
         self.waiters.list_started();
-        self.out.commands.push(Command::List(self.dialect()));
+        let dialect = self.dialect();
+        if !dialect.store_revisions {
+            // Nothing will say what it shows: writes are judged by who may have made them.
+            self.schedule.showing(None);
+        }
+        self.out.commands.push(Command::List(dialect));
     }
 
     fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
