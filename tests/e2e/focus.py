@@ -85,11 +85,17 @@ class Ctx:
         self.generation = generation
         log = open(self.out / "app.log", "ab")
         env = self.env if generation == "e1" else self.e2_env
+        snapshots = len(logged("INFO SNAPSHOT "))
         self.app = subprocess.Popen([self.app_bin, "--hidden"], env=env, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.item = wait_for(lambda: self.tray.item_of_pid(self.app.pid), "the app's tray item",
                              START_TIMEOUT)
+        # The first snapshot, as the app logs it: a session made before it is in it (and so
+        # never logged as appearing), one made after it is told as it appears. The menu's
+        # "Reading sessions…" can be missed (a menu not drawn yet has no rows at all).
+        wait_for(lambda: len(logged("INFO SNAPSHOT ")) > snapshots, "the app's first snapshot",
+                 START_TIMEOUT)
         wait_for(lambda: "Reading sessions…" not in self.labels(), "the first snapshot in the menu",
                  START_TIMEOUT)
 
