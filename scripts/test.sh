@@ -78,6 +78,12 @@ bash tests/e2e/focus-wayland.sh kwin "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 bash tests/e2e/focus-wayland.sh gnome "${CARGO_TARGET_DIR:-target}/debug/lf-tray" || desktops_failed=1
 [ "$desktops_failed" -eq 0 ]
 
+# ---- Today's desktops: Debian 13 in a chroot (tests/e2e/debian13.sh) ------------------------
+# The chroot is cached under $CACHE/debian13 and made when absent or stale: ~4 min cold on a
+# loaded 2-core machine, then ~50 s for both suites.
+stage "today's desktops: Go to terminal on KWin 6.3 and GNOME Shell 48 (Debian 13, in a cached chroot)"
+bash tests/e2e/debian13.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+
 # ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------
 stage "other machines: lf-tray watch/list --remote through a real sshd, and the desktop popup → ssh -t"
 install_packages "${REMOTE_PACKAGES[@]}"
