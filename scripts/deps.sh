@@ -53,6 +53,17 @@ PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data)
 # About 6 MB beyond the packages above.
 WAYLAND_FOCUS_PACKAGES=(kwin-wayland qtwayland5 konsole foot dunst)
 
+# tests/e2e/debian13.sh: today's desktops (Debian 13: KWin 6.3, GNOME Shell 48) in a
+# minbase chroot built by debootstrap on this machine (DEBIAN13_HOST_PACKAGES), with
+# DEBIAN13_PACKAGES installed inside it: focus-wayland.sh's parts (konsole is Qt 6 there,
+# so qt6-wayland; dconf-service and its gsettings backend, or an enabled-extensions set
+# before the shell starts is lost) and the libraries the app built here links (t64 names).
+DEBIAN13_HOST_PACKAGES=(debootstrap)
+DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
+  gsettings-desktop-schemas dconf-service dconf-gsettings-backend dbus dbus-bin libglib2.0-bin
+  python3 python3-dbus python3-gi gir1.2-glib-2.0 util-linux procps xdotool libwebkit2gtk-4.1-0
+  libgtk-3-0t64 libayatana-appindicator3-1 libxdo3 libssl3t64)
+
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {
   local missing=()

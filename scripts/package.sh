@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build Loopflow Tray's Linux packages, a .deb and an .rpm, with Tauri's own bundler
-# (`cargo tauri build`), from the product build (default features, no `demo`), and print
-# each package's path on its own line. Everything else goes to stderr.
+# (`tauri build`, npm's prebuilt CLI), from the product build (default features, no
+# `demo`), and print each package's path on its own line. Everything else goes to stderr.
 #
 # No AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins at build time,
 # which machines without general internet access cannot do (README, "Package").
@@ -14,11 +14,21 @@ install_packages "${BUILD_PACKAGES[@]}" "${PACKAGE_PACKAGES[@]}"
 CACHE=${LF_TRAY_CACHE:-$HOME/.cache/lf-tray}
 mkdir -p "$CACHE"
 export PATH="$CACHE/bin:$PATH"
-# tauri-cli 2.x, into the cache like tauri-driver. crates.io also has 3.0 alphas, so an
-# unpinned install, or a cargo-tauri of another major version on PATH, would not do.
-if ! cargo tauri --version 2>/dev/null | grep -q '^tauri-cli 2\.'; then
-  echo "Installing tauri-cli 2.x into $CACHE (once; about 10 minutes on an idle 2-core machine)" >&2
-  cargo install --locked --quiet tauri-cli@^2 --root "$CACHE" >&2
+# The Tauri CLI 2.x, prebuilt: npm's @tauri-apps/cli brings the platform's binary (its
+# optional dependency @tauri-apps/cli-linux-x64-gnu), in about 2 s, where compiling
+# tauri-cli from crates.io took about 10 minutes on a 2-core machine. Into the cache like
+# tauri-driver; `^2` keeps a 3.x out, and the version it says is checked all the same.
+tauri_cli=$CACHE/tauri-cli
+tauri=$tauri_cli/node_modules/.bin/tauri
+if ! "$tauri" --version 2>/dev/null | grep -q '^tauri-cli 2\.'; then
+  # The machine's own Node.js where there is one (a second npm from Debian would fight it).
+  command -v npm >/dev/null || install_packages nodejs npm
+  echo "Installing the Tauri CLI 2.x (npm's @tauri-apps/cli) into $tauri_cli" >&2
+  npm install --prefix "$tauri_cli" --no-audit --no-fund --loglevel=error '@tauri-apps/cli@^2' >&2
+  if ! "$tauri" --version 2>/dev/null | grep -q '^tauri-cli 2\.'; then
+    echo "package.sh: $tauri is not a Tauri CLI 2.x (it says: $("$tauri" --version 2>&1))" >&2
+    exit 1
+  fi
 fi
 
 # The release target goes wherever cargo puts it (CARGO_TARGET_DIR included); the bundles
@@ -104,7 +114,7 @@ PY
 # Stale packages of another version would otherwise be printed too.
 rm -f "$bundle_dir"/deb/*.deb "$bundle_dir"/rpm/*.rpm
 # --ci: no prompts; cargo's own arguments follow `--`.
-(cd src-tauri && cargo tauri build --ci --bundles deb,rpm -- --locked) >&2
+(cd src-tauri && "$tauri" build --ci --bundles deb,rpm -- --locked) >&2
 
 shopt -s nullglob
 packages=("$bundle_dir"/deb/*.deb "$bundle_dir"/rpm/*.rpm)

@@ -13,6 +13,7 @@
 mod click;
 #[cfg(feature = "demo")]
 mod demo;
+mod gnome_extension;
 mod hook;
 mod logfile;
 #[cfg(unix)]

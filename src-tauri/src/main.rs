@@ -3,6 +3,10 @@
 //! `lf-tray` alone starts the tray; `lf-tray list` and `lf-tray watch` print sessions and
 //! never touch a display, D-Bus or GTK.
 
+// The same file as the app's (lib.rs): `setup` writes the extension in every build, the
+// desktop-less one too, and the app reads and mends it; `fit` and `mend` go unused here.
+#[allow(dead_code)]
+mod gnome_extension;
 mod headless;
 mod setup;
 

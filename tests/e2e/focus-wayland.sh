@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Go to terminal on the two Wayland desktops most people run, for real: KDE Plasma's KWin
-# 5.27 (`kwin_wayland --virtual`, konsole as the person's terminal, dunst for the popups)
-# and GNOME Shell 43 (`--headless --wayland`, foot as the terminal, GNOME's own popups),
+# 5.27 or 6 (`kwin_wayland --virtual`, konsole as the person's terminal, dunst for the
+# popups) and GNOME Shell 43 or 45+ (`--headless --wayland`, foot as the terminal, GNOME's
+# own popups); the suite speaks the version it finds (focus_wayland.py, focus-wayland/),
 # each on a private session bus (GNOME: and a private system bus, which it needs for
 # logind). The compositors are started by focus_wayland.py, which restarts GNOME's shell
 # as a person's next login after `lf-tray setup gnome-focus`.
@@ -81,8 +82,25 @@ if [ "$desktop" = gnome ]; then
   mkdir -p "$XDG_DATA_HOME/gnome-shell/extensions"
   : >"$XDG_DATA_HOME/gnome-shell/lock-warning-shown"
   # The suite's own eyes and hands in the shell (not the tray's extension), enabled as a
-  # person enables one, before the shell starts.
-  cp -r "$here/focus-wayland/lf-tray-e2e@loopflow.dev" "$XDG_DATA_HOME/gnome-shell/extensions/"
+  # person enables one, before the shell starts: in the format this shell loads (45 made
+  # extensions ES modules), listing its version (a shell loads no extension that does not).
+  gnome_version=$(gnome-shell --version | sed -n 's/^GNOME Shell \([0-9][0-9]*\).*/\1/p')
+  [ -n "$gnome_version" ] || fail_setup "gnome-shell --version said: $(gnome-shell --version 2>&1)"
+  eyes_format=43
+  [ "$gnome_version" -lt 45 ] || eyes_format=45
+  eyes=$XDG_DATA_HOME/gnome-shell/extensions/lf-tray-e2e@loopflow.dev
+  mkdir -p "$eyes"
+  cp "$here/focus-wayland/gnome-eyes/$eyes_format/extension.js" "$eyes/"
+  cat >"$eyes/metadata.json" <<JSON
+{
+  "uuid": "lf-tray-e2e@loopflow.dev",
+  "name": "Loopflow Tray's e2e eyes and hands",
+  "description": "Test only (tests/e2e/focus-wayland.sh): logs the focused window's pid on every change, focuses a window as a person's click would, clicks a banner.",
+  "shell-version": ["$gnome_version"]
+}
+JSON
+  echo "GNOME Shell $gnome_version: the suite's extension in the $eyes_format format"
+  export E2E_GNOME_VERSION=$gnome_version
   gsettings set org.gnome.shell disable-user-extensions false &&
     gsettings set org.gnome.shell enabled-extensions "['lf-tray-e2e@loopflow.dev']" ||
     fail_setup "gsettings could not enable the suite's extension"

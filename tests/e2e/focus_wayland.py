@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import time
+import traceback
 import uuid
 from pathlib import Path
 
@@ -84,12 +85,40 @@ class Compositor:
         wait_for(lambda: not has_owner(name), f"{name} to leave the bus")
 
 
+def major_version(argv, pattern):
+    """The major version a program says it is (`kwin 5.27.5`, `GNOME Shell 48.7`)."""
+    said = subprocess.run(argv, capture_output=True, text=True).stdout
+    found = re.search(pattern, said)
+    if not found:
+        raise CheckFailed(f"{' '.join(argv)} said {said.strip()!r}, not a version")
+    return int(found.group(1))
+
+
 class Kwin(Compositor):
     terminal = "konsole"
 
     def __init__(self, ctx):
         super().__init__(ctx, "kwin.log")
         self.dunst = None
+        # Plasma 6 renamed the script API's clients to windows and moved a loaded script's
+        # object from /<id> to /Scripting/Script<id> (5.27 answers only the first, 6 only
+        # the second: "No such object path '/0'").
+        self.version = major_version([os.environ["E2E_KWIN"], "--version"], r"kwin\S*\s+(\d+)\.")
+        plasma6 = self.version >= 6
+        self.api = {
+            "@LIST@": "windowList()" if plasma6 else "clientList()",
+            "@ACTIVE@": "activeWindow" if plasma6 else "activeClient",
+            "@ACTIVATED@": "windowActivated" if plasma6 else "clientActivated",
+        }
+        self.script_path = "/Scripting/Script{}" if plasma6 else "/{}"
+        print(f"     KWin {self.version}: workspace.{self.api['@LIST@']}, "
+              f"script objects at {self.script_path.format('<id>')}", flush=True)
+
+    def speak(self, text):
+        """A script in this KWin's API: the placeholders replaced by its names."""
+        for placeholder, name in self.api.items():
+            text = text.replace(placeholder, name)
+        return text
 
     def start(self):
         self.proc = self.popen([os.environ["E2E_KWIN"], "--virtual", "--width", "1280", "--height", "800",
@@ -99,7 +128,9 @@ class Kwin(Compositor):
         # script loaded between the two finds no /Scripting (CI, stop 37).
         wait_for(scripting_ready, "KWin's /Scripting on the bus (see kwin.log)", START_TIMEOUT)
         os.environ.update(WAYLAND_DISPLAY=SOCKET, QT_QPA_PLATFORM="wayland")
-        self.script(Path(__file__).resolve().parent / "focus-wayland" / "kwin-eyes.js", "e2e-eyes", keep=True)
+        eyes = self.ctx.tmp / "kwin-eyes.js"
+        eyes.write_text(self.speak((Path(__file__).resolve().parent / "focus-wayland" / "kwin-eyes.js").read_text()))
+        self.script(eyes, "e2e-eyes", keep=True)
         wait_for(lambda: self.active() is not None, "the suite's KWin script to say the active window")
         self.dunst = subprocess.Popen(["dunst", "-config", str(Path(__file__).resolve().parent / "dunstrc")],
                                       stdout=open(self.ctx.out / "dunst.log", "ab"), stderr=subprocess.STDOUT,
@@ -111,7 +142,8 @@ class Kwin(Compositor):
         scripting = dbus.SessionBus().get_object("org.kde.KWin", "/Scripting")
         sid = int(scripting.loadScript(str(path), name, dbus_interface="org.kde.kwin.Scripting",
                                        signature="ss"))
-        dbus.SessionBus().get_object("org.kde.KWin", f"/{sid}").run(dbus_interface="org.kde.kwin.Script")
+        dbus.SessionBus().get_object("org.kde.KWin", self.script_path.format(sid)).run(
+            dbus_interface="org.kde.kwin.Script")
         if not keep:
             # run() only starts it: its answer (the next E2E_ACTIVE) is what the caller waits for.
             return lambda: scripting.unloadScript(name, dbus_interface="org.kde.kwin.Scripting")
@@ -120,8 +152,9 @@ class Kwin(Compositor):
     def look_at(self, pid):
         """A person's click on another window: KWin makes it active."""
         path = self.ctx.tmp / f"look-at-{pid}.js"
-        path.write_text("var l = workspace.clientList();\n"
-                        f"for (var i = 0; i < l.length; i++) if (l[i].pid === {int(pid)}) workspace.activeClient = l[i];\n")
+        path.write_text(self.speak("var l = workspace.@LIST@;\n"
+                                   f"for (var i = 0; i < l.length; i++) if (l[i].pid === {int(pid)}) "
+                                   "workspace.@ACTIVE@ = l[i];\n"))
         unload = self.script(path, f"e2e-look-{uuid.uuid4().hex[:6]}")
         try:
             wait_for(lambda: self.active() == pid, lambda: f"KWin to make {pid} active; it says {self.active()}")
@@ -151,6 +184,7 @@ class Kwin(Compositor):
     def finish(self):
         end_app(self.dunst)
         end_app(self.proc)
+        self.dunst = self.proc = None
 
 
 class Gnome(Compositor):
@@ -201,6 +235,7 @@ class Gnome(Compositor):
 
     def finish(self):
         end_app(self.proc)
+        self.proc = None
 
 
 class Ctx:
@@ -238,6 +273,7 @@ class Ctx:
         settings.parent.mkdir(parents=True, exist_ok=True)
         # The README's defaults but the terminal: what a person on this desktop has.
         settings.write_text(json.dumps({"terminal": self.desk.terminal}) + "\n")
+        snapshots = len(logged("SNAPSHOT sessions="))
         log = open(self.out / "app.log", "ab")
         self.app = subprocess.Popen([self.app_bin, "--hidden"], env=dict(os.environ, GDK_BACKEND="wayland"),
                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -246,6 +282,11 @@ class Ctx:
         self.item = wait_for(lambda: tray.item_of_pid(self.app.pid), "the app's tray item", START_TIMEOUT)
         wait_for(lambda: "Reading sessions…" not in self.labels(), "the first snapshot in the menu",
                  START_TIMEOUT)
+        # And in the log: a menu not drawn yet has no "Reading sessions…" either, and a
+        # session that lf starts before the first snapshot is in it, never logged as
+        # appearing (seen once on GNOME 48 in a loaded run).
+        wait_for(lambda: len(logged("SNAPSHOT sessions=")) > snapshots,
+                 lambda: f"the app's first snapshot in its log; its last steps: {recent_steps()}", START_TIMEOUT)
 
     def stop_app(self):
         end_app(self.app)
@@ -417,30 +458,97 @@ def gnome_without_the_extension_says_so_once_and_its_click_names_the_fix(ctx):
     ctx.stop_app()
 
 
-def lf_tray_setup_gnome_focus_installs_the_extension_for_the_next_login(ctx):
-    """`lf-tray setup gnome-focus` puts the extension for GNOME 43 into the person's
-    profile and enables it, and says it works from the next login; after that login (the
-    shell restarted) it answers on the bus."""
-    out = subprocess.run([ctx.app_bin, "setup", "gnome-focus"], capture_output=True, text=True, timeout=30)
-    expect(out.returncode == 0, f"setup failed: {out.stderr.strip()}")
-    expect("next login" in out.stdout and "GNOME Shell 43" in out.stdout, f"it says {out.stdout!r}")
-    dir = Path(os.environ["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / EXTENSION
-    meta = json.loads((dir / "metadata.json").read_text())
-    expect(meta["shell-version"] == ["43"], f"metadata: {meta}")
-    expect("function init()" in (dir / "extension.js").read_text(), "not the 43 (imports) format")
-    enabled = subprocess.run(["gsettings", "get", "org.gnome.shell", "enabled-extensions"],
-                             capture_output=True, text=True).stdout
-    expect(EXTENSION in enabled and "lf-tray-e2e@loopflow.dev" in enabled, f"enabled: {enabled!r}")
-    # Logging in again: the tray and the terminals end with the session.
+def gnome_version():
+    return int(os.environ["E2E_GNOME_VERSION"])
+
+
+def tray_extension_dir():
+    return Path(os.environ["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / EXTENSION
+
+
+def log_in_again(ctx):
+    """Logging out and in: the tray and the terminals end with the session, and the shell
+    starts again, loading the extensions enabled then."""
     ctx.stop_app()
     for proc in ctx.mine:
         proc.terminate()
     ctx.elsewhere = None
     ctx.desk.stop("org.gnome.Shell")
     ctx.desk.start()
-    shell = dbus.SessionBus().get_object("org.gnome.Shell", "/org/loopflow/Tray/Focus")
-    pids, focused = shell.Windows(dbus_interface="org.loopflow.Tray.Focus1")
-    expect(isinstance(list(pids), list), "the extension does not answer")
+
+
+def tray_extension_state():
+    """The shell's word on the tray's extension (GNOME's ExtensionState: 1 enabled or
+    active, 4 out of date), 0 when the shell does not know it."""
+    info = dbus.SessionBus().get_object("org.gnome.Shell", "/org/gnome/Shell").GetExtensionInfo(
+        EXTENSION, dbus_interface="org.gnome.Shell.Extensions")
+    return int(info.get("state", 0))
+
+
+def the_tray_extension_answers():
+    """Wait for the tray's extension to answer `Windows()`: the shell enables extensions
+    one after another, and the suite's own (which `start` waits for) may come first (seen
+    on GNOME 48 in a loaded run: no object at the path yet)."""
+    def windows():
+        shell = dbus.SessionBus().get_object("org.gnome.Shell", "/org/loopflow/Tray/Focus")
+        try:
+            pids, _ = shell.Windows(dbus_interface="org.loopflow.Tray.Focus1")
+        except dbus.exceptions.DBusException:
+            return None
+        return list(pids) or True
+    wait_for(windows, "the tray's extension to answer Windows() on /org/loopflow/Tray/Focus", START_TIMEOUT)
+
+
+def lf_tray_setup_gnome_focus_installs_the_extension_for_the_next_login(ctx):
+    """`lf-tray setup gnome-focus` puts the extension into the person's profile, in the
+    format this shell loads and listing every version that format loads on, enables it,
+    and says it works from the next login; after that login (the shell restarted) it
+    answers on the bus."""
+    out = subprocess.run([ctx.app_bin, "setup", "gnome-focus"], capture_output=True, text=True, timeout=30)
+    expect(out.returncode == 0, f"setup failed: {out.stderr.strip()}")
+    expect("next login" in out.stdout and "GNOME Shell " in out.stdout, f"it says {out.stdout!r}")
+    version = gnome_version()
+    meta = json.loads((tray_extension_dir() / "metadata.json").read_text())
+    listed = [int(v) for v in meta["shell-version"]]
+    expect(version in listed and len(listed) > 1, f"metadata: {meta}")
+    source = (tray_extension_dir() / "extension.js").read_text()
+    if version < 45:
+        expect("function init()" in source and max(listed) == 44, f"not the imports format up to 44: {meta}")
+    else:
+        expect("export default class" in source and min(listed) == 45, f"not the ES-module format from 45: {meta}")
+    enabled = subprocess.run(["gsettings", "get", "org.gnome.shell", "enabled-extensions"],
+                             capture_output=True, text=True).stdout
+    expect(EXTENSION in enabled and "lf-tray-e2e@loopflow.dev" in enabled, f"enabled: {enabled!r}")
+    log_in_again(ctx)
+    the_tray_extension_answers()
+
+
+def after_a_gnome_upgrade_the_tray_writes_its_extension_again_and_says_log_in_once(ctx):
+    """The extension as an older setup wrote it under an older GNOME (one version, the
+    imports format: 43's when this is 45 or later, 42's on 43): after the upgrade the
+    shell holds it out of date at login, however often the person logs in. The tray's
+    next start writes the format and versions this shell loads, says so once with "log
+    out and in again", and after that login it answers."""
+    older = 43 if gnome_version() >= 45 else 42
+    ext = tray_extension_dir()
+    meta = json.loads((ext / "metadata.json").read_text())
+    (ext / "metadata.json").write_text(json.dumps(dict(meta, **{"shell-version": [str(older)]})) + "\n")
+    packaging = Path(__file__).resolve().parents[2] / "packaging" / "gnome-focus"
+    (ext / "extension.js").write_text((packaging / "43" / "extension.js").read_text())
+    log_in_again(ctx)
+    expect(tray_extension_state() == 4, f"the shell did not hold it out of date: state {tray_extension_state()}")
+    ctx.start_app()
+    summary = f"Loopflow Tray updated its GNOME focus extension for GNOME Shell {gnome_version()}"
+    said = wait_for(lambda: ctx.notes.find(lambda n: n.summary == summary),
+                    lambda: f"the popup saying the extension was written again; the app's last steps: "
+                    f"{recent_steps()}", START_TIMEOUT)
+    expect(len(said) == 1 and f"made for GNOME Shell {older}" in said[0].body
+           and "Log out and in again once" in said[0].body, f"it says {said[0].describe()}")
+    meta = json.loads((ext / "metadata.json").read_text())
+    expect(str(gnome_version()) in meta["shell-version"], f"metadata: {meta}")
+    log_in_again(ctx)
+    wait_for(lambda: tray_extension_state() == 1, lambda: f"the shell to load it: state {tray_extension_state()}")
+    the_tray_extension_answers()
 
 
 def gnome_lf_session_connect_in_foot_comes_back_from_the_popup_and_the_row(ctx):
@@ -457,7 +565,7 @@ def lf_tray_setup_gnome_focus_remove_takes_it_out(ctx):
     out = subprocess.run([ctx.app_bin, "setup", "gnome-focus", "--remove"], capture_output=True, text=True,
                          timeout=30)
     expect(out.returncode == 0 and "next login" in out.stdout, f"--remove: {out.stdout!r} {out.stderr!r}")
-    dir = Path(os.environ["XDG_DATA_HOME"]) / "gnome-shell" / "extensions" / EXTENSION
+    dir = tray_extension_dir()
     expect(not dir.exists(), f"{dir} is still there")
     enabled = subprocess.run(["gsettings", "get", "org.gnome.shell", "enabled-extensions"],
                              capture_output=True, text=True).stdout
@@ -487,6 +595,7 @@ CHECKS = {
         lf_tray_setup_gnome_focus_installs_the_extension_for_the_next_login,
         gnome_lf_a_claude_in_foot_comes_back_from_the_popup_and_the_row,
         gnome_lf_session_connect_in_foot_comes_back_from_the_popup_and_the_row,
+        after_a_gnome_upgrade_the_tray_writes_its_extension_again_and_says_log_in_once,
         lf_tray_setup_gnome_focus_remove_takes_it_out,
     ],
 }
@@ -494,13 +603,19 @@ CHECKS = {
 
 def main():
     become_subreaper()
-    ctx = Ctx()
+    ctx = None
     try:
+        ctx = Ctx()
         ctx.desk.start()
-    except CheckFailed as e:
-        print(f"FAIL setup: {e}", flush=True)
-        (ctx.out / "result").write_text("0 1 0\n")
-        ctx.desk.finish()
+    except Exception as e:
+        # Whatever failed (a D-Bus error as well as a check), what was started stops: a
+        # compositor left running would outlive the run (its own session, the bus gone).
+        why = str(e) if isinstance(e, CheckFailed) else traceback.format_exc()
+        print(f"FAIL setup: {why}", flush=True)
+        (Path(os.environ["E2E_OUT"]) / "result").write_text("0 1 0\n")
+        if ctx is not None:
+            ctx.desk.finish()
+        end(own_children())
         return 1
     return run_checks(CHECKS[os.environ["E2E_DESKTOP"]], ctx, ctx.out / "result", finish)
 

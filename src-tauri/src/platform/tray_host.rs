@@ -125,6 +125,7 @@ pub(crate) async fn tell_gnome_focus_setup(shell: Arc<Shell>) {
     // Asked once the login's parts are up: GNOME's notification server is the shell's own,
     // and the grace is how long a login's shell has been seen to take.
     tokio::time::sleep(GRACE).await;
+    mend_gnome_focus(&shell).await;
     let without = crate::platform::focus::gnome_without_extension().await;
     let Some(told) = told_path().map(|p| p.with_file_name("gnome-focus-told")) else {
         return;
@@ -144,6 +145,80 @@ pub(crate) async fn tell_gnome_focus_setup(shell: Arc<Shell>) {
     if let Err(e) = write_told(&told, "told") {
         tracing::warn!("could not keep {}: {e}", told.display());
     }
+}
+
+/// After a GNOME upgrade: the focus extension the person set up is written again in the
+/// format and versions the next login's shell loads, and they are told to log in again
+/// once (the shell reads extensions only at login). A copy that fits is left alone, and
+/// none is written for a person who never ran `lf-tray setup gnome-focus`.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn mend_gnome_focus(shell: &Shell) {
+    use crate::gnome_extension::{self, Mended};
+    let Ok(dir) = gnome_extension::dir() else {
+        return;
+    };
+    if !dir.join("metadata.json").is_file() {
+        return;
+    }
+    let mended = tokio::task::spawn_blocking(move || {
+        gnome_extension::next_login_shell()
+            .map(|version| (version, gnome_extension::mend(&dir, version)))
+    })
+    .await;
+    let Ok(mended) = mended else { return };
+    let (summary, body) = match mended {
+        Err(why) => {
+            tracing::info!("GNOME_FOCUS_MEND not asked: {why}");
+            return;
+        }
+        Ok((version, Mended::Nothing)) => {
+            tracing::info!("GNOME_FOCUS_EXTENSION fits GNOME Shell {version}");
+            return;
+        }
+        Ok((
+            _,
+            Mended::Rewritten {
+                was,
+                shell: version,
+                format,
+            },
+        )) => {
+            tracing::info!(
+                "GNOME_FOCUS_MENDED made for {was}, written again for GNOME Shell {version} ({})",
+                format.name()
+            );
+            (
+                format!(
+                    "Loopflow Tray updated its GNOME focus extension for GNOME Shell {version}"
+                ),
+                format!(
+                    "The copy you set up was made for GNOME Shell {was}, which GNOME Shell \
+                     {version} does not load. Log out and in again once, and a click on a popup \
+                     or tray row brings your terminal to the front again."
+                ),
+            )
+        }
+        Ok((_, Mended::Failed { advice, why })) => {
+            tracing::warn!("GNOME_FOCUS_MEND failed: {why}");
+            (
+                "A click cannot bring your terminal to the front on GNOME".to_string(),
+                format!("{}{}: {why}.", advice[..1].to_uppercase(), &advice[1..]),
+            )
+        }
+    };
+    if !shell.view().server {
+        return; // the log says it; a click that stops short says what to do
+    }
+    shell.tell(Input::ClickFailed(notice::Notice {
+        key: notice::NoticeKey::Error,
+        kind: notice::NoticeKind::Error,
+        summary,
+        body: notice::escape(&body),
+        actions: vec![(notice::DEFAULT, "Show")],
+        choices: Vec::new(),
+        replaces: None,
+        covers: Vec::new(),
+    }));
 }
 
 /// The popup for a start without a tray, unless this login was told already.

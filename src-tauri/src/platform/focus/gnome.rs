@@ -7,6 +7,7 @@
 use zbus::Connection;
 
 use super::View;
+use crate::gnome_extension::{self, Fit, Installed};
 
 pub const NAME: &str = "org.gnome.Shell";
 const PATH: &str = "/org/loopflow/Tray/Focus";
@@ -46,18 +47,39 @@ pub async fn activate(bus: &Connection, pid: u32) -> Result<bool, String> {
     Ok(candidates == 1)
 }
 
-/// Whether the extension is in the person's profile (so the next login loads it).
+/// The running shell's major version (`ShellVersion`, `48.7`): what it loaded at login.
+pub async fn running_version(bus: &Connection) -> Option<u32> {
+    let reply = bus
+        .call_method(
+            Some(NAME),
+            "/org/gnome/Shell",
+            Some("org.freedesktop.DBus.Properties"),
+            "Get",
+            &(NAME, "ShellVersion"),
+        )
+        .await
+        .ok()?;
+    let value: zbus::OwnedVariant = reply.body().deserialize().ok()?;
+    let version = String::try_from(value).ok()?;
+    gnome_extension::parse_version(&version)
+}
+
+/// Whether the extension is in the person's profile (so a login can load it).
 pub fn installed() -> bool {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|d| !d.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
-        });
-    data.is_some_and(|d| {
-        d.join("gnome-shell/extensions")
-            .join(lf_tray_core::terminal::GNOME_FOCUS_EXTENSION)
-            .join("metadata.json")
-            .is_file()
-    })
+    gnome_extension::dir().is_ok_and(|d| Installed::read(&d).is_some())
+}
+
+/// How the copy in the person's profile stands against the shell of the next login (the
+/// installed one; the running one where that cannot be asked): whether logging in again
+/// would load it.
+pub fn extension(running: Option<u32>) -> Fit {
+    let installed = gnome_extension::dir()
+        .ok()
+        .and_then(|d| Installed::read(&d));
+    match gnome_extension::next_login_shell().ok().or(running) {
+        Some(shell) => gnome_extension::fit(installed.as_ref(), shell),
+        // No version to judge by: what the tray said before it could tell.
+        None if installed.is_some() => Fit::Fits,
+        None => Fit::Absent,
+    }
 }

@@ -8,10 +8,11 @@
 //! Its source holds only numbers and that unique name, which the bus daemon assigned and
 //! is checked to be `:N.N`; nothing a session wrote reaches it.
 //!
-//! Plasma 5.27 (tested here) calls windows clients (`workspace.clientList()`,
+//! Plasma 5.27 (Debian 12) calls windows clients (`workspace.clientList()`,
 //! `workspace.activeClient`, `clientActivated`, the script at `/<id>`); Plasma 6 renamed
 //! them (`windowList()`, `activeWindow`, `windowActivated`, `/Scripting/Script<id>`). The
-//! script picks its API by what `workspace` has, and the tray tries both paths.
+//! script picks its API by what `workspace` has, and the tray tries both paths; both are
+//! run by tests/e2e/focus-wayland.sh (KWin 6.3 inside tests/e2e/debian13.sh).
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;

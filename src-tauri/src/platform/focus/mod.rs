@@ -40,6 +40,8 @@ use lf_tray_core::SessionRecord;
 use lf_tray_surface::looking::{Place, Screen};
 use lf_tray_surface::route::Unreached;
 
+use crate::gnome_extension::Fit;
+
 /// The desktop's way of listing and focusing windows.
 enum Desktop {
     X11(Box<x11::Display>),
@@ -48,10 +50,10 @@ enum Desktop {
     Kwin(View),
     /// GNOME on Wayland with Loopflow Tray's extension loaded.
     Gnome(View),
-    /// GNOME on Wayland without it: `installed` when it is in the person's profile but
-    /// the shell has not loaded it (that happens at login).
+    /// GNOME on Wayland without it: how the copy in the person's profile stands against
+    /// the next login's shell (a login loads one that fits; none that does not).
     GnomeWithout {
-        installed: bool,
+        extension: Fit,
     },
     /// Nothing can focus here; the words say what the desktop is.
     Unable(&'static str),
@@ -85,9 +87,12 @@ impl Desktop {
                 if owned(&bus, gnome::NAME).await {
                     return match gnome::windows(&bus).await {
                         Some(view) => Desktop::Gnome(view),
-                        None => Desktop::GnomeWithout {
-                            installed: gnome::installed(),
-                        },
+                        None => {
+                            let running = gnome::running_version(&bus).await;
+                            Desktop::GnomeWithout {
+                                extension: gnome::extension(running),
+                            }
+                        }
                     };
                 }
                 Desktop::Unable("this Wayland desktop lets no app focus another's window")
@@ -297,11 +302,18 @@ pub fn go(record: &SessionRecord, terminals: &Terminals) -> Went {
                 why: why.to_string(),
             });
         }
-        Desktop::GnomeWithout { installed } => {
+        Desktop::GnomeWithout { extension } => {
             show_tab();
-            return Went::Not(Unreached::GnomeNeedsExtension {
-                place: place.sentence,
-                installed: *installed,
+            // Logging in again helps only when the copy fits the next login's shell.
+            return Went::Not(match extension.misfit_advice() {
+                Some(why) => Unreached::Refused {
+                    place: place.sentence,
+                    why,
+                },
+                None => Unreached::GnomeNeedsExtension {
+                    place: place.sentence,
+                    installed: *extension == Fit::Fits,
+                },
             });
         }
         _ => {}

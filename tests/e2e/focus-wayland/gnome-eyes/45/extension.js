@@ -1,11 +1,16 @@
-// Test only (tests/e2e/focus-wayland.sh, GNOME Shell 43): what the suite sees and does in
-// the shell, independently of the tray's own extension. It logs the focused window's pid
-// (`E2E_ACTIVE <pid>`) at start and on every change, to the shell's stderr; and exports on
-// /org/loopflow/E2e: Focus (a person clicking another window), Click (a person clicking
-// a banner's body) and Count (the banners whose title or body holds a text).
+// Test only (tests/e2e/focus-wayland.sh, GNOME Shell 45 and later, ES modules): what the
+// suite sees and does in the shell, independently of the tray's own extension. It logs the
+// focused window's pid (`E2E_ACTIVE <pid>`) at start and on every change, to the shell's
+// stderr; and exports on /org/loopflow/E2e: Focus (a person clicking another window),
+// Click (a person clicking a banner's body) and Count (the banners whose title or body
+// holds a text). GNOME 46 renamed a notification's bannerBodyText to body.
+//
+// Keep in step with ../43/extension.js: only the imports and the wrapper differ.
 
-const { Gio, Meta } = imports.gi;
-const Main = imports.ui.main;
+import Gio from 'gi://Gio';
+import Meta from 'gi://Meta';
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
+import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const INTERFACE = `<node>
   <interface name="org.loopflow.E2e">
@@ -33,14 +38,14 @@ function banners(text) {
     const found = [];
     for (const source of Main.messageTray.getSources()) {
         for (const n of source.notifications) {
-            if ((n.title || '').includes(text) || (n.bannerBodyText || '').includes(text))
+            if ((n.title || '').includes(text) || (n.bannerBodyText || n.body || '').includes(text))
                 found.push(n);
         }
     }
     return found;
 }
 
-class E2e {
+export default class E2e extends Extension {
     Focus(pid) {
         const window = global.get_window_actors()
             .map(actor => actor.get_meta_window())
@@ -75,8 +80,4 @@ class E2e {
         global.display.disconnect(this._focus);
         this._exported.unexport();
     }
-}
-
-function init() {
-    return new E2e();
 }
