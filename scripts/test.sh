@@ -54,16 +54,14 @@ PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/sessio
 stage "away from the desk: pushes to the phone (X11 idle time, a locker on the bus, a stand-in ntfy server)"
 PY=$E2E_VENV/bin/python E2E_SUITE=push.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/push bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
-echo "== the real agents: Claude Code and Codex from npm, offline against a scripted model server, answered from the popup, the window's card and the terminal"
-# npm fetches the pinned clients once into $CACHE/agents (tests/agents/install.sh); after that
-# the stage takes about 2 min on the loaded 2-core machine.
+stage "the real agents: Claude Code and Codex from npm, offline against a scripted model server, answered from the popup, the window's card and the terminal"
+# npm fetches the pinned clients once into $CACHE/agents (tests/agents/install.sh, ~570 MB,
+# ~20 s); after that the stage takes about a minute on the loaded 2-core machine.
 install_packages "${AGENTS_PACKAGES[@]}"
 command -v npm >/dev/null || install_packages "${AGENTS_NPM_PACKAGES[@]}"
-agents_started=$SECONDS
 LF_TRAY_CACHE=$CACHE TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV \
   E2E_SUITE=agents.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf E2E_OUT=${E2E_OUT:-ci-out}/agents \
   bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
-echo "== the real agents took $((SECONDS - agents_started)) s"
 
 # ---- Real desktops: GNOME, three more notification servers, a Wayland pass, a real-terminal
 # matrix and going back to a session's terminal (tests/e2e/README.md) ----------------------
