@@ -30,21 +30,13 @@ import e2e  # noqa: E402
 import model  # noqa: E402
 from claude import answering_on, put_back  # noqa: E402
 from e2e import Ctx, click_current, end_webdriver, node_property, webdriver_through  # noqa: E402
-from harness import QUIET_SPELL, CheckFailed, Checks, Skipped, expect, never, run_checks, wait_for  # noqa: E402
+from harness import QUIET_SPELL, CheckFailed, Checks, expect, never, run_checks, wait_for  # noqa: E402
 
 CHECKS = Checks()
 check = CHECKS.add
 
 
-def window_check(fn):
-    """A check through the window (WebDriver): skipped when run.sh was given no tauri-driver."""
-    def run(ctx):
-        if not ctx.webdriver_url:
-            raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
-        fn(ctx)
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return check(run)
+window_check = e2e.window_check_for(check)
 
 # The client's start on two loaded cores took 0.5-1.6 s (real-agents.md); 30 s is for a
 # machine busy with several builds, and a wait ends as soon as the prompt is there.

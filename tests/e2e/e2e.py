@@ -299,14 +299,21 @@ CHECKS = Checks()
 check = CHECKS.add
 
 
-def window_check(fn):
-    """A check of the window through WebDriver: skipped when run.sh was given no tauri-driver."""
-    def run(ctx):
-        if not ctx.webdriver_url:
-            raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
-        fn(ctx)
-    run.__name__ = fn.__name__
-    return check(run)
+def window_check_for(add):
+    """A decorator for checks of the window through WebDriver, registered with `add` (a
+    suite's own list): skipped when run.sh was given no tauri-driver."""
+    def window_check(fn):
+        def run(ctx):
+            if not ctx.webdriver_url:
+                raise Skipped("TAURI_DRIVER not given: WebDriver checks not run")
+            fn(ctx)
+        run.__name__ = fn.__name__
+        run.__doc__ = fn.__doc__
+        return add(run)
+    return window_check
+
+
+window_check = window_check_for(check)
 
 
 # --- the desktop parts -------------------------------------------------------------------
