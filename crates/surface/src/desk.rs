@@ -19,6 +19,9 @@ use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
 use crate::window::FromWindow;
 
+#[cfg(test)]
+mod replay;
+
 #[derive(Default)]
 pub struct Desk {
     /// When popups show and go, and the memory of what was told.
