@@ -332,18 +332,18 @@ function requestCard(session) {
   const request = session.request;
   const state = cardState(session);
   const card = el('div', { class: `request ${request.kind}`, 'data-request': request.kind });
-  const button = (kind, text, reply, extra = {}) => el('button', {
-    type: 'button', 'data-request-action': kind, text, ...extra,
-    onclick: () => answerRequest(session.key, reply()),
+  // The request's choices as Rust made them: each one's id goes back as it is, with what
+  // the person filled in (`given`).
+  const button = (c, given, extra = {}) => el('button', {
+    type: 'button', 'data-request-action': c.id, text: c.label, ...extra,
+    onclick: () => answerRequest(session.key, c.id, given()),
   });
   if (request.kind === 'tool') {
     card.append(el('div', { class: 'prompt permission-block' },
       el('span', { class: 'label', text: 'Permission asked' }), document.createTextNode(request.runs)));
     if (request.always) card.append(el('p', { class: 'always', text: request.always }));
     const actions = el('div', { class: 'actions permission' },
-      button('allow', 'Allow', () => ({ reply: 'allow' })));
-    if (request.always) actions.append(button('always', 'Always allow', () => ({ reply: 'always_allow' })));
-    actions.append(button('deny', 'Deny', () => ({ reply: 'deny' })));
+      ...session.choices.map((c) => button(c, () => ({}))));
     card.append(actions);
   } else if (request.kind === 'plan') {
     // The plan itself is editable: Approve plan sends it as the card holds it, and Rust
@@ -360,12 +360,13 @@ function requestCard(session) {
       placeholder: 'What to change (sent with Keep planning)',
     });
     box.addEventListener('input', () => { state.message = box.value; });
+    // The first choice sends the plan as the card holds it, the second what to change.
+    const [approve, keep] = session.choices;
     card.append(box, el('div', { class: 'actions' },
-      button('approve_plan', 'Approve plan', () => ({ reply: 'approve_plan', plan: state.plan })),
-      button('keep_planning', 'Keep planning', () => ({ reply: 'keep_planning', message: state.message }))));
+      button(approve, () => ({ text: state.plan })),
+      button(keep, () => ({ text: state.message }))));
   } else {
-    const send = button('send', 'Send', () => ({
-      reply: 'answers',
+    const send = button(session.choices[session.choices.length - 1], () => ({
       answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })),
     }), { disabled: !complete(state) });
     const changed = () => { send.disabled = !complete(state); };
@@ -522,10 +523,10 @@ function toggle(id, open = !expanded.has(id)) {
   if (node) node.focus({ preventScroll: true });
 }
 
-async function answerRequest(id, reply) {
+async function answerRequest(id, choice, given) {
   errors.delete(id);
   try {
-    await invoke('answer_request', { id, reply });
+    await invoke('answer_request', { id, choice, given });
     cards.delete(id);
   } catch (error) {
     errors.set(id, String(error));

@@ -43,11 +43,8 @@ pub(crate) fn on_notification<R: Runtime>(
 ) {
     // What the button means is the desk's to say: an answer to the agent, the window, or
     // a click that comes back here ([`go`]) to be carried out.
-    app.state::<Arc<Shell>>().tell(Input::Action {
-        key,
-        action: action.to_string(),
-        token,
-    });
+    app.state::<Arc<Shell>>()
+        .tell(Input::popup(key, action, token));
 }
 
 /// Take the person where their click on the session `key` goes ([`destination`]).

@@ -114,7 +114,7 @@ pub(crate) enum ToDesk {
     Input(Input),
     /// A hook's request (`Input::Ask`), and where the desk's news for that hook goes.
     Hook(Input, mpsc::UnboundedSender<ToHook>),
-    /// The window's card (`Input::Card`), and where whether it was sent goes.
+    /// The window's card (`Input::Answer` from the window), and where whether it was sent goes.
     Card(Input, oneshot::Sender<Result<&'static str, NotTaken>>),
     /// The status line changed outside the engine and the desk (what a machine said about
     /// answering): the tray and the window are drawn again.

@@ -18,10 +18,11 @@ use lf_tray_core::permission::{Client, Request};
 use lf_tray_core::{Event, SessionRecord, State};
 
 use super::{Desk, Effect, HookId, Input, ToHook};
+use crate::answer::{self, Answer, Given};
 use crate::fixtures::record_d;
 use crate::notice::{Notice, NoticeKey, Server};
 use crate::policy::{Clock, Delivery, Focus, PauseFor, Preferences, QuietHours};
-use crate::window::{FromWindow, Picked};
+use crate::window::Picked;
 
 /// What an agent asks through its hook.
 #[derive(Debug, Clone, Copy)]
@@ -280,7 +281,8 @@ const CASES: &[Case] = &[
     Case { name: "the card answers by option number; a wrong number or a bare Allow sends nothing", with: &[], steps: &[
         (0, Ask(1, "S1", Req::Question), &["show S1 asked default,answer,open +choice-1,choice-2", "hook 1 taken", "redraw"]),
         (10, Card("S1", Win::Pick(7)), &["carded not: That option is not one the agent offered."]),
-        (20, Card("S1", Win::Allow), &["carded not: A question is answered by its options or your own words, never a bare Allow or Deny."]),
+        // The card offers no Allow on a question: one that came anyway is no choice of it.
+        (20, Card("S1", Win::Allow), &["carded not: That option is not one the agent offered."]),
         (30, Card("S1", Win::Pick(0)), &[r#"hook 1 {"reply":"answers","answers":[{"chosen":["crates.io"],"own":""}]}"#, "close S1", "redraw", "carded answers"]),
     ]},
     Case { name: "the card approves the plan as shown, or as edited", with: &[], steps: &[
@@ -545,20 +547,21 @@ impl Replay {
             AskOff(hook, id, req) => ask(hook, id, req, false, Focus::Elsewhere),
             AskLooking(hook, id, req) => ask(hook, id, req, true, Focus::Looking),
             HookEnded(hook) => Input::HookEnded(HookId(hook)),
-            Click(id, action) => Input::Action {
-                key: NoticeKey::Session(id.into()),
-                action: action.into(),
-                token: None,
-            },
+            Click(id, action) => Input::popup(NoticeKey::Session(id.into()), action, None),
             ClickBurst => Input::Action {
                 key: NoticeKey::Burst,
                 action: crate::notice::DEFAULT.into(),
                 token: None,
             },
-            Card(id, reply) => Input::Card {
-                session: id.into(),
-                reply: from_window(reply),
-            },
+            Card(id, reply) => {
+                let (choice, given) = from_window(reply);
+                Input::Answer(Answer {
+                    request: id.into(),
+                    choice: choice.into(),
+                    given,
+                    from: answer::From::Window,
+                })
+            }
             Shown(key) => self.delivered(key, Delivery::Shown),
             Refused(key) => self.delivered(key, Delivery::Failed),
             NoServer(key) => self.delivered(key, Delivery::NoServer),
@@ -673,27 +676,33 @@ fn request(req: Req) -> Request {
     }
 }
 
-fn from_window(reply: Win) -> FromWindow {
+/// What the card sends: the choice's id, and what the person gave.
+fn from_window(reply: Win) -> (&'static str, Given) {
+    let text = |text: &str| Given {
+        answers: Vec::new(),
+        text: Some(text.into()),
+    };
     match reply {
-        Win::Allow => FromWindow::Allow,
-        Win::Deny => FromWindow::Deny,
-        Win::Always => FromWindow::AlwaysAllow,
-        Win::Pick(n) => FromWindow::Answers {
-            answers: vec![Picked {
+        Win::Allow => (answer::ALLOW, Given::default()),
+        Win::Deny => (answer::DENY, Given::default()),
+        Win::Always => (answer::ALWAYS, Given::default()),
+        Win::Pick(n) => {
+            let answers = vec![Picked {
                 chosen: vec![n],
                 own: String::new(),
-            }],
-        },
+            }];
+            (
+                answer::SEND,
+                Given {
+                    answers,
+                    text: None,
+                },
+            )
+        }
         // The card holds the plan as it shows it (lines kept, the last newline not).
-        Win::Approve => FromWindow::ApprovePlan {
-            plan: Some("1. Bump\n2. Publish".into()),
-        },
-        Win::ApproveEdited(plan) => FromWindow::ApprovePlan {
-            plan: Some(plan.into()),
-        },
-        Win::KeepPlanning(message) => FromWindow::KeepPlanning {
-            message: message.into(),
-        },
+        Win::Approve => (answer::APPROVE_PLAN, text("1. Bump\n2. Publish")),
+        Win::ApproveEdited(plan) => (answer::APPROVE_PLAN, text(plan)),
+        Win::KeepPlanning(message) => (answer::KEEP_PLANNING, text(message)),
     }
 }
 
