@@ -332,18 +332,26 @@ function requestCard(session) {
   const request = session.request;
   const state = cardState(session);
   const card = el('div', { class: `request ${request.kind}`, 'data-request': request.kind });
-  // The request's choices as Rust made them: each one's id goes back as it is, with what
-  // the person filled in (`given`).
-  const button = (c, given, extra = {}) => el('button', {
+  // The request's choices as Rust made them: each one's id goes back as it is, with the
+  // field of the card it says it carries (`fills`).
+  const given = (c) => {
+    if (c.fills === 'answers') {
+      return { answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })) };
+    }
+    if (c.fills === 'plan') return { text: state.plan };
+    if (c.fills === 'message') return { text: state.message };
+    return {};
+  };
+  const button = (c, extra = {}) => el('button', {
     type: 'button', 'data-request-action': c.id, text: c.label, ...extra,
-    onclick: () => answerRequest(session.key, c.id, given()),
+    onclick: () => answerRequest(session.key, c.id, given(c)),
   });
   if (request.kind === 'tool') {
     card.append(el('div', { class: 'prompt permission-block' },
       el('span', { class: 'label', text: 'Permission asked' }), document.createTextNode(request.runs)));
     if (request.always) card.append(el('p', { class: 'always', text: request.always }));
     const actions = el('div', { class: 'actions permission' },
-      ...session.choices.map((c) => button(c, () => ({}))));
+      ...session.choices.map((c) => button(c)));
     card.append(actions);
   } else if (request.kind === 'plan') {
     // The plan itself is editable: Approve plan sends it as the card holds it, and Rust
@@ -360,15 +368,9 @@ function requestCard(session) {
       placeholder: 'What to change (sent with Keep planning)',
     });
     box.addEventListener('input', () => { state.message = box.value; });
-    // The first choice sends the plan as the card holds it, the second what to change.
-    const [approve, keep] = session.choices;
-    card.append(box, el('div', { class: 'actions' },
-      button(approve, () => ({ text: state.plan })),
-      button(keep, () => ({ text: state.message }))));
+    card.append(box, el('div', { class: 'actions' }, ...session.choices.map((c) => button(c))));
   } else {
-    const send = button(session.choices[session.choices.length - 1], () => ({
-      answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })),
-    }), { disabled: !complete(state) });
+    const send = button(session.choices.find((c) => c.fills === 'answers'), { disabled: !complete(state) });
     const changed = () => { send.disabled = !complete(state); };
     request.questions.forEach((q, qi) => {
       const pick = state.picks[qi];

@@ -259,3 +259,107 @@ impl Answer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(client: Client, tool: &str, input: serde_json::Value) -> Request {
+        serde_json::from_value(serde_json::json!({"tool_name": tool, "tool_input": input}))
+            .map(|request: Request| Request { client, ..request })
+            .unwrap()
+    }
+
+    fn ids(request: &Request) -> Vec<&'static str> {
+        choices(request).iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn each_request_offers_its_choices_once_for_every_carrier() {
+        let bash = serde_json::json!({"command": "ls"});
+        let claude = request(Client::Claude, "Bash", bash.clone());
+        assert_eq!(ids(&claude), [ALLOW, DENY]);
+        let codex = request(Client::Codex, "Bash", bash);
+        assert_eq!(ids(&codex), [ALLOW, DENY, IN_TERMINAL]);
+        let options = serde_json::json!([{"label": "a"}, {"label": "b <i>"}]);
+        let one = request(
+            Client::Claude,
+            "AskUserQuestion",
+            serde_json::json!({"questions": [{"question": "Q?", "options": options}]}),
+        );
+        let offered = choices(&one);
+        assert_eq!(ids(&one), [OPTIONS[0], OPTIONS[1], SEND]);
+        // The agent's label as asked: where it is shown, it is escaped there.
+        assert_eq!(offered[1].label, "b <i>");
+        assert_eq!(offered[1].sends, Sends::Option(1));
+        let multi = request(
+            Client::Claude,
+            "AskUserQuestion",
+            serde_json::json!({"questions": [{"question": "Q?", "multiSelect": true,
+                "options": options}]}),
+        );
+        assert_eq!(ids(&multi), [SEND]);
+        let plan = request(
+            Client::Claude,
+            "ExitPlanMode",
+            serde_json::json!({"plan": "1."}),
+        );
+        assert_eq!(ids(&plan), [APPROVE_PLAN, KEEP_PLANNING]);
+        // A popup carries every choice but the card's answers; the card every one but the
+        // options it ticks and a hand-back.
+        let popup: Vec<_> = offered
+            .iter()
+            .filter(|c| c.sends.whole())
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(popup, [OPTIONS[0], OPTIONS[1]]);
+        let card: Vec<_> = choices(&codex)
+            .into_iter()
+            .filter(|c| c.sends.on_card())
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(card, [ALLOW, DENY]);
+        for id in ids(&claude).into_iter().chain(ids(&codex)).chain(ids(&one)) {
+            assert!(is_choice(id), "{id}");
+        }
+        assert!(!is_choice("default") && !is_choice("open") && !is_choice("answer"));
+    }
+
+    #[test]
+    fn an_answer_sends_what_its_choice_says_and_nothing_for_a_choice_not_offered() {
+        let answer = |choice: &str, given: Given| Answer {
+            request: "S1".into(),
+            choice: choice.into(),
+            given,
+            from: From::Window,
+        };
+        let codex = request(Client::Codex, "Bash", serde_json::json!({"command": "ls"}));
+        assert_eq!(
+            answer(DENY, Given::default()).reply(&codex),
+            Ok(Reply::Deny)
+        );
+        assert_eq!(
+            answer(IN_TERMINAL, Given::default()).reply(&codex),
+            Err(Unsent::ToTerminal)
+        );
+        assert_eq!(
+            answer(ALWAYS, Given::default()).reply(&codex),
+            Err(Unsent::NotOffered)
+        );
+        let plan = request(
+            Client::Claude,
+            "ExitPlanMode",
+            serde_json::json!({"plan": "1."}),
+        );
+        let words = Given {
+            answers: Vec::new(),
+            text: Some("smaller".into()),
+        };
+        assert_eq!(
+            answer(KEEP_PLANNING, words).reply(&plan),
+            Ok(Reply::KeepPlanning {
+                message: "smaller".into()
+            })
+        );
+    }
+}

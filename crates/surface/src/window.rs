@@ -143,17 +143,38 @@ pub enum RequestView {
 pub struct ChoiceButton {
     pub id: &'static str,
     pub label: String,
+    /// The card's field it carries with it, if any.
+    pub fills: Option<Fills>,
+}
+
+/// A field of the card a choice sends ([`crate::answer::Given`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fills {
+    /// Each question's options ticked and the person's own words (`answers`).
+    Answers,
+    /// The plan as the card holds it (`text`).
+    Plan,
+    /// What to change (`text`).
+    Message,
 }
 
 impl ChoiceButton {
     /// The choices the card offers for `request`.
     pub fn of(request: &Request) -> Vec<ChoiceButton> {
+        use crate::answer::Sends;
         crate::answer::choices(request)
             .into_iter()
             .filter(|c| c.sends.on_card())
             .map(|c| ChoiceButton {
                 id: c.id,
                 label: crate::notice::visible(&c.label),
+                fills: match c.sends {
+                    Sends::Answers => Some(Fills::Answers),
+                    Sends::ApprovePlan => Some(Fills::Plan),
+                    Sends::KeepPlanning => Some(Fills::Message),
+                    _ => None,
+                },
             })
             .collect()
     }
@@ -820,11 +841,17 @@ mod tests {
         for sent in [
             "invoke('answer_request', { id, choice, given })",
             "session.choices",
-            "answers: state.picks",
-            "text: state.plan",
-            "text: state.message",
+            "{ answers: state.picks",
+            "{ text: state.plan }",
+            "{ text: state.message }",
         ] {
             assert!(PAGE.contains(sent), "ui/app.js does not send `{sent}`");
+        }
+        // Every field a choice may carry is one the page fills.
+        for fills in [Fills::Answers, Fills::Plan, Fills::Message] {
+            let word = serde_json::to_value(fills).unwrap();
+            let read = format!("c.fills === '{}'", word.as_str().unwrap());
+            assert!(PAGE.contains(&read), "ui/app.js does not fill {word}");
         }
     }
 
