@@ -91,7 +91,7 @@ fn arrive<R: Runtime>(
             // thread that runs the tray and the window.
             let (app, shell, key) = (app.clone(), Arc::clone(shell), key.clone());
             std::thread::spawn(move || {
-                let terminals = shell.terminals.now();
+                let terminals = shell.desktop.terminals.now();
                 match focus::go(&record, &terminals) {
                     focus::Went::There(took) => {
                         tracing::info!("FOCUSED session={} in {} ms", record.id, took.as_millis());

@@ -49,7 +49,7 @@ pub(crate) async fn follow<R: Runtime>(
     let mut held_back = shell.held_back();
     // The tray and the window are first filled from the engine's first batch, which holds
     // its first snapshot.
-    while !shell.quitting.load(Ordering::SeqCst) {
+    while !shell.desktop.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = desk
             .next_deadline(Clock::system(), &prefs)
@@ -88,7 +88,7 @@ pub(crate) async fn follow<R: Runtime>(
             },
             () = until(deadline) => Input::Tick,
         };
-        if shell.quitting.load(Ordering::SeqCst) {
+        if shell.desktop.quitting.load(Ordering::SeqCst) {
             break;
         }
         if let Input::HookEnded(hook) = &input {
@@ -139,7 +139,7 @@ pub(crate) async fn follow<R: Runtime>(
             held_back = view.held_back.clone();
             redraw = true;
         }
-        shell.view.send_replace(Arc::new(view));
+        shell.desk.view.send_replace(Arc::new(view));
         if redraw {
             crate::platform::redraw(&app, &shell);
         }
@@ -168,7 +168,7 @@ fn before_the_desk(
             });
         }
     }
-    let focus = looking::gate(batch, || focus::Desk::open(shell.terminals.now()));
+    let focus = looking::gate(batch, || focus::Desk::open(shell.desktop.terminals.now()));
     for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
         tracing::info!("LOOKING_AT session={}: no popup", session.id);
     }
@@ -218,7 +218,7 @@ impl Memory {
 /// and the window. How each went goes back to the desk.
 pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<PopupEffect>) {
     while let Some(effect) = effects.recv().await {
-        let Some(notifications) = shell.notifications.get() else {
+        let Some(notifications) = shell.desktop.notifications.get() else {
             continue;
         };
         match effect {
