@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::platform::{focus, window};
 use crate::shell::{Shell, ToDesk, Unstarted};
-use crate::{click, hook, logfile};
+use crate::{hook, logfile};
 
 /// The desk's task: it owns the [`Desk`] and is the only part that changes it. It takes
 /// the engine's events, what the rest of the shell tells it, and the desk's own deadlines,
@@ -115,7 +115,7 @@ pub(crate) async fn follow<R: Runtime>(
                     }
                 }
                 Effect::Go { key, action, token } => {
-                    click::go(&app, &shell, &key, Click::Popup(&action), token)
+                    crate::platform::go::go(&app, &shell, &key, Click::Popup(&action), token)
                 }
                 Effect::Window(at) => window::show(&app, at.as_ref()),
                 Effect::Carded(sent) => {

@@ -15,6 +15,7 @@ pub(crate) mod focus;
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 #[path = "focus_elsewhere.rs"]
 pub(crate) mod focus;
+pub(crate) mod go;
 pub(crate) mod launch;
 pub(crate) mod notification;
 pub(crate) mod page;

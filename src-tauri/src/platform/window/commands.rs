@@ -52,7 +52,7 @@ pub async fn act<R: Runtime>(
     })?;
     let kind = match action {
         Action::GoToTerminal => {
-            crate::click::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
+            crate::platform::go::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
             return Ok(String::new());
         }
         Action::Lf(kind) => kind,
