@@ -264,6 +264,12 @@ const CASES: &[Case] = &[
         (10, Click("S1", "default"), &["hook 1 withdrawn", "close S1", "redraw", "go S1 default"]),
     ]},
 
+    Case { name: "Answer in the terminal on a popup whose request is gone still goes there", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Codex), &["show S1 asked default,allow,deny,in-terminal", "hook 1 taken", "redraw"]),
+        (30_000, Wait, &["hook 1 withdrawn", "close S1", "redraw"]),
+        (30_010, Click("S1", "in-terminal"), &["go S1 in-terminal"]),
+    ]},
+
     // Answers from the window's card.
     Case { name: "the card allows", with: &[], steps: &[
         (0, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
