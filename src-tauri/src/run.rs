@@ -64,8 +64,6 @@ pub(crate) async fn follow<R: Runtime>(
                     batch.push(event);
                 }
                 let focus = before_the_desk(&shell, &program, &batch);
-                // The pushes decide on their own task: nothing there holds up a popup.
-                shell.push.send(&batch);
                 Input::Events { batch, focus }
             }
             letter = letters.recv() => match letter {
@@ -129,6 +127,8 @@ pub(crate) async fn follow<R: Runtime>(
                         memory.keep(bytes);
                     }
                 }
+                Effect::Push(message) => shell.push.push(message),
+                Effect::KeepPushed(bytes) => shell.push.keep(bytes),
                 Effect::Note(line) => tracing::info!("{line}"),
             }
         }

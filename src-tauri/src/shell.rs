@@ -230,7 +230,12 @@ impl Shell {
 
     /// Start, change or end the pushes as the settings say.
     pub(crate) fn apply_push(&self) {
-        self.push.apply(&self.settings(), || self.engine.sessions());
+        let desk = self.desk.to.clone();
+        let tell = Arc::new(move |input| {
+            let _ = desk.send(ToDesk::Input(input));
+        });
+        self.push
+            .apply(&self.settings(), tell, || self.engine.sessions());
     }
 
     pub(crate) fn settings(&self) -> Settings {

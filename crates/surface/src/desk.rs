@@ -15,6 +15,7 @@ use lf_tray_core::{Event, SessionKey, SessionRecord};
 use crate::answer::{self, Answer, Unsent};
 use crate::notice::{self, Notice, NoticeKey, Server};
 use crate::policy::{self, Clock, Delivery, Focus, PauseFor, Popups, Preferences};
+use crate::push::{Message, Outcome, Prefs, Presence, Pushed, Pushes};
 pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
@@ -27,6 +28,11 @@ pub struct Desk {
     /// When popups show and go, and the memory of what was told.
     popups: Popups,
     requests: Requests,
+    /// The pushes to the person's phone, while a push URL is set.
+    pushes: Option<Pushes>,
+    /// The engine's first list went by: pushes started later start from the sessions
+    /// listed then, not from the empty list before it.
+    listed: bool,
 }
 
 /// What the desk is told.
@@ -81,6 +87,30 @@ pub enum Input {
     NoTray(Notice),
     /// The notification server came, went, or turned do-not-disturb on or off.
     Server(Server),
+    /// The pushes to the phone started, their settings changed, or they stopped.
+    Pushes(PushSetting),
+    /// The desktop says where the person is (followed while pushes are on).
+    Presence(Presence),
+    /// How the push `id` (about `sessions`, for the log) went.
+    Pushed {
+        id: u64,
+        sessions: Vec<String>,
+        ok: bool,
+    },
+}
+
+/// What the settings say of the pushes.
+#[derive(Debug, Clone)]
+pub enum PushSetting {
+    /// A push URL was set: what was pushed before (its memory), and the engine's sessions
+    /// now (taken only once its first list went by).
+    Start {
+        prefs: Prefs,
+        memory: Pushed,
+        sessions: Vec<SessionRecord>,
+    },
+    Prefs(Prefs),
+    Off,
 }
 
 /// What the hook that asked is told.
@@ -118,6 +148,10 @@ pub enum Effect {
     Redraw,
     /// The popups' memory changed: these bytes are to be kept.
     Save(Vec<u8>),
+    /// A push to deliver; how it went comes back as [`Input::Pushed`]. One at a time.
+    Push(Message),
+    /// The memory of what was pushed changed: these bytes are to be kept.
+    KeepPushed(Vec<u8>),
     /// A line for the log: what the desk did and why.
     Note(String),
 }
@@ -175,6 +209,8 @@ impl Desk {
         Desk {
             popups: Popups::new(history),
             requests: Requests::default(),
+            pushes: None,
+            listed: false,
         }
     }
 
@@ -185,7 +221,12 @@ impl Desk {
             .requests
             .next_expiry()
             .map(|due| now + due.saturating_duration_since(now.at()));
-        [self.popups.next_deadline(now, prefs), expiry]
+        let push = self
+            .pushes
+            .as_ref()
+            .and_then(Pushes::next_deadline)
+            .map(|due| now + due.saturating_duration_since(now.at()));
+        [self.popups.next_deadline(now, prefs), expiry, push]
             .into_iter()
             .flatten()
             .min_by_key(Clock::at)
@@ -198,7 +239,10 @@ impl Desk {
             Input::Events { batch, focus } => {
                 self.popups
                     .set_focus(focus.iter().map(|(record, focus)| (record, *focus)));
-                self.on_events(&batch, now, prefs)
+                self.listed |= batch.iter().any(|e| matches!(e, Event::Snapshot { .. }));
+                let mut out = self.on_events(&batch, now, prefs);
+                out.extend(self.push_events(now, &batch));
+                out
             }
             Input::Tick => shows(&self.requests, self.popups.flush(now, prefs)),
             Input::Ask {
@@ -260,9 +304,109 @@ impl Desk {
                 self.popups.set_server(server);
                 shows(&self.requests, self.popups.flush(now, prefs))
             }
+            Input::Pushes(setting) => self.set_pushes(setting, now),
+            Input::Presence(presence) => match &mut self.pushes {
+                Some(pushes) if presence != pushes.presence() => {
+                    let dropped = pushes.set_presence(presence, now.at());
+                    dropped_note(dropped, "the person is back")
+                }
+                _ => Vec::new(),
+            },
+            Input::Pushed { id, sessions, ok } => match &mut self.pushes {
+                Some(pushes) => {
+                    let sessions = sessions.join(",");
+                    match pushes.delivered(id, ok, now.at()) {
+                        Outcome::Delivered => Vec::new(),
+                        Outcome::Retry(wait) => vec![Effect::Note(format!(
+                            "PUSH again id={id} sessions={sessions} in {} s",
+                            wait.as_secs()
+                        ))],
+                        Outcome::Dropped => vec![Effect::Note(format!(
+                            "PUSH dropped id={id} sessions={sessions}: they no longer wait or the person is back"
+                        ))],
+                    }
+                }
+                None => Vec::new(),
+            },
         });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
+        }
+        out.extend(self.push(now));
+        out
+    }
+
+    /// Start, change or stop the pushes.
+    fn set_pushes(&mut self, setting: PushSetting, now: Clock) -> Vec<Effect> {
+        match (setting, &mut self.pushes) {
+            (
+                PushSetting::Start {
+                    prefs,
+                    memory,
+                    sessions,
+                },
+                None,
+            ) => {
+                let mut pushes = Pushes::new(memory, prefs);
+                if self.listed {
+                    let snapshot = Event::Snapshot {
+                        at: time::OffsetDateTime::now_utc(),
+                        sessions,
+                    };
+                    pushes.on_event(&snapshot, now.at());
+                }
+                self.pushes = Some(pushes);
+                Vec::new()
+            }
+            (PushSetting::Start { prefs, .. } | PushSetting::Prefs(prefs), Some(pushes)) => {
+                let dropped = pushes.set_prefs(prefs, now.at());
+                dropped_note(dropped, "settings changed")
+            }
+            (PushSetting::Prefs(_), None) => Vec::new(),
+            (PushSetting::Off, _) => {
+                self.pushes = None;
+                Vec::new()
+            }
+        }
+    }
+
+    /// The pushes take the engine's `batch`, after the popups: their memory says which
+    /// sessions the person dismissed, left out of what is pushed on leaving.
+    fn push_events(&mut self, now: Clock, batch: &[Event]) -> Vec<Effect> {
+        let Some(pushes) = &mut self.pushes else {
+            return Vec::new();
+        };
+        let popups = &self.popups;
+        let dismissed = pushes
+            .waiting()
+            .cloned()
+            .chain(batch.iter().filter_map(Event::session).map(history::key))
+            .filter(|key| popups.dismissed(key))
+            .collect();
+        pushes.set_dismissed(dismissed);
+        let mut out = Vec::new();
+        for event in batch {
+            out.extend(dropped_note(
+                pushes.on_event(event, now.at()),
+                "they no longer wait",
+            ));
+        }
+        out
+    }
+
+    /// After every input: the sessions dismissed now, and the next push when one is due
+    /// and none is on its way.
+    fn push(&mut self, now: Clock) -> Vec<Effect> {
+        self.push_events(now, &[]);
+        let Some(pushes) = &mut self.pushes else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(message) = pushes.due(now.at()) {
+            out.push(Effect::Push(message));
+        }
+        if let Some(bytes) = pushes.take_memory() {
+            out.push(Effect::KeepPushed(bytes));
         }
         out
     }
@@ -510,6 +654,17 @@ fn shows(requests: &Requests, effects: Vec<policy::Effect>) -> Vec<Effect> {
 
 fn session_key(token: &str) -> SessionKey {
     SessionKey::parse(token).unwrap_or_else(|| SessionKey::local(token))
+}
+
+/// A line for the log naming the sessions whose push was dropped, and why.
+fn dropped_note(dropped: Vec<String>, why: &str) -> Vec<Effect> {
+    if dropped.is_empty() {
+        return Vec::new();
+    }
+    vec![Effect::Note(format!(
+        "PUSH dropped sessions={}: {why}",
+        dropped.join(",")
+    ))]
 }
 
 /// The session of an event after which lf no longer says its agent waits.

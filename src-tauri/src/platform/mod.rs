@@ -40,7 +40,6 @@ use crate::shell::Shell;
 pub(crate) fn redraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
     let popups = shell.view().tray(&sessions);
-    shell.push.dismissed(&popups.dismissed);
     tray::refresh(app, sessions, popups);
     window::publish(app, shell);
 }

@@ -17,11 +17,12 @@ use lf_tray_core::history::History;
 use lf_tray_core::permission::{Client, Request};
 use lf_tray_core::{Event, SessionRecord, State};
 
-use super::{Desk, Effect, HookId, Input, ToHook};
+use super::{Desk, Effect, HookId, Input, PushSetting, ToHook};
 use crate::answer::{self, Answer, Given};
 use crate::fixtures::record_d;
 use crate::notice::{Notice, NoticeKey, Server};
 use crate::policy::{Clock, Delivery, Focus, PauseFor, Preferences, QuietHours};
+use crate::push::{Prefs, Presence, Pushed, When};
 use crate::window::Picked;
 
 /// What an agent asks through its hook.
@@ -108,6 +109,15 @@ enum In {
     Server(Server),
     /// A setting changed: the shell ticks the desk.
     Set(With),
+    /// A push URL set: pushes always, or only while the person is away.
+    PushesOn(When),
+    PushesOff,
+    /// The desktop says the person left, or is back.
+    Away,
+    Present,
+    /// How a push went.
+    PushOk(u64),
+    PushFailed(u64),
     /// Nothing but time: the deadlines up to now.
     Wait,
     /// The tray restarts: a new desk with the popups' memory as last saved.
@@ -447,6 +457,57 @@ const CASES: &[Case] = &[
         (20, TrayCame, &["close no_tray"]),
         (30, TrayCame, &[]),
     ]},
+
+    // Pushes to the phone.
+    Case { name: "pushes always: an ask is pushed at once, and remembered once it went", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (10, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save", "push 1 Title of S1 waits for you"]),
+        (20, PushOk(1), &["keep pushed"]),
+    ]},
+    Case { name: "pushes while away: nothing while present, what waited when the person leaves", with: &[], steps: &[
+        (0, PushesOn(When::Away), &[]),
+        (10, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save"]),
+        (20, Present, &[]),
+        (30, Away, &["push 1 Title of S1 waits for you"]),
+    ]},
+    Case { name: "a failed push is tried again a second later", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (10, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save", "push 1 Title of S1 waits for you"]),
+        (20, PushFailed(1), &[]),
+        (1_019, Wait, &[]),
+        (1_020, Wait, &["push 1 Title of S1 waits for you"]),
+    ]},
+    Case { name: "coming back drops a push not yet on its way", with: &[], steps: &[
+        (0, PushesOn(When::Away), &[]),
+        (10, Away, &[]),
+        (20, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save", "push 1 Title of S1 waits for you"]),
+        (30, PushFailed(1), &[]),
+        (40, Present, &[]),
+        (60_000, Wait, &[]),
+    ]},
+    Case { name: "an answered session's push is dropped", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (10, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save", "push 1 Title of S1 waits for you"]),
+        (20, PushFailed(1), &[]),
+        (30, Cleared("S1"), &["close S1", "redraw", "save"]),
+        (60_000, Wait, &[]),
+    ]},
+    Case { name: "a dismissed session is left out of what is pushed on leaving", with: &[], steps: &[
+        (0, PushesOn(When::Away), &[]),
+        (10, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save"]),
+        (20, Asked("S2"), &["redraw", "save"]),
+        (30, Dismiss("S1"), &["close S1", "redraw", "save"]),
+        (40, Away, &["push 1 Title of S2 waits for you"]),
+    ]},
+    Case { name: "pushes started after the engine's first list start from it", with: &[], steps: &[
+        (0, Start(&["S1"]), &["show S1 asked default,open,dismiss", "redraw", "save"]),
+        (10, PushesOn(When::Always), &["push 1 Title of S1 waits for you"]),
+    ]},
+    Case { name: "pushes off: nothing is pushed", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (10, PushesOff, &[]),
+        (20, Asked("S1"), &["show S1 asked default,open,dismiss", "redraw", "save"]),
+    ]},
 ];
 
 /// One desk, its clock and settings, and the last popup shown under each key.
@@ -458,6 +519,8 @@ struct Replay {
     shown: Vec<Notice>,
     saved: Option<Vec<u8>>,
     dir: tempfile::TempDir,
+    /// The engine's list, as the shell would hand it to pushes that start.
+    listed: Vec<SessionRecord>,
 }
 
 impl Replay {
@@ -482,6 +545,7 @@ impl Replay {
             shown: Vec::new(),
             saved: None,
             dir: tempfile::tempdir().unwrap(),
+            listed: Vec::new(),
         }
     }
 
@@ -545,10 +609,13 @@ impl Replay {
                 at: time::OffsetDateTime::UNIX_EPOCH,
                 session: waiting(id),
             }),
-            Start(ids) => events(Event::Snapshot {
-                at: time::OffsetDateTime::UNIX_EPOCH,
-                sessions: ids.iter().map(|id| waiting(id)).collect(),
-            }),
+            Start(ids) => {
+                self.listed = ids.iter().map(|id| waiting(id)).collect();
+                events(Event::Snapshot {
+                    at: time::OffsetDateTime::UNIX_EPOCH,
+                    sessions: self.listed.clone(),
+                })
+            }
             Ask(hook, id, req) => ask(hook, id, req, true, Focus::Elsewhere),
             AskOff(hook, id, req) => ask(hook, id, req, false, Focus::Elsewhere),
             AskLooking(hook, id, req) => ask(hook, id, req, true, Focus::Looking),
@@ -585,6 +652,24 @@ impl Replay {
                 set(&mut self.prefs, setting);
                 Input::Tick
             }
+            PushesOn(when) => Input::Pushes(PushSetting::Start {
+                prefs: Prefs { when, text: false },
+                memory: Pushed::default(),
+                sessions: self.listed.clone(),
+            }),
+            PushesOff => Input::Pushes(PushSetting::Off),
+            Away => Input::Presence(Presence::Away),
+            Present => Input::Presence(Presence::Present),
+            PushOk(id) => Input::Pushed {
+                id,
+                sessions: Vec::new(),
+                ok: true,
+            },
+            PushFailed(id) => Input::Pushed {
+                id,
+                sessions: Vec::new(),
+                ok: false,
+            },
             Wait => return Vec::new(),
             Restart => {
                 let path = self.dir.path().join("history.json");
@@ -752,6 +837,8 @@ fn said(effect: &Effect) -> Option<String> {
         Effect::Carded(Err(why)) => format!("carded not: {why}"),
         Effect::Redraw => "redraw".into(),
         Effect::Save(_) => "save".into(),
+        Effect::Push(message) => format!("push {} {}", message.id, message.title),
+        Effect::KeepPushed(_) => "keep pushed".into(),
         Effect::Note(_) => return None,
     })
 }
