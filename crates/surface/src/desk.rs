@@ -15,11 +15,12 @@ use lf_tray_core::{Event, SessionKey, SessionRecord};
 use crate::answer::{self, Answer, Unsent};
 use crate::notice::{self, Notice, NoticeKey, Server};
 use crate::policy::{self, Clock, Delivery, Focus, PauseFor, Popups, Preferences};
-use crate::push::{Message, Outcome, Prefs, Presence, Pushed, Pushes};
+use crate::push::{Message, Prefs, Presence, Pushed, Pushes};
 pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
 
+mod pushing;
 #[cfg(test)]
 mod replay;
 
@@ -264,19 +265,7 @@ impl Desk {
             },
             Input::Action { key, action, token } => self.act(key, action, token),
             Input::Answer(answer) => self.answered(answer),
-            Input::Delivered { notice, delivery } => {
-                let marks = self.popups.delivered(&notice, delivery);
-                let mut out = Vec::new();
-                if marks {
-                    out.push(Effect::Redraw);
-                }
-                // Not shown: tried again at the next deadline or server change; a popup
-                // that showed a session again may have moved a deadline.
-                if delivery != Delivery::Shown || marks {
-                    out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
-                }
-                out
-            }
+            Input::Delivered { notice, delivery } => self.delivered(&notice, delivery, now, prefs),
             Input::Pause(pause) => {
                 match pause {
                     Some(pause) => self.popups.pause(pause, now),
@@ -305,29 +294,8 @@ impl Desk {
                 shows(&self.requests, self.popups.flush(now, prefs))
             }
             Input::Pushes(setting) => self.set_pushes(setting, now),
-            Input::Presence(presence) => match &mut self.pushes {
-                Some(pushes) if presence != pushes.presence() => {
-                    let dropped = pushes.set_presence(presence, now.at());
-                    dropped_note(dropped, "the person is back")
-                }
-                _ => Vec::new(),
-            },
-            Input::Pushed { id, sessions, ok } => match &mut self.pushes {
-                Some(pushes) => {
-                    let sessions = sessions.join(",");
-                    match pushes.delivered(id, ok, now.at()) {
-                        Outcome::Delivered => Vec::new(),
-                        Outcome::Retry(wait) => vec![Effect::Note(format!(
-                            "PUSH again id={id} sessions={sessions} in {} s",
-                            wait.as_secs()
-                        ))],
-                        Outcome::Dropped => vec![Effect::Note(format!(
-                            "PUSH dropped id={id} sessions={sessions}: they no longer wait or the person is back"
-                        ))],
-                    }
-                }
-                None => Vec::new(),
-            },
+            Input::Presence(presence) => self.presence(presence, now),
+            Input::Pushed { id, sessions, ok } => self.pushed(id, &sessions, ok, now),
         });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
@@ -336,77 +304,23 @@ impl Desk {
         out
     }
 
-    /// Start, change or stop the pushes.
-    fn set_pushes(&mut self, setting: PushSetting, now: Clock) -> Vec<Effect> {
-        match (setting, &mut self.pushes) {
-            (
-                PushSetting::Start {
-                    prefs,
-                    memory,
-                    sessions,
-                },
-                None,
-            ) => {
-                let mut pushes = Pushes::new(memory, prefs);
-                if self.listed {
-                    let snapshot = Event::Snapshot {
-                        at: time::OffsetDateTime::now_utc(),
-                        sessions,
-                    };
-                    pushes.on_event(&snapshot, now.at());
-                }
-                self.pushes = Some(pushes);
-                Vec::new()
-            }
-            (PushSetting::Start { prefs, .. } | PushSetting::Prefs(prefs), Some(pushes)) => {
-                let dropped = pushes.set_prefs(prefs, now.at());
-                dropped_note(dropped, "settings changed")
-            }
-            (PushSetting::Prefs(_), None) => Vec::new(),
-            (PushSetting::Off, _) => {
-                self.pushes = None;
-                Vec::new()
-            }
-        }
-    }
-
-    /// The pushes take the engine's `batch`, after the popups: their memory says which
-    /// sessions the person dismissed, left out of what is pushed on leaving.
-    fn push_events(&mut self, now: Clock, batch: &[Event]) -> Vec<Effect> {
-        let Some(pushes) = &mut self.pushes else {
-            return Vec::new();
-        };
-        let popups = &self.popups;
-        let dismissed = pushes
-            .waiting()
-            .cloned()
-            .chain(batch.iter().filter_map(Event::session).map(history::key))
-            .filter(|key| popups.dismissed(key))
-            .collect();
-        pushes.set_dismissed(dismissed);
+    /// How a `Show` went.
+    fn delivered(
+        &mut self,
+        notice: &Notice,
+        delivery: Delivery,
+        now: Clock,
+        prefs: &Preferences,
+    ) -> Vec<Effect> {
+        let marks = self.popups.delivered(notice, delivery);
         let mut out = Vec::new();
-        for event in batch {
-            out.extend(dropped_note(
-                pushes.on_event(event, now.at()),
-                "they no longer wait",
-            ));
+        if marks {
+            out.push(Effect::Redraw);
         }
-        out
-    }
-
-    /// After every input: the sessions dismissed now, and the next push when one is due
-    /// and none is on its way.
-    fn push(&mut self, now: Clock) -> Vec<Effect> {
-        self.push_events(now, &[]);
-        let Some(pushes) = &mut self.pushes else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if let Some(message) = pushes.due(now.at()) {
-            out.push(Effect::Push(message));
-        }
-        if let Some(bytes) = pushes.take_memory() {
-            out.push(Effect::KeepPushed(bytes));
+        // Not shown: tried again at the next deadline or server change; a popup
+        // that showed a session again may have moved a deadline.
+        if delivery != Delivery::Shown || marks {
+            out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
         }
         out
     }
@@ -654,17 +568,6 @@ fn shows(requests: &Requests, effects: Vec<policy::Effect>) -> Vec<Effect> {
 
 fn session_key(token: &str) -> SessionKey {
     SessionKey::parse(token).unwrap_or_else(|| SessionKey::local(token))
-}
-
-/// A line for the log naming the sessions whose push was dropped, and why.
-fn dropped_note(dropped: Vec<String>, why: &str) -> Vec<Effect> {
-    if dropped.is_empty() {
-        return Vec::new();
-    }
-    vec![Effect::Note(format!(
-        "PUSH dropped sessions={}: {why}",
-        dropped.join(",")
-    ))]
 }
 
 /// The session of an event after which lf no longer says its agent waits.
