@@ -332,18 +332,26 @@ function requestCard(session) {
   const request = session.request;
   const state = cardState(session);
   const card = el('div', { class: `request ${request.kind}`, 'data-request': request.kind });
-  const button = (kind, text, reply, extra = {}) => el('button', {
-    type: 'button', 'data-request-action': kind, text, ...extra,
-    onclick: () => answerRequest(session.key, reply()),
+  // The request's choices as Rust made them: each one's id goes back as it is, with the
+  // field of the card it says it carries (`fills`).
+  const given = (c) => {
+    if (c.fills === 'answers') {
+      return { answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })) };
+    }
+    if (c.fills === 'plan') return { text: state.plan };
+    if (c.fills === 'message') return { text: state.message };
+    return {};
+  };
+  const button = (c, extra = {}) => el('button', {
+    type: 'button', 'data-request-action': c.id, text: c.label, ...extra,
+    onclick: () => answerRequest(session.key, c.id, given(c)),
   });
   if (request.kind === 'tool') {
     card.append(el('div', { class: 'prompt permission-block' },
       el('span', { class: 'label', text: 'Permission asked' }), document.createTextNode(request.runs)));
     if (request.always) card.append(el('p', { class: 'always', text: request.always }));
     const actions = el('div', { class: 'actions permission' },
-      button('allow', 'Allow', () => ({ reply: 'allow' })));
-    if (request.always) actions.append(button('always', 'Always allow', () => ({ reply: 'always_allow' })));
-    actions.append(button('deny', 'Deny', () => ({ reply: 'deny' })));
+      ...session.choices.map((c) => button(c)));
     card.append(actions);
   } else if (request.kind === 'plan') {
     // The plan itself is editable: Approve plan sends it as the card holds it, and Rust
@@ -360,14 +368,9 @@ function requestCard(session) {
       placeholder: 'What to change (sent with Keep planning)',
     });
     box.addEventListener('input', () => { state.message = box.value; });
-    card.append(box, el('div', { class: 'actions' },
-      button('approve_plan', 'Approve plan', () => ({ reply: 'approve_plan', plan: state.plan })),
-      button('keep_planning', 'Keep planning', () => ({ reply: 'keep_planning', message: state.message }))));
+    card.append(box, el('div', { class: 'actions' }, ...session.choices.map((c) => button(c))));
   } else {
-    const send = button('send', 'Send', () => ({
-      reply: 'answers',
-      answers: state.picks.map((p) => ({ chosen: [...p.chosen].sort((a, b) => a - b), own: p.own })),
-    }), { disabled: !complete(state) });
+    const send = button(session.choices.find((c) => c.fills === 'answers'), { disabled: !complete(state) });
     const changed = () => { send.disabled = !complete(state); };
     request.questions.forEach((q, qi) => {
       const pick = state.picks[qi];
@@ -522,10 +525,10 @@ function toggle(id, open = !expanded.has(id)) {
   if (node) node.focus({ preventScroll: true });
 }
 
-async function answerRequest(id, reply) {
+async function answerRequest(id, choice, given) {
   errors.delete(id);
   try {
-    await invoke('answer_request', { id, reply });
+    await invoke('answer_request', { id, choice, given });
     cards.delete(id);
   } catch (error) {
     errors.set(id, String(error));

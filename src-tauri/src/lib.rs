@@ -65,7 +65,7 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
     let home = options.home.or_else(|| loaded.settings.home.clone());
     let lf = options.lf.or_else(|| loaded.settings.lf_path.clone());
     let mut config = Config::from_env(home, lf);
-    config.machines = followed(&loaded.settings.machines, &options.machines);
+    config.machines = shell::followed(&loaded.settings.machines, &options.machines);
     start(
         config,
         settings_path,
@@ -78,18 +78,6 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
         },
         |_| {},
     )
-}
-
-/// The machines to follow: the settings' ones, then the command line's (`--remote`), each
-/// once.
-fn followed(settings: &[String], remote: &[String]) -> Vec<String> {
-    let mut machines: Vec<String> = Vec::new();
-    for machine in settings.iter().chain(remote) {
-        if !machines.contains(machine) {
-            machines.push(machine.clone());
-        }
-    }
-    machines
 }
 
 /// The whole app on a simulated Loopflow with a scripted agent: `lf-tray demo`.
@@ -249,7 +237,7 @@ fn setup<R: Runtime>(
     notification::gnome::follow(Arc::clone(&on_server));
     #[cfg(all(unix, not(target_os = "macos")))]
     notification::dnd::follow(Arc::clone(&on_server));
-    let _ = shell.notifications.set(Notifications::new(
+    let _ = shell.desktop.notifications.set(Notifications::new(
         notification::icon(),
         on_action,
         on_server,
@@ -257,7 +245,7 @@ fn setup<R: Runtime>(
     // The bus connection is opened now, so the first popup does not wait for it.
     let early = Arc::clone(&shell);
     tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = early.notifications.get() {
+        if let Some(notifications) = early.desktop.notifications.get() {
             notifications.connect().await;
         }
     });

@@ -148,7 +148,7 @@ async fn find(shell: &Arc<Shell>, pid: u32) -> Result<(SessionRecord, Focus), St
     let record = permission::requester(&chain, &sessions)
         .cloned()
         .ok_or_else(|| format!("no listed agent above it (ancestors {chain:?})"))?;
-    let terminals = shell.terminals.now();
+    let terminals = shell.desktop.terminals.now();
     let looked = record.clone();
     let focus = tokio::task::spawn_blocking(move || {
         looking::looking_at(&looked, &crate::platform::focus::Desk::open(terminals))

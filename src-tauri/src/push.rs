@@ -1,19 +1,19 @@
 //! Pushes to the person's phone through an ntfy topic, while they are away from the desk:
-//! the shell half. What to push and when is `lf_tray_surface::push`; here the desk is
-//! followed ([`crate::platform::presence`]), each push is POSTed (one at a time, on a blocking thread,
-//! so a slow or dead server holds up nothing else) and the memory of what was pushed is kept
-//! beside the popups' (`pushes.json`).
+//! the shell half, a carrier. What to push and when is the desk's (`lf_tray_surface::push`
+//! inside it); here the person's desktop is followed ([`crate::platform::presence`]), each
+//! push the desk hands over is POSTed (one at a time, on a blocking thread, so a slow or
+//! dead server holds up nothing else) and the memory of what was pushed is kept beside the
+//! popups' (`pushes.json`).
 //!
 //! Nothing of it exists while no push URL is set: no task, no connection, no thread.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lf_tray_core::{history, Event, SessionRecord};
-use lf_tray_surface::push::{server, Message, Outcome, Prefs, Presence, Pushed, Pushes, When};
+use lf_tray_core::{history, SessionRecord};
+use lf_tray_surface::desk::{Input, PushSetting};
+use lf_tray_surface::push::{server, Message, Prefs, Presence, Pushed, When};
 use tokio::sync::{mpsc, watch};
 
 use crate::platform::presence;
@@ -62,12 +62,13 @@ impl Config {
     }
 }
 
-/// The pushes to the person's phone, as the shell holds them: running while a URL is set.
+/// How the desk is told what the pushes follow (the presence, how a push went).
+pub(crate) type Tell = Arc<dyn Fn(Input) + Send + Sync>;
+
+/// The pushes to the person's phone, as the shell carries them: running while a URL is
+/// set. What to push and when is the desk's; this follows the desktop, POSTs, and keeps.
 pub(crate) struct Phone {
     runner: Mutex<Option<Runner>>,
-    /// The engine's first snapshot went by (set under `runner`'s lock): pushes started
-    /// later start from the sessions listed then, not from the empty list before it.
-    listed: AtomicBool,
     /// What the settings panel says about them (how away is told, the last failure).
     status: Arc<Mutex<Option<String>>>,
     /// Where what was pushed is remembered (`None`: the demo and the command tests).
@@ -78,57 +79,71 @@ impl Phone {
     pub(crate) fn new(memory: Option<PathBuf>) -> Phone {
         Phone {
             runner: Mutex::new(None),
-            listed: AtomicBool::new(false),
             status: Arc::default(),
             memory,
         }
     }
 
-    /// Start, change or end the pushes as `settings` say. A push URL set while the app
-    /// runs starts from the sessions listed now.
-    pub(crate) fn apply(&self, settings: &Settings, sessions: impl FnOnce() -> Vec<SessionRecord>) {
+    /// Start, change or end the pushes as `settings` say, and tell the desk. Pushes that
+    /// start take what was pushed before and the engine's sessions now (the desk uses
+    /// them once its first list went by).
+    pub(crate) fn apply(
+        &self,
+        settings: &Settings,
+        tell: Tell,
+        sessions: impl FnOnce() -> Vec<SessionRecord>,
+    ) {
         let config = Config::of(settings);
         let mut runner = locked(&self.runner);
         match (config, runner.as_ref()) {
             (None, None) => {}
-            (None, Some(_)) => *runner = None,
-            (Some(config), Some(running)) => running.set(config),
+            (None, Some(_)) => {
+                *runner = None;
+                tell(Input::Pushes(PushSetting::Off));
+            }
+            (Some(config), Some(running)) => {
+                tell(Input::Pushes(PushSetting::Prefs(config.prefs)));
+                running.set(config);
+            }
             (Some(config), None) => {
-                let started = Runner::start(config, self.memory.clone(), Arc::clone(&self.status));
-                // Before the first snapshot an empty list would read as "nothing waits" and
-                // prune the memory of what was pushed; that snapshot comes to it anyway.
-                if self.listed.load(Ordering::SeqCst) {
-                    started.send(&Event::Snapshot {
-                        at: time::OffsetDateTime::now_utc(),
-                        sessions: sessions(),
-                    });
-                }
-                *runner = Some(started);
+                let memory = match &self.memory {
+                    Some(path) => {
+                        let (pushed, warning) = Pushed::load(path);
+                        if let Some(warning) = warning {
+                            tracing::warn!("{warning}");
+                        }
+                        pushed
+                    }
+                    None => Pushed::default(),
+                };
+                // Told before the runner starts, so the presence it follows comes after.
+                tell(Input::Pushes(PushSetting::Start {
+                    prefs: config.prefs,
+                    memory,
+                    sessions: sessions(),
+                }));
+                *runner = Some(Runner::start(config, Arc::clone(&self.status), tell));
             }
         }
     }
 
-    /// The engine's events, to the pushes' own task: nothing there holds up a popup.
-    pub(crate) fn send(&self, batch: &[Event]) {
-        if batch.is_empty() {
-            return;
-        }
-        let runner = locked(&self.runner);
-        if batch.iter().any(|e| matches!(e, Event::Snapshot { .. })) {
-            self.listed.store(true, Ordering::SeqCst);
-        }
-        if let Some(runner) = runner.as_ref() {
-            for event in batch {
-                runner.send(event);
-            }
-        }
-    }
-
-    /// The sessions the person dismissed now, by key.
-    pub(crate) fn dismissed(&self, keys: &BTreeSet<String>) {
+    /// A push the desk decided, to deliver.
+    pub(crate) fn push(&self, message: Message) {
         if let Some(runner) = locked(&self.runner).as_ref() {
-            runner.dismissed(keys);
+            let _ = runner.messages.send(message);
         }
+    }
+
+    /// Keep what was pushed, beside the popups' memory, off the desk's task.
+    pub(crate) fn keep(&self, bytes: Vec<u8>) {
+        let Some(path) = self.memory.clone() else {
+            return;
+        };
+        tauri::async_runtime::spawn_blocking(move || {
+            if let Err(e) = history::write_atomically(&path, &bytes) {
+                tracing::warn!("could not keep what was pushed in {}: {e}", path.display());
+            }
+        });
     }
 
     /// The settings panel's sentence about pushes, while they are on.
@@ -140,45 +155,23 @@ impl Phone {
 /// The pushes while a URL is set; dropping it ends them.
 pub struct Runner {
     config: watch::Sender<Option<Config>>,
-    events: mpsc::UnboundedSender<Event>,
-    dismissed: watch::Sender<BTreeSet<String>>,
+    messages: mpsc::UnboundedSender<Message>,
 }
 
 impl Runner {
-    /// Start pushing; the memory lives in `memory` (none: the demo), and `status` holds
-    /// what the panel says about it.
-    pub fn start(
-        config: Config,
-        memory: Option<PathBuf>,
-        status: Arc<Mutex<Option<String>>>,
-    ) -> Runner {
+    /// Follow the desktop and deliver what the desk pushes; `status` holds what the panel
+    /// says about it, and `tell` takes the presence and each push's outcome to the desk.
+    fn start(config: Config, status: Arc<Mutex<Option<String>>>, tell: Tell) -> Runner {
         let (set, configs) = watch::channel(Some(config));
-        let (events, received) = mpsc::unbounded_channel();
-        let (dismissed, dismissals) = watch::channel(BTreeSet::new());
-        tauri::async_runtime::spawn(run(configs, received, dismissals, memory, status));
+        let (messages, received) = mpsc::unbounded_channel();
+        tauri::async_runtime::spawn(run(configs, received, status, tell));
         Runner {
             config: set,
-            events,
-            dismissed,
+            messages,
         }
     }
 
-    /// The sessions the person dismissed now, by key.
-    pub fn dismissed(&self, keys: &BTreeSet<String>) {
-        self.dismissed.send_if_modified(|now| {
-            let changed = now != keys;
-            if changed {
-                now.clone_from(keys);
-            }
-            changed
-        });
-    }
-
-    pub fn send(&self, event: &Event) {
-        let _ = self.events.send(event.clone());
-    }
-
-    pub fn set(&self, config: Config) {
+    fn set(&self, config: Config) {
         self.config.send_if_modified(|now| {
             let changed = now.as_ref() != Some(&config);
             *now = Some(config);
@@ -189,7 +182,7 @@ impl Runner {
 
 impl Drop for Runner {
     fn drop(&mut self) {
-        // The loop ends at its next turn, after the memory is written.
+        // The loop ends at its next turn.
         let _ = self.config.send(None);
     }
 }
@@ -204,30 +197,22 @@ fn when(config: &Config) -> String {
     }
 }
 
+/// The carrier: the desktop followed (each change of presence told to the desk), and each
+/// push the desk hands over POSTed on a blocking thread, its outcome told back.
 async fn run(
     mut configs: watch::Receiver<Option<Config>>,
-    mut events: mpsc::UnboundedReceiver<Event>,
-    mut dismissed: watch::Receiver<BTreeSet<String>>,
-    memory: Option<PathBuf>,
+    mut messages: mpsc::UnboundedReceiver<Message>,
     status: Arc<Mutex<Option<String>>>,
+    tell: Tell,
 ) {
     let Some(mut config) = configs.borrow_and_update().clone() else {
         return;
     };
-    let pushed = match &memory {
-        Some(path) => {
-            let (pushed, warning) = Pushed::load(path);
-            if let Some(warning) = warning {
-                tracing::warn!("{warning}");
-            }
-            pushed
-        }
-        None => Pushed::default(),
-    };
-    let mut pushes = Pushes::new(pushed, config.prefs);
     tracing::info!("PUSH on: {}, {}", server(&config.url), when(&config));
     let mut desk = presence::follow(config.away_after);
     let mut desk_open = true;
+    // As the desk's pushes start: nothing told yet.
+    let mut told = Presence::Unknown;
     let mut agent: Option<ureq::Agent> = None;
     let mut flight: Option<tauri::async_runtime::JoinHandle<Delivered>> = None;
     let mut said = String::new();
@@ -235,113 +220,10 @@ async fn run(
         *locked(&status) = Some(desk.seen.borrow().describe());
     }
     loop {
-        let deadline = pushes.next_deadline();
         tokio::select! {
-            event = events.recv() => {
-                let Some(event) = event else { break };
-                let now = Instant::now();
-                let mut batch = vec![event];
-                while let Ok(event) = events.try_recv() {
-                    batch.push(event);
-                }
-                for event in &batch {
-                    let dropped = pushes.on_event(event, now);
-                    if !dropped.is_empty() {
-                        tracing::info!("PUSH dropped sessions={}: they no longer wait", dropped.join(","));
-                    }
-                }
-            }
-            Ok(()) = dismissed.changed() => {
-                pushes.set_dismissed(dismissed.borrow_and_update().clone());
-            }
-            changed = configs.changed() => {
-                let new = if changed.is_ok() { configs.borrow_and_update().clone() } else { None };
-                let Some(new) = new else { break };
-                if new.away_after != config.away_after {
-                    desk = presence::follow(new.away_after);
-                    desk_open = true;
-                }
-                let dropped = pushes.set_prefs(new.prefs, Instant::now());
-                if !dropped.is_empty() {
-                    tracing::info!("PUSH dropped sessions={}: settings changed", dropped.join(","));
-                }
-                tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
-                config = new;
-            }
-            changed = desk.seen.changed(), if desk_open => {
-                if changed.is_err() {
-                    desk_open = false;
-                    continue;
-                }
-                let seen = desk.seen.borrow_and_update().clone();
-                let presence = seen.desk.presence();
-                if presence != pushes.presence() {
-                    tracing::info!(
-                        "PRESENCE {} (locked={:?} idle={:?}; {}; {})",
-                        match presence {
-                            Presence::Present => "present",
-                            Presence::Away => "away",
-                            Presence::Unknown => "unknown: nothing on this desktop tells, taken as present",
-                        },
-                        seen.desk.locked,
-                        seen.desk.idle,
-                        seen.lock_by,
-                        seen.idle_by
-                    );
-                    let dropped = pushes.set_presence(presence, Instant::now());
-                    if !dropped.is_empty() {
-                        tracing::info!("PUSH dropped sessions={}: the person is back", dropped.join(","));
-                    }
-                }
-                // Said once both followers have looked, and again when what tells changes.
-                if seen.settled() {
-                    let describe = seen.describe();
-                    if describe != said {
-                        tracing::info!("PRESENCE sources: {describe}");
-                        said = describe.clone();
-                    }
-                    *locked(&status) = Some(describe);
-                }
-            }
-            () = async {
-                match deadline {
-                    Some(at) => tokio::time::sleep_until(at.into()).await,
-                    None => std::future::pending().await,
-                }
-            } => {}
-            done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
-                flight = None;
-                let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {
-                    id: 0,
-                    sessions: Vec::new(),
-                    result: Err(format!("the delivery stopped: {e}")),
-                });
-                let sessions = sessions.join(",");
-                let now = Instant::now();
-                let outcome = pushes.delivered(id, result.is_ok(), now);
-                let failing = match (&result, outcome) {
-                    (Ok(took), _) => {
-                        tracing::info!("PUSH delivered id={id} sessions={sessions} in {} ms", took.as_millis());
-                        None
-                    }
-                    (Err(why), Outcome::Retry(wait)) => {
-                        tracing::warn!("PUSH failed id={id} sessions={sessions}: {why}; again in {} s", wait.as_secs());
-                        Some(why)
-                    }
-                    (Err(why), _) => {
-                        tracing::info!("PUSH failed id={id} sessions={sessions}: {why}; dropped, they no longer wait or the person is back");
-                        Some(why)
-                    }
-                };
-                let now_said = desk.seen.borrow().describe();
-                *locked(&status) = Some(match &failing {
-                    Some(why) => format!("{now_said} The last push failed: {why}."),
-                    None => now_said,
-                });
-            }
-        }
-        if flight.is_none() {
-            if let Some(message) = pushes.due(Instant::now()) {
+            // The desk hands over one at a time; the guard keeps their order all the same.
+            message = messages.recv(), if flight.is_none() => {
+                let Some(message) = message else { break };
                 tracing::info!(
                     "PUSH sending id={} sessions={} to {}",
                     message.id,
@@ -360,15 +242,73 @@ async fn run(
                     }
                 }));
             }
-        }
-        if let (Some(path), Some(bytes)) = (&memory, pushes.take_memory()) {
-            let path = path.clone();
-            let written = tauri::async_runtime::spawn_blocking(move || {
-                history::write_atomically(&path, &bytes).map_err(|e| (path, e))
-            })
-            .await;
-            if let Ok(Err((path, e))) = written {
-                tracing::warn!("could not keep what was pushed in {}: {e}", path.display());
+            changed = configs.changed() => {
+                let new = if changed.is_ok() { configs.borrow_and_update().clone() } else { None };
+                let Some(new) = new else { break };
+                if new.away_after != config.away_after {
+                    desk = presence::follow(new.away_after);
+                    desk_open = true;
+                }
+                tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
+                config = new;
+            }
+            changed = desk.seen.changed(), if desk_open => {
+                if changed.is_err() {
+                    desk_open = false;
+                    continue;
+                }
+                let seen = desk.seen.borrow_and_update().clone();
+                let presence = seen.desk.presence();
+                if presence != told {
+                    tracing::info!(
+                        "PRESENCE {} (locked={:?} idle={:?}; {}; {})",
+                        match presence {
+                            Presence::Present => "present",
+                            Presence::Away => "away",
+                            Presence::Unknown => "unknown: nothing on this desktop tells, taken as present",
+                        },
+                        seen.desk.locked,
+                        seen.desk.idle,
+                        seen.lock_by,
+                        seen.idle_by
+                    );
+                    told = presence;
+                    tell(Input::Presence(presence));
+                }
+                // Said once both followers have looked, and again when what tells changes.
+                if seen.settled() {
+                    let describe = seen.describe();
+                    if describe != said {
+                        tracing::info!("PRESENCE sources: {describe}");
+                        said = describe.clone();
+                    }
+                    *locked(&status) = Some(describe);
+                }
+            }
+            done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
+                flight = None;
+                let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {
+                    id: 0,
+                    sessions: Vec::new(),
+                    result: Err(format!("the delivery stopped: {e}")),
+                });
+                let named = sessions.join(",");
+                let failing = match &result {
+                    Ok(took) => {
+                        tracing::info!("PUSH delivered id={id} sessions={named} in {} ms", took.as_millis());
+                        None
+                    }
+                    Err(why) => {
+                        tracing::warn!("PUSH failed id={id} sessions={named}: {why}");
+                        Some(why)
+                    }
+                };
+                let now_said = desk.seen.borrow().describe();
+                *locked(&status) = Some(match failing {
+                    Some(why) => format!("{now_said} The last push failed: {why}."),
+                    None => now_said,
+                });
+                tell(Input::Pushed { id, sessions, ok: result.is_ok() });
             }
         }
     }

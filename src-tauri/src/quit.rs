@@ -16,12 +16,12 @@ const QUIT_GRACE: Duration = Duration::from_secs(1);
 
 /// Close the app's popups (their buttons would do nothing once it is gone), then exit.
 pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
-    shell.quitting.store(true, Ordering::SeqCst);
+    shell.desktop.quitting.store(true, Ordering::SeqCst);
     // The desk's task sees it at its next turn, and stops drawing what is going away.
     shell.tell(Input::Tick);
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = shell.notifications.get() {
+        if let Some(notifications) = shell.desktop.notifications.get() {
             // A notification server that does not answer must not keep the app alive.
             let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
         }

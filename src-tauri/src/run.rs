@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::platform::{focus, window};
 use crate::shell::{Shell, ToDesk, Unstarted};
-use crate::{click, hook, logfile};
+use crate::{hook, logfile};
 
 /// The desk's task: it owns the [`Desk`] and is the only part that changes it. It takes
 /// the engine's events, what the rest of the shell tells it, and the desk's own deadlines,
@@ -49,7 +49,7 @@ pub(crate) async fn follow<R: Runtime>(
     let mut held_back = shell.held_back();
     // The tray and the window are first filled from the engine's first batch, which holds
     // its first snapshot.
-    while !shell.quitting.load(Ordering::SeqCst) {
+    while !shell.desktop.quitting.load(Ordering::SeqCst) {
         let prefs = shell.preferences();
         let deadline = desk
             .next_deadline(Clock::system(), &prefs)
@@ -64,8 +64,6 @@ pub(crate) async fn follow<R: Runtime>(
                     batch.push(event);
                 }
                 let focus = before_the_desk(&shell, &program, &batch);
-                // The pushes decide on their own task: nothing there holds up a popup.
-                shell.push.send(&batch);
                 Input::Events { batch, focus }
             }
             letter = letters.recv() => match letter {
@@ -88,7 +86,7 @@ pub(crate) async fn follow<R: Runtime>(
             },
             () = until(deadline) => Input::Tick,
         };
-        if shell.quitting.load(Ordering::SeqCst) {
+        if shell.desktop.quitting.load(Ordering::SeqCst) {
             break;
         }
         if let Input::HookEnded(hook) = &input {
@@ -115,7 +113,7 @@ pub(crate) async fn follow<R: Runtime>(
                     }
                 }
                 Effect::Go { key, action, token } => {
-                    click::go(&app, &shell, &key, Click::Popup(&action), token)
+                    crate::platform::go::go(&app, &shell, &key, Click::Popup(&action), token)
                 }
                 Effect::Window(at) => window::show(&app, at.as_ref()),
                 Effect::Carded(sent) => {
@@ -129,6 +127,8 @@ pub(crate) async fn follow<R: Runtime>(
                         memory.keep(bytes);
                     }
                 }
+                Effect::Push(message) => shell.push.push(message),
+                Effect::KeepPushed(bytes) => shell.push.keep(bytes),
                 Effect::Note(line) => tracing::info!("{line}"),
             }
         }
@@ -139,7 +139,7 @@ pub(crate) async fn follow<R: Runtime>(
             held_back = view.held_back.clone();
             redraw = true;
         }
-        shell.view.send_replace(Arc::new(view));
+        shell.desk.view.send_replace(Arc::new(view));
         if redraw {
             crate::platform::redraw(&app, &shell);
         }
@@ -168,7 +168,7 @@ fn before_the_desk(
             });
         }
     }
-    let focus = looking::gate(batch, || focus::Desk::open(shell.terminals.now()));
+    let focus = looking::gate(batch, || focus::Desk::open(shell.desktop.terminals.now()));
     for (session, _) in focus.iter().filter(|(_, f)| *f == Focus::Looking) {
         tracing::info!("LOOKING_AT session={}: no popup", session.id);
     }
@@ -218,7 +218,7 @@ impl Memory {
 /// and the window. How each went goes back to the desk.
 pub(crate) async fn deliver(shell: Arc<Shell>, mut effects: mpsc::UnboundedReceiver<PopupEffect>) {
     while let Some(effect) = effects.recv().await {
-        let Some(notifications) = shell.notifications.get() else {
+        let Some(notifications) = shell.desktop.notifications.get() else {
             continue;
         };
         match effect {

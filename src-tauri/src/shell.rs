@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::platform::notification::Notifications;
 #[cfg(unix)]
-use crate::{followed, push};
+use crate::push;
 use lf_tray_surface::policy::{PauseFor, Preferences};
 use lf_tray_surface::settings::{self, Settings};
 
@@ -40,21 +40,30 @@ pub(crate) struct TrayHost {
 pub(crate) struct Shell {
     pub(crate) engine: Engine,
     pub(crate) settings: Saved,
-    /// The way to the desk: what the person is told is decided by the one task that owns
-    /// it; every other part sends it what happened.
-    desk: mpsc::UnboundedSender<ToDesk>,
+    pub(crate) desk: Door,
+    pub(crate) desktop: Desktop,
+    pub(crate) warnings: Mutex<VecDeque<String>>,
+    /// The pushes to the person's phone, while a push URL is set.
+    pub(crate) push: push::Phone,
+}
+
+/// The way to the desk: what the person is told is decided by the one task that owns it;
+/// every other part sends it what happened, and reads what it published.
+pub(crate) struct Door {
+    to: mpsc::UnboundedSender<ToDesk>,
     /// What the desk says now (popups held back, marks, open requests), published by its
     /// task after each step for the tray and the window.
     pub(crate) view: watch::Sender<Arc<View>>,
+}
+
+/// The parts of the person's desktop the shell drives, and whether they are going away.
+pub(crate) struct Desktop {
     /// Set once the app runs (the window's command tests run without).
     pub(crate) notifications: OnceLock<Notifications>,
-    pub(crate) warnings: Mutex<VecDeque<String>>,
+    pub(crate) tray_host: TrayHost,
+    pub(crate) terminals: Opened,
     /// Set by Quit: the desk's task stops updating a window and tray that are going away.
     pub(crate) quitting: AtomicBool,
-    pub(crate) terminals: Opened,
-    pub(crate) tray_host: TrayHost,
-    /// The pushes to the person's phone, while a push URL is set.
-    pub(crate) push: push::Phone,
 }
 
 /// The settings as saved, where, what was wrong with the file, and the command line's
@@ -114,7 +123,7 @@ pub(crate) enum ToDesk {
     Input(Input),
     /// A hook's request (`Input::Ask`), and where the desk's news for that hook goes.
     Hook(Input, mpsc::UnboundedSender<ToHook>),
-    /// The window's card (`Input::Card`), and where whether it was sent goes.
+    /// The window's card (`Input::Answer` from the window), and where whether it was sent goes.
     Card(Input, oneshot::Sender<Result<&'static str, NotTaken>>),
     /// The status line changed outside the engine and the desk (what a machine said about
     /// answering): the tray and the window are drawn again.
@@ -177,16 +186,20 @@ impl Shell {
                 warning: loaded.warning,
                 remote: Vec::new(),
             },
-            desk: inbox,
-            view: watch::Sender::new(Arc::new(view)),
-            notifications: OnceLock::new(),
-            warnings: Mutex::new(warnings),
-            quitting: AtomicBool::new(false),
-            terminals: Opened {
-                list: Mutex::new(terminals),
-                path: terminals_path,
+            desk: Door {
+                to: inbox,
+                view: watch::Sender::new(Arc::new(view)),
             },
-            tray_host: Default::default(),
+            desktop: Desktop {
+                notifications: OnceLock::new(),
+                tray_host: Default::default(),
+                terminals: Opened {
+                    list: Mutex::new(terminals),
+                    path: terminals_path,
+                },
+                quitting: AtomicBool::new(false),
+            },
+            warnings: Mutex::new(warnings),
             push: pushes,
         };
         (
@@ -202,22 +215,27 @@ impl Shell {
     /// Tell the desk what happened. Once its task has ended (the app quits) there is
     /// nobody left to tell.
     pub(crate) fn tell(&self, input: Input) {
-        let _ = self.desk.send(ToDesk::Input(input));
+        let _ = self.desk.to.send(ToDesk::Input(input));
     }
 
     /// Hand the desk a letter that waits for its answer.
     pub(crate) fn send(&self, letter: ToDesk) {
-        let _ = self.desk.send(letter);
+        let _ = self.desk.to.send(letter);
     }
 
     /// What the desk says now.
     pub(crate) fn view(&self) -> Arc<View> {
-        Arc::clone(&self.view.borrow())
+        Arc::clone(&self.desk.view.borrow())
     }
 
     /// Start, change or end the pushes as the settings say.
     pub(crate) fn apply_push(&self) {
-        self.push.apply(&self.settings(), || self.engine.sessions());
+        let desk = self.desk.to.clone();
+        let tell = Arc::new(move |input| {
+            let _ = desk.send(ToDesk::Input(input));
+        });
+        self.push
+            .apply(&self.settings(), tell, || self.engine.sessions());
     }
 
     pub(crate) fn settings(&self) -> Settings {
@@ -260,7 +278,7 @@ impl Shell {
 
     /// While no tray shows the app: the footer's sentence, and what to do on this desktop.
     pub(crate) fn tray_note(&self) -> Option<(String, String)> {
-        (*lock(&self.tray_host.host) == Some(false)).then(|| {
+        (*lock(&self.desktop.tray_host.host) == Some(false)).then(|| {
             (
                 lf_tray_surface::tray_host::NOTE.to_string(),
                 lf_tray_surface::notice::tray_hint(&crate::platform::desktop::current())
@@ -280,6 +298,18 @@ impl Shell {
         }
         warnings.push_back(message);
     }
+}
+
+/// The machines to follow: the settings' ones, then the command line's (`--remote`), each
+/// once.
+pub(crate) fn followed(settings: &[String], remote: &[String]) -> Vec<String> {
+    let mut machines: Vec<String> = Vec::new();
+    for machine in settings.iter().chain(remote) {
+        if !machines.contains(machine) {
+            machines.push(machine.clone());
+        }
+    }
+    machines
 }
 
 /// The shared state's locks: a panic elsewhere while one was held leaves what it guards

@@ -500,7 +500,7 @@ def plan_in_the_window(ctx, prompt):
 @window_check
 def claude_plan_approved_unedited_from_the_windows_card(ctx):
     sid, mark, issued, card = plan_in_the_window(ctx, "plan the release")
-    click_current(ctx.driver, f'{card} button[data-request-action="approve_plan"]')
+    click_current(ctx.driver, f'{card} button[data-request-action="approve-plan"]')
     text, error = ctx.got(mark, ctx.tool_id(issued, "ExitPlanMode"), "the plan approved from the card")
     expect(not error and text.startswith("User has approved your plan") and f"## Approved Plan:\n{PLAN.rstrip()}" in text
            and "edited by user" not in text, f"the model got {text!r} (error {error})")
@@ -570,7 +570,7 @@ def type_into(ctx, css, words):
 def claude_plan_approved_with_the_persons_edits_from_the_windows_card(ctx):
     sid, mark, issued, card = plan_in_the_window(ctx, "plan the release once more")
     type_into(ctx, f'{card} textarea[data-input="plan"]', EDITED_PLAN)
-    click_current(ctx.driver, f'{card} button[data-request-action="approve_plan"]')
+    click_current(ctx.driver, f'{card} button[data-request-action="approve-plan"]')
     text, error = ctx.got(mark, ctx.tool_id(issued, "ExitPlanMode"), "the edited plan approved from the card")
     expect(not error and f"## Approved Plan (edited by user):\n{EDITED_PLAN.rstrip()}" in text,
            f"the model got {text!r} (error {error})")

@@ -9,21 +9,31 @@
 //! the desk and carries out its effects; everything else reads the [`View`] it publishes.
 
 use lf_tray_core::history::{self, History};
-use lf_tray_core::permission::{Client, Reply, Request};
+use lf_tray_core::permission::{Client, Refused, Reply, Request};
 use lf_tray_core::{Event, SessionKey, SessionRecord};
 
+use crate::answer::{self, Answer, Unsent};
 use crate::notice::{self, Notice, NoticeKey, Server};
 use crate::policy::{self, Clock, Delivery, Focus, PauseFor, Popups, Preferences};
+use crate::push::{Message, Prefs, Presence, Pushed, Pushes};
 pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
-use crate::window::FromWindow;
+
+mod pushing;
+#[cfg(test)]
+mod replay;
 
 #[derive(Default)]
 pub struct Desk {
     /// When popups show and go, and the memory of what was told.
     popups: Popups,
     requests: Requests,
+    /// The pushes to the person's phone, while a push URL is set.
+    pushes: Option<Pushes>,
+    /// The engine's first list went by: pushes started later start from the sessions
+    /// listed then, not from the empty list before it.
+    listed: bool,
 }
 
 /// What the desk is told.
@@ -50,18 +60,16 @@ pub enum Input {
     /// The hook went away before an answer (Claude ended it: the terminal answered) or
     /// before its popup showed.
     HookEnded(HookId),
-    /// A popup's button or body; `token` is the server's activation token for the click,
-    /// passed on to where it goes.
+    /// A popup's button or body that answers nothing ([`Input::popup`] tells); `token` is
+    /// the server's activation token for the click, passed on to where it goes.
     Action {
         key: NoticeKey,
         action: String,
         token: Option<String>,
     },
-    /// The window's card answered the session's open request (options by number).
-    Card {
-        session: String,
-        reply: FromWindow,
-    },
+    /// The person answered a session's open request: from a popup, the window's card, or
+    /// any carrier of the request's [`answer::choices`].
+    Answer(Answer),
     /// How a `Show` went.
     Delivered {
         notice: Notice,
@@ -80,6 +88,30 @@ pub enum Input {
     NoTray(Notice),
     /// The notification server came, went, or turned do-not-disturb on or off.
     Server(Server),
+    /// The pushes to the phone started, their settings changed, or they stopped.
+    Pushes(PushSetting),
+    /// The desktop says where the person is (followed while pushes are on).
+    Presence(Presence),
+    /// How the push `id` (about `sessions`, for the log) went.
+    Pushed {
+        id: u64,
+        sessions: Vec<String>,
+        ok: bool,
+    },
+}
+
+/// What the settings say of the pushes.
+#[derive(Debug, Clone)]
+pub enum PushSetting {
+    /// A push URL was set: what was pushed before (its memory), and the engine's sessions
+    /// now (taken only once its first list went by).
+    Start {
+        prefs: Prefs,
+        memory: Pushed,
+        sessions: Vec<SessionRecord>,
+    },
+    Prefs(Prefs),
+    Off,
 }
 
 /// What the hook that asked is told.
@@ -111,14 +143,38 @@ pub enum Effect {
     },
     /// The window, at the session when one is named.
     Window(Option<SessionKey>),
-    /// The card's reply was sent (the reply's word), or why not.
+    /// The window's answer was sent (the reply's word), or why not.
     Carded(Result<&'static str, NotTaken>),
     /// The tray and the window are to be drawn again.
     Redraw,
     /// The popups' memory changed: these bytes are to be kept.
     Save(Vec<u8>),
+    /// A push to deliver; how it went comes back as [`Input::Pushed`]. One at a time.
+    Push(Message),
+    /// The memory of what was pushed changed: these bytes are to be kept.
+    KeepPushed(Vec<u8>),
     /// A line for the log: what the desk did and why.
     Note(String),
+}
+
+impl Input {
+    /// A popup's `action` on `key`: an answer when it is one of the choices a request
+    /// offers, else a click that goes somewhere.
+    pub fn popup(key: NoticeKey, action: &str, token: Option<String>) -> Input {
+        match key {
+            NoticeKey::Session(request) if answer::is_choice(action) => Input::Answer(Answer {
+                request,
+                choice: action.to_string(),
+                given: answer::Given::default(),
+                from: answer::From::Popup { token },
+            }),
+            key => Input::Action {
+                key,
+                action: action.to_string(),
+                token,
+            },
+        }
+    }
 }
 
 impl From<policy::Effect> for Effect {
@@ -154,6 +210,8 @@ impl Desk {
         Desk {
             popups: Popups::new(history),
             requests: Requests::default(),
+            pushes: None,
+            listed: false,
         }
     }
 
@@ -164,7 +222,12 @@ impl Desk {
             .requests
             .next_expiry()
             .map(|due| now + due.saturating_duration_since(now.at()));
-        [self.popups.next_deadline(now, prefs), expiry]
+        let push = self
+            .pushes
+            .as_ref()
+            .and_then(Pushes::next_deadline)
+            .map(|due| now + due.saturating_duration_since(now.at()));
+        [self.popups.next_deadline(now, prefs), expiry, push]
             .into_iter()
             .flatten()
             .min_by_key(Clock::at)
@@ -177,7 +240,10 @@ impl Desk {
             Input::Events { batch, focus } => {
                 self.popups
                     .set_focus(focus.iter().map(|(record, focus)| (record, *focus)));
-                self.on_events(&batch, now, prefs)
+                self.listed |= batch.iter().any(|e| matches!(e, Event::Snapshot { .. }));
+                let mut out = self.on_events(&batch, now, prefs);
+                out.extend(self.push_events(now, &batch));
+                out
             }
             Input::Tick => shows(&self.requests, self.popups.flush(now, prefs)),
             Input::Ask {
@@ -198,20 +264,8 @@ impl Desk {
                 None => Vec::new(),
             },
             Input::Action { key, action, token } => self.act(key, action, token),
-            Input::Card { session, reply } => self.card(&session, reply),
-            Input::Delivered { notice, delivery } => {
-                let marks = self.popups.delivered(&notice, delivery);
-                let mut out = Vec::new();
-                if marks {
-                    out.push(Effect::Redraw);
-                }
-                // Not shown: tried again at the next deadline or server change; a popup
-                // that showed a session again may have moved a deadline.
-                if delivery != Delivery::Shown || marks {
-                    out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
-                }
-                out
-            }
+            Input::Answer(answer) => self.answered(answer),
+            Input::Delivered { notice, delivery } => self.delivered(&notice, delivery, now, prefs),
             Input::Pause(pause) => {
                 match pause {
                     Some(pause) => self.popups.pause(pause, now),
@@ -239,9 +293,34 @@ impl Desk {
                 self.popups.set_server(server);
                 shows(&self.requests, self.popups.flush(now, prefs))
             }
+            Input::Pushes(setting) => self.set_pushes(setting, now),
+            Input::Presence(presence) => self.presence(presence, now),
+            Input::Pushed { id, sessions, ok } => self.pushed(id, &sessions, ok, now),
         });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
+        }
+        out.extend(self.push(now));
+        out
+    }
+
+    /// How a `Show` went.
+    fn delivered(
+        &mut self,
+        notice: &Notice,
+        delivery: Delivery,
+        now: Clock,
+        prefs: &Preferences,
+    ) -> Vec<Effect> {
+        let marks = self.popups.delivered(notice, delivery);
+        let mut out = Vec::new();
+        if marks {
+            out.push(Effect::Redraw);
+        }
+        // Not shown: tried again at the next deadline or server change; a popup
+        // that showed a session again may have moved a deadline.
+        if delivery != Delivery::Shown || marks {
+            out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
         }
         out
     }
@@ -353,55 +432,21 @@ impl Desk {
         out
     }
 
-    /// A popup's `action` on `key`: a reply to the session's open request (checked
-    /// against what it asks), the window, an expiry, or a click that goes somewhere.
+    /// A popup's `action` on `key` that answers nothing: the window, an expiry, or a click
+    /// that goes somewhere.
     fn act(&mut self, key: NoticeKey, action: String, token: Option<String>) -> Vec<Effect> {
         let NoticeKey::Session(named) = key else {
             return vec![Effect::Window(None)];
         };
-        let session = || SessionKey::parse(&named).unwrap_or_else(|| SessionKey::local(&named));
+        let session = || session_key(&named);
         // Going to a Codex agent's terminal hands it its prompt back: while the hook waits,
         // that terminal shows nothing to answer.
         let codex = self
             .requests
             .request(&named)
             .is_some_and(|request| request.client == Client::Codex);
-        if codex && [notice::IN_TERMINAL, notice::DEFAULT, notice::OPEN].contains(&action.as_str())
-        {
-            let mut out = Vec::new();
-            if let Some(hook) = self.requests.withdraw(&named) {
-                out.extend([
-                    Effect::Note(format!(
-                        "PERMISSION to the terminal session={named}: Codex asks there now"
-                    )),
-                    Effect::Hook(hook, ToHook::Withdrawn),
-                    Effect::Close(NoticeKey::Session(named.clone())),
-                    Effect::Redraw,
-                ]);
-            }
-            out.push(Effect::Go {
-                key: session(),
-                action: notice::DEFAULT.to_string(),
-                token,
-            });
-            return out;
-        }
-        if notice::is_reply(&action) {
-            let reply = self
-                .requests
-                .request(&named)
-                .and_then(|request| notice::reply(&action, &request));
-            return match reply {
-                Some(reply) => match self.answer(&named, reply, "the popup") {
-                    Ok(out) => out,
-                    Err(why) => vec![Effect::Note(format!(
-                        "IGNORED {action} session={named}: {why}"
-                    ))],
-                },
-                None => vec![Effect::Note(format!(
-                    "IGNORED {action} session={named}: no request open"
-                ))],
-            };
+        if codex && [notice::DEFAULT, notice::OPEN].contains(&action.as_str()) {
+            return self.hand_back(&named, token);
         }
         match action.as_str() {
             notice::ANSWER => vec![Effect::Window(Some(session()))],
@@ -420,33 +465,75 @@ impl Desk {
         }
     }
 
-    /// The window's reply to the session's open request, in the card's terms (options by
-    /// number): sent when it answers what was asked, else why not.
-    fn card(&mut self, key: &str, reply: FromWindow) -> Vec<Effect> {
-        let reply = self
-            .requests
-            .request(key)
-            .ok_or(NotTaken::NoneOpen)
-            .and_then(|request| {
-                reply.reply(&request).ok_or(NotTaken::Refused(
-                    lf_tray_core::permission::Refused::NotForThis(
-                        "That option is not one the agent offered.",
-                    ),
-                ))
-            });
+    /// The person's answer to the session's open request: sent when it answers what was
+    /// asked, else why not (to the window, which shows it; a popup's is only logged).
+    fn answered(&mut self, answer: Answer) -> Vec<Effect> {
+        let key = answer.request.clone();
+        let popup = matches!(answer.from, answer::From::Popup { .. });
+        let token = match &answer.from {
+            answer::From::Popup { token } => token.clone(),
+            answer::From::Window => None,
+        };
+        let reply = match self.requests.request(&key).map(|r| answer.reply(&r)) {
+            None if answer.choice == answer::IN_TERMINAL => {
+                // Nothing left to hand back: the click still goes where it says.
+                return vec![Effect::Go {
+                    key: session_key(&key),
+                    action: answer.choice,
+                    token,
+                }];
+            }
+            None => Err(NotTaken::NoneOpen),
+            Some(Err(Unsent::ToTerminal)) => return self.hand_back(&key, token),
+            Some(Err(Unsent::NotOffered)) => Err(NotTaken::Refused(Refused::NotForThis(
+                "That option is not one the agent offered.",
+            ))),
+            Some(Ok(reply)) => Ok(reply),
+        };
         let word = reply.as_ref().ok().map(|reply| reply.word());
-        match reply.and_then(|reply| self.answer(key, reply, "the window")) {
-            Ok(mut out) => {
+        let from = if popup { "the popup" } else { "the window" };
+        match (
+            reply.and_then(|reply| self.answer(&key, reply, from)),
+            popup,
+        ) {
+            (Ok(out), true) => out,
+            (Ok(mut out), false) => {
                 out.push(Effect::Carded(Ok(word.unwrap_or("answer"))));
                 out
             }
-            Err(why) => vec![
+            (Err(why), true) => vec![Effect::Note(format!(
+                "IGNORED {} session={key}: {why}",
+                answer.choice
+            ))],
+            (Err(why), false) => vec![
                 Effect::Note(format!(
                     "PERMISSION from the window session={key}: not sent: {why}"
                 )),
                 Effect::Carded(Err(why)),
             ],
         }
+    }
+
+    /// The session's request goes back to its agent's terminal (Codex's, which shows its
+    /// own prompt once the hook ends), and the person goes there.
+    fn hand_back(&mut self, key: &str, token: Option<String>) -> Vec<Effect> {
+        let mut out = Vec::new();
+        if let Some(hook) = self.requests.withdraw(key) {
+            out.extend([
+                Effect::Note(format!(
+                    "PERMISSION to the terminal session={key}: Codex asks there now"
+                )),
+                Effect::Hook(hook, ToHook::Withdrawn),
+                Effect::Close(NoticeKey::Session(key.to_string())),
+                Effect::Redraw,
+            ]);
+        }
+        out.push(Effect::Go {
+            key: session_key(key),
+            action: notice::DEFAULT.to_string(),
+            token,
+        });
+        out
     }
 
     /// Send `reply` to the session's open request when it answers what was asked: the
@@ -479,6 +566,10 @@ fn shows(requests: &Requests, effects: Vec<policy::Effect>) -> Vec<Effect> {
         .collect()
 }
 
+fn session_key(token: &str) -> SessionKey {
+    SessionKey::parse(token).unwrap_or_else(|| SessionKey::local(token))
+}
+
 /// The session of an event after which lf no longer says its agent waits.
 fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
     match event {
@@ -495,6 +586,7 @@ fn no_longer_waits(event: &Event) -> Option<&SessionRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::Given;
     use crate::fixtures::record_d;
     use crate::window::Picked;
     use lf_tray_core::State;
@@ -566,11 +658,7 @@ mod tests {
     }
 
     fn click(desk: &mut Desk, action: &str) -> Vec<Effect> {
-        let input = Input::Action {
-            key: NoticeKey::Session("S1".into()),
-            action: action.into(),
-            token: None,
-        };
+        let input = Input::popup(NoticeKey::Session("S1".into()), action, None);
         desk.step(now(), &PREFS, input)
     }
 
@@ -634,7 +722,7 @@ mod tests {
         let dismissed = ask(&mut desk, 6, bash(), Focus::Elsewhere);
         assert!(refused(&dismissed, 6).contains("dismissed"));
         // The one taken is still the open one: none of the refused replaced it.
-        assert!(told(&click(&mut desk, notice::ALLOW), 1) == [ToHook::Answer(Reply::Allow)]);
+        assert!(told(&click(&mut desk, answer::ALLOW), 1) == [ToHook::Answer(Reply::Allow)]);
     }
 
     #[test]
@@ -642,10 +730,10 @@ mod tests {
         let mut desk = Desk::default();
         ask(&mut desk, 1, question(), Focus::Elsewhere);
         // A bare Allow is no answer to a question: nothing is sent, the request stays.
-        let bare = click(&mut desk, notice::ALLOW);
+        let bare = click(&mut desk, answer::ALLOW);
         assert!(told(&bare, 1).is_empty());
         assert!(notes(&bare)[0].starts_with("IGNORED allow session=S1"));
-        let chosen = click(&mut desk, notice::CHOICES[1]);
+        let chosen = click(&mut desk, answer::OPTIONS[1]);
         let answer = Reply::Answers {
             answers: vec![lf_tray_core::permission::Answer::chose("internal")],
         };
@@ -653,7 +741,7 @@ mod tests {
         assert!(chosen.contains(&Effect::Close(NoticeKey::Session("S1".into()))));
         assert!(view(&desk).request("S1").is_none());
         // The second click of a double click finds nothing to answer.
-        assert!(told(&click(&mut desk, notice::CHOICES[1]), 1).is_empty());
+        assert!(told(&click(&mut desk, answer::OPTIONS[1]), 1).is_empty());
         let session = SessionKey::local("S1");
         assert_eq!(
             click(&mut desk, notice::ANSWER),
@@ -707,7 +795,7 @@ mod tests {
         assert!(desk
             .step(now(), &PREFS, Input::HookEnded(HookId(2)))
             .is_empty());
-        assert!(told(&click(&mut desk, notice::CHOICES[0]), 2).is_empty());
+        assert!(told(&click(&mut desk, answer::OPTIONS[0]), 2).is_empty());
     }
 
     fn codex() -> Request {
@@ -733,9 +821,9 @@ mod tests {
             keys,
             [
                 notice::DEFAULT,
-                notice::ALLOW,
-                notice::DENY,
-                notice::IN_TERMINAL
+                answer::ALLOW,
+                answer::DENY,
+                answer::IN_TERMINAL
             ]
         );
         assert_eq!(told(&asked, 1), [ToHook::Taken]);
@@ -760,7 +848,7 @@ mod tests {
         // Answered in time: Allow, as for Claude; Claude's requests have no time limit.
         ask(&mut desk, 3, codex(), Focus::Elsewhere);
         assert_eq!(
-            told(&click(&mut desk, notice::ALLOW), 3),
+            told(&click(&mut desk, answer::ALLOW), 3),
             [ToHook::Answer(Reply::Allow)]
         );
         ask(&mut desk, 4, bash(), Focus::Elsewhere);
@@ -781,18 +869,27 @@ mod tests {
     fn the_window_answers_by_option_number_and_a_wrong_number_sends_nothing() {
         let mut desk = Desk::default();
         ask(&mut desk, 1, question(), Focus::Elsewhere);
-        let mut card = |reply: FromWindow| {
-            let input = Input::Card {
-                session: "S1".into(),
-                reply,
-            };
+        let mut card = |(choice, given): (&str, Given)| {
+            let input = Input::Answer(Answer {
+                request: "S1".into(),
+                choice: choice.into(),
+                given,
+                from: answer::From::Window,
+            });
             desk.step(now(), &PREFS, input)
         };
-        let picked = |n: usize| FromWindow::Answers {
-            answers: vec![Picked {
+        let picked = |n: usize| {
+            let answers = vec![Picked {
                 chosen: vec![n],
                 own: String::new(),
-            }],
+            }];
+            (
+                answer::SEND,
+                Given {
+                    answers,
+                    text: None,
+                },
+            )
         };
         let carded = |effects: &[Effect]| {
             effects.iter().find_map(|e| match e {
@@ -800,7 +897,7 @@ mod tests {
                 _ => None,
             })
         };
-        for wrong in [picked(7), FromWindow::Allow] {
+        for wrong in [picked(7), (answer::ALLOW, Given::default())] {
             let effects = card(wrong);
             assert!(matches!(carded(&effects), Some(Err(NotTaken::Refused(_)))));
             assert!(told(&effects, 1).is_empty());

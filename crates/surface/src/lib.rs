@@ -10,6 +10,7 @@
 //! mean. The shell delivers popups over D-Bus and draws the tray and the window;
 //! everything it decides about them is here, tested without a display.
 
+pub mod answer;
 pub mod board;
 pub mod buttons;
 pub mod desk;

@@ -4,9 +4,12 @@
 
 use std::time::Duration;
 
-use lf_tray_core::permission::{Client, Prompt, Question, Reply, Request};
+use std::borrow::Cow;
+
+use lf_tray_core::permission::{Client, Prompt, Question, Request};
 use lf_tray_core::{Kind, Presents, SessionRecord};
 
+use crate::answer::{self, Sends};
 use crate::board;
 
 /// What the app hears about the notification server: whether popups can be shown (a server
@@ -158,35 +161,9 @@ pub const DEFAULT: &str = "default";
 pub const OPEN: &str = "open";
 pub const REVIEW: &str = "review";
 pub const DISMISS: &str = "dismiss";
-/// An agent's permission request, answered from the popup (see [`permission`]).
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
-/// Allow, with Claude's own suggested rule, so it asks no more.
-pub const ALWAYS: &str = "always";
 /// Opens the window at the session's request: a question the popup cannot offer whole, or
 /// a plan to read.
 pub const ANSWER: &str = "answer";
-/// A Codex request's third button: no decision from the popup, and the click goes to the
-/// terminal, whose prompt shows once the hook has ended.
-pub const IN_TERMINAL: &str = "in-terminal";
-pub const APPROVE_PLAN: &str = "approve-plan";
-pub const KEEP_PLANNING: &str = "keep-planning";
-/// A single-select question's options, one action each, in the order asked (Claude asks
-/// two to four; the core reads at most twelve).
-pub const CHOICES: [&str; 12] = [
-    "choice-1",
-    "choice-2",
-    "choice-3",
-    "choice-4",
-    "choice-5",
-    "choice-6",
-    "choice-7",
-    "choice-8",
-    "choice-9",
-    "choice-10",
-    "choice-11",
-    "choice-12",
-];
 /// Not a button: what the platform module reports when the server took a session's popup
 /// down by itself (it expired) while the person had not acted on it.
 pub const EXPIRED: &str = "expired";
@@ -201,7 +178,7 @@ pub struct Notice {
     pub body: String,
     /// `(key, label)` pairs.
     pub actions: Vec<(&'static str, &'static str)>,
-    /// A single question's options (`CHOICES` keys, their labels as asked), offered as
+    /// A single question's options (`answer::OPTIONS` keys, their labels as asked), offered as
     /// buttons in place of [`ANSWER`] where the server draws them all ([`buttons`]).
     pub choices: Vec<(&'static str, String)>,
     /// The popup this one takes the place of, when it has a key of its own: a burst
@@ -363,8 +340,8 @@ pub fn stopped(record: &SessionRecord) -> Notice {
 /// popup: a tool to run (`tool`), questions (`questions`) or a plan (`plan`).
 pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
     match request.prompt() {
-        Ok(Prompt::Questions(asked)) => questions(record, &asked),
-        Ok(Prompt::Plan(text)) => plan(record, &text),
+        Ok(Prompt::Questions(asked)) => questions(record, request, &asked),
+        Ok(Prompt::Plan(text)) => plan(record, request, &text),
         Ok(Prompt::Tool { always }) => tool(record, request, always.as_ref()),
         // Never registered (the hook and the tray leave it to the terminal); worded as a
         // tool all the same, whose Allow the core would refuse.
@@ -400,16 +377,14 @@ fn tool(
         "{tool}: {}",
         cap(&visible(&runs(request)), MAX_COMMAND)
     ))];
-    let mut actions = vec![(DEFAULT, "Open"), (ALLOW, "Allow")];
     if let Some(always) = always {
         lines.push(escape(&cap(&visible(&always.sentence()), MAX_COMMAND)));
-        actions.push((ALWAYS, "Always allow"));
     }
-    match request.client {
-        Client::Claude => actions.extend([(DENY, "Deny"), (OPEN, "Open")]),
-        // Codex shows its own prompt only once the hook gives up: going there is an answer
-        // of its own.
-        Client::Codex => actions.extend([(DENY, "Deny"), (IN_TERMINAL, "Answer in the terminal")]),
+    let mut actions = vec![(DEFAULT, "Open")];
+    actions.extend(offered(request));
+    // Codex's own choice goes to its terminal already.
+    if request.client == Client::Claude {
+        actions.push((OPEN, "Open"));
     }
     lines.extend(about(record));
     Notice {
@@ -423,7 +398,7 @@ fn tool(
 /// offers its options as buttons where the server draws them all, else **Answer…**, which
 /// opens the window at the question ([`buttons`]); several questions or a multi-select one
 /// are answered there.
-fn questions(record: &SessionRecord, asked: &[Question]) -> Notice {
+fn questions(record: &SessionRecord, request: &Request, asked: &[Question]) -> Notice {
     let who = record.provider().unwrap_or("Agent");
     let summary = one_line(&format!("{who} asks · {}", title(record)), MAX_SUMMARY);
     let mut lines = Vec::new();
@@ -443,14 +418,11 @@ fn questions(record: &SessionRecord, asked: &[Question]) -> Notice {
         }
     }
     lines.extend(record.work().map(|w| escape(&one_line(&w, MAX_TITLE))));
-    let choices = match asked {
-        [one] if !one.multi && !one.options.is_empty() => CHOICES
-            .iter()
-            .zip(&one.options)
-            .map(|(key, option)| (*key, button_label(&option.label)))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let choices = answer::choices(request)
+        .into_iter()
+        .filter(|c| matches!(c.sends, Sends::Option(_)))
+        .map(|c| (c.id, button_label(&c.label)))
+        .collect();
     Notice {
         actions: vec![(DEFAULT, "Open"), (ANSWER, "Answer…"), (OPEN, "Open")],
         choices,
@@ -474,7 +446,7 @@ const PLAN_LINES: usize = 6;
 /// A plan: `claude has a plan · <title>`; the body its first lines, **Approve plan**,
 /// **Keep planning** and **Read the plan…** (the window, with the whole plan and a box for
 /// what to change).
-fn plan(record: &SessionRecord, text: &str) -> Notice {
+fn plan(record: &SessionRecord, request: &Request, text: &str) -> Notice {
     let who = record.provider().unwrap_or("Agent");
     let summary = one_line(
         &format!("{who} has a plan · {}", title(record)),
@@ -492,53 +464,25 @@ fn plan(record: &SessionRecord, text: &str) -> Notice {
         lines.push("…".into());
     }
     lines.extend(about(record));
+    let mut actions = vec![(DEFAULT, "Open")];
+    actions.extend(offered(request));
+    actions.extend([(ANSWER, "Read the plan…"), (OPEN, "Open")]);
     Notice {
-        actions: vec![
-            (DEFAULT, "Open"),
-            (APPROVE_PLAN, "Approve plan"),
-            (KEEP_PLANNING, "Keep planning"),
-            (ANSWER, "Read the plan…"),
-            (OPEN, "Open"),
-        ],
+        actions,
         ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
     }
 }
 
-/// Whether a popup's action key answers a request (rather than going somewhere).
-pub fn is_reply(action: &str) -> bool {
-    [ALLOW, DENY, ALWAYS, APPROVE_PLAN, KEEP_PLANNING].contains(&action)
-        || CHOICES.contains(&action)
-}
-
-/// The reply a popup button gives to the request, if it is one of its answers: the core
-/// checks it against what was asked before anything is sent.
-pub fn reply(action: &str, request: &Request) -> Option<Reply> {
-    match action {
-        ALLOW => Some(Reply::Allow),
-        DENY => Some(Reply::Deny),
-        ALWAYS => Some(Reply::AlwaysAllow),
-        APPROVE_PLAN => Some(Reply::ApprovePlan { plan: None }),
-        KEEP_PLANNING => Some(Reply::KeepPlanning {
-            message: String::new(),
-        }),
-        key => {
-            let n = CHOICES.iter().position(|c| *c == key)?;
-            let Ok(Prompt::Questions(asked)) = request.prompt() else {
-                return None;
-            };
-            // Options are buttons only for one single-select question.
-            let [one] = asked.as_slice() else {
-                return None;
-            };
-            if one.multi {
-                return None;
-            }
-            let label = &one.options.get(n)?.label;
-            Some(Reply::Answers {
-                answers: vec![lf_tray_core::permission::Answer::chose(label)],
-            })
-        }
-    }
+/// The request's choices a popup's button can carry whole, in the tray's words (a
+/// question's options are offered apart, as [`Notice::choices`]).
+fn offered(request: &Request) -> impl Iterator<Item = (&'static str, &'static str)> {
+    answer::choices(request)
+        .into_iter()
+        .filter(|c| c.sends.whole() && !matches!(c.sends, Sends::Option(_)))
+        .filter_map(|c| match c.label {
+            Cow::Borrowed(label) => Some((c.id, label)),
+            Cow::Owned(_) => None,
+        })
 }
 
 /// Servers that offer every action a popup has: dunst and mako list them in a menu of
@@ -858,8 +802,21 @@ pub fn gnome_focus_setup() -> Notice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::{ALLOW, ALWAYS, APPROVE_PLAN, DENY, KEEP_PLANNING, OPTIONS as CHOICES};
     use crate::fixtures::{record, record_d};
+    use lf_tray_core::permission::Reply;
     use lf_tray_core::State;
+
+    /// The reply a popup's button gives, as the desk makes it.
+    fn reply(choice: &str, request: &Request) -> Option<Reply> {
+        let answer = crate::answer::Answer {
+            request: "S1".into(),
+            choice: choice.into(),
+            given: Default::default(),
+            from: crate::answer::From::Popup { token: None },
+        };
+        answer.reply(request).ok()
+    }
 
     fn request(tool: &str, input: serde_json::Value) -> Request {
         Request {
@@ -913,21 +870,21 @@ mod tests {
             ]
         );
         // A popup button's reply is the option's label as asked.
-        let reply = super::reply(CHOICES[1], &one_question(2, false)).unwrap();
+        let chosen = reply(CHOICES[1], &one_question(2, false)).unwrap();
         assert_eq!(
-            reply,
+            chosen,
             Reply::Answers {
                 answers: vec![lf_tray_core::permission::Answer::chose("<b>opt2</b>")]
             }
         );
-        assert_eq!(super::reply(CHOICES[2], &one_question(2, false)), None);
+        assert_eq!(reply(CHOICES[2], &one_question(2, false)), None);
         // Several answers are given in the window.
         let multi = permission(&asking(), &one_question(3, true));
         assert!(multi.choices.is_empty());
         assert!(multi
             .body
             .starts_with("Registry: Which registry?␊Really? (pick any)"));
-        assert_eq!(super::reply(CHOICES[0], &one_question(3, true)), None);
+        assert_eq!(reply(CHOICES[0], &one_question(3, true)), None);
     }
 
     #[test]
@@ -1019,7 +976,7 @@ mod tests {
             .map(|(k, _)| k)
             .collect();
         assert_eq!(on_gnome, [DEFAULT, ALLOW, ALWAYS, DENY]);
-        assert_eq!(super::reply(ALWAYS, &bash), Some(Reply::AlwaysAllow));
+        assert_eq!(reply(ALWAYS, &bash), Some(Reply::AlwaysAllow));
 
         let plan = request(
             "ExitPlanMode",

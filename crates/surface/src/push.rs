@@ -100,13 +100,13 @@ pub struct Message {
 
 /// Which transition of each waiting session was pushed: kept across restarts so a
 /// transition is pushed at most once. Holds only sessions that wait now.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Pushed {
     file: File,
     dirty: bool,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct File {
     version: u32,
     #[serde(default)]
@@ -260,6 +260,11 @@ impl Pushes {
 
     pub fn presence(&self) -> Presence {
         self.presence
+    }
+
+    /// The sessions that wait now, by key.
+    pub fn waiting(&self) -> impl Iterator<Item = &String> {
+        self.waiting.keys()
     }
 
     /// The sessions the person dismissed now (the popups' memory says which, until each

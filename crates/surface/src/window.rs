@@ -5,7 +5,7 @@
 //! kinds) is decided here, and the page reads these fields as they are.
 
 use lf_tray_core::history::{self, Entry};
-use lf_tray_core::permission::{Answer, Prompt, Reply, Request};
+use lf_tray_core::permission::{Prompt, Request};
 use lf_tray_core::{Presents, SessionRecord, State};
 use serde::Serialize;
 
@@ -107,6 +107,8 @@ pub struct SessionView {
     /// An agent's request open for an answer from here ([`RequestView`]): its card shows
     /// while it is there.
     pub request: Option<RequestView>,
+    /// The card's buttons for that request: each one's id (sent back as it is) and label.
+    pub choices: Vec<ChoiceButton>,
     pub buttons: Vec<Button>,
     /// What Enter on the row runs; `None`: the row opens to show its fields or reasons.
     pub primary: Option<Action>,
@@ -119,7 +121,8 @@ pub struct SessionView {
 
 /// What an agent's open request asks, as the window's card draws it. All of it is untrusted
 /// text with every hidden character made visible (the page sets it as text); the page
-/// answers by option numbers ([`FromWindow`]), never by echoing a label back.
+/// answers by a choice's id and option numbers ([`crate::answer::Given`]), never by
+/// echoing a label back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RequestView {
@@ -133,6 +136,48 @@ pub enum RequestView {
     /// A plan, whole and editable: Approve plan (as shown, or as the person edited it),
     /// or Keep planning with what to change.
     Plan { plan: String },
+}
+
+/// A choice of the request as the card offers it ([`crate::answer::choices`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChoiceButton {
+    pub id: &'static str,
+    pub label: String,
+    /// The card's field it carries with it, if any.
+    pub fills: Option<Fills>,
+}
+
+/// A field of the card a choice sends ([`crate::answer::Given`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fills {
+    /// Each question's options ticked and the person's own words (`answers`).
+    Answers,
+    /// The plan as the card holds it (`text`).
+    Plan,
+    /// What to change (`text`).
+    Message,
+}
+
+impl ChoiceButton {
+    /// The choices the card offers for `request`.
+    pub fn of(request: &Request) -> Vec<ChoiceButton> {
+        use crate::answer::Sends;
+        crate::answer::choices(request)
+            .into_iter()
+            .filter(|c| c.sends.on_card())
+            .map(|c| ChoiceButton {
+                id: c.id,
+                label: crate::notice::visible(&c.label),
+                fills: match c.sends {
+                    Sends::Answers => Some(Fills::Answers),
+                    Sends::ApprovePlan => Some(Fills::Plan),
+                    Sends::KeepPlanning => Some(Fills::Message),
+                    _ => None,
+                },
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -192,32 +237,11 @@ impl RequestView {
 
 /// A plan as the card shows it: its lines kept, for a plan is read as written; only its
 /// hidden characters show.
-fn plan_as_shown(plan: &str) -> String {
+pub(crate) fn plan_as_shown(plan: &str) -> String {
     plan.lines()
         .map(crate::notice::visible)
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The window's reply to a request, by what the card shows: options by their number.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
-pub enum FromWindow {
-    Allow,
-    Deny,
-    AlwaysAllow,
-    Answers {
-        answers: Vec<Picked>,
-    },
-    /// The plan's text as the card holds it when Approve plan is pressed.
-    ApprovePlan {
-        #[serde(default)]
-        plan: Option<String>,
-    },
-    KeepPlanning {
-        #[serde(default)]
-        message: String,
-    },
 }
 
 /// One question's answer on the card: the options ticked, by number, and the person's
@@ -228,50 +252,6 @@ pub struct Picked {
     pub chosen: Vec<usize>,
     #[serde(default)]
     pub own: String,
-}
-
-impl FromWindow {
-    /// The reply in the request's own terms (labels as asked); `None` where a number names
-    /// no option. Whether it answers the request whole is the core's to say.
-    pub fn reply(self, request: &Request) -> Option<Reply> {
-        Some(match self {
-            FromWindow::Allow => Reply::Allow,
-            FromWindow::Deny => Reply::Deny,
-            FromWindow::AlwaysAllow => Reply::AlwaysAllow,
-            // The plan as shown is the plan as asked: only a changed text is an edit.
-            FromWindow::ApprovePlan { plan } => {
-                let shown = match request.prompt() {
-                    Ok(Prompt::Plan(asked)) => Some(plan_as_shown(&asked)),
-                    _ => None,
-                };
-                Reply::ApprovePlan {
-                    plan: plan.filter(|text| Some(text) != shown.as_ref()),
-                }
-            }
-            FromWindow::KeepPlanning { message } => Reply::KeepPlanning { message },
-            FromWindow::Answers { answers } => {
-                let Ok(Prompt::Questions(asked)) = request.prompt() else {
-                    return None;
-                };
-                let answers = answers
-                    .into_iter()
-                    .zip(asked.iter().map(Some).chain(std::iter::repeat(None)))
-                    .map(|(picked, q)| {
-                        let options = &q?.options;
-                        Some(Answer {
-                            chosen: picked
-                                .chosen
-                                .iter()
-                                .map(|&n| options.get(n).map(|o| o.label.clone()))
-                                .collect::<Option<_>>()?,
-                            own: picked.own,
-                        })
-                    })
-                    .collect::<Option<_>>()?;
-                Reply::Answers { answers }
-            }
-        })
-    }
 }
 
 /// Everything the window shows, sent whole on every change.
@@ -407,6 +387,7 @@ pub fn views(
                 question: board::question(record),
                 ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
                 request: desk.request(&key).map(RequestView::of),
+                choices: desk.request(&key).map(ChoiceButton::of).unwrap_or_default(),
                 buttons,
                 primary,
                 runs_in,
@@ -486,6 +467,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{blocked, record_d, record_e, with_agent};
+    use lf_tray_core::permission::Reply;
 
     const PAGE: &str = include_str!("../../../ui/app.js");
     const STYLE: &str = include_str!("../../../ui/style.css");
@@ -502,21 +484,22 @@ mod tests {
         let RequestView::Plan { plan: shown } = RequestView::of(&request) else {
             panic!("not a plan card")
         };
+        // As the card sends it: the choice's id, and what the person gave.
         let sent = |json: serde_json::Value| {
-            serde_json::from_value::<FromWindow>(json)
-                .unwrap()
-                .reply(&request)
-                .unwrap()
+            let answer = crate::answer::Answer {
+                request: "S1".into(),
+                choice: crate::answer::APPROVE_PLAN.into(),
+                given: serde_json::from_value(json).unwrap(),
+                from: crate::answer::From::Window,
+            };
+            answer.reply(&request).unwrap()
         };
         let as_asked = Reply::ApprovePlan { plan: None };
-        assert_eq!(sent(serde_json::json!({"reply": "approve_plan"})), as_asked);
-        assert_eq!(
-            sent(serde_json::json!({"reply": "approve_plan", "plan": shown})),
-            as_asked
-        );
+        assert_eq!(sent(serde_json::json!({})), as_asked);
+        assert_eq!(sent(serde_json::json!({"text": shown})), as_asked);
         let edited = format!("0. Tag\n{shown}");
         assert_eq!(
-            sent(serde_json::json!({"reply": "approve_plan", "plan": edited})),
+            sent(serde_json::json!({"text": edited})),
             Reply::ApprovePlan {
                 plan: Some(edited.clone())
             }
@@ -816,6 +799,59 @@ mod tests {
                 !PAGE.contains(copy),
                 "ui/app.js keeps its own copy of {copy}"
             );
+        }
+    }
+
+    /// The card's buttons are the request's choices as Rust made them: the page keeps no
+    /// label or reply word of its own, and sends back the fields Rust reads.
+    #[test]
+    fn the_card_draws_the_choices_it_is_given_and_sends_what_rust_reads() {
+        for copy in [
+            "'Allow'",
+            "'Deny'",
+            "'Always allow'",
+            "'Approve plan'",
+            "'Keep planning'",
+            "'Send'",
+            "always_allow",
+            "approve_plan",
+            "keep_planning",
+            "reply:",
+        ] {
+            assert!(
+                !PAGE.contains(copy),
+                "ui/app.js keeps its own copy of {copy}"
+            );
+        }
+        let bash: Request = serde_json::from_value(serde_json::json!({
+            "tool_name": "Bash", "tool_input": {"command": "ls"},
+        }))
+        .unwrap();
+        let view = serde_json::to_value(ChoiceButton::of(&bash)).unwrap();
+        for field in view[0].as_object().unwrap().keys() {
+            assert!(
+                PAGE.contains(&format!("c.{field}")),
+                "ui/app.js never reads {field}"
+            );
+        }
+        // What the page sends: the command's arguments, and `Given`'s fields.
+        let given: crate::answer::Given =
+            serde_json::from_value(serde_json::json!({"answers": [], "text": "x"})).unwrap();
+        assert_eq!(given.text.as_deref(), Some("x"));
+        for sent in [
+            "invoke('answer_request', { id, choice, given })",
+            "session.choices",
+            "{ answers: state.picks",
+            "{ text: state.plan }",
+            "{ text: state.message }",
+        ] {
+            assert!(PAGE.contains(sent), "ui/app.js does not send `{sent}`");
+        }
+        // Every field a choice may carry is one the page fills.
+        for fills in [Fills::Answers, Fills::Plan, Fills::Message] {
+            let word = serde_json::to_value(fills).unwrap();
+            let read = format!("c.fills === '{}'", word.as_str().unwrap());
+            assert!(PAGE.contains(&read), "ui/app.js does not fill {word}");
         }
     }
 

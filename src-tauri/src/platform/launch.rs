@@ -66,7 +66,7 @@ pub fn open<R: Runtime>(
                 terminal_id.as_deref().unwrap_or("-")
             );
             if let Some(id) = terminal_id {
-                shell.terminals.remember(id, &opened, &record.id);
+                shell.desktop.terminals.remember(id, &opened, &record.id);
             }
             shell.tell(Input::ClickReached);
             Ok(opened.terminal)

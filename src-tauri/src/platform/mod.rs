@@ -15,6 +15,7 @@ pub(crate) mod focus;
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 #[path = "focus_elsewhere.rs"]
 pub(crate) mod focus;
+pub(crate) mod go;
 pub(crate) mod launch;
 pub(crate) mod notification;
 pub(crate) mod page;
@@ -39,7 +40,6 @@ use crate::shell::Shell;
 pub(crate) fn redraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
     let popups = shell.view().tray(&sessions);
-    shell.push.dismissed(&popups.dismissed);
     tray::refresh(app, sessions, popups);
     window::publish(app, shell);
 }

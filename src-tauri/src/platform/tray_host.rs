@@ -85,7 +85,7 @@ pub(crate) async fn follow_host<R: Runtime>(
         let now = *host.borrow_and_update();
         if now.is_some() && now != known {
             known = now;
-            *lock(&shell.tray_host.host) = now;
+            *lock(&shell.desktop.tray_host.host) = now;
             if now == Some(true) {
                 tracing::info!("TRAY_HOST present");
                 decided = true;
@@ -108,7 +108,7 @@ pub(crate) async fn follow_host<R: Runtime>(
             changed = host.changed() => if changed.is_err() { break },
             () = tokio::time::sleep_until(deadline), if !decided => {
                 decided = true;
-                if known != Some(true) && !shell.quitting.load(Ordering::SeqCst) {
+                if known != Some(true) && !shell.desktop.quitting.load(Ordering::SeqCst) {
                     tell_no_tray(&shell, started).await;
                 }
             }
@@ -242,14 +242,14 @@ async fn tell_no_tray(shell: &Shell, started: Instant) {
         "NO_TRAY popup for login {login_name} after {} ms",
         started.elapsed().as_millis()
     );
-    *lock(&shell.tray_host.login) = login;
+    *lock(&shell.desktop.tray_host.login) = login;
     shell.tell(Input::NoTray(notice));
 }
 
 /// The no-tray popup reached the server: this login was told, and is not told again.
 #[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) fn no_tray_told(shell: &Shell) {
-    let login = lock(&shell.tray_host.login).take();
+    let login = lock(&shell.desktop.tray_host.login).take();
     tracing::info!(
         "NO_TRAY popup shown login={}",
         login.as_deref().unwrap_or("unknown")

@@ -52,7 +52,7 @@ pub async fn act<R: Runtime>(
     })?;
     let kind = match action {
         Action::GoToTerminal => {
-            crate::click::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
+            crate::platform::go::go(&app, &shell, &record.key(), Click::GoToTerminal, None);
             return Ok(String::new());
         }
         Action::Lf(kind) => kind,
@@ -72,19 +72,26 @@ pub async fn act<R: Runtime>(
     }
 }
 
-/// Answer an agent's open request from the window's card, as the popup's buttons do:
-/// Allow, Always allow or Deny a tool; a question's answers (options by number, and the
-/// person's own words); Approve plan or Keep planning with what to change. The first
-/// answer wins; one that does not answer what was asked is refused with why, and the
-/// request stays open.
+/// Answer an agent's open request from the window's card, as the popup's buttons do: the
+/// choice's id the card was given (`SessionView::choices`), with what the person filled in
+/// (a question's answers, options by number, and their own words; the plan as edited, or
+/// what to change). The first answer wins; one that does not answer what was asked is
+/// refused with why, and the request stays open.
 #[tauri::command]
 pub async fn answer_request(
     shell: State<'_, Arc<Shell>>,
     id: String,
-    reply: lf_tray_surface::window::FromWindow,
+    choice: String,
+    given: lf_tray_surface::answer::Given,
 ) -> Result<(), String> {
+    use lf_tray_surface::answer::{Answer, From};
     let (told, sent) = tokio::sync::oneshot::channel();
-    let card = lf_tray_surface::desk::Input::Card { session: id, reply };
+    let card = lf_tray_surface::desk::Input::Answer(Answer {
+        request: id,
+        choice,
+        given,
+        from: From::Window,
+    });
     shell.send(crate::shell::ToDesk::Card(card, told));
     match sent.await {
         Ok(sent) => sent.map(|_| ()).map_err(|why| why.to_string()),

@@ -33,7 +33,7 @@ pub fn board(shell: &Shell) -> Board {
         } else {
             Reach::Say
         };
-        let terminals = shell.terminals.now();
+        let terminals = shell.desktop.terminals.now();
         let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
         views(&desk, &sessions, reach, runs_in)
     };
