@@ -6,6 +6,7 @@
 //! The tables are the simulation's own (lf's schema moves every generation and no
 //! reader may rely on it); only the shapes the CLI projects from them follow lf.
 
+use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -782,6 +783,49 @@ impl Store {
             lf: None,
         })
         .map(drop)
+    }
+
+    /// Many Sessions' agents set at once, as [`Store::set_agent`] sets one, in one
+    /// transaction: a store of thousands of live sessions made in a second, not minutes.
+    /// Each Session gets its own lf Process id, however many name one pid.
+    pub fn set_agents(&mut self, agents: &[(&str, u32)]) -> Result<()> {
+        let mut starts = HashMap::new();
+        for (_, pid) in agents {
+            ensure!(*pid > 1, "an agent process pid must be greater than 1");
+            starts
+                .entry(*pid)
+                .or_insert_with(|| crate::process::process_start_time(*pid).ok());
+        }
+        self.write(&["sessions", "processes"], |tx| {
+            let mut insert = tx.prepare(
+                "INSERT INTO agent_processes (id, session_id, provider, pid, os_started_at,
+                     headless, started_at)
+                 SELECT ?1, ?2, coalesce(provider, ?5), ?3, ?4, 0, ?6 FROM sessions WHERE id = ?2",
+            )?;
+            let mut update = tx.prepare(
+                "UPDATE sessions SET provider_generation = provider_generation +
+                     (agent_pid IS NOT NULL AND agent_pid IS NOT ?2),
+                     agent_pid = ?2, agent_process_id = ?3
+                 WHERE id = ?1",
+            )?;
+            let at = now();
+            for (session, pid) in agents {
+                let agent_id = uuid::Uuid::new_v4().to_string();
+                let inserted = insert.execute(params![
+                    agent_id,
+                    session,
+                    pid,
+                    starts[pid],
+                    DEFAULT_PROVIDER,
+                    at
+                ])?;
+                if inserted == 0 {
+                    return Err(not_found(session));
+                }
+                update.execute(params![session, pid, agent_id])?;
+            }
+            Ok(())
+        })
     }
 
     /// An agent process started (or became known) for a Session: a new row with a new lf

@@ -56,39 +56,96 @@ fn clock_ticks_per_second() -> Option<i64> {
 /// often. Only those few pids are checked, never the process tree.
 const EXIT_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Returns when the process `pid` has exited. On Linux a pidfd becomes readable at exit,
-/// so waiting costs nothing while the agent runs.
+/// A descriptor that becomes readable when the process `pid` exits (a pidfd): `Ok(None)`
+/// if it already has. An error where this system has none (older kernels, other systems)
+/// or the process is out of descriptors (`EMFILE`).
 #[cfg(target_os = "linux")]
-pub async fn exited(pid: i32) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use tokio::io::unix::AsyncFd;
+pub(crate) fn pidfd(pid: i32) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    use std::os::fd::FromRawFd;
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
-        // It exited between the liveness check and now.
-        return;
+    if fd < 0 {
+        let error = std::io::Error::last_os_error();
+        return match error.raw_os_error() {
+            // It exited between the liveness check and now.
+            Some(libc::ESRCH) => Ok(None),
+            _ => Err(error),
+        };
     }
-    if fd >= 0 {
-        // SAFETY: the descriptor was just returned to us and nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        // SAFETY: `OwnedFd` keeps the descriptor open, unchanged, for the AsyncFd's life.
-        if let Ok(fd) =
-            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        {
+    // SAFETY: the descriptor was just returned to us and nothing else owns it.
+    Ok(Some(unsafe {
+        std::os::fd::OwnedFd::from_raw_fd(fd as i32)
+    }))
+}
+
+/// Whether the process behind a [`pidfd`] has exited already, asked without waiting.
+#[cfg(target_os = "linux")]
+pub(crate) fn has_exited(fd: &impl std::os::fd::AsRawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call; a zero timeout never blocks.
+    unsafe { libc::poll(&mut poll, 1, 0) == 1 }
+}
+
+/// Returns when the process behind a [`pidfd`] has exited: waiting costs nothing while it
+/// runs. Without a reactor to register it with, the pid is checked as without pidfd.
+#[cfg(target_os = "linux")]
+pub(crate) async fn exited_by(fd: std::sync::Arc<std::os::fd::OwnedFd>, pid: i32) {
+    use tokio::io::unix::AsyncFd;
+    // SAFETY: the `OwnedFd` keeps the descriptor open, unchanged, for as long as the
+    // AsyncFd holds its `Arc`.
+    match unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) } {
+        Ok(fd) => {
             let _ = fd.readable().await;
-            return;
+        }
+        Err(_) => recheck_exit(pid).await,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pidfd(_pid: i32) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn has_exited(_fd: &impl std::os::fd::AsRawFd) -> bool {
+    false
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) async fn exited_by(_fd: std::sync::Arc<std::os::fd::OwnedFd>, pid: i32) {
+    recheck_exit(pid).await
+}
+
+/// The soft limit on this process's open descriptors, raised first to the hard limit, as
+/// long-running desktop programs do: each watched process costs one. `None` where the
+/// limit cannot be read.
+pub fn raise_descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit, which lives for the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads one rlimit, which lives for the call.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
         }
     }
-    recheck_exit(pid).await
+    Some(limit.rlim_cur)
 }
 
-/// Returns when the process `pid` has exited.
-#[cfg(not(target_os = "linux"))]
-pub async fn exited(pid: i32) {
-    recheck_exit(pid).await
-}
-
-async fn recheck_exit(pid: i32) {
+pub(crate) async fn recheck_exit(pid: i32) {
     loop {
         tokio::time::sleep(EXIT_RECHECK).await;
         // SAFETY: signal 0 only asks whether the process exists.

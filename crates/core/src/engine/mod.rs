@@ -15,6 +15,7 @@
 //! on scripted parts (`wired.rs`).
 
 mod core;
+mod exits;
 mod files;
 mod msg;
 mod parts;

@@ -1,8 +1,7 @@
 //! What the engine task hears: one message type for every source (the watcher, lf runs,
 //! readers, process exits), beside the task and the file half that both send it.
 
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::oneshot;
 
 use super::core::Exit;
 use crate::lf::agent::Found;
@@ -29,17 +28,11 @@ pub(super) enum Msg {
     /// A process the engine follows exited (or was already another process): lf writes
     /// nothing for an agent's or a client's death.
     Exited(Exit),
+    /// A process waited on exited: the watch `serial` of `pid` saw it.
+    ProcessExited {
+        pid: i32,
+        serial: u64,
+    },
     /// The machines to follow now ([`super::Engine::set_machines`]).
     Machines(Vec<String>),
-}
-
-/// Tell the engine when a process exits: the one place that waits for one.
-pub(super) fn watch_exit(pid: i32, tx: mpsc::WeakUnboundedSender<Msg>, exit: Exit) -> AbortHandle {
-    tokio::spawn(async move {
-        crate::proc::exited(pid).await;
-        if let Some(tx) = tx.upgrade() {
-            let _ = tx.send(Msg::Exited(exit));
-        }
-    })
-    .abort_handle()
 }

@@ -1183,12 +1183,28 @@ fn a_frame_replaces_only_its_repository() {
 }
 
 #[test]
-fn a_list_merges_everything_again() {
-    let mut r = Replay::new(Generation::A);
+fn a_list_merges_again_only_the_sessions_it_changed() {
+    let mut r = Replay::with(D, vec![open_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    r.told();
     let full = r.disk.full_merges.get();
     r.at(1000).write();
-    r.at(1100).listed(Vec::new());
-    assert_eq!(r.disk.full_merges.get(), full + 1);
+    r.at(1100)
+        .listed(vec![waiting_in("s1", "/r/a"), open_in("s2", "/q/b")]);
+    assert_eq!(r.told(), ["state s1"]);
+    r.at(2000).write();
+    r.at(2100).listed(vec![waiting_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["resolved s2"]);
+    assert_eq!(r.shown(), ["s1"]);
+    assert_eq!(r.disk.full_merges.get(), full, "no list merged everything");
+
+    // After a failed list, the next (merged whole) still tells what changed meanwhile.
+    r.at(3000).write();
+    r.at(3100).failed("lf broke");
+    r.told();
+    r.at(4000).write();
+    r.at(4100).listed(vec![open_in("s1", "/r/a")]);
+    assert_eq!(r.told(), ["state s1"]);
+    assert_eq!(r.shown(), ["s1"]);
 }
 
 #[test]

@@ -13,8 +13,9 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::core::{Command, Core, Exit, Input, Now, Out};
+use super::exits::{Exits, Watching};
 use super::files::{FileInput, FileSide, Hands};
-use super::msg::{watch_exit, Msg};
+use super::msg::Msg;
 use crate::schedule::Stamp;
 
 /// How long a machine let go of keeps its link for its watcher to take the tray's hook
@@ -51,8 +52,8 @@ pub(super) struct Task {
     /// follower sees its channel closed and ends with its ssh.
     reports: mpsc::UnboundedSender<(u64, machine::Report)>,
     reports_rx: Option<mpsc::UnboundedReceiver<(u64, machine::Report)>>,
-    /// Every exit watcher, agents' and clients' alike, by what exits.
-    exits: HashMap<Exit, AbortHandle>,
+    /// Every exit waited on, agents' and clients' alike.
+    exits: Exits,
     /// The callers of `Engine::act` waiting for the list after their action.
     waiters: HashMap<u64, oneshot::Sender<()>>,
     next_waiter: u64,
@@ -124,7 +125,7 @@ impl Task {
             followers: HashMap::new(),
             reports,
             reports_rx: Some(reports_rx),
-            exits: HashMap::new(),
+            exits: Exits::new(crate::proc::raise_descriptor_limit()),
             waiters: HashMap::new(),
             next_waiter: 0,
             fed: false,
@@ -255,13 +256,14 @@ impl Task {
                 format!("file watch failed: {e}"),
             )]),
             Msg::Exited(exit) => {
-                self.exits.remove(&exit);
-                match exit {
-                    Exit::Client { run, .. } => {
-                        return self.files_take(FileInput::ClientExited(run));
-                    }
-                    Exit::Agent(_) => Input::Exited(exit),
+                self.exits.forget(&exit);
+                return self.exited(exit);
+            }
+            Msg::ProcessExited { pid, serial } => {
+                for exit in self.exits.exited(pid, serial) {
+                    self.exited(exit);
                 }
+                return;
             }
             Msg::Listed(result, ended) => return self.feed_ended(Input::Listed(result), ended),
             Msg::Acting => Input::Acting,
@@ -280,6 +282,14 @@ impl Task {
             Msg::Machines(dests) => Input::Machines(dests),
         };
         self.feed(input);
+    }
+
+    /// A process the engine waited on exited, for what it stood for.
+    fn exited(&mut self, exit: Exit) {
+        match exit {
+            Exit::Client { run, .. } => self.files_take(FileInput::ClientExited(run)),
+            Exit::Agent(_) => self.feed(Input::Exited(exit)),
+        }
     }
 
     /// The batch, once every queued message was taken: what it says of lf to the core,
@@ -411,16 +421,25 @@ impl Task {
                     return;
                 }
                 let Ok(pid) = i32::try_from(pid) else { return };
-                let handle = watch_exit(pid, self.tx.clone(), exit.clone());
-                if let Some(old) = self.exits.insert(exit, handle) {
-                    old.abort();
+                match self.exits.watch(exit.clone(), pid, &self.tx) {
+                    Watching::Watched => {}
+                    Watching::Gone => {
+                        let _ = tx.send(Msg::Exited(exit));
+                    }
+                    Watching::GaveUp { first } => {
+                        if first {
+                            self.feed(Input::Warned(vec![Warning::new(
+                                None,
+                                "too many agent processes to watch each for its exit \
+                                 within this process's open-file limit: the agents past it \
+                                 are not watched, and their end is told by lf's next list \
+                                 (at the latest the safety list) instead",
+                            )]));
+                        }
+                    }
                 }
             }
-            Command::UnwatchExit(exit) => {
-                if let Some(handle) = self.exits.remove(&exit) {
-                    handle.abort();
-                }
-            }
+            Command::UnwatchExit(exit) => self.exits.unwatch(&exit),
             Command::Answer(token) => {
                 if let Some(waiter) = self.waiters.remove(&token) {
                     let _ = waiter.send(());

@@ -9,6 +9,7 @@
 //! runs) is not lf's wire: it is the record's [`Reading`], made by [`super::reading`].
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// What kind of human session this is. Unknown kinds (generation C's `conversation`, or
@@ -549,20 +550,54 @@ pub struct Page {
 /// `{"entries": [...], "next": ...}`. One malformed element does not lose the others:
 /// it comes back as a problem beside the records that decoded.
 pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("lf printed invalid JSON: {e}"))?;
-    let (items, next) = match value {
-        Value::Array(items) => (items, None),
-        Value::Object(mut map) => match map.remove("entries") {
-            Some(Value::Array(items)) => {
-                let next = map.get("next").and_then(Value::as_str).map(str::to_string);
-                (items, next)
-            }
-            _ => return Err("lf printed an object without an `entries` array".into()),
-        },
-        _ => return Err("lf printed neither an array nor a page of sessions".into()),
+    // Each element is decoded straight from lf's text, never through a `Value` tree first:
+    // at ten thousand sessions the tree alone costs more than the records.
+    // (Not an untagged enum: serde buffers those, and a `RawValue` cannot be read back
+    // from the buffer.)
+    #[derive(serde::Deserialize)]
+    struct Listed<'a> {
+        #[serde(borrow)]
+        entries: Option<Vec<&'a RawValue>>,
+        #[serde(default)]
+        next: Option<Value>,
+    }
+    let invalid = |e: &dyn std::fmt::Display| format!("lf printed invalid JSON: {e}");
+    let text = std::str::from_utf8(bytes).map_err(|e| invalid(&e))?;
+    let (items, next) = match text.trim_start().as_bytes().first() {
+        Some(b'[') => (
+            serde_json::from_str::<Vec<&RawValue>>(text).map_err(|e| invalid(&e))?,
+            None,
+        ),
+        Some(b'{') => {
+            let listed: Listed = serde_json::from_str(text).map_err(|e| invalid(&e))?;
+            let Some(entries) = listed.entries else {
+                return Err("lf printed an object without an `entries` array".into());
+            };
+            let next = listed
+                .next
+                .as_ref()
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            (entries, next)
+        }
+        _ => {
+            serde_json::from_str::<Value>(text).map_err(|e| invalid(&e))?;
+            return Err("lf printed neither an array nor a page of sessions".into());
+        }
     };
-    let (records, problems) = decode_records(items);
+    let mut records = Vec::with_capacity(items.len());
+    let mut problems = Vec::new();
+    for item in items {
+        match serde_json::from_str::<SessionRecord>(item.get()) {
+            Ok(record) => records.push(record),
+            // Rare: the element is read again whole, to say which it was as the others do.
+            Err(_) => {
+                let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
+                let (_, mut problem) = decode_records(vec![value]);
+                problems.append(&mut problem);
+            }
+        }
+    }
     Ok(Page {
         records,
         problems,

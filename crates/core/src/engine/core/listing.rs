@@ -19,6 +19,8 @@ pub(super) struct Listing {
     boundary: HashSet<String>,
     /// What the status line says of the last list, if it failed.
     failure: Option<String>,
+    /// A list was taken: the next is compared with it.
+    listed: bool,
 }
 
 impl Listing {
@@ -41,28 +43,56 @@ impl Listing {
 
     /// A list ended: what it holds replaces the last good one, or its failure is kept for
     /// the status line. The problems to tell come back: lf's, or a failure not told yet.
+    /// The ids whose records it changed (added, altered or gone) go into `touched`; false
+    /// when every session must be merged again instead (the first list, a failed one, or
+    /// one that moved the Runs lf names as boundaries, which any file record may meet).
     pub(super) fn take(
         &mut self,
         result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
-    ) -> Vec<Warning> {
+        touched: &mut HashSet<String>,
+    ) -> (Vec<Warning>, bool) {
         match result {
             Ok((records, problems)) => {
+                let first = !self.listed || self.failure.is_some();
+                let mut changed = Vec::new();
+                if !first {
+                    let mut listed = HashSet::with_capacity(records.len());
+                    for record in &records {
+                        listed.insert(record.id.as_str());
+                        if self.get(&record.id) != Some(record) {
+                            changed.push(record.id.clone());
+                        }
+                    }
+                    changed.extend(
+                        self.records
+                            .iter()
+                            .filter(|r| !listed.contains(r.id.as_str()))
+                            .map(|r| r.id.clone()),
+                    );
+                }
+                let boundary = std::mem::take(&mut self.boundary);
                 self.records = records;
                 self.reindex();
+                let each = !first && boundary == self.boundary;
+                if each {
+                    touched.extend(changed);
+                }
                 self.failure = None;
-                problems
+                self.listed = true;
+                let problems = problems
                     .into_iter()
                     .map(|p| Warning::new(None, p))
-                    .collect()
+                    .collect();
+                (problems, each)
             }
             Err(e) => {
                 let message = format!("lf session list: {}", one_line(&e.to_string()));
                 // One warning per distinct failure, not one per safety tick.
                 if self.failure.as_deref() == Some(message.as_str()) {
-                    return Vec::new();
+                    return (Vec::new(), false);
                 }
                 self.failure = Some(message.clone());
-                vec![Warning::new(None, message)]
+                (vec![Warning::new(None, message)], false)
             }
         }
     }

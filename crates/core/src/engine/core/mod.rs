@@ -541,9 +541,13 @@ impl Core {
     }
 
     fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
-        self.merge.all();
+        // Only the sessions the list changed are merged again: a change costs what
+        // changed, not what is listed.
+        let (problems, each) = self.listing.take(result, self.merge.touched());
+        if !each {
+            self.merge.all();
+        }
         // A failure is kept for the status line, and told once.
-        let problems = self.listing.take(result);
         self.warnings.extend(problems);
     }
 
