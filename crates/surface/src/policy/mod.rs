@@ -18,8 +18,6 @@ use crate::notice::{asked, ready, stopped, Notice, NoticeKey, Server};
 mod clock;
 mod outgoing;
 
-use outgoing::gap;
-
 pub use clock::{minute_of, Clock, QuietHours};
 
 /// A lone transition pops up at once. Those that follow a popup within the burst window are
@@ -637,6 +635,13 @@ impl Popups {
             }
         }
     }
+}
+
+/// The wait before reminder number `given + 1`: N, then 2N, 4N… up to the cap (or N, when
+/// the person's N is longer than the cap).
+fn gap(first: Duration, given: u32) -> Duration {
+    let doubled = first.saturating_mul(1u32.checked_shl(given.min(31)).unwrap_or(u32::MAX));
+    doubled.min(REMINDER_CAP.max(first))
 }
 
 #[cfg(test)]

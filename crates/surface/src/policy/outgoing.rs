@@ -8,8 +8,8 @@ use lf_tray_core::history::{self, Pause};
 use lf_tray_core::{SessionRecord, State};
 
 use super::{
-    Burst, Clock, Deferred, Effect, Held, Popups, Preferences, BURST_THRESHOLD, BURST_WINDOW, HOLD,
-    REMINDER_CAP,
+    gap, Burst, Clock, Deferred, Effect, Held, Popups, Preferences, BURST_THRESHOLD, BURST_WINDOW,
+    HOLD,
 };
 use crate::notice::{asked, burst, ready, reminder, Notice, NoticeKey};
 
@@ -254,11 +254,4 @@ impl Popups {
         self.held.retain(|h| history::key(&h.record) != key);
         self.deferred.remove(key);
     }
-}
-
-/// The wait before reminder number `given + 1`: N, then 2N, 4N… up to the cap (or N, when
-/// the person's N is longer than the cap).
-pub(super) fn gap(first: Duration, given: u32) -> Duration {
-    let doubled = first.saturating_mul(1u32.checked_shl(given.min(31)).unwrap_or(u32::MAX));
-    doubled.min(REMINDER_CAP.max(first))
 }
