@@ -11,9 +11,14 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::history::{self, Entry, History, Pause};
-use lf_tray_core::{Event, Presents, SessionRecord, State};
+use lf_tray_core::{Event, Presents, SessionRecord};
 
-use crate::notice::{asked, burst, ready, reminder, stopped, Notice, NoticeKey, Server};
+use crate::notice::{asked, ready, stopped, Notice, NoticeKey, Server};
+
+mod clock;
+mod outgoing;
+
+pub use clock::{minute_of, Clock, QuietHours};
 
 /// A lone transition pops up at once. Those that follow a popup within the burst window are
 /// held this long, so that a burst (one rescan can report many, an agent fleet can finish
@@ -30,8 +35,6 @@ const REMINDER_CAP: Duration = Duration::from_secs(4 * 60 * 60);
 /// The wall clock moving this much further than the monotonic one means the machine slept
 /// (the monotonic clock stops in suspend); NTP steps are far smaller.
 const RESUME_JUMP: i64 = 10;
-/// "Until tomorrow" ends at this local hour: the start of a working morning.
-const TOMORROW_HOUR: i64 = 8;
 
 /// The settings the policy follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,180 +49,6 @@ pub struct Preferences {
     pub quiet_hours: Option<QuietHours>,
     /// How long a Codex request keeps its popup before the terminal gets its prompt back.
     pub codex_wait: Duration,
-}
-
-/// Quiet hours in local time, minutes after midnight; `from > to` crosses midnight, and
-/// `from == to` is no quiet time at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QuietHours {
-    pub from: u32,
-    pub to: u32,
-}
-
-impl QuietHours {
-    /// `"22:00"`-style times.
-    pub fn parse(from: &str, to: &str) -> Option<QuietHours> {
-        Some(QuietHours {
-            from: minute_of(from)?,
-            to: minute_of(to)?,
-        })
-    }
-
-    fn contains(self, minute: u32) -> bool {
-        if self.from <= self.to {
-            (self.from..self.to).contains(&minute)
-        } else {
-            minute >= self.from || minute < self.to
-        }
-    }
-
-    /// Minutes from `minute` until quiet ends.
-    fn left(self, minute: u32) -> u32 {
-        (self.to + 24 * 60 - minute) % (24 * 60)
-    }
-}
-
-/// `HH:MM` as minutes after midnight.
-pub fn minute_of(text: &str) -> Option<u32> {
-    let (h, m) = text.trim().split_once(':')?;
-    let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-    (h < 24 && m < 60).then_some(h * 60 + m)
-}
-
-/// The present on the three clocks the policy reads: the monotonic one (deadlines, holds,
-/// bursts), the wall clock (what the memory keeps, pauses "until"), and the local time
-/// zone's offset (quiet hours, "until tomorrow"). Every call is handed one, so the three
-/// can never disagree and the tests set all of them at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Clock {
-    at: Instant,
-    unix: i64,
-    /// Seconds east of UTC.
-    offset: i64,
-}
-
-impl Clock {
-    pub fn new(at: Instant, unix: i64, offset: i64) -> Clock {
-        Clock { at, unix, offset }
-    }
-
-    /// Now, as the system says; the offset from the C library's idea of local time.
-    pub fn system() -> Clock {
-        let unix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        Clock::new(Instant::now(), unix, local_offset(unix))
-    }
-
-    pub fn at(&self) -> Instant {
-        self.at
-    }
-
-    pub fn unix(&self) -> i64 {
-        self.unix
-    }
-
-    /// The wall clock at another monotonic instant, as this one ties them.
-    pub fn unix_at(&self, at: Instant) -> i64 {
-        if at >= self.at {
-            self.unix + (at - self.at).as_secs() as i64
-        } else {
-            self.unix - (self.at - at).as_secs() as i64
-        }
-    }
-
-    fn local_minute(&self) -> u32 {
-        ((self.unix + self.offset).rem_euclid(86_400) / 60) as u32
-    }
-
-    /// The instant of a unix time; one already past is now.
-    fn instant(&self, unix: i64) -> Instant {
-        match u64::try_from(unix - self.unix) {
-            Ok(ahead) => self.at + Duration::from_secs(ahead),
-            Err(_) => self.at,
-        }
-    }
-
-    /// `14:05`, or `tomorrow 08:00` when not today.
-    pub fn local_time(&self, unix: i64) -> String {
-        let day = |t: i64| (t + self.offset).div_euclid(86_400);
-        let of_day = (unix + self.offset).rem_euclid(86_400);
-        let hm = format!("{:02}:{:02}", of_day / 3600, of_day % 3600 / 60);
-        match day(unix) - day(self.unix) {
-            0 => hm,
-            1 => format!("tomorrow {hm}"),
-            _ => {
-                let date = time::OffsetDateTime::from_unix_timestamp(unix + self.offset)
-                    .map(|t| t.date().to_string())
-                    .unwrap_or_default();
-                format!("{date} {hm}")
-            }
-        }
-    }
-
-    /// Unix time of tomorrow's [`TOMORROW_HOUR`], local time.
-    fn tomorrow_morning(&self) -> i64 {
-        let local = self.unix + self.offset;
-        (local.div_euclid(86_400) + 1) * 86_400 + TOMORROW_HOUR * 3600 - self.offset
-    }
-}
-
-/// The same clocks later: the monotonic and the wall clock move together, as they do while
-/// the machine is awake.
-impl std::ops::Add<Duration> for Clock {
-    type Output = Clock;
-
-    fn add(self, by: Duration) -> Clock {
-        Clock {
-            at: self.at + by,
-            unix: self.unix + by.as_secs() as i64,
-            offset: self.offset,
-        }
-    }
-}
-
-impl std::ops::AddAssign<Duration> for Clock {
-    fn add_assign(&mut self, by: Duration) {
-        *self = *self + by;
-    }
-}
-
-impl std::ops::Sub<Duration> for Clock {
-    type Output = Clock;
-
-    fn sub(self, by: Duration) -> Clock {
-        Clock {
-            at: self.at - by,
-            unix: self.unix - by.as_secs() as i64,
-            offset: self.offset,
-        }
-    }
-}
-
-/// How long between two presents, on the monotonic clock.
-impl std::ops::Sub for Clock {
-    type Output = Duration;
-
-    fn sub(self, earlier: Clock) -> Duration {
-        self.at.saturating_duration_since(earlier.at)
-    }
-}
-
-#[cfg(unix)]
-fn local_offset(unix: i64) -> i64 {
-    let t = unix as libc::time_t;
-    // SAFETY: localtime_r writes only into the tm it is given.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-        return 0;
-    }
-    tm.tm_gmtoff
-}
-
-/// NOT VERIFIED (Windows is not built here): quiet hours are read as UTC there.
-#[cfg(not(unix))]
-fn local_offset(_unix: i64) -> i64 {
-    0
 }
 
 /// What the person picks under "Pause notifications".
@@ -695,187 +524,6 @@ impl Popups {
         });
     }
 
-    /// Release held popups (folding a burst), tell what waited unseen, give due reminders.
-    pub fn flush(&mut self, now: Clock, prefs: &Preferences) -> Vec<Effect> {
-        self.observe(now);
-        if matches!(self.history.pause(), Some(Pause::Until(_))) && !self.paused(now) {
-            self.history.set_pause(None);
-        }
-        let quiet = self.quiet(now, prefs);
-        if self.was_quiet && !quiet {
-            self.catch_up = true;
-        }
-        self.was_quiet = quiet;
-        let may_show = self.may_show(now, prefs);
-        let mut effects = Vec::new();
-        let due: Vec<String> = self
-            .deferred
-            .iter()
-            .filter(|(_, d)| now.at >= d.due)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in due {
-            if let Some(d) = self.deferred.remove(&key) {
-                // It waited out the grace already; holding it again would only delay it.
-                self.release(d.notice, &d.record, now, prefs);
-            }
-        }
-        if let Some(first) = prefs.reminder {
-            let mut due = Vec::new();
-            for (key, w) in &mut self.waiting {
-                if now.at < w.last + gap(first, w.reminded) {
-                    continue;
-                }
-                w.reminded += 1;
-                w.last = now.at;
-                let mark = self.history.mark(key);
-                let told_off = mark.is_some_and(|m| m.dismissed);
-                // A reminder due while quiet is skipped, not saved up.
-                if may_show && !told_off {
-                    let since = mark.map_or(now.unix_at(w.last), |m| m.since);
-                    let waited = (now.unix() - since).max(0) as u64;
-                    due.push((
-                        reminder(&w.record, Duration::from_secs(waited)),
-                        w.record.clone(),
-                    ));
-                }
-            }
-            for (notice, record) in due {
-                self.hold(notice, &record, now.at);
-            }
-        }
-        if may_show && std::mem::take(&mut self.catch_up) {
-            self.tell_unseen(now, prefs, &mut effects);
-        }
-        if !may_show {
-            // They stay owed (their marks are unshown) and are told when popups return.
-            self.held.clear();
-            return effects;
-        }
-        if !self.held.iter().any(|h| now.at >= h.due) {
-            return effects;
-        }
-        let batch = std::mem::take(&mut self.held);
-        while self
-            .lately
-            .front()
-            .is_some_and(|(at, _)| now.at.duration_since(*at) > BURST_WINDOW)
-        {
-            self.lately.pop_front();
-        }
-        let burst_live = self.burst_live(now.at);
-        if burst_live || self.lately.len() + batch.len() >= BURST_THRESHOLD {
-            let mut burst = self.burst.take().filter(|_| burst_live).unwrap_or(Burst {
-                last: now.at,
-                members: BTreeSet::new(),
-            });
-            // A new summary takes the place of the burst's first popup; the others close.
-            let mut replaces = None;
-            for (_, record) in self.lately.drain(..) {
-                let key = NoticeKey::Session(history::key(&record));
-                if !burst_live && replaces.is_none() {
-                    replaces = Some(key);
-                } else {
-                    effects.push(Effect::Close(key));
-                }
-                burst.members.insert(history::key(&record));
-            }
-            for held in batch {
-                burst.members.insert(history::key(&held.record));
-            }
-            burst.last = now.at;
-            let members: Vec<String> = burst.members.iter().cloned().collect();
-            self.burst = Some(burst);
-            if let Some(notice) = self.summary(&members, now) {
-                self.show(Notice { replaces, ..notice }, &members, &mut effects);
-            }
-        } else {
-            for held in batch {
-                self.lately.push_back((now.at, held.record.clone()));
-                self.show(held.notice, &[history::key(&held.record)], &mut effects);
-            }
-        }
-        effects
-    }
-
-    /// What waits on the person and was never shown (nor dismissed), oldest first: one
-    /// popup of its own when it is one session, else one summary.
-    fn tell_unseen(&mut self, now: Clock, prefs: &Preferences, effects: &mut Vec<Effect>) {
-        let mut unseen: Vec<(&String, i64)> = self
-            .waiting
-            .iter()
-            .filter(|(key, w)| {
-                let wanted = if w.record.state == State::Ready {
-                    prefs.on_ready
-                } else {
-                    prefs.on_ask
-                };
-                wanted
-                    && !self.in_flight.contains(*key)
-                    && !self.deferred.contains_key(*key)
-                    && !self.held.iter().any(|h| history::key(&h.record) == **key)
-                    && self
-                        .history
-                        .mark(key)
-                        .is_some_and(|m| !m.shown && !m.dismissed)
-            })
-            .map(|(key, _)| (key, self.history.mark(key).map_or(0, |m| m.since)))
-            .collect();
-        unseen.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        let keys: Vec<String> = unseen.into_iter().map(|(key, _)| key.clone()).collect();
-        match keys.as_slice() {
-            [] => {}
-            [one] => {
-                let record = self.waiting[one].record.clone();
-                let notice = if record.state == State::Ready {
-                    ready(&record)
-                } else {
-                    asked(&record)
-                };
-                self.queue(notice, &record, now.at);
-            }
-            many => {
-                self.burst = Some(Burst {
-                    last: now.at,
-                    members: many.iter().cloned().collect(),
-                });
-                if let Some(notice) = self.summary(many, now) {
-                    self.show(notice, many, effects);
-                }
-            }
-        }
-    }
-
-    /// One popup for many sessions, oldest first, each with how long it waited.
-    fn summary(&self, keys: &[String], now: Clock) -> Option<Notice> {
-        let unix = now.unix();
-        let mut members: Vec<(&SessionRecord, i64)> = keys
-            .iter()
-            .filter_map(|key| {
-                let w = self.waiting.get(key)?;
-                let since = self.history.mark(key).map_or(unix, |m| m.since);
-                Some((&w.record, unix - since))
-            })
-            .collect();
-        members.sort_by_key(|m| std::cmp::Reverse(m.1));
-        (!members.is_empty()).then(|| burst(&members))
-    }
-
-    /// Hand a popup to the server, as standing for these sessions' current transitions.
-    fn show(&mut self, mut notice: Notice, keys: &[String], effects: &mut Vec<Effect>) {
-        notice.covers = keys
-            .iter()
-            .filter_map(|key| {
-                let mark = self.history.mark(key)?;
-                Some((key.clone(), mark.transition.clone()))
-            })
-            .collect();
-        for (key, _) in &notice.covers {
-            self.in_flight.insert(key.clone());
-        }
-        effects.push(Effect::Show(notice));
-    }
-
     /// How a `Show` went: a popup that reached the server is remembered as shown.
     /// How a `Show` went. True when that changed which sessions went unseen (the tray's
     /// marks are drawn again).
@@ -956,13 +604,6 @@ impl Popups {
         effects
     }
 
-    /// Whether the burst summary on screen still takes new popups.
-    fn burst_live(&self, now: Instant) -> bool {
-        self.burst
-            .as_ref()
-            .is_some_and(|b| now.duration_since(b.last) <= BURST_WINDOW)
-    }
-
     fn instant_of(&self, unix: i64, now: Clock) -> Instant {
         let ago = (now.unix() - unix).max(0) as u64;
         now.at
@@ -974,59 +615,6 @@ impl Popups {
         // A new reason to wait (asked, then ready) restarts the reminder clock.
         self.waiting
             .insert(history::key(record), Waiting::new(record, now));
-    }
-
-    /// Show at once when nothing else is on its way or just went out; else hold it with
-    /// the rest of the burst.
-    fn hold(&mut self, notice: Notice, record: &SessionRecord, now: Instant) {
-        let lately = self
-            .lately
-            .back()
-            .is_some_and(|(at, _)| now.duration_since(*at) <= BURST_WINDOW);
-        let burst_live = self.burst_live(now);
-        let key = history::key(record);
-        let others_held = self.held.iter().any(|h| history::key(&h.record) != key);
-        let due = if lately || burst_live || others_held {
-            now + HOLD
-        } else {
-            now
-        };
-        self.queue(notice, record, due);
-    }
-
-    /// Ready to show at the next flush, with whatever else is held then.
-    fn release(&mut self, notice: Notice, record: &SessionRecord, now: Clock, prefs: &Preferences) {
-        if self.may_show(now, prefs) {
-            self.queue(notice, record, now.at);
-        }
-    }
-
-    fn queue(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
-        // One popup per session: a newer notice replaces one not yet shown.
-        self.unhold(&history::key(record));
-        self.held.push(Held {
-            due,
-            notice,
-            record: record.clone(),
-        });
-    }
-
-    fn defer(&mut self, notice: Notice, record: &SessionRecord, due: Instant) {
-        let key = history::key(record);
-        self.unhold(&key);
-        self.deferred.insert(
-            key,
-            Deferred {
-                due,
-                notice,
-                record: record.clone(),
-            },
-        );
-    }
-
-    fn unhold(&mut self, key: &str) {
-        self.held.retain(|h| history::key(&h.record) != key);
-        self.deferred.remove(key);
     }
 
     /// The session no longer needs the person: nothing about it may stay on screen.
@@ -1061,7 +649,7 @@ mod tests {
     use super::*;
     use crate::fixtures::{record, record_d};
     use crate::notice::{NoticeKind, DEFAULT};
-    use lf_tray_core::Kind;
+    use lf_tray_core::{Kind, State};
     use time::OffsetDateTime;
 
     const PREFS: Preferences = Preferences {
