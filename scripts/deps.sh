@@ -62,7 +62,10 @@ DEBIAN13_HOST_PACKAGES=(debootstrap)
 DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
   gsettings-desktop-schemas dconf-service dconf-gsettings-backend dbus dbus-bin libglib2.0-bin
   python3 python3-dbus python3-gi gir1.2-glib-2.0 util-linux procps xdotool libwebkit2gtk-4.1-0
-  libgtk-3-0t64 libayatana-appindicator3-1 libxdo3 libssl3t64)
+  libgtk-3-0t64 libayatana-appindicator3-1 libxdo3 libssl3t64
+  # gnome.sh's popups on GNOME Shell 48 (X11 under Xvfb): import for the screen, and the
+  # accessibility bus (at-spi2-core) without which the shell's banners are not read at all.
+  xvfb xauth imagemagick at-spi2-core gir1.2-atspi-2.0)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

@@ -25,12 +25,19 @@ def application(name):
     return None
 
 
+# The roles read here, by their number: the names the library gives them changed (AT-SPI
+# 2.56, Debian 13, calls a push button "button"; 2.46, Debian 12, "push button").
+ROLES = {Atspi.Role.LABEL: "label", Atspi.Role.PUSH_BUTTON: "push button"}
+
+
 def walk(node, depth=0):
     """Every node at and below `node`, as (node, role, name), depth first; 20 levels at
-    the most (the servers' popups are a handful deep, GNOME Shell's a dozen)."""
+    the most (the servers' popups are a handful deep, GNOME Shell's a dozen). The role is
+    "label", "push button" or another of AT-SPI's names."""
     if node is None or depth > 20:
         return
-    yield node, node.get_role_name(), node.get_name() or ""
+    role = node.get_role()
+    yield node, ROLES.get(role) or node.get_role_name(), node.get_name() or ""
     for k in range(node.get_child_count()):
         yield from walk(node.get_child_at_index(k), depth + 1)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Today's desktops beside Debian 12's: Go to terminal on KWin 6.3 and GNOME Shell 48
-# (Debian 13, trixie), each through focus-wayland.sh, run inside a minbase chroot with the
+# (Debian 13, trixie), each through focus-wayland.sh, and GNOME 48's popups with a
+# question's and a plan's buttons clicked (gnome.sh), run inside a minbase chroot with the
 # app built here (it runs there unchanged: ../shared desktop-testing.md §13).
 #
 #   tests/e2e/debian13.sh APP_BINARY
@@ -16,7 +17,7 @@
 #   E2E_ONLY, E2E_KEEP  passed to focus-wayland.sh (a regex of checks to run; keep its files)
 #
 # Ends with focus-wayland.sh's two result lines (e2e-focus-kwin / -gnome: N passed, M
-# failed) and exits non-zero if either failed or the chroot could not be made.
+# failed) and gnome.sh's (e2e-gnome) and exits non-zero if any failed or the chroot could not be made.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -120,4 +121,8 @@ for desktop in kwin gnome; do
     E2E_OUT="$out/$desktop" ${E2E_ONLY:+E2E_ONLY="$E2E_ONLY"} ${E2E_KEEP:+E2E_KEEP=1} \
     bash "$repo/tests/e2e/focus-wayland.sh" "$desktop" "$app" || failed=1
 done
+# GNOME 48's popups: a question's options and a plan's answers as banner buttons, clicked.
+chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  E2E_OUT="$out/gnome-popups" PY=/usr/bin/python3 ${E2E_KEEP:+E2E_KEEP=1} \
+  bash "$repo/tests/e2e/gnome.sh" "$app" || failed=1
 exit "$failed"

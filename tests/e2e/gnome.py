@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The app under a real GNOME Shell 43 (X11): run by gnome.sh, which starts Xvfb, the
+"""The app under a real GNOME Shell 43 or 48 (X11): run by gnome.sh, which starts Xvfb, the
 private buses and the shell. One real click on the popup's banner must open the session
 once, although gnome-shell broadcasts its own ActionInvoked beside the one GNOME's
 notification server (the gjs process org.gnome.Shell.Notifications) sends to the app.
@@ -449,11 +449,13 @@ def pushes_follow_gnomes_idle_monitor_and_its_screen_lock(ctx):
 
 
 @check
-def a_question_on_gnome_offers_its_options_as_buttons_and_five_as_answer(ctx):
-    """Claude's question through its hook (the stand-in Claude, lf as E2): GNOME Shell draws
-    at most three buttons on a banner, so a question's two options are its buttons beside
-    Open and a real click on one answers the agent with its label; five options do not fit,
-    and the banner offers Answer… (the window at the question) and Open instead."""
+def a_question_and_a_plan_on_gnome_offer_their_answers_as_buttons(ctx):
+    """Claude's question and plan through its hook (the stand-in Claude, lf as E2): GNOME
+    Shell draws at most three buttons on a banner, so a question's two options are its
+    buttons beside Open and a real click on one answers the agent with its label; five
+    options do not fit, and the banner offers Answer… (the window at the question) and Open
+    instead; a plan's Approve plan, Keep planning and Read the plan… fit without Open, and a real
+    click on Approve plan approves it."""
     from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, e2_home, put_back, start_app, stop_app
     if EXTENSION:
         raise Skipped("asked once, in the run without the extension: the banners are the same")
@@ -519,6 +521,24 @@ def a_question_on_gnome_offers_its_options_as_buttons_and_five_as_answer(ctx):
         expect([name for name, _ in drawn] == ["Answer…", "Open"], f"the banner draws {drawn}")
         agent.say("terminal allow")
         agent.report(STEP_TIMEOUT)
+        subprocess.run(["xdotool", "mousemove", str(SCREEN[0] // 2), str(SCREEN[1] - 10)], check=True)
+
+        # A plan: four buttons do not fit, so Open goes and the answers stay; a real click on
+        # Approve plan gives the plan back as asked (Claude drops a bare allow on a plan).
+        plan = "# Release 0.4 from GNOME\n1. Bump the versions\n2. cargo publish, core first"
+        agent.say("ask ExitPlanMode " + json.dumps({"plan": plan}))
+        n, drawn = banner_buttons(f"claude has a plan · {title}", "Release 0.4 from GNOME")
+        print(f"     a plan: {len(drawn)} buttons drawn, {[b for b, _ in drawn]}", flush=True)
+        expect([name for name, _ in drawn] == ["Approve plan", "Keep planning", "Read the plan…"],
+               f"the banner draws {drawn}; the app sent {n.actions}")
+        at = dict(drawn)["Approve plan"]
+        clicked = time.time()
+        subprocess.run(["xdotool", "mousemove", str(at[0]), str(at[1]), "click", "1"], check=True)
+        report = agent.report(STEP_TIMEOUT)
+        expect(report["decided_by"] == "hook" and report["behavior"] == "allow"
+               and report["updated_input"] == {"plan": plan}, f"the agent got {report}")
+        print(f"     a real click on Approve plan → the agent's answer in {report['decided_at'] - clicked:.3f} s",
+              flush=True)
     finally:
         agent.end()
         stop_app(ctx)

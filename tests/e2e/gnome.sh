@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The app under a real GNOME Shell 43 (X11, under Xvfb): GNOME's notification server
-# (the gjs process org.gnome.Shell.Notifications) shows the popup, a real click with
-# xdotool opens the session, and it must open once, although gnome-shell repeats every
-# click's ActionInvoked from a connection of its own.
+# The app under a real GNOME Shell 43, or 48 in debian13.sh (X11, under Xvfb): GNOME's
+# notification server (the gjs process org.gnome.Shell.Notifications) shows the popup, a
+# real click with xdotool opens the session, and it must open once, although gnome-shell
+# repeats every click's ActionInvoked from a connection of its own; a question's options
+# and a plan's answers are banner buttons, and a real click on one answers the agent.
 #
 #   tests/e2e/gnome.sh APP_BINARY
 #
