@@ -96,6 +96,10 @@ pub struct Message {
     pub tags: &'static str,
     /// The sessions it tells about, for the log.
     pub sessions: Vec<String>,
+    /// The request's answers, as ntfy `http` actions (answering from the phone).
+    pub buttons: Vec<crate::phone::Button>,
+    /// ntfy's sequence id: later words about the same request replace this card.
+    pub sequence: Option<String>,
 }
 
 /// A push waiting for its turn, or for its next try.
@@ -537,6 +541,8 @@ fn single(record: &SessionRecord, text: bool) -> Message {
         priority,
         tags,
         sessions: vec![history::key(record)],
+        buttons: Vec::new(),
+        sequence: None,
     }
 }
 
@@ -568,6 +574,8 @@ fn summary(records: &[&SessionRecord]) -> Message {
         priority: 4,
         tags: "bell",
         sessions: records.iter().map(|r| history::key(r)).collect(),
+        buttons: Vec::new(),
+        sequence: None,
     }
 }
 
