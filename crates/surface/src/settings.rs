@@ -338,10 +338,22 @@ pub fn load(path: &Path) -> Loaded {
             warning: Some(format!("Could not read {}: {e}", path.display())),
         },
         Ok(bytes) => match serde_json::from_slice::<Settings>(&bytes) {
-            Ok(settings) => Loaded {
-                settings: settings.normalized(),
-                warning: None,
-            },
+            Ok(settings) => {
+                let made = settings.push_reply_topic.trim().is_empty();
+                let settings = settings.normalized();
+                // A reply topic made now is kept at once: the person names it in the
+                // server's rules, and the buttons write to it.
+                let warning = (made && !settings.push_reply_topic.is_empty())
+                    .then(|| save(path, &settings).err())
+                    .flatten()
+                    .map(|e| {
+                        format!(
+                            "Could not keep the new reply topic in {}: {e}",
+                            path.display()
+                        )
+                    });
+                Loaded { settings, warning }
+            }
             Err(e) => Loaded {
                 settings: Settings::default(),
                 warning: Some(format!(
@@ -626,5 +638,12 @@ mod tests {
         guessable.push_reply_topic = "lf-me-replies".into();
         assert!(guessable.check().unwrap_err().contains("32 letters"));
         assert!(!format!("{:?}", on(Some("tk_reply"))).contains("tk_"));
+        // Turned on by hand in the file: the topic made on loading is written there.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"answer_from_phone": true}"#).unwrap();
+        let made = load(&path).settings.push_reply_topic;
+        assert_eq!(made.len(), 32);
+        assert_eq!(load(&path).settings.push_reply_topic, made, "kept");
     }
 }
