@@ -12,9 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::{history, SessionRecord};
-use lf_tray_surface::desk::{Input, PushSetting};
+use lf_tray_surface::desk::{Input, PhoneInput, PushSetting};
 use lf_tray_surface::push::{server, Message, Prefs, Presence, Pushed, When};
 use tokio::sync::{mpsc, watch};
+
+mod reply;
 
 use crate::platform::presence;
 use lf_tray_surface::settings::Settings;
@@ -32,6 +34,8 @@ pub struct Config {
     pub token: Option<String>,
     pub prefs: Prefs,
     pub away_after: Duration,
+    /// Answering from the phone: the reply topic's URL and its write-only token.
+    pub reply: Option<(String, String)>,
 }
 
 /// Never the token: a `Debug` of the config is safe to log.
@@ -42,6 +46,7 @@ impl std::fmt::Debug for Config {
             .field("token", &self.token.as_ref().map(|_| "…"))
             .field("prefs", &self.prefs)
             .field("away_after", &self.away_after)
+            .field("answer_from_phone", &self.reply.is_some())
             .finish()
     }
 }
@@ -58,6 +63,10 @@ impl Config {
                 text: settings.push_text,
             },
             away_after: Duration::from_secs(u64::from(settings.away_after_seconds)),
+            reply: match (settings.answer_from_phone, &settings.push_reply_token) {
+                (true, Some(token)) => settings.reply_url().map(|url| (url, token.0.clone())),
+                _ => None,
+            },
         })
     }
 }
@@ -71,6 +80,8 @@ pub(crate) struct Phone {
     runner: Mutex<Option<Runner>>,
     /// What the settings panel says about them (how away is told, the last failure).
     status: Arc<Mutex<Option<String>>>,
+    /// What it says about answering from the phone (whether Allow is offered, and why).
+    phone_status: Arc<Mutex<Option<String>>>,
     /// Where what was pushed is remembered (`None`: the demo and the command tests).
     memory: Option<PathBuf>,
 }
@@ -80,6 +91,7 @@ impl Phone {
         Phone {
             runner: Mutex::new(None),
             status: Arc::default(),
+            phone_status: Arc::default(),
             memory,
         }
     }
@@ -100,6 +112,7 @@ impl Phone {
             (None, Some(_)) => {
                 *runner = None;
                 tell(Input::Pushes(PushSetting::Off));
+                tell(Input::Phone(PhoneInput::Setup(None)));
             }
             (Some(config), Some(running)) => {
                 tell(Input::Pushes(PushSetting::Prefs(config.prefs)));
@@ -122,7 +135,12 @@ impl Phone {
                     memory,
                     sessions: sessions(),
                 }));
-                *runner = Some(Runner::start(config, Arc::clone(&self.status), tell));
+                *runner = Some(Runner::start(
+                    config,
+                    Arc::clone(&self.status),
+                    Arc::clone(&self.phone_status),
+                    tell,
+                ));
             }
         }
     }
@@ -131,6 +149,21 @@ impl Phone {
     pub(crate) fn push(&self, message: Message) {
         if let Some(runner) = locked(&self.runner).as_ref() {
             let _ = runner.messages.send(message);
+        }
+    }
+
+    /// The session's card on the phone replaced (its sequence id) by `title`.
+    pub(crate) fn card(&self, sequence: String, title: String) {
+        if let Some(runner) = locked(&self.runner).as_ref() {
+            let _ = runner.cards.send((sequence, title));
+        }
+    }
+
+    /// Listen to the reply topic, or stop: the desk says whether a request can be
+    /// answered from the phone.
+    pub(crate) fn listen(&self, on: bool) {
+        if let Some(runner) = locked(&self.runner).as_ref() {
+            runner.listen.send_replace(on);
         }
     }
 
@@ -148,7 +181,11 @@ impl Phone {
 
     /// The settings panel's sentence about pushes, while they are on.
     pub(crate) fn status(&self) -> Option<String> {
-        locked(&self.status).clone()
+        let pushes = locked(&self.status).clone();
+        match (pushes, locked(&self.phone_status).clone()) {
+            (Some(pushes), Some(phone)) => Some(format!("{pushes} {phone}")),
+            (pushes, phone) => pushes.or(phone),
+        }
     }
 }
 
@@ -156,18 +193,36 @@ impl Phone {
 pub struct Runner {
     config: watch::Sender<Option<Config>>,
     messages: mpsc::UnboundedSender<Message>,
+    cards: mpsc::UnboundedSender<(String, String)>,
+    listen: watch::Sender<bool>,
 }
 
 impl Runner {
     /// Follow the desktop and deliver what the desk pushes; `status` holds what the panel
     /// says about it, and `tell` takes the presence and each push's outcome to the desk.
-    fn start(config: Config, status: Arc<Mutex<Option<String>>>, tell: Tell) -> Runner {
+    fn start(
+        config: Config,
+        status: Arc<Mutex<Option<String>>>,
+        phone_status: Arc<Mutex<Option<String>>>,
+        tell: Tell,
+    ) -> Runner {
         let (set, configs) = watch::channel(Some(config));
         let (messages, received) = mpsc::unbounded_channel();
+        let (cards, cards_received) = mpsc::unbounded_channel();
+        let (listen, listening) = watch::channel(false);
+        tauri::async_runtime::spawn(reply::carry(
+            configs.clone(),
+            cards_received,
+            listening,
+            Arc::clone(&phone_status),
+            Arc::clone(&tell),
+        ));
         tauri::async_runtime::spawn(run(configs, received, status, tell));
         Runner {
             config: set,
             messages,
+            cards,
+            listen,
         }
     }
 
@@ -346,6 +401,9 @@ fn deliver(
     token: Option<&str>,
     message: &Message,
 ) -> Result<(), String> {
+    if message.sequence.is_some() {
+        return reply::publish(agent, url, token, message);
+    }
     let mut request = agent
         .post(url)
         .header("Title", header_text(&message.title))
@@ -358,12 +416,17 @@ fn deliver(
     match request.send(message.body.as_bytes()) {
         Ok(response) if response.status().is_success() => Ok(()),
         Ok(response) => Err(format!("the server answered {}", response.status())),
-        Err(e) => Err(match e {
-            ureq::Error::BadUri(_) => "the push URL is not valid".into(),
-            ureq::Error::HostNotFound => "its host was not found".into(),
-            ureq::Error::ConnectionFailed => "could not connect".into(),
-            other => other.to_string(),
-        }),
+        Err(e) => Err(said(e)),
+    }
+}
+
+/// Why a request failed, in the person's words.
+fn said(e: ureq::Error) -> String {
+    match e {
+        ureq::Error::BadUri(_) => "the push URL is not valid".into(),
+        ureq::Error::HostNotFound => "its host was not found".into(),
+        ureq::Error::ConnectionFailed => "could not connect".into(),
+        other => other.to_string(),
     }
 }
 
@@ -438,10 +501,18 @@ mod tests {
             token: Some("tk_supersecret".into()),
             prefs: Prefs::default(),
             away_after: Duration::from_secs(300),
+            reply: Some((
+                "https://ntfy.sh/reply-topic".into(),
+                "tk_replysecret".into(),
+            )),
         };
         let said = format!("{config:?}");
         assert!(
             !said.contains("supersecret") && !said.contains("secret-topic"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("replysecret") && !said.contains("reply-topic"),
             "{said}"
         );
     }

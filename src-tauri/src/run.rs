@@ -129,6 +129,10 @@ pub(crate) async fn follow<R: Runtime>(
                 }
                 Effect::Push(message) => shell.push.push(message),
                 Effect::KeepPushed(bytes) => shell.push.keep(bytes),
+                Effect::Card {
+                    sequence, title, ..
+                } => shell.push.card(sequence, title),
+                Effect::Listen(on) => shell.push.listen(on),
                 Effect::Note(line) => tracing::info!("{line}"),
             }
         }

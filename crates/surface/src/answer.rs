@@ -159,6 +159,8 @@ pub enum From {
     Popup { token: Option<String> },
     /// The window's card.
     Window,
+    /// A button of a push, tapped on the person's phone (its nonce already checked).
+    Phone,
 }
 
 /// What the person filled in besides the choice (the card's fields).

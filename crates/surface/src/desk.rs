@@ -20,7 +20,9 @@ pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
 
+mod phone;
 mod pushing;
+pub use phone::PhoneInput;
 #[cfg(test)]
 mod replay;
 
@@ -34,6 +36,8 @@ pub struct Desk {
     /// The engine's first list went by: pushes started later start from the sessions
     /// listed then, not from the empty list before it.
     listed: bool,
+    /// Answering from the phone: the buttons pushed, and whether to listen for taps.
+    phone: phone::Answering,
 }
 
 /// What the desk is told.
@@ -98,6 +102,8 @@ pub enum Input {
         sessions: Vec<String>,
         ok: bool,
     },
+    /// Answering from the phone set up, or a message from its reply topic.
+    Phone(PhoneInput),
 }
 
 /// What the settings say of the pushes.
@@ -153,6 +159,15 @@ pub enum Effect {
     Push(Message),
     /// The memory of what was pushed changed: these bytes are to be kept.
     KeepPushed(Vec<u8>),
+    /// The session's card on the phone (its push's `sequence` id) is replaced by `title`,
+    /// without buttons.
+    Card {
+        session: String,
+        sequence: String,
+        title: String,
+    },
+    /// Listen to the reply topic (a request can be answered from the phone), or stop.
+    Listen(bool),
     /// A line for the log: what the desk did and why.
     Note(String),
 }
@@ -212,6 +227,7 @@ impl Desk {
             requests: Requests::default(),
             pushes: None,
             listed: false,
+            phone: phone::Answering::default(),
         }
     }
 
@@ -235,6 +251,13 @@ impl Desk {
 
     /// Take one input; what to carry out, in order.
     pub fn step(&mut self, now: Clock, prefs: &Preferences, input: Input) -> Vec<Effect> {
+        let at_the_desk = matches!(
+            &input,
+            Input::Answer(Answer {
+                from: answer::From::Popup { .. } | answer::From::Window,
+                ..
+            })
+        );
         let mut out = self.expire(now);
         out.extend(match input {
             Input::Events { batch, focus } => {
@@ -296,11 +319,13 @@ impl Desk {
             Input::Pushes(setting) => self.set_pushes(setting, now),
             Input::Presence(presence) => self.presence(presence, now),
             Input::Pushed { id, sessions, ok } => self.pushed(id, &sessions, ok, now),
+            Input::Phone(input) => self.phone_input(input, now),
         });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
         }
         out.extend(self.push(now));
+        out.extend(self.phone_sweep(at_the_desk));
         out
     }
 
@@ -395,6 +420,7 @@ impl Desk {
         let mut out = vec![Effect::Show(shown), Effect::Hook(hook, ToHook::Taken)];
         // Codex's terminal shows nothing while its hook waits: the popup has a time limit.
         let until = (request.client == Client::Codex).then(|| now.at() + prefs.codex_wait);
+        self.phone_asked(&key, hook, request.client, until, now);
         if let Some(older) = self.requests.register(&key, hook, record, request, until) {
             out.push(Effect::Hook(older, ToHook::Withdrawn));
         }
@@ -469,10 +495,14 @@ impl Desk {
     /// asked, else why not (to the window, which shows it; a popup's is only logged).
     fn answered(&mut self, answer: Answer) -> Vec<Effect> {
         let key = answer.request.clone();
-        let popup = matches!(answer.from, answer::From::Popup { .. });
+        // The phone, as a popup, is told nothing back: its card is (see `desk::phone`).
+        let popup = matches!(
+            answer.from,
+            answer::From::Popup { .. } | answer::From::Phone
+        );
         let token = match &answer.from {
             answer::From::Popup { token } => token.clone(),
-            answer::From::Window => None,
+            answer::From::Window | answer::From::Phone => None,
         };
         let reply = match self.requests.request(&key).map(|r| answer.reply(&r)) {
             None if answer.choice == answer::IN_TERMINAL => {
@@ -491,7 +521,11 @@ impl Desk {
             Some(Ok(reply)) => Ok(reply),
         };
         let word = reply.as_ref().ok().map(|reply| reply.word());
-        let from = if popup { "the popup" } else { "the window" };
+        let from = match answer.from {
+            answer::From::Popup { .. } => "the popup",
+            answer::From::Window => "the window",
+            answer::From::Phone => "the phone",
+        };
         match (
             reply.and_then(|reply| self.answer(&key, reply, from)),
             popup,

@@ -17,6 +17,7 @@ pub mod desk;
 pub mod looking;
 pub mod menu;
 pub mod notice;
+pub mod phone;
 pub mod policy;
 pub mod push;
 pub mod requests;

@@ -8,8 +8,7 @@
 //! Plain code with the time injected: the shell follows the desktop (locked, idle) and
 //! delivers over HTTP; everything it decides is here.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use lf_tray_core::history::{self, transition};
@@ -19,14 +18,15 @@ use serde::{Deserialize, Serialize};
 use crate::notice::{self, one_line, unescape};
 use crate::policy::{BURST_THRESHOLD, BURST_WINDOW, HOLD};
 
+mod memory;
+pub use memory::Pushed;
+
 /// The first retry of a failed push: a server restarting (or a network coming back after
 /// a laptop woke) answers again within seconds.
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 /// Retries double up to this: a push more than a minute late after the server came back
 /// misses the point of pushing, and one request a minute to a dead server is nothing.
 const RETRY_MAX: Duration = Duration::from_secs(60);
-/// The memory file's format.
-const VERSION: u32 = 1;
 /// A push's title and lines stay short: a phone shows a line or two of each.
 const MAX_TITLE: usize = 90;
 const MAX_LINE: usize = 200;
@@ -96,100 +96,10 @@ pub struct Message {
     pub tags: &'static str,
     /// The sessions it tells about, for the log.
     pub sessions: Vec<String>,
-}
-
-/// Which transition of each waiting session was pushed: kept across restarts so a
-/// transition is pushed at most once. Holds only sessions that wait now.
-#[derive(Debug, Clone, Default)]
-pub struct Pushed {
-    file: File,
-    dirty: bool,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct File {
-    version: u32,
-    #[serde(default)]
-    pushed: BTreeMap<String, String>,
-}
-
-impl Pushed {
-    /// What the file holds; a sentence for the log when it could not be read (then
-    /// nothing is remembered: better one push too many than one lost).
-    pub fn load(path: &Path) -> (Pushed, Option<String>) {
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Pushed::default(), None),
-            Err(e) => {
-                return (
-                    Pushed::default(),
-                    Some(format!("could not read {} ({e})", path.display())),
-                )
-            }
-        };
-        match serde_json::from_slice::<File>(&bytes) {
-            Ok(file) if file.version <= VERSION => (Pushed { file, dirty: false }, None),
-            Ok(file) => (
-                Pushed::default(),
-                Some(format!(
-                    "{} is version {}, newer than this lf-tray's; starting with no memory of pushes",
-                    path.display(),
-                    file.version
-                )),
-            ),
-            Err(e) => {
-                // Kept for the person to look at, as the popups' memory keeps an unreadable
-                // file; the next push writes a fresh one.
-                let kept = path.with_extension("json.unreadable");
-                let kept = match std::fs::rename(path, &kept) {
-                    Ok(()) => format!("kept as {}", kept.display()),
-                    Err(e) => format!("could not keep it aside: {e}"),
-                };
-                (
-                    Pushed::default(),
-                    Some(format!(
-                        "{} is not valid ({e}), {kept}; starting with no memory of pushes",
-                        path.display()
-                    )),
-                )
-            }
-        }
-    }
-
-    fn get(&self, key: &str) -> Option<&str> {
-        self.file.pushed.get(key).map(String::as_str)
-    }
-
-    fn set(&mut self, key: &str, transition: &str) {
-        if self.get(key) != Some(transition) {
-            self.file.pushed.insert(key.into(), transition.into());
-            self.dirty = true;
-        }
-    }
-
-    fn forget(&mut self, key: &str) {
-        self.dirty |= self.file.pushed.remove(key).is_some();
-    }
-
-    fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        let before = self.file.pushed.len();
-        self.file.pushed.retain(|key, _| keep(key));
-        self.dirty |= self.file.pushed.len() != before;
-    }
-
-    /// The file's bytes when something changed since the last call.
-    pub fn take_dirty(&mut self) -> Option<Vec<u8>> {
-        if !std::mem::take(&mut self.dirty) {
-            return None;
-        }
-        let file = File {
-            version: VERSION,
-            pushed: self.file.pushed.clone(),
-        };
-        let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
-        bytes.push(b'\n');
-        Some(bytes)
-    }
+    /// The request's answers, as ntfy `http` actions (answering from the phone).
+    pub buttons: Vec<crate::phone::Button>,
+    /// ntfy's sequence id: later words about the same request replace this card.
+    pub sequence: Option<String>,
 }
 
 /// A push waiting for its turn, or for its next try.
@@ -631,6 +541,8 @@ fn single(record: &SessionRecord, text: bool) -> Message {
         priority,
         tags,
         sessions: vec![history::key(record)],
+        buttons: Vec::new(),
+        sequence: None,
     }
 }
 
@@ -662,6 +574,8 @@ fn summary(records: &[&SessionRecord]) -> Message {
         priority: 4,
         tags: "bell",
         sessions: records.iter().map(|r| history::key(r)).collect(),
+        buttons: Vec::new(),
+        sequence: None,
     }
 }
 
@@ -1005,22 +919,6 @@ mod tests {
         let bytes = again.take_memory().unwrap();
         let text = String::from_utf8(bytes).unwrap();
         assert!(text.contains("\"B\"") && !text.contains("\"A\""), "{text}");
-    }
-
-    #[test]
-    fn an_unreadable_memory_is_said_and_forgets_nothing_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("pushes.json");
-        std::fs::write(&path, "{\"version\": 1, \"pushed\": [").unwrap();
-        let (memory, warning) = Pushed::load(&path);
-        assert!(warning.unwrap().contains("not valid"));
-        assert!(memory.file.pushed.is_empty());
-        assert_eq!(
-            std::fs::read_to_string(path.with_extension("json.unreadable")).unwrap(),
-            "{\"version\": 1, \"pushed\": ["
-        );
-        std::fs::write(&path, "{\"version\": 9}").unwrap();
-        assert!(Pushed::load(&path).1.unwrap().contains("newer"));
     }
 
     #[test]

@@ -65,6 +65,14 @@ pub struct Settings {
     /// The push says what the popup says (the agent's own words); off, only the title, the
     /// repository and why it waits.
     pub push_text: bool,
+    /// A request's push carries its answers as buttons, answered through the reply topic.
+    pub answer_from_phone: bool,
+    /// The token of a user that may only write the reply topic: it travels inside every
+    /// button, so it must grant nothing else. Never shown back in full.
+    pub push_reply_token: Option<Token>,
+    /// The reply topic's name on the push server: 128 random bits, the tray's own, made
+    /// when answering from the phone is first turned on (never derived from the push topic).
+    pub push_reply_topic: String,
 }
 
 impl Default for Settings {
@@ -103,6 +111,11 @@ impl Default for Settings {
             // Off: a phone's lock screen shows pushes to whoever holds it, and the agent's
             // words may hold the code.
             push_text: false,
+            // Off: it needs a server set up for it (a read-protected push topic, a
+            // write-only reply user).
+            answer_from_phone: false,
+            push_reply_token: None,
+            push_reply_topic: String::new(),
         }
     }
 }
@@ -127,6 +140,12 @@ impl Settings {
             |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         self.push_url = unset_blank(self.push_url);
         self.push_token = unset_blank(self.push_token.map(|t| t.0)).map(Token);
+        self.push_reply_token = unset_blank(self.push_reply_token.map(|t| t.0)).map(Token);
+        self.push_reply_topic = self.push_reply_topic.trim().to_string();
+        if self.answer_from_phone && self.push_reply_topic.is_empty() {
+            // Kept once made: the buttons already on the phone write to it.
+            self.push_reply_topic = crate::phone::random_hex().unwrap_or_default();
+        }
         self.quiet_from = self.quiet_from.trim().to_string();
         self.quiet_to = self.quiet_to.trim().to_string();
         self.terminal = self.terminal.trim().to_string();
@@ -166,13 +185,20 @@ impl Settings {
         if let Some(url) = &self.push_url {
             check_push_url(url)?;
         }
-        if let Some(Token(token)) = &self.push_token {
-            if !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(
-                    "The push token is one word of plain ASCII characters, as the server gave it."
-                        .into(),
-                );
+        for (name, token) in [
+            ("push token", &self.push_token),
+            ("reply token", &self.push_reply_token),
+        ] {
+            if let Some(Token(token)) = token {
+                if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(format!(
+                        "The {name} is one word of plain ASCII characters, as the server gave it."
+                    ));
+                }
             }
+        }
+        if self.answer_from_phone {
+            self.check_answering_from_phone()?;
         }
         if self.away_after_seconds == 0 {
             return Err(
@@ -187,6 +213,43 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+
+    fn check_answering_from_phone(&self) -> Result<(), String> {
+        if self.push_url.is_none() {
+            return Err("Answering from the phone needs a push URL.".into());
+        }
+        let Some(reply) = &self.push_reply_token else {
+            return Err(
+                "Answering from the phone needs a reply token: a user that may only write the reply topic."
+                    .into(),
+            );
+        };
+        // It is written into every push: the push token there would let anyone who reads
+        // one push read (and write) all of them.
+        if self.push_token.as_ref() == Some(reply) {
+            return Err(
+                "The reply token travels inside every button: it must be a write-only user's, not the push token."
+                    .into(),
+            );
+        }
+        if self.push_reply_topic.len() < 32
+            || !self
+                .push_reply_topic
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric())
+        {
+            return Err("The reply topic is 32 letters and digits, as the tray made it.".into());
+        }
+        Ok(())
+    }
+
+    /// The reply topic's URL: on the push topic's server, beside it.
+    pub fn reply_url(&self) -> Option<String> {
+        let url = self.push_url.as_deref()?;
+        let base = url.split(['?', '#']).next().unwrap_or(url);
+        let (base, _topic) = base.trim_end_matches('/').rsplit_once('/')?;
+        Some(format!("{base}/{}", self.push_reply_topic))
     }
 
     /// The quiet hours, when both ends are set and readable.
@@ -275,10 +338,22 @@ pub fn load(path: &Path) -> Loaded {
             warning: Some(format!("Could not read {}: {e}", path.display())),
         },
         Ok(bytes) => match serde_json::from_slice::<Settings>(&bytes) {
-            Ok(settings) => Loaded {
-                settings: settings.normalized(),
-                warning: None,
-            },
+            Ok(settings) => {
+                let made = settings.push_reply_topic.trim().is_empty();
+                let settings = settings.normalized();
+                // A reply topic made now is kept at once: the person names it in the
+                // server's rules, and the buttons write to it.
+                let warning = (made && !settings.push_reply_topic.is_empty())
+                    .then(|| save(path, &settings).err())
+                    .flatten()
+                    .map(|e| {
+                        format!(
+                            "Could not keep the new reply topic in {}: {e}",
+                            path.display()
+                        )
+                    });
+                Loaded { settings, warning }
+            }
             Err(e) => Loaded {
                 settings: Settings::default(),
                 warning: Some(format!(
@@ -341,6 +416,9 @@ mod tests {
             push_when: When::Always,
             away_after_seconds: 120,
             push_text: true,
+            answer_from_phone: true,
+            push_reply_token: Some("tk_reply".into()),
+            push_reply_topic: "0123456789abcdef0123456789abcdef".into(),
         };
         save(&path, &settings).unwrap();
         let loaded = load(&path);
@@ -388,6 +466,8 @@ mod tests {
             !loaded.settings.push_text,
             "no agent's words on a phone unless asked"
         );
+        assert!(!loaded.settings.answer_from_phone, "off unless turned on");
+        assert_eq!(loaded.settings.push_reply_topic, "", "made when turned on");
         assert_eq!(
             loaded.settings.terminal_choice(),
             Choice::Named("kitty".into())
@@ -518,5 +598,52 @@ mod tests {
             ..Settings::default()
         };
         assert!(never.check().unwrap_err().contains("at least 1 second"));
+    }
+
+    #[test]
+    fn answering_from_the_phone_needs_its_own_write_only_token_and_a_random_reply_topic() {
+        let on = |reply: Option<&str>| {
+            Settings {
+                push_url: Some("https://ntfy.example.net/lf-me".into()),
+                push_token: Some("tk_push".into()),
+                answer_from_phone: true,
+                push_reply_token: reply.map(Token::from),
+                ..Settings::default()
+            }
+            .normalized()
+        };
+        let ok = on(Some(" tk_reply "));
+        assert!(ok.check().is_ok(), "{:?}", ok.check());
+        assert_eq!(ok.push_reply_token, Some(Token::from("tk_reply")));
+        assert_eq!(ok.push_reply_topic.len(), 32);
+        assert_ne!(ok.push_reply_topic, on(Some("tk_reply")).push_reply_topic);
+        assert_eq!(
+            ok.reply_url().unwrap(),
+            format!("https://ntfy.example.net/{}", ok.push_reply_topic)
+        );
+        // Kept once made.
+        assert_eq!(
+            ok.clone().normalized().push_reply_topic,
+            ok.push_reply_topic
+        );
+        assert!(on(None).check().unwrap_err().contains("reply token"));
+        assert!(on(Some("tk_push"))
+            .check()
+            .unwrap_err()
+            .contains("not the push token"));
+        let mut no_url = ok.clone();
+        no_url.push_url = None;
+        assert!(no_url.check().unwrap_err().contains("push URL"));
+        let mut guessable = ok;
+        guessable.push_reply_topic = "lf-me-replies".into();
+        assert!(guessable.check().unwrap_err().contains("32 letters"));
+        assert!(!format!("{:?}", on(Some("tk_reply"))).contains("tk_"));
+        // Turned on by hand in the file: the topic made on loading is written there.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"answer_from_phone": true}"#).unwrap();
+        let made = load(&path).settings.push_reply_topic;
+        assert_eq!(made.len(), 32);
+        assert_eq!(load(&path).settings.push_reply_topic, made, "kept");
     }
 }

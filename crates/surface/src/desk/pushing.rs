@@ -76,10 +76,13 @@ impl Desk {
             return Vec::new();
         };
         let mut out = Vec::new();
-        if let Some(message) = pushes.due(now.at()) {
+        let due = pushes.due(now.at());
+        let memory = pushes.take_memory();
+        if let Some(mut message) = due {
+            self.with_buttons(&mut message, now);
             out.push(Effect::Push(message));
         }
-        if let Some(bytes) = pushes.take_memory() {
+        if let Some(bytes) = memory {
             out.push(Effect::KeepPushed(bytes));
         }
         out

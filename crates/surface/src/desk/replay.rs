@@ -17,12 +17,13 @@ use lf_tray_core::history::History;
 use lf_tray_core::permission::{Client, Request};
 use lf_tray_core::{Event, SessionRecord, State};
 
-use super::{Desk, Effect, HookId, Input, PushSetting, ToHook};
+use super::{Desk, Effect, HookId, Input, PhoneInput, PushSetting, ToHook};
 use crate::answer::{self, Answer, Given};
 use crate::fixtures::record_d;
 use crate::notice::{Notice, NoticeKey, Server};
+use crate::phone::{Protection, Setup};
 use crate::policy::{Clock, Delivery, Focus, PauseFor, Preferences, QuietHours};
-use crate::push::{Prefs, Presence, Pushed, When};
+use crate::push::{Message, Prefs, Presence, Pushed, When};
 use crate::window::Picked;
 
 /// What an agent asks through its hook.
@@ -118,6 +119,16 @@ enum In {
     /// How a push went.
     PushOk(u64),
     PushFailed(u64),
+    /// Answering from the phone on, the push topic's protection as the shell found it.
+    PhoneOn(Protection),
+    PhoneOff,
+    /// The phone sends the button of this label of the session's last push, exactly as
+    /// the push wrote it.
+    Tap(&'static str, &'static str),
+    /// A reply naming the session's request with another session's button's nonce.
+    Crossed(&'static str, &'static str, &'static str),
+    /// A reply anyone who can write the reply topic could send.
+    Forged(&'static str),
     /// Nothing but time: the deadlines up to now.
     Wait,
     /// The tray restarts: a new desk with the popups' memory as last saved.
@@ -503,6 +514,84 @@ const CASES: &[Case] = &[
         (0, Start(&["S1"]), &["show S1 asked default,open,dismiss", "redraw", "save"]),
         (10, PushesOn(When::Always), &["push 1 Title of S1 waits for you"]),
     ]},
+    // Answering from the phone.
+    Case { name: "a protected topic: the push carries Allow and Deny, a tap answers the hook once, the card says so", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, PushOk(1), &["keep pushed"]),
+        (40, Tap("S1", "Allow"), &[ALLOWED, "close S1", "redraw", "card S1 Allowed from your phone · 12:00", "listen off"]),
+        (50, Tap("S1", "Allow"), &[]),
+        (60, Tap("S1", "Deny"), &[]),
+    ]},
+    Case { name: "Always allow where the desk offers it", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Always), &["show S1 asked default,allow,always,deny,open", "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &["show S1 asked default,allow,always,deny,open", "redraw", "save", "push 1 Title of S1 waits for you [Allow,Always allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, Tap("S1", "Always allow"), &[r#"hook 1 {"reply":"always_allow"}"#, "close S1", "redraw", "card S1 Always allowed from your phone · 12:00", "listen off"]),
+    ]},
+    Case { name: "a topic anyone can read: Deny alone, and the push says why", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Open), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Deny] Allow is not offered here: anyone can read this push topic", "listen on"]),
+        (30, Tap("S1", "Deny"), &[r#"hook 1 {"reply":"deny"}"#, "close S1", "redraw", "card S1 Denied from your phone · 12:00", "listen off"]),
+    ]},
+    Case { name: "a question's options are the phone's buttons", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Question), &["show S1 asked default,answer,open +choice-1,choice-2", "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &["show S1 asked default,answer,open +choice-1,choice-2", "redraw", "save", "push 1 Title of S1 waits for you [crates.io,internal] Answer here until 12:09", "listen on"]),
+        (30, Tap("S1", "internal"), &[r#"hook 1 {"reply":"answers","answers":[{"chosen":["internal"],"own":""}]}"#, "close S1", "redraw", "card S1 Answered from your phone · 12:00", "listen off"]),
+    ]},
+    Case { name: "two questions or a plan: no buttons, the push says answer at the desk, nothing listened to", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Plan), &["show S1 asked default,approve-plan,keep-planning,answer,open", "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &["show S1 asked default,approve-plan,keep-planning,answer,open", "redraw", "save", "push 1 Title of S1 waits for you [] Answer at the desk: a plan is read there"]),
+        (30, PushOk(1), &["keep pushed"]),
+        (60_000, Ask(2, "S2", Req::Questions), &["show S2 asked default,answer,open", "hook 2 taken", "redraw"]),
+        (60_010, Asked("S2"), &["show S2 asked default,answer,open", "redraw", "save", "push 2 Title of S2 waits for you [] Answer at the desk: the phone offers one question's three options at most"]),
+    ]},
+    Case { name: "a forged nonce, another request's, and a tap after the expiry answer nothing", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, PushOk(1), &["keep pushed"]),
+        (40, Ask(2, "S2", Req::Bash), &["show S2 asked default,allow,deny,open", "hook 2 taken", "redraw"]),
+        (5_000, Asked("S2"), &["show S2 asked default,allow,deny,open", "redraw", "save", "push 2 Title of S2 waits for you [Allow,Deny] Answer here until 12:09"]),
+        (5_010, Forged("S1"), &[]),
+        (5_020, Crossed("S1", "S2", "Allow"), &[]),
+        (580_011, Tap("S1", "Allow"), &[]),
+        (580_020, HookEnded(1), &["close S1", "redraw", "card S1 No longer waiting"]),
+        (580_030, Tap("S2", "Allow"), &[r#"hook 2 {"reply":"allow"}"#, "close S2", "redraw", "card S2 Allowed from your phone · 12:09", "listen off"]),
+    ]},
+    Case { name: "the desk answers first: the card says so and a later tap changes nothing", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, Click("S1", "deny"), &[r#"hook 1 {"reply":"deny"}"#, "close S1", "redraw", "card S1 Answered at the desk", "listen off"]),
+        (40, Tap("S1", "Allow"), &[]),
+    ]},
+    Case { name: "the agent moved on: the card says no longer waiting", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, Cleared("S1"), &["hook 1 withdrawn", "close S1", "redraw", "save", "card S1 No longer waiting", "listen off"]),
+    ]},
+    Case { name: "answering from the phone turned off: the card says answer at the desk", with: &[], steps: &[
+        (0, PushesOn(When::Always), &[]),
+        (0, PhoneOn(Protection::Protected), &[]),
+        (10, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (20, Asked("S1"), &[TOOL, "redraw", "save", "push 1 Title of S1 waits for you [Allow,Deny] Answer here until 12:09", "listen on"]),
+        (30, PhoneOff, &["card S1 Answer at the desk", "listen off"]),
+        (40, Click("S1", "allow"), &[ALLOWED, "close S1", "redraw"]),
+    ]},
     Case { name: "pushes off: nothing is pushed", with: &[], steps: &[
         (0, PushesOn(When::Always), &[]),
         (10, PushesOff, &[]),
@@ -521,6 +610,8 @@ struct Replay {
     dir: tempfile::TempDir,
     /// The engine's list, as the shell would hand it to pushes that start.
     listed: Vec<SessionRecord>,
+    /// Every push, as the phone got it.
+    pushed: Vec<Message>,
 }
 
 impl Replay {
@@ -546,6 +637,7 @@ impl Replay {
             saved: None,
             dir: tempfile::tempdir().unwrap(),
             listed: Vec::new(),
+            pushed: Vec::new(),
         }
     }
 
@@ -583,6 +675,7 @@ impl Replay {
                     self.shown.push(notice.clone());
                 }
                 Effect::Save(bytes) => self.saved = Some(bytes.clone()),
+                Effect::Push(message) => self.pushed.push(message.clone()),
                 _ => {}
             }
         }
@@ -670,6 +763,23 @@ impl Replay {
                 sessions: Vec::new(),
                 ok: false,
             },
+            PhoneOn(protection) => Input::Phone(PhoneInput::Setup(Some(Setup {
+                reply_url: "https://ntfy.example/reply".into(),
+                reply_token: "tk_reply".into(),
+                protection,
+            }))),
+            PhoneOff => Input::Phone(PhoneInput::Setup(None)),
+            Tap(id, label) => Input::Phone(PhoneInput::Reply(self.button(id, label).body)),
+            Crossed(id, other, label) => {
+                let body: serde_json::Value =
+                    serde_json::from_str(&self.button(other, label).body).unwrap();
+                Input::Phone(PhoneInput::Reply(
+                    serde_json::json!({"request": id, "nonce": body["nonce"]}).to_string(),
+                ))
+            }
+            Forged(id) => Input::Phone(PhoneInput::Reply(
+                serde_json::json!({"request": id, "nonce": "0".repeat(32)}).to_string(),
+            )),
             Wait => return Vec::new(),
             Restart => {
                 let path = self.dir.path().join("history.json");
@@ -679,6 +789,20 @@ impl Replay {
             }
         };
         self.step(input)
+    }
+
+    /// The button labelled `label` on the session's last push.
+    fn button(&self, id: &str, label: &str) -> crate::phone::Button {
+        let message = self
+            .pushed
+            .iter()
+            .rev()
+            .find(|m| m.sessions == [id])
+            .unwrap_or_else(|| panic!("nothing about {id} was pushed"));
+        let button = message.buttons.iter().find(|b| b.label == label);
+        button
+            .unwrap_or_else(|| panic!("no {label} on {message:?}"))
+            .clone()
     }
 
     fn delivered(&self, key: &str, delivery: Delivery) -> Input {
@@ -837,7 +961,24 @@ fn said(effect: &Effect) -> Option<String> {
         Effect::Carded(Err(why)) => format!("carded not: {why}"),
         Effect::Redraw => "redraw".into(),
         Effect::Save(_) => "save".into(),
-        Effect::Push(message) => format!("push {} {}", message.id, message.title),
+        Effect::Push(message) if message.sequence.is_none() => {
+            format!("push {} {}", message.id, message.title)
+        }
+        // With what the phone offers, and the push's line that says so.
+        Effect::Push(message) => format!(
+            "push {} {} [{}] {}",
+            message.id,
+            message.title,
+            message
+                .buttons
+                .iter()
+                .map(|b| b.label.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            message.body.lines().last().unwrap_or_default()
+        ),
+        Effect::Card { session, title, .. } => format!("card {session} {title}"),
+        Effect::Listen(on) => format!("listen {}", if *on { "on" } else { "off" }),
         Effect::KeepPushed(_) => "keep pushed".into(),
         Effect::Note(_) => return None,
     })

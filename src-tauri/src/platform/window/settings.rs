@@ -76,6 +76,12 @@ pub fn save_settings(
         Some(token) if token.0.trim().is_empty() => settings.push_token = None,
         Some(_) => {}
     }
+    // Answering from the phone is set in settings.json only, for now: the panel has no
+    // fields for it, so what is saved there is kept.
+    let now = shell.settings();
+    settings.answer_from_phone = now.answer_from_phone;
+    settings.push_reply_token = now.push_reply_token;
+    settings.push_reply_topic = now.push_reply_topic;
     let settings = settings.normalized();
     settings.check()?;
     // The agents' files first: refused (one does not parse), the switch stays as it was
