@@ -159,6 +159,9 @@ pub enum From {
     Popup { token: Option<String> },
     /// The window's card.
     Window,
+    /// A key (`crate::keys`): its `choice` is the key's word, its `request` the session
+    /// named or empty for the newest shown; the desk makes it the request's own choice.
+    Key,
 }
 
 /// What the person filled in besides the choice (the card's fields).

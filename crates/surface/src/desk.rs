@@ -20,6 +20,7 @@ pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
 
+mod keyed;
 mod pushing;
 #[cfg(test)]
 mod replay;
@@ -34,6 +35,8 @@ pub struct Desk {
     /// The engine's first list went by: pushes started later start from the sessions
     /// listed then, not from the empty list before it.
     listed: bool,
+    /// The order the open requests' popups were shown in: a key answers the newest.
+    shown: crate::keys::Shown,
 }
 
 /// What the desk is told.
@@ -212,6 +215,7 @@ impl Desk {
             requests: Requests::default(),
             pushes: None,
             listed: false,
+            shown: Default::default(),
         }
     }
 
@@ -313,6 +317,9 @@ impl Desk {
         prefs: &Preferences,
     ) -> Vec<Effect> {
         let marks = self.popups.delivered(notice, delivery);
+        if delivery == Delivery::Shown {
+            self.popup_shown(&notice.key);
+        }
         let mut out = Vec::new();
         if marks {
             out.push(Effect::Redraw);
@@ -398,6 +405,7 @@ impl Desk {
         if let Some(older) = self.requests.register(&key, hook, record, request, until) {
             out.push(Effect::Hook(older, ToHook::Withdrawn));
         }
+        self.shown.forget(&key);
         out.push(Effect::Note(format!("PERMISSION asked session={key}")));
         out.push(Effect::Redraw);
         out
@@ -468,11 +476,20 @@ impl Desk {
     /// The person's answer to the session's open request: sent when it answers what was
     /// asked, else why not (to the window, which shows it; a popup's is only logged).
     fn answered(&mut self, answer: Answer) -> Vec<Effect> {
+        // A key's word becomes the request's own choice; what it does besides answering
+        // (nothing open, a question's card, the terminal) is done there.
+        let answer = match answer.from {
+            answer::From::Key => match self.by_key(answer) {
+                Ok(answer) => answer,
+                Err(out) => return out,
+            },
+            _ => answer,
+        };
         let key = answer.request.clone();
         let popup = matches!(answer.from, answer::From::Popup { .. });
         let token = match &answer.from {
             answer::From::Popup { token } => token.clone(),
-            answer::From::Window => None,
+            answer::From::Window | answer::From::Key => None,
         };
         let reply = match self.requests.request(&key).map(|r| answer.reply(&r)) {
             None if answer.choice == answer::IN_TERMINAL => {
@@ -491,7 +508,11 @@ impl Desk {
             Some(Ok(reply)) => Ok(reply),
         };
         let word = reply.as_ref().ok().map(|reply| reply.word());
-        let from = if popup { "the popup" } else { "the window" };
+        let from = match answer.from {
+            answer::From::Popup { .. } => "the popup",
+            answer::From::Window => "the window",
+            answer::From::Key => "a key",
+        };
         match (
             reply.and_then(|reply| self.answer(&key, reply, from)),
             popup,
@@ -507,7 +528,7 @@ impl Desk {
             ))],
             (Err(why), false) => vec![
                 Effect::Note(format!(
-                    "PERMISSION from the window session={key}: not sent: {why}"
+                    "PERMISSION from {from} session={key}: not sent: {why}"
                 )),
                 Effect::Carded(Err(why)),
             ],
