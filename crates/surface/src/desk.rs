@@ -317,10 +317,10 @@ impl Desk {
         prefs: &Preferences,
     ) -> Vec<Effect> {
         let marks = self.popups.delivered(notice, delivery);
-        if delivery == Delivery::Shown {
-            self.popup_shown(&notice.key);
-        }
         let mut out = Vec::new();
+        if delivery == Delivery::Shown {
+            out.extend(self.popup_shown(&notice.key));
+        }
         if marks {
             out.push(Effect::Redraw);
         }

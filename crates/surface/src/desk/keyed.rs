@@ -17,15 +17,16 @@ const NOTHING_WAITS: Refused =
 
 impl Desk {
     /// The popup for the session's open request was shown: the newest, for the keys.
-    pub(super) fn popup_shown(&mut self, key: &NoticeKey) {
-        if let NoticeKey::Session(session) = key {
-            if self.requests.request(session).is_some() {
-                self.shown.shown(session);
-            }
-        }
+    pub(super) fn popup_shown(&mut self, key: &NoticeKey) -> Option<Effect> {
         let requests = &self.requests;
         self.shown
             .retain(|session| requests.request(session).is_some());
+        let NoticeKey::Session(session) = key else {
+            return None;
+        };
+        self.requests.request(session)?;
+        self.shown.shown(session);
+        Some(Effect::Note(format!("KEYS newest session={session}")))
     }
 
     /// A key's `answer` (its `choice` the key's word, its `request` the session named or
