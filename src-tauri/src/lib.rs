@@ -19,6 +19,8 @@ mod logfile;
 #[cfg(unix)]
 mod permission;
 mod platform;
+#[cfg(unix)]
+mod pressed;
 mod push;
 mod quit;
 #[cfg(unix)]
@@ -267,6 +269,7 @@ fn setup<R: Runtime>(
     #[cfg(unix)]
     {
         tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));
+        tauri::async_runtime::spawn(pressed::serve(Arc::clone(&shell)));
         // The machines followed are told too, each as its link comes up: on, each keeps
         // the hook there; off, each takes its entry out. Their requests are heard from
         // before any machine is told.

@@ -33,6 +33,12 @@ Usage:
   lf-tray demo [--generation e|d|a]             the tray app on a simulated Loopflow, for a first look
                                                 (e, the default: today's lf; d: lf's October builds;
                                                 a: the files and Approve/Iterate)
+  lf-tray answer allow|deny|open [SESSION]
+                                                answer the newest request whose popup showed (or
+                                                SESSION's) in the running tray, as its keys do:
+                                                allow (or approve a plan), deny (or keep planning),
+                                                open (its terminal; a question's card); exit 1
+                                                with the reason when nothing was answered
   lf-tray setup gnome-focus [--remove]         let the tray bring your terminal to the front on GNOME
                                                 (Wayland): installs a small GNOME Shell extension,
                                                 working from your next login; --remove takes it out
@@ -72,6 +78,11 @@ enum Command {
         generation: Generation,
     },
     Help,
+    /// `answer allow|deny|open [SESSION]`: a key for the running tray.
+    Answer {
+        key: String,
+        session: Option<String>,
+    },
     /// `setup gnome-focus [--remove]`.
     SetupGnomeFocus {
         remove: bool,
@@ -131,6 +142,26 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
                 Some("gnome-focus") => command = Some(Command::SetupGnomeFocus { remove: false }),
                 _ => return Err("setup takes gnome-focus".into()),
             },
+            "answer" if command.is_none() => {
+                let key = args.next().and_then(|a| a.into_string().ok());
+                match key.as_deref() {
+                    Some("allow" | "deny" | "open") => {}
+                    _ => return Err("answer takes allow, deny or open".into()),
+                }
+                command = Some(Command::Answer {
+                    key: key.unwrap_or_default(),
+                    session: None,
+                });
+            }
+            // The session after `answer`'s key: a word that is not an option.
+            session
+                if !session.starts_with('-')
+                    && matches!(command, Some(Command::Answer { session: None, .. })) =>
+            {
+                if let Some(Command::Answer { session: named, .. }) = &mut command {
+                    *named = Some(session.to_string());
+                }
+            }
             "-h" | "--help" | "help" => command = Some(Command::Help),
             "-V" | "--version" => command = Some(Command::Version { verbose: false }),
             "-v" | "--verbose" => verbose = true,
@@ -159,7 +190,9 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
     let command = match command.unwrap_or(Command::Tray { hidden }) {
         Command::List { .. } => Command::List { json },
         Command::Watch { .. } => Command::Watch { json },
-        Command::Tray { .. } if json => return Err("--json goes with list or watch".into()),
+        Command::Tray { .. } | Command::Answer { .. } if json => {
+            return Err("--json goes with list or watch".into())
+        }
         Command::Demo { .. } => Command::Demo {
             // Today's lf: what a newcomer should see first.
             generation: generation.unwrap_or(Generation::E),
@@ -262,6 +295,7 @@ fn main() -> ExitCode {
             hidden,
         ),
         Command::Demo { generation } => demo(generation),
+        Command::Answer { key, session } => return answer(key, session),
         Command::SetupGnomeFocus { remove } => setup::gnome_focus(remove)
             .map(|said| println!("{said}"))
             .map_err(anyhow::Error::msg),
@@ -270,6 +304,27 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("lf-tray: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `lf-tray answer KEY [SESSION]`: exit 0 once the tray answered (its word on stdout), 1
+/// with the reason on stderr when nothing was.
+fn answer(key: String, session: Option<String>) -> ExitCode {
+    use lf_tray_core::permission::pressed;
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    let Some(socket) = pressed::socket_path(runtime) else {
+        eprintln!("lf-tray answer: no $XDG_RUNTIME_DIR, so no tray to reach");
+        return ExitCode::FAILURE;
+    };
+    match pressed::press(&socket, &pressed::Pressed { key, session }) {
+        Ok(word) => {
+            println!("{word}");
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("lf-tray answer: {why}");
             ExitCode::FAILURE
         }
     }
@@ -385,6 +440,26 @@ mod tests {
         );
         assert!(args("demo --generation z").is_err());
         assert_eq!(args("list --help").unwrap().command, Command::Help);
+        let answer = |key: &str, session: Option<&str>| Command::Answer {
+            key: key.into(),
+            session: session.map(String::from),
+        };
+        assert_eq!(args("answer allow").unwrap().command, answer("allow", None));
+        assert_eq!(
+            args("answer open S-1").unwrap().command,
+            answer("open", Some("S-1"))
+        );
+        // A leading dash is never a session; one session only; the three words only.
+        for wrong in [
+            "answer",
+            "answer yes",
+            "answer -y",
+            "answer deny -S1",
+            "answer deny S1 S2",
+            "answer allow --json",
+        ] {
+            assert!(args(wrong).is_err(), "{wrong}");
+        }
         assert_eq!(
             args("setup gnome-focus").unwrap().command,
             Command::SetupGnomeFocus { remove: false }

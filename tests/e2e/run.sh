@@ -9,7 +9,7 @@
 #                 default /usr/bin/python3
 #   TAURI_DRIVER  tauri-driver binary; without it the WebDriver checks are reported as SKIP
 #   E2E_KEEP=1    keep the temporary directory (its path is printed)
-#   E2E_SUITE     the checks to run: e2e.py (default), memory.py or push.py
+#   E2E_SUITE     the checks to run: e2e.py (default), memory.py, push.py, keys.py, …
 #   E2E_BUS_CONFIG  a dbus-daemon config for the private session bus (memory.py's cannot
 #                 start a notification server by D-Bus activation)
 #

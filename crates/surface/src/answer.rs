@@ -161,6 +161,9 @@ pub enum From {
     Window,
     /// A button of a push, tapped on the person's phone (its nonce already checked).
     Phone,
+    /// A key (`crate::keys`): its `choice` is the key's word, its `request` the session
+    /// named or empty for the newest shown; the desk makes it the request's own choice.
+    Key,
 }
 
 /// What the person filled in besides the choice (the card's fields).

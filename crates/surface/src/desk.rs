@@ -20,6 +20,7 @@ pub use crate::requests::HookId;
 use crate::requests::{NotTaken, Requests};
 pub use crate::view::View;
 
+mod keyed;
 mod phone;
 mod pushing;
 pub use phone::PhoneInput;
@@ -38,6 +39,8 @@ pub struct Desk {
     listed: bool,
     /// Answering from the phone: the buttons pushed, and whether to listen for taps.
     phone: phone::Answering,
+    /// The order the open requests' popups were shown in: a key answers the newest.
+    shown: crate::keys::Shown,
 }
 
 /// What the desk is told.
@@ -228,6 +231,7 @@ impl Desk {
             pushes: None,
             listed: false,
             phone: phone::Answering::default(),
+            shown: Default::default(),
         }
     }
 
@@ -339,6 +343,9 @@ impl Desk {
     ) -> Vec<Effect> {
         let marks = self.popups.delivered(notice, delivery);
         let mut out = Vec::new();
+        if delivery == Delivery::Shown {
+            out.extend(self.popup_shown(&notice.key));
+        }
         if marks {
             out.push(Effect::Redraw);
         }
@@ -424,6 +431,7 @@ impl Desk {
         if let Some(older) = self.requests.register(&key, hook, record, request, until) {
             out.push(Effect::Hook(older, ToHook::Withdrawn));
         }
+        self.shown.forget(&key);
         out.push(Effect::Note(format!("PERMISSION asked session={key}")));
         out.push(Effect::Redraw);
         out
@@ -494,6 +502,15 @@ impl Desk {
     /// The person's answer to the session's open request: sent when it answers what was
     /// asked, else why not (to the window, which shows it; a popup's is only logged).
     fn answered(&mut self, answer: Answer) -> Vec<Effect> {
+        // A key's word becomes the request's own choice; what it does besides answering
+        // (nothing open, a question's card, the terminal) is done there.
+        let answer = match answer.from {
+            answer::From::Key => match self.by_key(answer) {
+                Ok(answer) => answer,
+                Err(out) => return out,
+            },
+            _ => answer,
+        };
         let key = answer.request.clone();
         // The phone, as a popup, is told nothing back: its card is (see `desk::phone`).
         let popup = matches!(
@@ -502,7 +519,7 @@ impl Desk {
         );
         let token = match &answer.from {
             answer::From::Popup { token } => token.clone(),
-            answer::From::Window | answer::From::Phone => None,
+            answer::From::Window | answer::From::Phone | answer::From::Key => None,
         };
         let reply = match self.requests.request(&key).map(|r| answer.reply(&r)) {
             None if answer.choice == answer::IN_TERMINAL => {
@@ -525,6 +542,7 @@ impl Desk {
             answer::From::Popup { .. } => "the popup",
             answer::From::Window => "the window",
             answer::From::Phone => "the phone",
+            answer::From::Key => "a key",
         };
         match (
             reply.and_then(|reply| self.answer(&key, reply, from)),
@@ -541,7 +559,7 @@ impl Desk {
             ))],
             (Err(why), false) => vec![
                 Effect::Note(format!(
-                    "PERMISSION from the window session={key}: not sent: {why}"
+                    "PERMISSION from {from} session={key}: not sent: {why}"
                 )),
                 Effect::Carded(Err(why)),
             ],

@@ -14,6 +14,7 @@ pub mod answer;
 pub mod board;
 pub mod buttons;
 pub mod desk;
+pub mod keys;
 pub mod looking;
 pub mod menu;
 pub mod notice;

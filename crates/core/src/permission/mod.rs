@@ -20,6 +20,7 @@
 
 pub mod claude_settings;
 pub mod moved_on;
+pub mod pressed;
 mod prompt;
 pub mod remote;
 pub mod socket;

@@ -125,6 +125,14 @@ impl fmt::Display for NotAHook {
 impl Arriving {
     /// The peer checked and its request read: the hook, and what it asks.
     pub async fn read(self) -> Result<(Hook, Request), NotAHook> {
+        let (hook, line) = self.line().await?;
+        let request = read_request(&line).map_err(NotAHook::Unreadable)?;
+        Ok((hook, request))
+    }
+
+    /// The peer checked and its first line read (without its end), for whatever speaks
+    /// on a socket of this kind (`lf-tray answer`'s, [`super::pressed`]).
+    pub async fn line(self) -> Result<(Hook, Vec<u8>), NotAHook> {
         let pid = match self.stream.peer_cred() {
             Ok(cred) if cred.uid() == self.uid => cred.pid(),
             Ok(cred) => return Err(NotAHook::Stranger(cred.uid())),
@@ -140,8 +148,8 @@ impl Arriving {
         let Ok(Ok(_)) = tokio::time::timeout(READ_WAIT, read).await else {
             return Err(NotAHook::Silent);
         };
-        let request = read_request(line.trim_ascii_end()).map_err(NotAHook::Unreadable)?;
-        Ok((Hook { pid, reader }, request))
+        line.truncate(line.trim_ascii_end().len());
+        Ok((Hook { pid, reader }, line))
     }
 }
 
@@ -162,6 +170,11 @@ impl Hook {
     /// The person's answer; the hook checks it against its own copy of the request.
     pub async fn answer(mut self, reply: &Reply) -> std::io::Result<()> {
         self.say(&reply.line()).await
+    }
+
+    /// A last line to the peer, then the connection closes.
+    pub async fn say_last(mut self, line: &str) -> std::io::Result<()> {
+        self.say(line).await
     }
 
     /// No answer: the connection closes, and the terminal keeps the prompt.

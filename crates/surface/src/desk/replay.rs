@@ -94,6 +94,9 @@ enum In {
     ClickBurst,
     /// The window's card answered.
     Card(&'static str, Win),
+    /// A key (allow, deny, open), for the newest shown request or the session named.
+    Key(&'static str),
+    KeyFor(&'static str, &'static str),
     /// The server took the last popup shown under this key (a session id or `burst`).
     Shown(&'static str),
     /// The server refused it.
@@ -260,6 +263,55 @@ const CASES: &[Case] = &[
         (0, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
         (10, Click("S1", "allow"), &[ALLOWED, "close S1", "redraw"]),
         (20, Click("S1", "allow"), &[]),
+    ]},
+    // Answers from a key: the newest request whose popup showed, one of its own choices.
+    Case { name: "a key answers the newest request shown, then the one before", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (10, Shown("S1"), &[]),
+        (20, Ask(2, "S2", Req::Bash), &["show S2 asked default,allow,deny,open", "hook 2 taken", "redraw"]),
+        // S2's popup is not up yet: the key is for S1, the newest the person was shown.
+        (30, Key("deny"), &[r#"hook 1 {"reply":"deny"}"#, "close S1", "redraw", "carded deny"]),
+        (40, Shown("S2"), &[]),
+        (50, Key("allow"), &[r#"hook 2 {"reply":"allow"}"#, "close S2", "redraw", "carded allow"]),
+    ]},
+    Case { name: "a key with nothing waiting does nothing and says so", with: &[], steps: &[
+        (0, Key("allow"), &["carded not: No request waits for an answer (none has shown its popup)."]),
+        (10, KeyFor("allow", "S1"), &["carded not: The agent no longer waits for this answer."]),
+        (20, Key("yes"), &["carded not: A key answers allow, deny or open."]),
+    ]},
+    Case { name: "a key on a plan approves it or keeps planning", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Plan), &["show S1 asked default,approve-plan,keep-planning,answer,open", "hook 1 taken", "redraw"]),
+        (10, Shown("S1"), &[]),
+        (20, Key("allow"), &[r#"hook 1 {"reply":"approve_plan"}"#, "close S1", "redraw", "carded approve-plan"]),
+        (30, Ask(2, "S1", Req::Plan), &["show S1 asked default,approve-plan,keep-planning,answer,open", "hook 2 taken", "redraw"]),
+        (40, Shown("S1"), &[]),
+        (50, KeyFor("deny", "S1"), &[r#"hook 2 {"reply":"keep_planning","message":""}"#, "close S1", "redraw", "carded keep-planning"]),
+    ]},
+    Case { name: "a key never picks a question's option: open shows its card", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Question), &["show S1 asked default,answer,open +choice-1,choice-2", "hook 1 taken", "redraw"]),
+        (10, Shown("S1"), &[]),
+        (20, Key("allow"), &["carded not: A question is answered by its options: open shows its card."]),
+        (30, Key("open"), &["window S1", "carded open"]),
+        (40, Click("S1", "choice-1"), &[r#"hook 1 {"reply":"answers","answers":[{"chosen":["crates.io"],"own":""}]}"#, "close S1", "redraw"]),
+    ]},
+    Case { name: "open goes to the terminal as the popup's click: Claude's request stays, Codex's goes back", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (10, Shown("S1"), &[]),
+        (20, Key("open"), &["go S1 default", "carded open"]),
+        (30, Ask(2, "S2", Req::Codex), &["show S2 asked default,allow,deny,in-terminal", "hook 2 taken", "redraw"]),
+        (40, Shown("S2"), &[]),
+        (50, Key("open"), &["hook 2 withdrawn", "close S2", "redraw", "go S2 default", "carded open"]),
+        (60, Key("allow"), &[ALLOWED, "close S1", "redraw", "carded allow"]),
+    ]},
+    Case { name: "a key racing a popup click: the first answers, the second finds nothing", with: &[], steps: &[
+        (0, Ask(1, "S1", Req::Bash), &[TOOL, "hook 1 taken", "redraw"]),
+        (10, Shown("S1"), &[]),
+        (20, Click("S1", "deny"), &[r#"hook 1 {"reply":"deny"}"#, "close S1", "redraw"]),
+        (20, Key("allow"), &["carded not: No request waits for an answer (none has shown its popup)."]),
+        (30, Ask(2, "S1", Req::Bash), &["show S1 asked default,allow,deny,open", "hook 2 taken", "redraw"]),
+        (40, Shown("S1"), &[]),
+        (50, KeyFor("allow", "S1"), &[r#"hook 2 {"reply":"allow"}"#, "close S1", "redraw", "carded allow"]),
+        (50, Click("S1", "deny"), &[]),
     ]},
     Case { name: "Answer… and Read the plan… open the window at the session", with: &[], steps: &[
         (0, Ask(1, "S1", Req::Questions), &["show S1 asked default,answer,open", "hook 1 taken", "redraw"]),
@@ -728,6 +780,8 @@ impl Replay {
                     from: answer::From::Window,
                 })
             }
+            Key(word) => key(word, ""),
+            KeyFor(word, id) => key(word, id),
             Shown(key) => self.delivered(key, Delivery::Shown),
             Refused(key) => self.delivered(key, Delivery::Failed),
             NoServer(key) => self.delivered(key, Delivery::NoServer),
@@ -834,6 +888,15 @@ fn events(event: Event) -> Input {
         batch: vec![event],
         focus: Vec::new(),
     }
+}
+
+fn key(word: &str, id: &str) -> Input {
+    Input::Answer(Answer {
+        request: id.into(),
+        choice: word.into(),
+        given: Given::default(),
+        from: answer::From::Key,
+    })
 }
 
 fn ask(hook: u64, id: &str, req: Req, on: bool, focus: Focus) -> Input {

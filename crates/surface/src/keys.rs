@@ -1,0 +1,173 @@
+//! Answering from the keyboard: three keys, one meaning wherever they are pressed (a
+//! shortcut the desktop gives, an X11 grab, `lf-tray answer`). *allow* is a tool's Allow
+//! and a plan's Approve plan, *deny* its Deny and Keep planning, *open* what the popup's
+//! click does (the terminal; a question's card in the window, as a key never picks an
+//! option). A key answers the newest open request the person was shown a popup for, or the
+//! session named; it comes to the desk as one more [`Answer`](crate::answer::Answer) (from
+//! [`From::Key`](crate::answer::From::Key)), which this module's [`pick`] turns into the
+//! request's own choice, so the popup's and the window's path decides it.
+
+use std::collections::HashMap;
+
+use lf_tray_core::permission::{Prompt, Request};
+
+use crate::answer;
+
+/// One of the three keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Allow,
+    Deny,
+    Open,
+}
+
+impl Key {
+    pub const ALL: [Key; 3] = [Key::Allow, Key::Deny, Key::Open];
+
+    /// Its word: on the command line, on the wire, in an answer's `choice`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Key::Allow => "allow",
+            Key::Deny => "deny",
+            Key::Open => "open",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Key> {
+        Key::ALL.into_iter().find(|key| key.word() == word)
+    }
+}
+
+/// What a key does to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The request's own choice, answered as its popup button would.
+    Choice(&'static str),
+    /// Go where the popup's body click goes (the agent's terminal).
+    Terminal,
+    /// Show the request's card in the window.
+    Card,
+}
+
+/// What `key` does to `request`, or why it does nothing (a sentence for the person).
+pub fn pick(key: Key, request: &Request) -> Result<Pick, &'static str> {
+    let prompt = request.prompt();
+    let question = matches!(prompt, Ok(Prompt::Questions(_)));
+    let plan = matches!(prompt, Ok(Prompt::Plan(_)));
+    match key {
+        Key::Open if question => Ok(Pick::Card),
+        Key::Open => Ok(Pick::Terminal),
+        _ if question => Err("A question is answered by its options: open shows its card."),
+        Key::Allow if plan => Ok(Pick::Choice(answer::APPROVE_PLAN)),
+        Key::Deny if plan => Ok(Pick::Choice(answer::KEEP_PLANNING)),
+        Key::Allow => Ok(Pick::Choice(answer::ALLOW)),
+        Key::Deny => Ok(Pick::Choice(answer::DENY)),
+    }
+}
+
+/// The order in which the open requests' popups were shown, so a key finds the newest.
+#[derive(Debug, Default)]
+pub struct Shown {
+    count: u64,
+    at: HashMap<String, u64>,
+}
+
+impl Shown {
+    /// The session's popup for its open request was shown (again: a reminder makes it the
+    /// newest once more).
+    pub fn shown(&mut self, session: &str) {
+        self.count += 1;
+        self.at.insert(session.to_string(), self.count);
+    }
+
+    /// The session's request is gone or replaced: a newer one is not shown until its
+    /// own popup is.
+    pub fn forget(&mut self, session: &str) {
+        self.at.remove(session);
+    }
+
+    /// Keep only the sessions `open` says are: a session's stamp goes with its request.
+    pub fn retain(&mut self, open: impl Fn(&str) -> bool) {
+        self.at.retain(|key, _| open(key));
+    }
+
+    /// Of the `open` sessions, the one whose popup was shown last.
+    pub fn newest<'a>(&self, open: impl Iterator<Item = &'a String>) -> Option<String> {
+        open.filter_map(|key| Some((self.at.get(key)?, key)))
+            .max()
+            .map(|(_, key)| key.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lf_tray_core::permission::Client;
+
+    fn request(tool: &str, input: serde_json::Value) -> Request {
+        Request {
+            client: Client::Claude,
+            session_id: "c1".into(),
+            cwd: "/w".into(),
+            tool_name: tool.into(),
+            tool_input: input,
+            permission_suggestions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_key_means_the_same_on_a_tool_a_plan_and_a_question() {
+        let bash = request("Bash", serde_json::json!({"command": "ls"}));
+        let plan = request("ExitPlanMode", serde_json::json!({"plan": "1."}));
+        let question = request(
+            "AskUserQuestion",
+            serde_json::json!({"questions": [{"question": "Q?",
+                "options": [{"label": "a"}, {"label": "b"}]}]}),
+        );
+        let picks = |r: &Request| Key::ALL.map(|key| pick(key, r));
+        assert_eq!(
+            picks(&bash),
+            [
+                Ok(Pick::Choice(answer::ALLOW)),
+                Ok(Pick::Choice(answer::DENY)),
+                Ok(Pick::Terminal)
+            ]
+        );
+        assert_eq!(
+            picks(&plan),
+            [
+                Ok(Pick::Choice(answer::APPROVE_PLAN)),
+                Ok(Pick::Choice(answer::KEEP_PLANNING)),
+                Ok(Pick::Terminal)
+            ]
+        );
+        let [allow, deny, open] = picks(&question);
+        assert!(allow.is_err() && deny.is_err());
+        assert_eq!(open, Ok(Pick::Card));
+        // Every choice a key picks is one the request offers.
+        for (r, key) in [(&bash, Key::Allow), (&bash, Key::Deny), (&plan, Key::Deny)] {
+            let Ok(Pick::Choice(id)) = pick(key, r) else {
+                panic!()
+            };
+            assert!(answer::choices(r).iter().any(|c| c.id == id));
+        }
+        assert_eq!(Key::parse("deny"), Some(Key::Deny));
+        assert_eq!(Key::parse("-y"), None);
+    }
+
+    #[test]
+    fn the_newest_shown_of_the_open_requests_and_none_before_its_popup() {
+        let mut shown = Shown::default();
+        let open: Vec<String> = ["S1", "S2"].map(String::from).to_vec();
+        assert_eq!(shown.newest(open.iter()), None);
+        shown.shown("S2");
+        shown.shown("S1");
+        assert_eq!(shown.newest(open.iter()).as_deref(), Some("S1"));
+        shown.forget("S1");
+        assert_eq!(shown.newest(open.iter()).as_deref(), Some("S2"));
+        shown.shown("S2");
+        shown.shown("S3");
+        // S3 is no longer open: the newest of those open.
+        assert_eq!(shown.newest(open.iter()).as_deref(), Some("S2"));
+    }
+}

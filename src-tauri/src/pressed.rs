@@ -1,0 +1,74 @@
+//! Keys pressed outside the tray, as `lf-tray answer allow|deny|open [SESSION]` sends
+//! them (what a sway or i3 binding runs): heard on their socket beside the hooks' (each
+//! peer checked as a hook's is; `lf_tray_core::permission::pressed`), handed to the desk as
+//! one more answer from a key, and the desk's word sent back.
+
+use std::sync::Arc;
+
+use lf_tray_core::permission::pressed::{self, Pressed, Told};
+use lf_tray_core::permission::socket::{Arriving, Dir, Hooks, NotAHook, Unbound};
+use lf_tray_surface::answer::{Answer, From, Given};
+use lf_tray_surface::desk::Input;
+use lf_tray_surface::requests::NotTaken;
+
+use crate::shell::{Shell, ToDesk};
+
+/// Listen for `lf-tray answer` while the tray runs; without `$XDG_RUNTIME_DIR`, or with
+/// another tray on it, the command finds this one deaf and says so.
+pub(crate) async fn serve(shell: Arc<Shell>) {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from);
+    let Some(path) = pressed::socket_path(runtime) else {
+        return;
+    };
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let keys = match Hooks::bind(&path, uid, Dir::Tray) {
+        Ok(keys) => keys,
+        Err(Unbound::Answered) => {
+            tracing::warn!("KEYS another Loopflow Tray answers on {}", path.display());
+            return;
+        }
+        Err(Unbound::Failed(why)) => {
+            tracing::warn!("KEYS cannot listen on {}: {why}", path.display());
+            return;
+        }
+    };
+    tracing::info!("KEYS listening on {}", path.display());
+    while let Some(arriving) = keys.next().await {
+        tauri::async_runtime::spawn(take(Arc::clone(&shell), arriving));
+    }
+}
+
+async fn take(shell: Arc<Shell>, arriving: Arriving) {
+    let (peer, line) = match arriving.line().await {
+        Ok(read) => read,
+        Err(why @ (NotAHook::Stranger(_) | NotAHook::Unknown(_))) => {
+            tracing::warn!("KEYS {why}");
+            return;
+        }
+        Err(_) => return,
+    };
+    let told = match serde_json::from_slice::<Pressed>(&line) {
+        Ok(pressed) => press(&shell, pressed).await,
+        Err(e) => Told::Not(format!("unreadable: {e}")),
+    };
+    let _ = peer.say_last(&told.line()).await;
+}
+
+/// The desk's word on a key: what it sent, or why nothing.
+pub(crate) async fn press(shell: &Shell, pressed: Pressed) -> Told {
+    let (told, sent) = tokio::sync::oneshot::channel();
+    let key = Input::Answer(Answer {
+        request: pressed.session.unwrap_or_default(),
+        choice: pressed.key,
+        given: Given::default(),
+        from: From::Key,
+    });
+    shell.send(ToDesk::Card(key, told));
+    match sent.await {
+        Ok(Ok(word)) => Told::Done(word.to_string()),
+        Ok(Err(why @ NotTaken::NoneOpen)) => Told::Not(format!("Too late: {why}")),
+        Ok(Err(why)) => Told::Not(why.to_string()),
+        Err(_) => Told::Not("Loopflow Tray is quitting.".into()),
+    }
+}
