@@ -179,6 +179,15 @@ impl Phone {
         });
     }
 
+    /// Keep the memory of what was pushed now, on this thread: the app is quitting.
+    pub(crate) fn keep_now(&self, bytes: Vec<u8>) {
+        if let Some(path) = &self.memory {
+            if let Err(e) = history::write_atomically(path, &bytes) {
+                tracing::warn!("could not keep what was pushed in {}: {e}", path.display());
+            }
+        }
+    }
+
     /// The settings panel's sentence about pushes, while they are on.
     pub(crate) fn status(&self) -> Option<String> {
         let pushes = locked(&self.status).clone();

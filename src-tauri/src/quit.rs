@@ -10,8 +10,9 @@ use tauri::{AppHandle, Runtime};
 
 use crate::shell::Shell;
 
-/// How long Quit waits for the notification server to take the popups down: it answers
-/// in milliseconds, and a hung one must not keep the app from exiting.
+/// How long Quit waits for the notification server to take the popups down and for the
+/// desk to keep what it was told before (two fsyncs): both take milliseconds, and a hung
+/// server or disk must not keep the app from exiting.
 const QUIT_GRACE: Duration = Duration::from_secs(1);
 
 /// Close the app's popups (their buttons would do nothing once it is gone), then exit.
@@ -21,10 +22,16 @@ pub(crate) fn quit<R: Runtime>(app: &AppHandle<R>, shell: Arc<Shell>) {
     shell.tell(Input::Tick);
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = shell.desktop.notifications.get() {
-            // A notification server that does not answer must not keep the app alive.
-            let _ = tokio::time::timeout(QUIT_GRACE, notifications.close_all()).await;
-        }
+        let popups = async {
+            if let Some(notifications) = shell.desktop.notifications.get() {
+                notifications.close_all().await;
+            }
+        };
+        // Neither a notification server nor a disk that does not answer keeps the app alive.
+        let _ = tokio::time::timeout(QUIT_GRACE, async {
+            tokio::join!(popups, shell.desktop.kept.notified())
+        })
+        .await;
         app.exit(0);
     });
 }

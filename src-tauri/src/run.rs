@@ -11,11 +11,11 @@ use std::time::Instant;
 
 use lf_tray_core::history;
 use lf_tray_core::{Event, SessionRecord};
-use lf_tray_surface::desk::{Effect, HookId, Input, ToHook};
+use lf_tray_surface::desk::{Desk, Effect, HookId, Input, ToHook};
 use lf_tray_surface::looking;
 #[cfg(all(unix, not(target_os = "macos")))]
 use lf_tray_surface::notice::NoticeKey;
-use lf_tray_surface::policy::{Clock, Delivery, Effect as PopupEffect, Focus};
+use lf_tray_surface::policy::{Clock, Delivery, Effect as PopupEffect, Focus, Preferences};
 use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
@@ -87,6 +87,7 @@ pub(crate) async fn follow<R: Runtime>(
             () = until(deadline) => Input::Tick,
         };
         if shell.desktop.quitting.load(Ordering::SeqCst) {
+            keep_only(&mut desk, &shell, &prefs, input, &memory, &mut hooks);
             break;
         }
         if let Input::HookEnded(hook) = &input {
@@ -148,6 +149,50 @@ pub(crate) async fn follow<R: Runtime>(
             crate::platform::redraw(&app, &shell);
         }
     }
+    // Quit: what was told before it is still kept — a push delivered a moment ago, an
+    // answer on its way to a hook, the popups' memory — or the next start pushes and shows
+    // it again. Nothing is drawn or shown any more.
+    let prefs = shell.preferences();
+    while let Ok(letter) = letters.try_recv() {
+        let input = match letter {
+            ToDesk::Input(input) | ToDesk::Hook(input, _) | ToDesk::Card(input, _) => input,
+            ToDesk::Redraw => continue,
+        };
+        keep_only(&mut desk, &shell, &prefs, input, &memory, &mut hooks);
+    }
+    if let Some(memory) = memory {
+        memory.close();
+    }
+    shell.desktop.kept.notify_one();
+}
+
+/// One step of the desk while the app quits: of its effects only what must outlive the
+/// app is done (the memories written at once, news for the hooks sent).
+fn keep_only(
+    desk: &mut Desk,
+    shell: &Shell,
+    prefs: &Preferences,
+    input: Input,
+    memory: &Option<Memory>,
+    hooks: &mut HashMap<HookId, mpsc::UnboundedSender<ToHook>>,
+) {
+    for effect in desk.step(Clock::system(), prefs, input) {
+        match effect {
+            Effect::Save(bytes) => {
+                if let Some(memory) = memory {
+                    memory.keep(bytes);
+                }
+            }
+            Effect::KeepPushed(bytes) => shell.push.keep_now(bytes),
+            Effect::Hook(hook, news) => {
+                if let Some(to) = hooks.get(&hook) {
+                    let _ = to.send(news);
+                }
+            }
+            Effect::Note(line) => tracing::info!("{line}"),
+            _ => {}
+        }
+    }
 }
 
 /// What the shell does with the engine's events before the desk takes them: the log, the
@@ -186,6 +231,7 @@ fn before_the_desk(
 /// disk (two fsyncs); a newer memory queued behind an older one replaces it.
 struct Memory {
     queue: std::sync::mpsc::Sender<Vec<u8>>,
+    writer: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Memory {
@@ -206,14 +252,23 @@ impl Memory {
                     }
                 }
             });
-        if let Err(e) = spawned {
-            tracing::warn!("could not start the memory's writer: {e}");
-        }
-        Memory { queue }
+        let writer = spawned
+            .inspect_err(|e| tracing::warn!("could not start the memory's writer: {e}"))
+            .ok();
+        Memory { queue, writer }
     }
 
     fn keep(&self, bytes: Vec<u8>) {
         let _ = self.queue.send(bytes);
+    }
+
+    /// The last memory queued is on disk when this returns.
+    fn close(self) {
+        let Memory { queue, writer } = self;
+        drop(queue);
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
     }
 }
 

@@ -64,6 +64,8 @@ pub(crate) struct Desktop {
     pub(crate) terminals: Opened,
     /// Set by Quit: the desk's task stops updating a window and tray that are going away.
     pub(crate) quitting: AtomicBool,
+    /// Told by the desk's task once it has ended and what it must keep is on disk.
+    pub(crate) kept: tokio::sync::Notify,
 }
 
 /// The settings as saved, where, what was wrong with the file, and the command line's
@@ -198,6 +200,7 @@ impl Shell {
                     path: terminals_path,
                 },
                 quitting: AtomicBool::new(false),
+                kept: tokio::sync::Notify::new(),
             },
             warnings: Mutex::new(warnings),
             push: pushes,
