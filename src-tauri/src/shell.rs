@@ -64,6 +64,9 @@ pub(crate) struct Desktop {
     pub(crate) terminals: Opened,
     /// Set by Quit: the desk's task stops updating a window and tray that are going away.
     pub(crate) quitting: AtomicBool,
+    /// The keys the tray holds to answer from the keyboard.
+    #[cfg(unix)]
+    pub(crate) keys: crate::pressed::Keyboard,
 }
 
 /// The settings as saved, where, what was wrong with the file, and the command line's
@@ -178,6 +181,8 @@ impl Shell {
                 .as_ref()
                 .map(|p| p.with_file_name(push::MEMORY_FILE)),
         );
+        #[cfg(unix)]
+        let answer_keys = loaded.settings.answer_keys;
         let shell = Shell {
             engine,
             settings: Saved {
@@ -198,6 +203,8 @@ impl Shell {
                     path: terminals_path,
                 },
                 quitting: AtomicBool::new(false),
+                #[cfg(unix)]
+                keys: crate::pressed::Keyboard::new(answer_keys),
             },
             warnings: Mutex::new(warnings),
             push: pushes,
@@ -251,6 +258,8 @@ impl Shell {
         self.engine
             .links()
             .set_answering(settings.answer_from_popup);
+        #[cfg(unix)]
+        self.desktop.keys.set_on(settings.answer_keys);
         *lock(&self.settings.now) = settings;
         self.engine.set_machines(machines);
         self.apply_push();
