@@ -221,9 +221,13 @@ pub(crate) async fn follow(
                      `lf-tray answer deny` and `lf-tray answer open` in its keyboard settings."
                 )),
             };
-            if let Err(why) = ended {
-                tracing::warn!("KEYS {why}");
-                shell.desktop.keys.say(Some(why));
+            match ended {
+                // Turned off: the panel has nothing to say of keys no longer wanted.
+                Ok(()) => shell.desktop.keys.say(None),
+                Err(why) => {
+                    tracing::warn!("KEYS {why}");
+                    shell.desktop.keys.say(Some(why));
+                }
             }
         } else {
             shell.desktop.keys.say(None);
