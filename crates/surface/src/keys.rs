@@ -36,6 +36,18 @@ impl Key {
     pub fn parse(word: &str) -> Option<Key> {
         Key::ALL.into_iter().find(|key| key.word() == word)
     }
+
+    /// The key the tray holds for it where it holds keys itself (X11): Super+Alt and a
+    /// letter that says the answer, yes, no, open. Super is the desktop's modifier
+    /// (terminals and editors bind none of it), and the desktops' own Super+Alt shortcuts
+    /// checked use none of these letters (docs/answering.md).
+    pub fn trigger(self) -> &'static str {
+        match self {
+            Key::Allow => "Super+Alt+Y",
+            Key::Deny => "Super+Alt+N",
+            Key::Open => "Super+Alt+O",
+        }
+    }
 }
 
 /// What a key does to a request.
@@ -228,6 +240,19 @@ mod tests {
         assert_eq!(held.line(&question), None);
         assert!(held.wanted(&question).is_empty());
         assert_eq!(Triggers::default().line(&bash), None);
+    }
+
+    /// The panel names the keys before they are on: the same the shell grabs.
+    #[test]
+    fn the_panel_names_the_triggers_the_tray_holds() {
+        const PANEL: &str = include_str!("../../../ui/index.html");
+        let said = format!(
+            "{} allows, {} denies, {} opens",
+            Key::Allow.trigger(),
+            Key::Deny.trigger(),
+            Key::Open.trigger()
+        );
+        assert!(PANEL.contains(&said), "ui/index.html does not say {said:?}");
     }
 
     #[test]

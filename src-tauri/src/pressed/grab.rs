@@ -19,15 +19,9 @@ use x11rb::rust_connection::RustConnection;
 
 use crate::shell::Shell;
 
-/// Super+Alt and a letter that says the answer: Y(es), N(o), O(pen). Super is the
-/// desktop's own modifier (terminals and editors bind none of it), and GNOME's and
-/// Plasma's Super+Alt shortcuts use none of these letters (docs/answering.md says which
-/// were checked). The keysyms are X's lower-case letters.
-const LETTERS: [(Key, u32, &str); 3] = [
-    (Key::Allow, 0x79, "Super+Alt+Y"),
-    (Key::Deny, 0x6e, "Super+Alt+N"),
-    (Key::Open, 0x6f, "Super+Alt+O"),
-];
+/// Each key's letter, as X's lower-case keysym, under Super+Alt ([`Key::trigger`] says
+/// why these).
+const LETTERS: [(Key, u32); 3] = [(Key::Allow, 0x79), (Key::Deny, 0x6e), (Key::Open, 0x6f)];
 const NUM_LOCK: u32 = 0xff7f;
 const SUPER_L: u32 = 0xffeb;
 const ALT_L: u32 = 0xffe9;
@@ -41,7 +35,7 @@ struct Display {
     /// Each key is grabbed with CapsLock and NumLock on and off too: X matches the
     /// modifiers exactly, so without these a lock left on would let the key through.
     locks: [ModMask; 4],
-    codes: Vec<(Key, Keycode, &'static str)>,
+    codes: Vec<(Key, Keycode)>,
 }
 
 /// The connection's descriptor, for tokio to wake on.
@@ -106,7 +100,7 @@ impl Display {
         let locks = [ModMask::from(0u16), ModMask::LOCK, num, ModMask::LOCK | num];
         let codes = LETTERS
             .iter()
-            .filter_map(|(key, sym, name)| Some((*key, code_of(*sym)?, *name)))
+            .filter_map(|(key, sym)| Some((*key, code_of(*sym)?)))
             .collect();
         Ok(Display {
             conn,
@@ -118,7 +112,7 @@ impl Display {
     }
 
     fn grab(&self, key: Key) -> Result<(), NotHeld> {
-        let Some(&(_, code, _)) = self.codes.iter().find(|(k, ..)| *k == key) else {
+        let Some(&(_, code)) = self.codes.iter().find(|(k, ..)| *k == key) else {
             return Err(NotHeld::Failed("no such key on this keyboard".into()));
         };
         for lock in self.locks {
@@ -152,7 +146,7 @@ impl Display {
 
     /// Let go of the key (a lock combination never grabbed is no error to X).
     fn ungrab(&self, key: Key) {
-        for (_, code, _) in self.codes.iter().filter(|(k, ..)| *k == key) {
+        for (_, code) in self.codes.iter().filter(|(k, ..)| *k == key) {
             for lock in self.locks {
                 let _ = self.conn.ungrab_key(*code, self.root, self.mods | lock);
             }
@@ -196,13 +190,6 @@ impl Display {
             }
         }
         Ok((held, taken))
-    }
-
-    fn trigger(&self, key: Key) -> &'static str {
-        LETTERS
-            .iter()
-            .find(|(k, ..)| *k == key)
-            .map_or("", |(.., name)| name)
     }
 }
 
@@ -260,11 +247,11 @@ async fn held(
             let Event::KeyPress(press) = event else {
                 continue;
             };
-            let Some(&(key, ..)) = display.codes.iter().find(|(_, c, _)| *c == press.detail) else {
+            let Some(&(key, ..)) = display.codes.iter().find(|(_, c)| *c == press.detail) else {
                 continue;
             };
             if holding.contains(&key) {
-                tauri::async_runtime::spawn(pressed(Arc::clone(shell), key, display.trigger(key)));
+                tauri::async_runtime::spawn(pressed(Arc::clone(shell), key, key.trigger()));
             }
         }
         display.conn.flush().map_err(|e| failed(&e))?;
@@ -290,7 +277,7 @@ async fn held(
                     free.retain(|k| !taken.contains(k));
                     tell(shell, display, &free);
                 }
-                let named: Vec<&str> = holding.iter().map(|k| display.trigger(*k)).collect();
+                let named: Vec<&str> = holding.iter().map(|k| k.trigger()).collect();
                 tracing::info!("KEYS holding {named:?}");
             }
             ready = fd.readable() => {
@@ -304,7 +291,7 @@ async fn held(
 fn tell(shell: &Shell, display: &Display, free: &[Key]) {
     let triggers: Vec<(Key, String)> = free
         .iter()
-        .map(|key| (*key, display.trigger(*key).to_string()))
+        .map(|key| (*key, key.trigger().to_string()))
         .collect();
     let said: Vec<String> = triggers
         .iter()
@@ -314,7 +301,8 @@ fn tell(shell: &Shell, display: &Display, free: &[Key]) {
         true => "No key is free.".to_string(),
         false => format!("{}: held only while a request waits.", said.join(", ")),
     };
-    for (key, _, name) in display.codes.iter().filter(|(k, ..)| !free.contains(k)) {
+    for (key, _) in display.codes.iter().filter(|(k, _)| !free.contains(k)) {
+        let name = key.trigger();
         let line = format!(
             "{name} is held by another program: bind `lf-tray answer {}` to a free key in \
              your desktop's keyboard settings.",
