@@ -39,8 +39,8 @@ impl Key {
 
     /// The key the tray holds for it where it holds keys itself (X11): Super+Alt and a
     /// letter that says the answer, yes, no, open. Super is the desktop's modifier
-    /// (terminals and editors bind none of it), and the desktops' own Super+Alt shortcuts
-    /// checked use none of these letters (docs/answering.md).
+    /// (terminals and editors leave it to the desktop), and the desktops' own Super+Alt
+    /// shortcuts checked use none of these letters (docs/answering.md).
     pub fn trigger(self) -> &'static str {
         match self {
             Key::Allow => "Super+Alt+Y",
