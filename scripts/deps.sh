@@ -12,7 +12,9 @@ TEST_PACKAGES=(xvfb xauth dbus dbus-bin dunst libnotify-bin xdotool imagemagick
   # cargo test: ps (lf's liveness check on macOS, tested here too) and kill from procps;
   # setsid and setpriv from util-linux; tmux for `lf session ensure` (E2) and the tmux
   # terminal. A minimal Debian has none of procps or tmux.
-  procps util-linux tmux)
+  procps util-linux tmux
+  # tests/e2e/keys.py: xev, the X client that shows a key reached the focused window.
+  x11-utils)
 # tests/e2e/agents.py: npm fetches the real Claude Code and Codex (tests/agents/install.sh;
 # their native binaries need nothing more); tmux is their terminal. Debian's npm only where no
 # npm is on the PATH: NodeSource's nodejs carries its own and conflicts with Debian's.

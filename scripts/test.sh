@@ -54,8 +54,8 @@ PY=$E2E_VENV/bin/python E2E_SUITE=memory.py E2E_BUS_CONFIG=$PWD/tests/e2e/sessio
 stage "away from the desk: pushes to the phone (X11 idle time, a locker on the bus, a stand-in ntfy server)"
 PY=$E2E_VENV/bin/python E2E_SUITE=push.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/push bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
-stage "answering from the keyboard: lf-tray answer against the stand-in Claude's hook (nothing waiting, two requests, a question, a race with a click)"
-PY=$E2E_VENV/bin/python E2E_SUITE=keys.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
+stage "answering from the keyboard: lf-tray answer against the stand-in Claude's hook (nothing waiting, two requests, a question, a race with a click), X11 keys held only while a request waits (xdotool, xev), the panel's switch and what it says of a key held by another program"
+TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_SUITE=keys.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/keys bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 stage "the real agents: Claude Code and Codex from npm, offline against a scripted model server, answered from the popup, the window's card and the terminal"
 # npm fetches the pinned clients once into $CACHE/agents (tests/agents/install.sh, ~570 MB,

@@ -743,6 +743,9 @@ function fillSettings(view) {
   $('set-answer-from-popup').checked = s.answer_from_popup;
   $('set-answer-codex').checked = s.answer_codex_from_popup;
   $('set-codex-wait').value = s.codex_wait_seconds;
+  $('set-answer-keys').checked = s.answer_keys;
+  // Which keys the desktop gave, and which another program holds: Rust's words.
+  $('keys-status').textContent = s.answer_keys ? (view.keys_status || '') : '';
   $('set-quiet-from').value = s.quiet_from || '';
   $('set-quiet-to').value = s.quiet_to || '';
   $('set-on-event').value = s.on_event || '';
@@ -804,6 +807,7 @@ async function saveSettings(event) {
     answer_from_popup: $('set-answer-from-popup').checked,
     answer_codex_from_popup: $('set-answer-codex').checked,
     codex_wait_seconds: Number.isFinite(codexWait) ? codexWait : 0,
+    answer_keys: $('set-answer-keys').checked,
     lf_path: $('set-lf').value.trim() || null,
     home: $('set-home').value.trim() || null,
     quiet_from: $('set-quiet-from').value,

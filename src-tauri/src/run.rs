@@ -134,6 +134,10 @@ pub(crate) async fn follow<R: Runtime>(
                     sequence, title, ..
                 } => shell.push.card(sequence, title),
                 Effect::Listen(on) => shell.push.listen(on),
+                #[cfg(unix)]
+                Effect::Grab(keys) => shell.desktop.keys.hold(keys),
+                #[cfg(not(unix))]
+                Effect::Grab(_) => {}
                 Effect::Note(line) => tracing::info!("{line}"),
             }
         }

@@ -66,6 +66,9 @@ pub(crate) struct Desktop {
     pub(crate) quitting: AtomicBool,
     /// Told by the desk's task once it has ended and what it must keep is on disk.
     pub(crate) kept: tokio::sync::Notify,
+    /// The keys the tray holds to answer from the keyboard.
+    #[cfg(unix)]
+    pub(crate) keys: crate::pressed::Keyboard,
 }
 
 /// The settings as saved, where, what was wrong with the file, and the command line's
@@ -180,6 +183,8 @@ impl Shell {
                 .as_ref()
                 .map(|p| p.with_file_name(push::MEMORY_FILE)),
         );
+        #[cfg(unix)]
+        let answer_keys = loaded.settings.answer_keys;
         let shell = Shell {
             engine,
             settings: Saved {
@@ -201,6 +206,8 @@ impl Shell {
                 },
                 quitting: AtomicBool::new(false),
                 kept: tokio::sync::Notify::new(),
+                #[cfg(unix)]
+                keys: crate::pressed::Keyboard::new(answer_keys),
             },
             warnings: Mutex::new(warnings),
             push: pushes,
@@ -254,6 +261,8 @@ impl Shell {
         self.engine
             .links()
             .set_answering(settings.answer_from_popup);
+        #[cfg(unix)]
+        self.desktop.keys.set_on(settings.answer_keys);
         *lock(&self.settings.now) = settings;
         self.engine.set_machines(machines);
         self.apply_push();

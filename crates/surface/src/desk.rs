@@ -41,6 +41,8 @@ pub struct Desk {
     phone: phone::Answering,
     /// The order the open requests' popups were shown in: a key answers the newest.
     shown: crate::keys::Shown,
+    /// The keys the desktop gives, and which of them the shell holds now.
+    keyboard: keyed::Keyboard,
 }
 
 /// What the desk is told.
@@ -107,6 +109,8 @@ pub enum Input {
     },
     /// Answering from the phone set up, or a message from its reply topic.
     Phone(PhoneInput),
+    /// Answering from the keys: the keys the shell can hold, by their triggers (none: off).
+    Keys(crate::keys::Triggers),
 }
 
 /// What the settings say of the pushes.
@@ -171,6 +175,8 @@ pub enum Effect {
     },
     /// Listen to the reply topic (a request can be answered from the phone), or stop.
     Listen(bool),
+    /// Hold these keys (grab them) and let go of the others: none while nothing waits.
+    Grab(Vec<crate::keys::Key>),
     /// A line for the log: what the desk did and why.
     Note(String),
 }
@@ -232,6 +238,7 @@ impl Desk {
             listed: false,
             phone: phone::Answering::default(),
             shown: Default::default(),
+            keyboard: Default::default(),
         }
     }
 
@@ -324,12 +331,14 @@ impl Desk {
             Input::Presence(presence) => self.presence(presence, now),
             Input::Pushed { id, sessions, ok } => self.pushed(id, &sessions, ok, now),
             Input::Phone(input) => self.phone_input(input, now),
+            Input::Keys(triggers) => vec![self.set_keys(triggers)],
         });
         if let Some(bytes) = self.popups.take_history() {
             out.push(Effect::Save(bytes));
         }
         out.extend(self.push(now));
         out.extend(self.phone_sweep(at_the_desk));
+        self.keys_sweep(&mut out);
         out
     }
 

@@ -36,6 +36,18 @@ impl Key {
     pub fn parse(word: &str) -> Option<Key> {
         Key::ALL.into_iter().find(|key| key.word() == word)
     }
+
+    /// The key the tray holds for it where it holds keys itself (X11): Super+Alt and a
+    /// letter that says the answer, yes, no, open. Super is the desktop's modifier
+    /// (terminals and editors leave it to the desktop), and the desktops' own Super+Alt
+    /// shortcuts checked use none of these letters (docs/answering.md).
+    pub fn trigger(self) -> &'static str {
+        match self {
+            Key::Allow => "Super+Alt+Y",
+            Key::Deny => "Super+Alt+N",
+            Key::Open => "Super+Alt+O",
+        }
+    }
 }
 
 /// What a key does to a request.
@@ -62,6 +74,46 @@ pub fn pick(key: Key, request: &Request) -> Result<Pick, &'static str> {
         Key::Deny if plan => Ok(Pick::Choice(answer::KEEP_PLANNING)),
         Key::Allow => Ok(Pick::Choice(answer::ALLOW)),
         Key::Deny => Ok(Pick::Choice(answer::DENY)),
+    }
+}
+
+/// The keys the person can press, each with its trigger as the desktop names it
+/// (`Super+Alt+Y`): those an adapter holds or can hold. Empty: answering from the keys is
+/// off, or nothing here can take a key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Triggers(pub Vec<(Key, String)>);
+
+impl Triggers {
+    /// The keys that answer something on `request`: all three, or *open* alone for a
+    /// question (allow and deny would only be refused, so they are left to other
+    /// programs).
+    pub fn wanted(&self, request: &Request) -> Vec<Key> {
+        self.0
+            .iter()
+            .map(|(key, _)| *key)
+            .filter(|key| pick(*key, request).is_ok())
+            .collect()
+    }
+
+    /// The popup's line that names them, as plain text (the caller escapes it):
+    /// `Super+Alt+Y allows · Super+Alt+N denies · Super+Alt+O opens the terminal`.
+    pub fn line(&self, request: &Request) -> Option<String> {
+        let said: Vec<String> = self
+            .0
+            .iter()
+            .filter_map(|(key, trigger)| {
+                let does = match pick(*key, request).ok()? {
+                    Pick::Choice(answer::APPROVE_PLAN) => "approves the plan",
+                    Pick::Choice(answer::KEEP_PLANNING) => "keeps planning",
+                    Pick::Choice(answer::ALLOW) => "allows",
+                    Pick::Choice(_) => "denies",
+                    Pick::Terminal => "opens the terminal",
+                    Pick::Card => "shows it in the window",
+                };
+                Some(format!("{trigger} {does}"))
+            })
+            .collect();
+        (!said.is_empty()).then(|| said.join(" · "))
     }
 }
 
@@ -153,6 +205,54 @@ mod tests {
         }
         assert_eq!(Key::parse("deny"), Some(Key::Deny));
         assert_eq!(Key::parse("-y"), None);
+    }
+
+    #[test]
+    fn the_triggers_wanted_and_named_are_those_that_answer_the_request() {
+        let triggers = Triggers(vec![
+            (Key::Allow, "Super+Alt+Y".into()),
+            (Key::Deny, "Super+Alt+N".into()),
+            (Key::Open, "Super+Alt+O".into()),
+        ]);
+        let bash = request("Bash", serde_json::json!({"command": "ls"}));
+        let plan = request("ExitPlanMode", serde_json::json!({"plan": "1."}));
+        let question = request(
+            "AskUserQuestion",
+            serde_json::json!({"questions": [{"question": "Q?",
+                "options": [{"label": "a"}, {"label": "b"}]}]}),
+        );
+        assert_eq!(triggers.wanted(&bash), Key::ALL.to_vec());
+        assert_eq!(triggers.wanted(&question), vec![Key::Open]);
+        assert_eq!(
+            triggers.line(&bash).as_deref(),
+            Some("Super+Alt+Y allows · Super+Alt+N denies · Super+Alt+O opens the terminal")
+        );
+        assert_eq!(
+            triggers.line(&plan).as_deref(),
+            Some("Super+Alt+Y approves the plan · Super+Alt+N keeps planning · Super+Alt+O opens the terminal")
+        );
+        assert_eq!(
+            triggers.line(&question).as_deref(),
+            Some("Super+Alt+O shows it in the window")
+        );
+        // A key another program holds is not offered: only the others are named.
+        let held = Triggers(vec![(Key::Deny, "Super+Alt+N".into())]);
+        assert_eq!(held.line(&question), None);
+        assert!(held.wanted(&question).is_empty());
+        assert_eq!(Triggers::default().line(&bash), None);
+    }
+
+    /// The panel names the keys before they are on: the same the shell grabs.
+    #[test]
+    fn the_panel_names_the_triggers_the_tray_holds() {
+        const PANEL: &str = include_str!("../../../ui/index.html");
+        let said = format!(
+            "{} allows, {} denies, {} opens",
+            Key::Allow.trigger(),
+            Key::Deny.trigger(),
+            Key::Open.trigger()
+        );
+        assert!(PANEL.contains(&said), "ui/index.html does not say {said:?}");
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub struct Settings {
     pub answer_codex_from_popup: bool,
     /// How long a Codex request waits for the popup before its terminal prompt comes back.
     pub codex_wait_seconds: u32,
+    /// Answer the newest popup's request from the keyboard with keys the tray holds (an
+    /// X11 grab, only while such a request waits); `lf-tray answer` works either way.
+    pub answer_keys: bool,
     /// The ntfy topic's URL to push to while the person is away (`https://ntfy.sh/<topic>`,
     /// or their own server's); none: no push, and no network traffic at all.
     pub push_url: Option<String>,
@@ -102,6 +105,9 @@ impl Default for Settings {
             // at Codex's terminal (which shows only "Running hook" meanwhile) gets their
             // prompt back before wondering what it waits for.
             codex_wait_seconds: 30,
+            // Off: a grab takes its keys from every other program while a request waits,
+            // which the person should choose knowingly.
+            answer_keys: false,
             push_url: None,
             push_token: None,
             push_when: When::Away,
@@ -411,6 +417,7 @@ mod tests {
             answer_from_popup: true,
             answer_codex_from_popup: true,
             codex_wait_seconds: 20,
+            answer_keys: true,
             push_url: Some("https://ntfy.example.net/lf-me".into()),
             push_token: Some("tk_abc".into()),
             push_when: When::Always,

@@ -20,6 +20,7 @@ use lf_tray_core::{Event, SessionRecord, State};
 use super::{Desk, Effect, HookId, Input, PhoneInput, PushSetting, ToHook};
 use crate::answer::{self, Answer, Given};
 use crate::fixtures::record_d;
+use crate::keys::{self, Triggers};
 use crate::notice::{Notice, NoticeKey, Server};
 use crate::phone::{Protection, Setup};
 use crate::policy::{Clock, Delivery, Focus, PauseFor, Preferences, QuietHours};
@@ -97,6 +98,11 @@ enum In {
     /// A key (allow, deny, open), for the newest shown request or the session named.
     Key(&'static str),
     KeyFor(&'static str, &'static str),
+    /// Answering from the keys on, with the three keys (`Y`, `N`, `O`), or only *deny*'s
+    /// (another program holds the others); or off.
+    KeysOn,
+    KeysDenyOnly,
+    KeysOff,
     /// The server took the last popup shown under this key (a session id or `burst`).
     Shown(&'static str),
     /// The server refused it.
@@ -312,6 +318,36 @@ const CASES: &[Case] = &[
         (40, Shown("S1"), &[]),
         (50, KeyFor("allow", "S1"), &[r#"hook 2 {"reply":"allow"}"#, "close S1", "redraw", "carded allow"]),
         (50, Click("S1", "deny"), &[]),
+    ]},
+    // Keys a desktop gives: held only while a request they answer was shown and waits.
+    Case { name: "the keys are held while the newest shown request waits, and let go after", with: &[], steps: &[
+        (0, KeysOn, &[]),
+        (10, Ask(1, "S1", Req::Bash), &["show S1 asked default,allow,deny,open [Y allows · N denies · O opens the terminal]", "hook 1 taken", "redraw"]),
+        // Nothing is held before the popup shows: the person has not been asked yet.
+        (20, Shown("S1"), &["grab allow,deny,open"]),
+        (30, Ask(2, "S2", Req::Question), &["show S2 asked default,answer,open +choice-1,choice-2 [O shows it in the window]", "hook 2 taken", "redraw"]),
+        // The newest is a question: only open answers it, allow and deny are let go.
+        (40, Shown("S2"), &["grab open"]),
+        (50, Click("S2", "choice-1"), &[r#"hook 2 {"reply":"answers","answers":[{"chosen":["crates.io"],"own":""}]}"#, "close S2", "redraw", "grab allow,deny,open"]),
+        (60, Key("allow"), &[ALLOWED, "close S1", "redraw", "carded allow", "grab none"]),
+    ]},
+    Case { name: "the keys are let go when the request ends elsewhere, and when they are turned off", with: &[], steps: &[
+        (0, KeysOn, &[]),
+        (10, Ask(1, "S1", Req::Plan), &["show S1 asked default,approve-plan,keep-planning,answer,open [Y approves the plan · N keeps planning · O opens the terminal]", "hook 1 taken", "redraw"]),
+        (20, Shown("S1"), &["grab allow,deny,open"]),
+        (30, HookEnded(1), &["close S1", "redraw", "grab none"]),
+        (40, Ask(2, "S1", Req::Bash), &["show S1 asked default,allow,deny,open [Y allows · N denies · O opens the terminal]", "hook 2 taken", "redraw"]),
+        (50, Shown("S1"), &["grab allow,deny,open"]),
+        (60, KeysOff, &["grab none"]),
+        (70, Ask(3, "S2", Req::Bash), &["show S2 asked default,allow,deny,open", "hook 3 taken", "redraw"]),
+        (80, Shown("S2"), &[]),
+    ]},
+    Case { name: "a key another program holds is neither held nor named", with: &[], steps: &[
+        (0, KeysDenyOnly, &[]),
+        (10, Ask(1, "S1", Req::Question), &["show S1 asked default,answer,open +choice-1,choice-2", "hook 1 taken", "redraw"]),
+        (20, Shown("S1"), &[]),
+        (30, Ask(2, "S2", Req::Bash), &["show S2 asked default,allow,deny,open [N denies]", "hook 2 taken", "redraw"]),
+        (40, Shown("S2"), &["grab deny"]),
     ]},
     Case { name: "Answer… and Read the plan… open the window at the session", with: &[], steps: &[
         (0, Ask(1, "S1", Req::Questions), &["show S1 asked default,answer,open", "hook 1 taken", "redraw"]),
@@ -782,6 +818,17 @@ impl Replay {
             }
             Key(word) => key(word, ""),
             KeyFor(word, id) => key(word, id),
+            KeysOn => Input::Keys(Triggers(
+                [
+                    (keys::Key::Allow, "Y"),
+                    (keys::Key::Deny, "N"),
+                    (keys::Key::Open, "O"),
+                ]
+                .map(|(key, trigger)| (key, trigger.to_string()))
+                .to_vec(),
+            )),
+            KeysDenyOnly => Input::Keys(Triggers(vec![(keys::Key::Deny, "N".into())])),
+            KeysOff => Input::Keys(Triggers::default()),
             Shown(key) => self.delivered(key, Delivery::Shown),
             Refused(key) => self.delivered(key, Delivery::Failed),
             NoServer(key) => self.delivered(key, Delivery::NoServer),
@@ -1008,6 +1055,14 @@ fn said(effect: &Effect) -> Option<String> {
                 line += " +";
                 line += &keys(notice.choices.iter().map(|(k, _)| *k).collect());
             }
+            // The line that names the keys, when it does.
+            let last = notice.body.lines().last().unwrap_or_default();
+            if [" allows", " denies", " opens", " shows"]
+                .iter()
+                .any(|does| last.contains(does))
+            {
+                line += &format!(" [{last}]");
+            }
             line
         }
         Effect::Close(key) => format!("close {}", name(key)),
@@ -1042,6 +1097,11 @@ fn said(effect: &Effect) -> Option<String> {
         ),
         Effect::Card { session, title, .. } => format!("card {session} {title}"),
         Effect::Listen(on) => format!("listen {}", if *on { "on" } else { "off" }),
+        Effect::Grab(keys) if keys.is_empty() => "grab none".into(),
+        Effect::Grab(keys) => format!(
+            "grab {}",
+            keys.iter().map(|k| k.word()).collect::<Vec<_>>().join(",")
+        ),
         Effect::KeepPushed(_) => "keep pushed".into(),
         Effect::Note(_) => return None,
     })

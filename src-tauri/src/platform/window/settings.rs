@@ -30,6 +30,9 @@ pub struct SettingsView {
     /// Per other machine, whether its agents are answered from here (while answering is
     /// on): shown under the machines.
     pub machines_answering: Vec<String>,
+    /// While answering from the keys is on: which keys the desktop gave the tray, and
+    /// which another program holds.
+    pub keys_status: Option<String>,
 }
 
 /// `set, ends …f3a9` for a long token; `set` for a short one, which its end would give away.
@@ -50,6 +53,10 @@ fn settings_view(shell: &Shell) -> SettingsView {
         push_token_hint,
         push_status: shell.push.status(),
         machines_answering: shell.engine.answering(),
+        #[cfg(unix)]
+        keys_status: shell.desktop.keys.status(),
+        #[cfg(not(unix))]
+        keys_status: None,
         settings,
         autostart: autostart::enabled(),
         path: shell.settings.path.clone(),
