@@ -43,8 +43,10 @@ pub(super) fn protection(agent: &ureq::Agent, push_url: &str) -> (Protection, St
         ),
         Ok(response) if response.status().is_success() => (
             Protection::Open,
-            "Anyone who knows the push topic's name can read it: the phone offers Deny only. \
-             Protect the topic (see the README) to be offered Allow."
+            "Anyone who knows the push topic's name can read it, buttons and all, so the phone \
+             offers Deny only (an Allow there could be forged). To be offered Allow, let only \
+             your user read it: on your own server `auth-default-access: deny-all` and \
+             `ntfy access <you> <topic> rw`; on ntfy.sh, reserve the topic (docs/phone.md)."
                 .into(),
         ),
         Ok(response) => (
@@ -291,7 +293,6 @@ fn read(
         let why = match request.call() {
             Ok(response) if response.status().is_success() => {
                 tracing::info!("PHONE listening for answers at {at}");
-                tries = 0;
                 let reader = std::io::BufReader::new(response.into_body().into_reader());
                 let mut why = "the server closed the link".to_string();
                 for line in reader.lines() {
@@ -306,6 +307,9 @@ fn read(
                             break;
                         }
                     };
+                    // Back-off starts over once the server has said something (its `open`
+                    // event), not at a 200 it closes at once: that would be tried every second.
+                    tries = 0;
                     let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
                         continue;
                     };
