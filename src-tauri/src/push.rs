@@ -181,11 +181,13 @@ impl Phone {
 
     /// The settings panel's sentence about pushes, while they are on.
     pub(crate) fn status(&self) -> Option<String> {
-        let pushes = locked(&self.status).clone();
-        match (pushes, locked(&self.phone_status).clone()) {
-            (Some(pushes), Some(phone)) => Some(format!("{pushes} {phone}")),
-            (pushes, phone) => pushes.or(phone),
-        }
+        locked(&self.status).clone()
+    }
+
+    /// The panel's sentence about answering from the phone, while it is on: whether the
+    /// phone offers Allow, and when not, why and how to protect the push topic.
+    pub(crate) fn phone_status(&self) -> Option<String> {
+        locked(&self.phone_status).clone()
     }
 }
 

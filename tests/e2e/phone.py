@@ -29,6 +29,7 @@ from ntfy import Ntfy  # noqa: E402
 
 CHECKS = Checks()
 check = CHECKS.add
+window_check = e2e.window_check_for(check)
 
 # Secrets: each must reach the server in its header or its button, and no log.
 TRAY_TOKEN = "tk_tray" + uuid.uuid4().hex
@@ -320,6 +321,70 @@ def restarted_while_a_request_waits_then_an_open_topic_offers_deny_alone(ctx):
     expect(report["decided_by"] == "hook" and report["behavior"] == "deny", f"the agent got {report}")
     card(ctx, fresh, "Denied from your phone · ")
     ctx.done("A")
+
+
+@window_check
+def the_panel_shows_answering_from_the_phone_and_why_allow_is_not_offered(ctx):
+    """The ⚙ panel, as the person sees it, with the push topic still open to anyone: the
+    switch on, the reply token a secret field that shows only its end, the reply topic the
+    tray's, and the sentence saying why the phone offers Deny alone and how to protect the
+    topic. Turned off there and saved: settings.json says so and keeps the token and topic."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.options import ArgOptions
+
+    ctx.stop_app()
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": ctx.app_bin})
+    ctx.driver = driver = webdriver.Remote(command_executor=ctx.webdriver_url, options=opts)
+
+    def field(name):
+        return driver.find_element(By.ID, name)
+
+    e2e.click_current(driver, "#settings-toggle")
+    wait_for(lambda: field("set-answer-from-phone").is_displayed(), "the phone's fields in the panel",
+             e2e.START_TIMEOUT)
+
+    def status():
+        # Filled when the panel opens: reopened until the tray has checked the topic, as a
+        # person reopening it would see.
+        text = field("phone-status").text
+        if text:
+            return text
+        e2e.click_current(driver, "#settings-toggle")
+        e2e.click_current(driver, "#settings-toggle")
+        return None
+    said = wait_for(status, "the panel to say whether the phone offers Allow")
+    expect(said.startswith("Anyone who knows the push topic's name can read it")
+           and "Deny only" in said and "ntfy access" in said and "reserve the topic" in said,
+           f"the panel says {said!r}")
+    print(f"     panel: {said}", flush=True)
+    expect(field("set-answer-from-phone").is_selected(), "the switch is not on")
+    token = field("set-push-reply-token")
+    expect(token.get_attribute("type") == "password" and token.get_attribute("value") == "",
+           "the reply token field is not an empty secret field")
+    hint = token.get_attribute("placeholder")
+    expect(hint == f"set, ends …{REPLY_TOKEN[-4:]} (type a new one to replace it)", f"the field says {hint!r}")
+    expect(field("push-reply-topic").text == REPLY_TOPIC, f"the topic shown: {field('push-reply-topic').text!r}")
+    expect(REPLY_TOKEN not in driver.page_source and TRAY_TOKEN not in driver.page_source,
+           "a token is in the page")
+    # Below the fold of the small window: scrolled to, as a person scrolls to it.
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", field("set-answer-from-phone"))
+    field("set-answer-from-phone").click()
+    expect(not field("set-answer-from-phone").is_selected(), "the switch did not turn off")
+    driver.execute_script("document.getElementById('settings-message').textContent = ''")
+    e2e.click_current(driver, "#settings-save")
+    answered = wait_for(lambda: field("settings-message").text, "the panel to answer Save")
+    expect(answered == "Saved.", f"the panel says {answered!r} after Save")
+    saved = json.loads(path.read_text())
+    got = {k: saved.get(k) for k in ("answer_from_phone", "push_reply_token", "push_reply_topic")}
+    expect(got == {"answer_from_phone": False, "push_reply_token": REPLY_TOKEN, "push_reply_topic": REPLY_TOPIC},
+           f"settings.json has {got}")
+    driver.quit()
+    ctx.driver = None
+    e2e.end_webdriver_apps(ctx)
 
 
 @check
