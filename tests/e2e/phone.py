@@ -107,10 +107,17 @@ class Phone(e2e.Ctx):
             self.nonces.add(json.loads(action["body"])["nonce"])
         return push
 
-    def done(self, name):
+    def done(self, name, running=True):
         """lf says the agent works again: its next request is news."""
         sid, _ = self.agents[name]
+        mark = len(self.app_log.messages())
         self.lf("sim", "status", sid, "working")
+        if not running:
+            return  # the tray reads it in its first list when it starts
+        # Waited for: a request asked before the tray reads this would be withdrawn by it.
+        wait_for(lambda: [m for m in self.app_log.messages()[mark:]
+                          if m.startswith("SESSION ") and f"id={sid} " in m and "needs_you=false" in m],
+                 f"the tray to see {name} working again")
 
     def ignored(self, before):
         return [m for m in self.app_log.messages()[before:] if m.startswith("PHONE reply ignored: ")]
@@ -303,7 +310,7 @@ def restarted_while_a_request_waits_then_an_open_topic_offers_deny_alone(ctx):
     ctx.agents["A"][1].say("terminal deny")
     report = ctx.agents["A"][1].report()
     expect(report["decided_by"] == "terminal", f"the agent got {report}")
-    ctx.done("A")
+    ctx.done("A", running=False)
     ctx.ntfy.everyone(PUSH_TOPIC, "ro")
     said = ctx.start("the app, restarted, the push topic open to anyone")
     expect(said == "PHONE push topic: Open", f"the tray says {said!r}")
