@@ -230,6 +230,33 @@ def a_question_s_option_from_the_phone(ctx):
 
 
 @check
+def lf_saying_it_waits_before_the_hook_comes_pushes_again_with_the_buttons(ctx):
+    """The order a real agent may take: lf's status says the agent waits before its hook
+    reaches the tray. The first push has nothing to answer; the request, once there, is
+    pushed again with its buttons, and a tap answers it."""
+    sid, agent = ctx.agent("A")
+    before = len(ctx.ntfy.on(PUSH_TOPIC))
+    ctx.lf("sim", "status", sid, "blocked", "--kind", "permission", "--title", "Run cargo doc",
+           "--msg", "Bash wants to run a command")
+    first = wait_for(lambda: ctx.ntfy.on(PUSH_TOPIC)[before:], "the push of lf's wait")[0]
+    expect(not first["actions"], f"buttons before any request: {first['actions']}")
+    agent.ask("cargo doc")
+    # The request's popup replaces lf's (the same id): found by its words.
+    ctx.notified(lambda n: n.body.startswith("Bash: cargo doc"), "A's popup for the request")
+    push = wait_for(lambda: [m for m in ctx.ntfy.on(PUSH_TOPIC)[before + 1:] if sid_in(m, sid)],
+                    "the push again, with the request's buttons")[0]
+    for act in push["actions"]:
+        ctx.nonces.add(json.loads(act["body"])["nonce"])
+    expect_buttons(ctx, push, ["Allow", "Deny"])
+    wait_for(ctx.listening, "the tray to subscribe to the reply topic")
+    ctx.ntfy.tap(action(push, "Allow"))
+    report = agent.report()
+    expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
+    card(ctx, push, "Allowed from your phone · ")
+    ctx.done("A")
+
+
+@check
 def replayed_forged_crossed_and_unreadable_replies_answer_nothing_and_the_desk_first_wins(ctx):
     a = ctx.pushed("A", "cargo publish --real")
     b = ctx.pushed("B", "rm -rf target")

@@ -243,6 +243,31 @@ impl Pushes {
                 .is_some_and(|f| f.sent.iter().any(|(k, _)| k == key))
     }
 
+    /// The session's request came after its push went out (or while it was on its way), so
+    /// that push could carry none of the request's buttons: it is pushed again, on its own,
+    /// now. Nothing when the person is at the desk, the session no longer waits, its wait
+    /// was never pushed, or a push about it is still to go (that one carries them).
+    pub fn again(&mut self, key: &str, now: Instant) -> bool {
+        let Some(record) = self.waiting.get(key) else {
+            return false;
+        };
+        let to_go = self.held.iter().any(|(k, _)| k == key)
+            || self
+                .pending
+                .iter()
+                .any(|p| p.sessions.iter().any(|k| k == key));
+        let gone = transition(record).as_deref() == self.memory.get(key)
+            || self
+                .flight
+                .as_ref()
+                .is_some_and(|f| f.sent.iter().any(|(k, _)| k == key));
+        if !self.away() || to_go || !gone {
+            return false;
+        }
+        self.queue(vec![key.to_string()], now);
+        true
+    }
+
     /// Take one of the engine's events. Answers the sessions whose push was dropped because
     /// they no longer wait.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<String> {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use lf_tray_core::permission::{Client, Reply};
+use lf_tray_core::permission::{Client, Reply, Request};
 
 use super::{Desk, Effect, HookId, ToHook};
 use crate::answer::{self, Answer, Given};
@@ -47,6 +47,21 @@ impl Desk {
     ) {
         let until = phone::expiry(client, now.at(), handed_back);
         self.phone.asked.insert(key.to_string(), (hook, until));
+    }
+
+    /// A request that came after its session's push went out (lf may say the agent waits
+    /// before its hook reaches the tray): the session is pushed again, now with the
+    /// buttons, when the phone can answer this request at all.
+    pub(super) fn push_again(&mut self, key: &str, request: &Request, now: Clock) -> Vec<Effect> {
+        let (Some(setup), Some(pushes)) = (&self.phone.setup, &mut self.pushes) else {
+            return Vec::new();
+        };
+        if phone::buttons(request, setup.protection).0.is_empty() || !pushes.again(key, now.at()) {
+            return Vec::new();
+        }
+        vec![Effect::Note(format!(
+            "PUSH again session={key}: its request came after its push"
+        ))]
     }
 
     /// The push about one session whose request is open carries its buttons.
