@@ -327,6 +327,9 @@ def the_link_cut_mid_wait_and_back_reads_the_reply_once(ctx):
 
 @check
 def restarted_while_a_request_waits_then_an_open_topic_offers_deny_alone(ctx):
+    """The tray stopped while a request waits on the phone: the hook leaves the prompt to
+    the terminal; started again, the tray replaces the old card (No longer waiting) and a
+    late tap on it answers nothing. The push topic is now open to anyone: Deny alone."""
     push = ctx.pushed("A", "cargo publish --restart")
     wait_for(ctx.listening, "the tray to subscribe to the reply topic")
     ctx.stop_app()
@@ -341,6 +344,8 @@ def restarted_while_a_request_waits_then_an_open_topic_offers_deny_alone(ctx):
     ctx.ntfy.everyone(PUSH_TOPIC, "ro")
     said = ctx.start("the app, restarted, the push topic open to anyone")
     expect(said == "PHONE push topic: Open", f"the tray says {said!r}")
+    # The card the last run left with buttons: its request ended with that run.
+    card(ctx, push, "No longer waiting")
     mark = len(ctx.app_log.messages())
     ctx.ntfy.tap(action(push, "Allow"))  # the old card, before the restart
     fresh = ctx.pushed("A", "cargo publish --open")

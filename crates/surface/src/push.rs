@@ -496,6 +496,18 @@ impl Pushes {
     pub fn take_memory(&mut self) -> Option<Vec<u8>> {
         self.memory.take_dirty()
     }
+
+    /// A card with buttons is on the phone (`open`), or was replaced: remembered, so that
+    /// after a restart the phone can be told its buttons answer nothing any more.
+    pub fn card(&mut self, sequence: &str, open: bool) {
+        self.memory.card(sequence, open);
+    }
+
+    /// The cards that still had buttons when the tray last stopped: every request ends
+    /// with the tray (its hook gives up), so none of them is answered from there.
+    pub fn take_stale_cards(&mut self) -> Vec<String> {
+        self.memory.take_stale()
+    }
 }
 
 /// The wait before try number `tries + 2`: 1 s, doubling, capped.

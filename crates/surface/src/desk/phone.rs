@@ -82,6 +82,9 @@ impl Desk {
         }
         let said = now.local_time(now.unix_at(until));
         if let Some(offer) = self.phone.tickets.offer(key, &request, setup, until, &said) {
+            if let (Some(pushes), false) = (&mut self.pushes, offer.buttons.is_empty()) {
+                pushes.card(&offer.sequence, true);
+            }
             message.body = format!("{}\n{}", message.body, offer.line);
             message.buttons = offer.buttons;
             message.sequence = Some(offer.sequence);
@@ -99,6 +102,16 @@ impl Desk {
                     }
                 }
                 out.push(Effect::Note(format!("PHONE answering {setup:?}")));
+                // Cards the last run left with buttons: their requests ended with it.
+                if let (Some(pushes), true) = (&mut self.pushes, setup.is_some()) {
+                    for sequence in pushes.take_stale_cards() {
+                        out.push(Effect::Card {
+                            session: String::new(),
+                            sequence,
+                            title: "No longer waiting".into(),
+                        });
+                    }
+                }
                 self.phone.setup = setup;
                 out
             }
@@ -149,6 +162,14 @@ impl Desk {
                 out.extend(self.card(&key, title.into()));
             }
         }
+        // The cards replaced here are forgotten on disk now, not at the next input.
+        if let Some(bytes) = self
+            .pushes
+            .as_mut()
+            .and_then(crate::push::Pushes::take_memory)
+        {
+            out.push(Effect::KeepPushed(bytes));
+        }
         let listening = self.phone.setup.is_some() && self.phone.tickets.listening();
         if listening != self.phone.listening {
             self.phone.listening = listening;
@@ -160,6 +181,9 @@ impl Desk {
     /// The session's card on the phone replaced by `title`, with no buttons.
     fn card(&mut self, key: &str, title: String) -> Option<Effect> {
         let sequence = self.phone.tickets.close(key)?;
+        if let Some(pushes) = &mut self.pushes {
+            pushes.card(&sequence, false);
+        }
         Some(Effect::Card {
             session: key.to_string(),
             sequence,
