@@ -263,6 +263,20 @@ class Ntfy:
                     self.wfile.write((json.dumps(event) + "\n").encode())
                     self.wfile.flush()
 
+                # The subscriber hanging up is seen at once, as ntfy (Go's server) sees it,
+                # not at the next keepalive written into a closed socket.
+                gone = []
+
+                def watch(conn=self.connection):
+                    try:
+                        while conn.recv(1024):
+                            pass
+                    except OSError:
+                        pass
+                    with ntfy.lock:
+                        gone.append(True)
+                        ntfy.lock.notify_all()
+                threading.Thread(target=watch, daemon=True).start()
                 with ntfy.lock:
                     if ntfy.cut_off:
                         return
@@ -283,7 +297,7 @@ class Ntfy:
                     with ntfy.lock:
                         deadline = time.monotonic() + ntfy.keepalive
                         while True:
-                            if ntfy.cut_off or ntfy.server is None:
+                            if ntfy.cut_off or ntfy.server is None or gone:
                                 return
                             pending = [m for m in ntfy.messages if m["topic"] == topic][sent:]
                             if pending or time.monotonic() >= deadline:

@@ -240,10 +240,12 @@ fn post(
     }
 }
 
-/// The subscription to the reply topic, on its own thread; dropping it ends it (at the
-/// next line or keepalive the server sends, or at once while it waits to reconnect).
+/// The subscription to the reply topic, on its own thread; dropping it ends it at once:
+/// the link is shut down under the blocked read (the agent is the subscription's own), so
+/// nothing stays connected while nothing waits (not even until the server's keepalive).
 pub(super) struct Subscription {
     stop: mpsc::Sender<()>,
+    agent: ureq::Agent,
 }
 
 impl Subscription {
@@ -260,14 +262,17 @@ impl Subscription {
             .map_or(0, |d| d.as_secs())
             .saturating_sub(SINCE_SLACK)
             .to_string();
-        std::thread::spawn(move || read(agent, reply_url, token, tell, stopped, since));
-        Subscription { stop }
+        let reader = agent.clone();
+        std::thread::spawn(move || read(reader, reply_url, token, tell, stopped, since));
+        Subscription { stop, agent }
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        // Told first, so the reader takes the shut link for the stop it is.
         let _ = self.stop.send(());
+        self.agent.clone().shutdown();
     }
 }
 
@@ -327,6 +332,10 @@ fn read(
             Ok(response) => format!("the server answered {}", response.status()),
             Err(e) => e.to_string(),
         };
+        if stopped.try_recv() != Err(mpsc::TryRecvError::Empty) {
+            tracing::info!("PHONE not listening: nothing waits on the phone");
+            return;
+        }
         let wait = retry_after(tries);
         tries += 1;
         tracing::warn!(
