@@ -717,6 +717,7 @@ function forgetGone() {
 let settingsShown = false;
 // Forget was chosen for the saved token: the save sends an empty one.
 let forgetToken = false;
+let forgetReplyToken = false;
 
 function showSettings(show) {
   settingsShown = show;
@@ -763,6 +764,15 @@ function fillSettings(view) {
   $('set-away-after').value = s.away_after_seconds;
   $('set-push-text').checked = s.push_text;
   $('push-status').textContent = s.push_url ? (view.push_status || '') : '';
+  // Answering from the phone: the reply token never comes back either.
+  forgetReplyToken = false;
+  $('set-answer-from-phone').checked = s.answer_from_phone;
+  $('set-push-reply-token').value = '';
+  $('set-push-reply-token').placeholder = view.push_reply_token_hint
+    ? `${view.push_reply_token_hint} (type a new one to replace it)` : 'none';
+  $('push-reply-token-forget').hidden = !view.push_reply_token_hint;
+  $('push-reply-topic').textContent = s.push_reply_topic || 'made when you turn answering on';
+  $('phone-status').textContent = s.answer_from_phone ? (view.phone_status || '') : '';
   // Whether each machine's agents are answered from here (only while answering is on).
   $('machines-answering').replaceChildren(
     ...(view.machines_answering || []).map((line) => el('li', { text: line })));
@@ -820,6 +830,11 @@ async function saveSettings(event) {
     push_when: $('set-push-when').value,
     away_after_seconds: Number.isFinite(awayAfter) ? awayAfter : 0,
     push_text: $('set-push-text').checked,
+    answer_from_phone: $('set-answer-from-phone').checked,
+    // As the push token: null keeps it, '' forgets it, text replaces it.
+    push_reply_token: forgetReplyToken ? '' : ($('set-push-reply-token').value || null),
+    // The tray's own; the panel only shows it.
+    push_reply_topic: '',
   };
   const message = $('settings-message');
   try {
@@ -878,6 +893,12 @@ $('push-token-forget').addEventListener('click', () => {
   $('set-push-token').value = '';
   $('set-push-token').placeholder = 'forgotten when you save';
   $('push-token-forget').hidden = true;
+});
+$('push-reply-token-forget').addEventListener('click', () => {
+  forgetReplyToken = true;
+  $('set-push-reply-token').value = '';
+  $('set-push-reply-token').placeholder = 'forgotten when you save';
+  $('push-reply-token-forget').hidden = true;
 });
 $('set-terminal').addEventListener('input', syncTemplate);
 $('notice-copy').addEventListener('click', copyCommand);

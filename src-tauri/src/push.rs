@@ -190,11 +190,13 @@ impl Phone {
 
     /// The settings panel's sentence about pushes, while they are on.
     pub(crate) fn status(&self) -> Option<String> {
-        let pushes = locked(&self.status).clone();
-        match (pushes, locked(&self.phone_status).clone()) {
-            (Some(pushes), Some(phone)) => Some(format!("{pushes} {phone}")),
-            (pushes, phone) => pushes.or(phone),
-        }
+        locked(&self.status).clone()
+    }
+
+    /// The panel's sentence about answering from the phone, while it is on: whether the
+    /// phone offers Allow, and when not, why and how to protect the push topic.
+    pub(crate) fn phone_status(&self) -> Option<String> {
+        locked(&self.phone_status).clone()
     }
 }
 
@@ -269,115 +271,175 @@ async fn run(
     status: Arc<Mutex<Option<String>>>,
     tell: Tell,
 ) {
-    let Some(mut config) = configs.borrow_and_update().clone() else {
+    let Some(config) = configs.borrow_and_update().clone() else {
         return;
     };
-    tracing::info!("PUSH on: {}, {}", server(&config.url), when(&config));
-    let mut desk = presence::follow(config.away_after);
-    let mut desk_open = true;
-    // As the desk's pushes start: nothing told yet.
-    let mut told = Presence::Unknown;
-    let mut agent: Option<ureq::Agent> = None;
-    let mut flight: Option<tauri::async_runtime::JoinHandle<Delivered>> = None;
-    let mut said = String::new();
-    if desk.seen.borrow().settled() {
-        *locked(&status) = Some(desk.seen.borrow().describe());
-    }
+    let mut carrier = Carrier::start(config, status, tell);
     loop {
         tokio::select! {
             // The desk hands over one at a time; the guard keeps their order all the same.
-            message = messages.recv(), if flight.is_none() => {
+            message = messages.recv(), if carrier.flight.is_none() => {
                 let Some(message) = message else { break };
-                tracing::info!(
-                    "PUSH sending id={} sessions={} to {}",
-                    message.id,
-                    message.sessions.join(","),
-                    server(&config.url)
-                );
-                let agent = agent.get_or_insert_with(new_agent).clone();
-                let (url, token) = (config.url.clone(), config.token.clone());
-                flight = Some(tauri::async_runtime::spawn_blocking(move || {
-                    let started = Instant::now();
-                    let result = deliver(&agent, &url, token.as_deref(), &message);
-                    Delivered {
-                        id: message.id,
-                        sessions: message.sessions,
-                        result: result.map(|()| started.elapsed()),
-                    }
-                }));
+                carrier.send(message);
             }
             changed = configs.changed() => {
                 let new = if changed.is_ok() { configs.borrow_and_update().clone() } else { None };
                 let Some(new) = new else { break };
-                if new.away_after != config.away_after {
-                    desk = presence::follow(new.away_after);
-                    desk_open = true;
-                }
-                tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
-                config = new;
+                carrier.reconfigure(new);
             }
-            changed = desk.seen.changed(), if desk_open => {
-                if changed.is_err() {
-                    desk_open = false;
-                    continue;
-                }
-                let seen = desk.seen.borrow_and_update().clone();
-                let presence = seen.desk.presence();
-                if presence != told {
-                    tracing::info!(
-                        "PRESENCE {} (locked={:?} idle={:?}; {}; {})",
-                        match presence {
-                            Presence::Present => "present",
-                            Presence::Away => "away",
-                            Presence::Unknown => "unknown: nothing on this desktop tells, taken as present",
-                        },
-                        seen.desk.locked,
-                        seen.desk.idle,
-                        seen.lock_by,
-                        seen.idle_by
-                    );
-                    told = presence;
-                    tell(Input::Presence(presence));
-                }
-                // Said once both followers have looked, and again when what tells changes.
-                if seen.settled() {
-                    let describe = seen.describe();
-                    if describe != said {
-                        tracing::info!("PRESENCE sources: {describe}");
-                        said = describe.clone();
-                    }
-                    *locked(&status) = Some(describe);
-                }
+            changed = carrier.desk.seen.changed(), if carrier.desk_open => {
+                carrier.seen(changed.is_ok());
             }
-            done = async { flight.as_mut().expect("guarded").await }, if flight.is_some() => {
-                flight = None;
-                let Delivered { id, sessions, result } = done.unwrap_or_else(|e| Delivered {
+            done = async { carrier.flight.as_mut().expect("guarded").await }, if carrier.flight.is_some() => {
+                carrier.flight = None;
+                carrier.delivered(done.unwrap_or_else(|e| Delivered {
                     id: 0,
                     sessions: Vec::new(),
                     result: Err(format!("the delivery stopped: {e}")),
-                });
-                let named = sessions.join(",");
-                let failing = match &result {
-                    Ok(took) => {
-                        tracing::info!("PUSH delivered id={id} sessions={named} in {} ms", took.as_millis());
-                        None
-                    }
-                    Err(why) => {
-                        tracing::warn!("PUSH failed id={id} sessions={named}: {why}");
-                        Some(why)
-                    }
-                };
-                let now_said = desk.seen.borrow().describe();
-                *locked(&status) = Some(match failing {
-                    Some(why) => format!("{now_said} The last push failed: {why}."),
-                    None => now_said,
-                });
-                tell(Input::Pushed { id, sessions, ok: result.is_ok() });
+                }));
             }
         }
     }
-    *locked(&status) = None;
+    *locked(&carrier.status) = None;
     tracing::info!("PUSH off");
+}
+
+/// What the carrier's loop holds: the settings it runs with, the desktop it follows, what
+/// it last told, and the one POST in flight.
+struct Carrier {
+    config: Config,
+    desk: presence::Following,
+    /// The presence followers' channel is open (it closes when they all give up).
+    desk_open: bool,
+    /// As the desk's pushes start: nothing told yet.
+    told: Presence,
+    /// Made at the first push: nothing connects before one is due.
+    agent: Option<ureq::Agent>,
+    flight: Option<tauri::async_runtime::JoinHandle<Delivered>>,
+    /// What the log last said about what tells away.
+    said: String,
+    status: Arc<Mutex<Option<String>>>,
+    tell: Tell,
+}
+
+impl Carrier {
+    fn start(config: Config, status: Arc<Mutex<Option<String>>>, tell: Tell) -> Carrier {
+        tracing::info!("PUSH on: {}, {}", server(&config.url), when(&config));
+        let desk = presence::follow(config.away_after);
+        if desk.seen.borrow().settled() {
+            *locked(&status) = Some(desk.seen.borrow().describe());
+        }
+        Carrier {
+            config,
+            desk,
+            desk_open: true,
+            told: Presence::Unknown,
+            agent: None,
+            flight: None,
+            said: String::new(),
+            status,
+            tell,
+        }
+    }
+
+    /// POST one push on a blocking thread.
+    fn send(&mut self, message: Message) {
+        tracing::info!(
+            "PUSH sending id={} sessions={} to {}",
+            message.id,
+            message.sessions.join(","),
+            server(&self.config.url)
+        );
+        let agent = self.agent.get_or_insert_with(new_agent).clone();
+        let (url, token) = (self.config.url.clone(), self.config.token.clone());
+        self.flight = Some(tauri::async_runtime::spawn_blocking(move || {
+            let started = Instant::now();
+            let result = deliver(&agent, &url, token.as_deref(), &message);
+            Delivered {
+                id: message.id,
+                sessions: message.sessions,
+                result: result.map(|()| started.elapsed()),
+            }
+        }));
+    }
+
+    /// New settings: a new threshold starts the desktop's followers again.
+    fn reconfigure(&mut self, new: Config) {
+        if new.away_after != self.config.away_after {
+            self.desk = presence::follow(new.away_after);
+            self.desk_open = true;
+        }
+        tracing::info!("PUSH settings: {}, {}", server(&new.url), when(&new));
+        self.config = new;
+    }
+
+    /// The desktop's followers saw something: a new presence goes to the desk, and what
+    /// tells away to the log (once both have looked, and again when it changes) and the panel.
+    fn seen(&mut self, open: bool) {
+        if !open {
+            self.desk_open = false;
+            return;
+        }
+        let seen = self.desk.seen.borrow_and_update().clone();
+        let presence = seen.desk.presence();
+        if presence != self.told {
+            tracing::info!(
+                "PRESENCE {} (locked={:?} idle={:?}; {}; {})",
+                match presence {
+                    Presence::Present => "present",
+                    Presence::Away => "away",
+                    Presence::Unknown => "unknown: nothing on this desktop tells, taken as present",
+                },
+                seen.desk.locked,
+                seen.desk.idle,
+                seen.lock_by,
+                seen.idle_by
+            );
+            self.told = presence;
+            (self.tell)(Input::Presence(presence));
+        }
+        if seen.settled() {
+            let describe = seen.describe();
+            if describe != self.said {
+                tracing::info!("PRESENCE sources: {describe}");
+                self.said = describe.clone();
+            }
+            *locked(&self.status) = Some(describe);
+        }
+    }
+
+    /// A POST ended: logged, the panel told of a failure, the desk told the outcome.
+    fn delivered(&mut self, done: Delivered) {
+        let Delivered {
+            id,
+            sessions,
+            result,
+        } = done;
+        let named = sessions.join(",");
+        let failing = match &result {
+            Ok(took) => {
+                tracing::info!(
+                    "PUSH delivered id={id} sessions={named} in {} ms",
+                    took.as_millis()
+                );
+                None
+            }
+            Err(why) => {
+                tracing::warn!("PUSH failed id={id} sessions={named}: {why}");
+                Some(why)
+            }
+        };
+        let now_said = self.desk.seen.borrow().describe();
+        *locked(&self.status) = Some(match failing {
+            Some(why) => format!("{now_said} The last push failed: {why}."),
+            None => now_said,
+        });
+        (self.tell)(Input::Pushed {
+            id,
+            sessions,
+            ok: result.is_ok(),
+        });
+    }
 }
 
 /// How one POST went: how long it took, or why it failed.

@@ -437,6 +437,7 @@ impl Desk {
         // Codex's terminal shows nothing while its hook waits: the popup has a time limit.
         let until = (request.client == Client::Codex).then(|| now.at() + prefs.codex_wait);
         self.phone_asked(&key, hook, request.client, until, now);
+        out.extend(self.push_again(&key, &request, now));
         if let Some(older) = self.requests.register(&key, hook, record, request, until) {
             out.push(Effect::Hook(older, ToHook::Withdrawn));
         }

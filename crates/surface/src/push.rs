@@ -243,6 +243,31 @@ impl Pushes {
                 .is_some_and(|f| f.sent.iter().any(|(k, _)| k == key))
     }
 
+    /// The session's request came after its push went out (or while it was on its way), so
+    /// that push could carry none of the request's buttons: it is pushed again, on its own,
+    /// now. Nothing when the person is at the desk, the session no longer waits, its wait
+    /// was never pushed, or a push about it is still to go (that one carries them).
+    pub fn again(&mut self, key: &str, now: Instant) -> bool {
+        let Some(record) = self.waiting.get(key) else {
+            return false;
+        };
+        let to_go = self.held.iter().any(|(k, _)| k == key)
+            || self
+                .pending
+                .iter()
+                .any(|p| p.sessions.iter().any(|k| k == key));
+        let gone = transition(record).as_deref() == self.memory.get(key)
+            || self
+                .flight
+                .as_ref()
+                .is_some_and(|f| f.sent.iter().any(|(k, _)| k == key));
+        if !self.away() || to_go || !gone {
+            return false;
+        }
+        self.queue(vec![key.to_string()], now);
+        true
+    }
+
     /// Take one of the engine's events. Answers the sessions whose push was dropped because
     /// they no longer wait.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<String> {
@@ -470,6 +495,18 @@ impl Pushes {
     /// The memory's bytes when they changed.
     pub fn take_memory(&mut self) -> Option<Vec<u8>> {
         self.memory.take_dirty()
+    }
+
+    /// A card with buttons is on the phone (`open`), or was replaced: remembered, so that
+    /// after a restart the phone can be told its buttons answer nothing any more.
+    pub fn card(&mut self, sequence: &str, open: bool) {
+        self.memory.card(sequence, open);
+    }
+
+    /// The cards that still had buttons when the tray last stopped: every request ends
+    /// with the tray (its hook gives up), so none of them is answered from there.
+    pub fn take_stale_cards(&mut self) -> Vec<String> {
+        self.memory.take_stale()
     }
 }
 

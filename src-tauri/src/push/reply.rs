@@ -43,8 +43,10 @@ pub(super) fn protection(agent: &ureq::Agent, push_url: &str) -> (Protection, St
         ),
         Ok(response) if response.status().is_success() => (
             Protection::Open,
-            "Anyone who knows the push topic's name can read it: the phone offers Deny only. \
-             Protect the topic (see the README) to be offered Allow."
+            "Anyone who knows the push topic's name can read it, buttons and all, so the phone \
+             offers Deny only (an Allow there could be forged). To be offered Allow, let only \
+             your user read it: on your own server `auth-default-access: deny-all` and \
+             `ntfy access <you> <topic> rw`; on ntfy.sh, reserve the topic (docs/phone.md)."
                 .into(),
         ),
         Ok(response) => (
@@ -238,10 +240,12 @@ fn post(
     }
 }
 
-/// The subscription to the reply topic, on its own thread; dropping it ends it (at the
-/// next line or keepalive the server sends, or at once while it waits to reconnect).
+/// The subscription to the reply topic, on its own thread; dropping it ends it at once:
+/// the link is shut down under the blocked read (the agent is the subscription's own), so
+/// nothing stays connected while nothing waits (not even until the server's keepalive).
 pub(super) struct Subscription {
     stop: mpsc::Sender<()>,
+    agent: ureq::Agent,
 }
 
 impl Subscription {
@@ -258,14 +262,17 @@ impl Subscription {
             .map_or(0, |d| d.as_secs())
             .saturating_sub(SINCE_SLACK)
             .to_string();
-        std::thread::spawn(move || read(agent, reply_url, token, tell, stopped, since));
-        Subscription { stop }
+        let reader = agent.clone();
+        std::thread::spawn(move || read(reader, reply_url, token, tell, stopped, since));
+        Subscription { stop, agent }
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        // Told first, so the reader takes the shut link for the stop it is.
         let _ = self.stop.send(());
+        self.agent.clone().shutdown();
     }
 }
 
@@ -291,7 +298,6 @@ fn read(
         let why = match request.call() {
             Ok(response) if response.status().is_success() => {
                 tracing::info!("PHONE listening for answers at {at}");
-                tries = 0;
                 let reader = std::io::BufReader::new(response.into_body().into_reader());
                 let mut why = "the server closed the link".to_string();
                 for line in reader.lines() {
@@ -306,6 +312,9 @@ fn read(
                             break;
                         }
                     };
+                    // Back-off starts over once the server has said something (its `open`
+                    // event), not at a 200 it closes at once: that would be tried every second.
+                    tries = 0;
                     let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
                         continue;
                     };
@@ -323,6 +332,10 @@ fn read(
             Ok(response) => format!("the server answered {}", response.status()),
             Err(e) => e.to_string(),
         };
+        if stopped.try_recv() != Err(mpsc::TryRecvError::Empty) {
+            tracing::info!("PHONE not listening: nothing waits on the phone");
+            return;
+        }
         let wait = retry_after(tries);
         tries += 1;
         tracing::warn!(

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use lf_tray_core::permission::{Client, Reply};
+use lf_tray_core::permission::{Client, Reply, Request};
 
 use super::{Desk, Effect, HookId, ToHook};
 use crate::answer::{self, Answer, Given};
@@ -49,6 +49,21 @@ impl Desk {
         self.phone.asked.insert(key.to_string(), (hook, until));
     }
 
+    /// A request that came after its session's push went out (lf may say the agent waits
+    /// before its hook reaches the tray): the session is pushed again, now with the
+    /// buttons, when the phone can answer this request at all.
+    pub(super) fn push_again(&mut self, key: &str, request: &Request, now: Clock) -> Vec<Effect> {
+        let (Some(setup), Some(pushes)) = (&self.phone.setup, &mut self.pushes) else {
+            return Vec::new();
+        };
+        if phone::buttons(request, setup.protection).0.is_empty() || !pushes.again(key, now.at()) {
+            return Vec::new();
+        }
+        vec![Effect::Note(format!(
+            "PUSH again session={key}: its request came after its push"
+        ))]
+    }
+
     /// The push about one session whose request is open carries its buttons.
     pub(super) fn with_buttons(&mut self, message: &mut Message, now: Clock) {
         let Some(setup) = &self.phone.setup else {
@@ -67,6 +82,9 @@ impl Desk {
         }
         let said = now.local_time(now.unix_at(until));
         if let Some(offer) = self.phone.tickets.offer(key, &request, setup, until, &said) {
+            if let (Some(pushes), false) = (&mut self.pushes, offer.buttons.is_empty()) {
+                pushes.card(&offer.sequence, true);
+            }
             message.body = format!("{}\n{}", message.body, offer.line);
             message.buttons = offer.buttons;
             message.sequence = Some(offer.sequence);
@@ -84,6 +102,16 @@ impl Desk {
                     }
                 }
                 out.push(Effect::Note(format!("PHONE answering {setup:?}")));
+                // Cards the last run left with buttons: their requests ended with it.
+                if let (Some(pushes), true) = (&mut self.pushes, setup.is_some()) {
+                    for sequence in pushes.take_stale_cards() {
+                        out.push(Effect::Card {
+                            session: String::new(),
+                            sequence,
+                            title: "No longer waiting".into(),
+                        });
+                    }
+                }
                 self.phone.setup = setup;
                 out
             }
@@ -134,6 +162,14 @@ impl Desk {
                 out.extend(self.card(&key, title.into()));
             }
         }
+        // The cards replaced here are forgotten on disk now, not at the next input.
+        if let Some(bytes) = self
+            .pushes
+            .as_mut()
+            .and_then(crate::push::Pushes::take_memory)
+        {
+            out.push(Effect::KeepPushed(bytes));
+        }
         let listening = self.phone.setup.is_some() && self.phone.tickets.listening();
         if listening != self.phone.listening {
             self.phone.listening = listening;
@@ -145,6 +181,9 @@ impl Desk {
     /// The session's card on the phone replaced by `title`, with no buttons.
     fn card(&mut self, key: &str, title: String) -> Option<Effect> {
         let sequence = self.phone.tickets.close(key)?;
+        if let Some(pushes) = &mut self.pushes {
+            pushes.card(&sequence, false);
+        }
         Some(Effect::Card {
             session: key.to_string(),
             sequence,

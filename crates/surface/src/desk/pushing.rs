@@ -77,12 +77,12 @@ impl Desk {
         };
         let mut out = Vec::new();
         let due = pushes.due(now.at());
-        let memory = pushes.take_memory();
         if let Some(mut message) = due {
             self.with_buttons(&mut message, now);
             out.push(Effect::Push(message));
         }
-        if let Some(bytes) = memory {
+        // After the buttons: a card that carries them is remembered too.
+        if let Some(bytes) = self.pushes.as_mut().and_then(Pushes::take_memory) {
             out.push(Effect::KeepPushed(bytes));
         }
         out

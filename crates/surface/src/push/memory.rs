@@ -1,7 +1,7 @@
 //! The memory of what was pushed (`pushes.json`): which transition of each waiting
 //! session went out, so one is pushed at most once, also across a restart.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,9 @@ const VERSION: u32 = 1;
 pub struct Pushed {
     file: File,
     dirty: bool,
+    /// The cards that still had buttons when the file was written last (the tray stopped
+    /// since): their requests ended with it.
+    stale: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -22,6 +25,9 @@ struct File {
     version: u32,
     #[serde(default)]
     pushed: BTreeMap<String, String>,
+    /// The sequence ids of the cards on the phone that carry buttons now.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    cards: BTreeSet<String>,
 }
 
 impl Pushed {
@@ -39,7 +45,11 @@ impl Pushed {
             }
         };
         match serde_json::from_slice::<File>(&bytes) {
-            Ok(file) if file.version <= VERSION => (Pushed { file, dirty: false }, None),
+            Ok(mut file) if file.version <= VERSION => {
+                let stale: Vec<String> = std::mem::take(&mut file.cards).into_iter().collect();
+                let dirty = !stale.is_empty();
+                (Pushed { file, dirty, stale }, None)
+            }
             Ok(file) => (
                 Pushed::default(),
                 Some(format!(
@@ -88,6 +98,19 @@ impl Pushed {
         self.dirty |= self.file.pushed.len() != before;
     }
 
+    /// A card with buttons is on the phone (`open`), or it was replaced.
+    pub(super) fn card(&mut self, sequence: &str, open: bool) {
+        self.dirty |= if open {
+            self.file.cards.insert(sequence.into())
+        } else {
+            self.file.cards.remove(sequence)
+        };
+    }
+
+    pub(super) fn take_stale(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.stale)
+    }
+
     /// The file's bytes when something changed since the last call.
     pub fn take_dirty(&mut self) -> Option<Vec<u8>> {
         if !std::mem::take(&mut self.dirty) {
@@ -96,6 +119,7 @@ impl Pushed {
         let file = File {
             version: VERSION,
             pushed: self.file.pushed.clone(),
+            cards: self.file.cards.clone(),
         };
         let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
         bytes.push(b'\n');
@@ -121,5 +145,25 @@ mod tests {
         );
         std::fs::write(&path, "{\"version\": 9}").unwrap();
         assert!(Pushed::load(&path).1.unwrap().contains("newer"));
+    }
+
+    #[test]
+    fn cards_with_buttons_left_by_the_last_run_are_stale_once_and_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pushes.json");
+        let mut memory = Pushed::default();
+        memory.card("aa", true);
+        memory.card("bb", true);
+        memory.card("bb", false);
+        std::fs::write(&path, memory.take_dirty().unwrap()).unwrap();
+        let (mut loaded, warning) = Pushed::load(&path);
+        assert!(warning.is_none());
+        assert_eq!(loaded.take_stale(), ["aa"]);
+        assert!(loaded.take_stale().is_empty(), "told once");
+        let written: File = serde_json::from_slice(&loaded.take_dirty().unwrap()).unwrap();
+        assert!(
+            written.cards.is_empty(),
+            "not stale again at the next start"
+        );
     }
 }

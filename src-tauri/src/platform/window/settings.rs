@@ -27,6 +27,10 @@ pub struct SettingsView {
     pub push_token_hint: Option<String>,
     /// How away is told on this desktop, and the last push failure, while pushes are on.
     pub push_status: Option<String>,
+    /// The reply token as the push token: whether one is set, never the token.
+    pub push_reply_token_hint: Option<String>,
+    /// Whether the phone offers Allow, and when not, why and how to protect the topic.
+    pub phone_status: Option<String>,
     /// Per other machine, whether its agents are answered from here (while answering is
     /// on): shown under the machines.
     pub machines_answering: Vec<String>,
@@ -49,9 +53,12 @@ fn token_hint(token: &str) -> String {
 fn settings_view(shell: &Shell) -> SettingsView {
     let mut settings = shell.settings();
     let push_token_hint = settings.push_token.take().map(|t| token_hint(&t.0));
+    let push_reply_token_hint = settings.push_reply_token.take().map(|t| token_hint(&t.0));
     SettingsView {
         push_token_hint,
         push_status: shell.push.status(),
+        push_reply_token_hint,
+        phone_status: shell.push.phone_status(),
         machines_answering: shell.engine.answering(),
         #[cfg(unix)]
         keys_status: shell.desktop.keys.status(),
@@ -83,11 +90,14 @@ pub fn save_settings(
         Some(token) if token.0.trim().is_empty() => settings.push_token = None,
         Some(_) => {}
     }
-    // Answering from the phone is set in settings.json only, for now: the panel has no
-    // fields for it, so what is saved there is kept.
+    // The reply token likewise; the reply topic is the tray's own, which the panel only
+    // shows (made by `normalized` when answering is first turned on).
     let now = shell.settings();
-    settings.answer_from_phone = now.answer_from_phone;
-    settings.push_reply_token = now.push_reply_token;
+    match &settings.push_reply_token {
+        None => settings.push_reply_token = now.push_reply_token,
+        Some(token) if token.0.trim().is_empty() => settings.push_reply_token = None,
+        Some(_) => {}
+    }
     settings.push_reply_topic = now.push_reply_topic;
     let settings = settings.normalized();
     settings.check()?;
@@ -182,5 +192,98 @@ mod tests {
             view["settings"]["push_url"],
             json!("http://127.0.0.1:9/lf-test")
         );
+    }
+
+    #[test]
+    fn answering_from_the_phone_from_the_panel_keeps_the_reply_token_secret_and_the_topic_the_trays(
+    ) {
+        let f = fixture();
+        let view = invoke(&f.webview, "settings", json!({})).unwrap();
+        let autostart = view["autostart"].clone();
+        let mut settings = view["settings"].clone();
+        assert_eq!(
+            settings["answer_from_phone"],
+            json!(false),
+            "off by default"
+        );
+        assert_eq!(view["push_reply_token_hint"], Value::Null);
+        settings["push_url"] = json!("http://127.0.0.1:9/lf-test");
+        settings["push_token"] = json!("tk_push_0123456789");
+        settings["answer_from_phone"] = json!(true);
+        settings["push_reply_token"] = json!("tk_reply_abcdefghijWXYZ");
+        // The panel sends no topic of its own: the tray makes it.
+        settings["push_reply_topic"] = json!("");
+        let save = json!({"settings": settings.clone(), "autostart": autostart});
+        let saved = invoke(&f.webview, "save_settings", save).unwrap();
+        let shown = saved.to_string();
+        assert!(!shown.contains("abcdefghij"), "{shown}");
+        assert_eq!(saved["push_reply_token_hint"], json!("set, ends …WXYZ"));
+        let topic = saved["settings"]["push_reply_topic"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            topic.len() == 32 && topic.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{topic}"
+        );
+        assert!(
+            !topic.contains("lf-test"),
+            "never derived from the push topic"
+        );
+
+        // Saved again from what the panel shows: the token kept, the topic the same, and a
+        // topic typed into the request is not taken.
+        let mut again = saved["settings"].clone();
+        again["push_reply_topic"] = json!("chosen-by-someone-else-0123456789");
+        let save = json!({"settings": again.clone(), "autostart": autostart});
+        let view = invoke(&f.webview, "save_settings", save).unwrap();
+        assert_eq!(view["push_reply_token_hint"], json!("set, ends …WXYZ"));
+        assert_eq!(view["settings"]["push_reply_topic"], json!(topic));
+
+        // The push token as the reply token, or none while on: refused with a sentence.
+        again["push_reply_token"] = json!("tk_push_0123456789");
+        let save = json!({"settings": again.clone(), "autostart": autostart});
+        let refused = invoke(&f.webview, "save_settings", save)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("write-only"), "{refused}");
+        again["push_reply_token"] = json!("");
+        let save = json!({"settings": again.clone(), "autostart": autostart});
+        let refused = invoke(&f.webview, "save_settings", save)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("needs a reply token"), "{refused}");
+        // Off, it may be forgotten; the topic stays the tray's.
+        again["answer_from_phone"] = json!(false);
+        let save = json!({"settings": again, "autostart": autostart});
+        let view = invoke(&f.webview, "save_settings", save).unwrap();
+        assert_eq!(view["push_reply_token_hint"], Value::Null);
+        assert_eq!(view["settings"]["push_reply_topic"], json!(topic));
+    }
+
+    /// The panel's phone fields are the settings' and the view's, by the names Rust gives
+    /// them: a renamed field fails here, not silently in the window.
+    #[test]
+    fn the_panel_reads_and_sends_the_phone_settings_by_rusts_names() {
+        const PAGE: &str = include_str!("../../../../ui/app.js");
+        let f = fixture();
+        let view = invoke(&f.webview, "settings", json!({})).unwrap();
+        for field in ["answer_from_phone", "push_reply_token", "push_reply_topic"] {
+            assert!(view["settings"].get(field).is_some(), "no setting {field}");
+            assert!(
+                PAGE.contains(&format!("    {field}: ")),
+                "ui/app.js does not send {field}"
+            );
+        }
+        for read in ["s.answer_from_phone", "s.push_reply_topic"] {
+            assert!(PAGE.contains(read), "ui/app.js does not show {read}");
+        }
+        for field in ["push_reply_token_hint", "phone_status"] {
+            assert!(view.get(field).is_some(), "the view has no {field}");
+            assert!(
+                PAGE.contains(&format!("view.{field}")),
+                "ui/app.js does not show {field}"
+            );
+        }
     }
 }
