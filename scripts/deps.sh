@@ -43,7 +43,7 @@ GNOME_PACKAGES=(gnome-shell gjs gnome-shell-extension-appindicator)
 DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gir1.2-atspi-2.0
   xfce4-panel lxqt-panel)
 # tests/e2e/plasma.sh: KDE Plasma 5.27's plasmashell (its notification server and system
-# tray; kded5's statusnotifierwatcher module is the watcher) and the desktop shell's
+# tray; kded5's statusnotifierwatcher module is the watcher; Plasma 6 in DEBIAN13_PACKAGES) and the desktop shell's
 # package (plasma-desktop-data: plasmashell starts no shell without it; plasma-desktop
 # itself, the launcher and task manager, is not needed). 256 packages, 233 MB to fetch,
 # 611 MB installed, ~95 s cold on the 2-core machine (nothing warm).
@@ -67,7 +67,11 @@ DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
   libgtk-3-0t64 libayatana-appindicator3-1 libxdo3 libssl3t64
   # gnome.sh's popups on GNOME Shell 48 (X11 under Xvfb): import for the screen, and the
   # accessibility bus (at-spi2-core) without which the shell's banners are not read at all.
-  xvfb xauth imagemagick at-spi2-core gir1.2-atspi-2.0)
+  xvfb xauth imagemagick at-spi2-core gir1.2-atspi-2.0
+  # plasma.sh on Plasma 6.3 (X11 under Xvfb): plasmashell and kded6 (plasma-workspace), the
+  # desktop shell's package, xprop (x11-utils) and libxcb-cursor0, without which Qt 6.8's
+  # X11 platform plugin does not load (Qt 5's did not need it). ~300 packages more.
+  plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

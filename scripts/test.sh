@@ -93,9 +93,9 @@ bash tests/e2e/focus-wayland.sh gnome "${CARGO_TARGET_DIR:-target}/debug/lf-tray
 [ "$desktops_failed" -eq 0 ]
 
 # ---- Today's desktops: Debian 13 in a chroot (tests/e2e/debian13.sh) ------------------------
-# The chroot is cached under $CACHE/debian13 and made when absent or stale: ~4 min cold on a
-# loaded 2-core machine (227 s, 4.9 min for the stage), then ~61 s for the three suites.
-stage "today's desktops: Go to terminal on KWin 6.3 and GNOME Shell 48, GNOME 48's popups with a question and a plan clicked (Debian 13, in a cached chroot)"
+# The chroot is cached under $CACHE/debian13 and made when absent or stale: ~6 min cold on a
+# loaded 2-core machine (347 s, 8.4 min for the stage), then ~2.6 min for the four suites.
+stage "today's desktops: Go to terminal and away on KWin 6.3, Go to terminal on GNOME Shell 48, GNOME 48's and Plasma 6.3's popups with a question and a plan clicked, Plasma 6.3's tray (Debian 13, in a cached chroot)"
 bash tests/e2e/debian13.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 
 # ---- Other machines: a real sshd on loopback, two accounts (tests/remote/run.sh) -----------

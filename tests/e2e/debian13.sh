@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Today's desktops beside Debian 12's: Go to terminal on KWin 6.3 and GNOME Shell 48
-# (Debian 13, trixie), each through focus-wayland.sh, and GNOME 48's popups with a
-# question's and a plan's buttons clicked (gnome.sh), run inside a minbase chroot with the
-# app built here (it runs there unchanged: ../shared desktop-testing.md §13).
+# (Debian 13, trixie), each through focus-wayland.sh, and GNOME 48's and Plasma 6.3's
+# popups with a question's and a plan's buttons clicked (gnome.sh, plasma.sh; Plasma's
+# tray too), run inside a minbase chroot with the app built here (it runs there
+# unchanged: ../shared desktop-testing.md §13).
 #
 #   tests/e2e/debian13.sh APP_BINARY
 #
@@ -13,11 +14,12 @@
 # the outputs directory read-write; every mount is undone however the script ends.
 #
 # Environment (all optional):
-#   E2E_OUT   where the suites' outputs go (default: ci-out/debian13; kwin/ and gnome/ in it)
+#   E2E_OUT   where the suites' outputs go (default: ci-out/debian13; a directory per suite)
 #   E2E_ONLY, E2E_KEEP  passed to focus-wayland.sh (a regex of checks to run; keep its files)
 #
 # Ends with focus-wayland.sh's two result lines (e2e-focus-kwin / -gnome: N passed, M
-# failed) and gnome.sh's (e2e-gnome) and exits non-zero if any failed or the chroot could not be made.
+# failed), gnome.sh's (e2e-gnome) and plasma.sh's (e2e-plasma) and exits non-zero if any
+# failed or the chroot could not be made.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -121,8 +123,11 @@ for desktop in kwin gnome; do
     E2E_OUT="$out/$desktop" ${E2E_ONLY:+E2E_ONLY="$E2E_ONLY"} ${E2E_KEEP:+E2E_KEEP=1} \
     bash "$repo/tests/e2e/focus-wayland.sh" "$desktop" "$app" || failed=1
 done
-# GNOME 48's popups: a question's options and a plan's answers as banner buttons, clicked.
-chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  E2E_OUT="$out/gnome-popups" PY=/usr/bin/python3 ${E2E_KEEP:+E2E_KEEP=1} \
-  bash "$repo/tests/e2e/gnome.sh" "$app" || failed=1
+# GNOME 48's and Plasma 6's popups: a question's options and a plan's answers as buttons,
+# clicked; Plasma's system tray (kded6's watcher) with its menu's row clicked.
+for suite in gnome plasma; do
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    E2E_OUT="$out/$suite-popups" PY=/usr/bin/python3 ${E2E_KEEP:+E2E_KEEP=1} \
+    bash "$repo/tests/e2e/$suite.sh" "$app" || failed=1
+done
 exit "$failed"

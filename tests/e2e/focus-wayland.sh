@@ -5,7 +5,8 @@
 # own popups); the suite speaks the version it finds (focus_wayland.py, focus-wayland/),
 # each on a private session bus (GNOME: and a private system bus, which it needs for
 # logind). The compositors are started by focus_wayland.py, which restarts GNOME's shell
-# as a person's next login after `lf-tray setup gnome-focus`.
+# as a person's next login after `lf-tray setup gnome-focus`. On KWin also: away from the
+# compositor's idle notification (pushed to a stand-in ntfy), back at KWin's fake input.
 #
 #   tests/e2e/focus-wayland.sh kwin|gnome APP_BINARY
 #

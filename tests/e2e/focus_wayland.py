@@ -28,7 +28,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from focus import ASK_TIMEOUT, ATTACHED_GRACE, connects, e2_running, logged, tray_focus_ms  # noqa: E402
-from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines,  # noqa: E402
+from harness import (START_TIMEOUT, TERMINAL_TIMEOUT, CheckFailed, Lines, app_log,  # noqa: E402
                      become_subreaper, end, end_app, expect, never, own_children, recent_steps,
                      run_checks, wait_for)
 from notifications import NotificationLog  # noqa: E402
@@ -121,8 +121,12 @@ class Kwin(Compositor):
         return text
 
     def start(self):
+        # KWin offers its fake input (the away check's pointer) to a client without a
+        # desktop file naming it only with its permission checks off; the app asks for
+        # none of the protocols those checks guard.
         self.proc = self.popen([os.environ["E2E_KWIN"], "--virtual", "--width", "1280", "--height", "800",
-                                "--socket", SOCKET, "--no-lockscreen"])
+                                "--socket", SOCKET, "--no-lockscreen"],
+                               env=dict(os.environ, KWIN_WAYLAND_NO_PERMISSION_CHECKS="1"))
         wait_for(lambda: has_owner("org.kde.KWin"), "KWin on the bus (see kwin.log)", START_TIMEOUT)
         # KWin takes its name before it has made its scripting object: on a busy machine a
         # script loaded between the two finds no /Scripting (CI, stop 37).
@@ -424,6 +428,99 @@ def kwin_lf_session_connect_in_konsole_comes_back_from_the_popup_and_the_row(ctx
     the_agent_is_brought_back(ctx, "lf session connect")
 
 
+# Away after this long without input: long enough for the app's start and the first
+# snapshot on a loaded machine to come before it (away counts from when the app asked).
+AWAY_AFTER = 3
+# A present person moves the pointer this often: well inside AWAY_AFTER.
+INPUT_EVERY = 0.5
+
+
+def kwin_away_from_its_idle_notification_pushes_and_input_brings_back(ctx):
+    """Away on KWin, from the compositor's own idle notification (KWin 6:
+    ext_idle_notifier_v1; 5.27: what it offers, said): the headless seat has no input, so
+    AWAY_AFTER after the app's start it counts the person away and an ask is pushed to the
+    stand-in ntfy server; KWin's fake input moves the pointer → back → the next ask only
+    pops up."""
+    from ntfy import Ntfy
+    from person import Person
+    from vpointer import FakeInput
+
+    ctx.stop_app()
+    token = "tk_kwin" + uuid.uuid4().hex
+    server = Ntfy(token)
+    server.start()
+    pointer = person = None
+    try:
+        settings = Path(os.environ["XDG_CONFIG_HOME"]) / "lf-tray" / "settings.json"
+        settings.write_text(json.dumps({"terminal": ctx.desk.terminal, "push_url": server.url("lf-kwin"),
+                                        "push_token": token, "away_after_seconds": AWAY_AFTER}) + "\n")
+        log = open(ctx.out / "app-away.log", "ab")
+        ctx.app = subprocess.Popen([ctx.app_bin, "--hidden"], env=dict(os.environ, GDK_BACKEND="wayland"),
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        started = time.monotonic()
+        app = ctx.app.pid
+
+        def said(prefix):
+            lines = app_log().messages()
+            starts = [i for i, m in enumerate(lines) if m.startswith("START lf-tray") and f"pid={app}" in m]
+            return [m for m in lines[starts[-1]:] if m.startswith(prefix)] if starts else []
+        sources = wait_for(lambda: said("PRESENCE sources:"), "the tray to say what tells it away",
+                           START_TIMEOUT)[-1]
+        protocol = "ext_idle_notifier_v1" if "ext_idle_notifier_v1" in sources else "org_kde_kwin_idle"
+        print(f"     KWin {ctx.desk.version}: {sources}", flush=True)
+        expect(f"no input for {AWAY_AFTER} s (the compositor's {protocol}" in sources,
+               f"the tray does not follow KWin's idle notification: {sources!r}")
+        if ctx.desk.version >= 6:
+            expect(protocol == "ext_idle_notifier_v1", f"KWin 6, yet the tray follows {protocol}")
+        away = wait_for(lambda: said("PRESENCE away"), "the tray to count the person away",
+                        AWAY_AFTER + START_TIMEOUT)[-1]
+        expect("idle=Some(true)" in away and protocol in away, f"away, but not by KWin's idle: {away!r}")
+        print(f"     no input → away {time.monotonic() - started:.1f} s after the app's start "
+              f"(away after {AWAY_AFTER} s)", flush=True)
+
+        sid = "S-" + uuid.uuid4().hex[:10]
+        title = "Away on KWin " + uuid.uuid4().hex[:6]
+        ctx.lf("sim", "new", sid, "--title", title, "--cwd", str(ctx.repo), "--provider", "claude")
+        asked = time.monotonic()
+        ctx.lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which branch?")
+        push = wait_for(lambda: [p for p in server.taken() if title in (p["title"] or "")],
+                        lambda: f"the ask's push while away; pushed: {server.taken()}")[0]
+        print(f"     an ask while away → its push in {push['received'] - asked:.3f} s: {push['title']!r}",
+              flush=True)
+        headers = {k.lower(): v for k, v in push["headers"].items()}
+        expect(headers.get("authorization") == f"Bearer {token}", f"no bearer token on the push: {headers}")
+
+        pointer = FakeInput()
+        back = len(said("PRESENCE present"))
+        # A person at the desk from now on: a motion every INPUT_EVERY, well inside
+        # AWAY_AFTER, back and forth so each is a motion.
+        step = [1]
+
+        def motion():
+            step[0] = -step[0]
+            pointer.nudge(step[0])
+        person = Person(motion, INPUT_EVERY)
+        moved = time.monotonic()
+        person.arrive()
+        wait_for(lambda: said("PRESENCE present")[back:], "the tray to count the person back after the motion")
+        print(f"     fake pointer motion → back in {time.monotonic() - moved:.3f} s", flush=True)
+        # Present now: the next ask pops up and is not pushed.
+        pushed = len(server.taken())
+        ctx.lf("sim", "status", sid, "working")
+        seen = ctx.popup(title, [])
+        ctx.lf("sim", "status", sid, "blocked", "--kind", "question", "--title", "Which tag?")
+        wait_for(lambda: ctx.popup(title, seen), "the next ask's popup once the person is back")
+        never(lambda: server.taken()[pushed:], lambda p: f"a push after the person came back: {p}")
+    finally:
+        if person is not None:
+            person.stop()
+        if pointer is not None:
+            pointer.close()
+        ctx.stop_app()
+        server.stop()
+
+
 def gnome_without_the_extension_says_so_once_and_its_click_names_the_fix(ctx):
     """GNOME's Wayland session with no extension of the tray's: a popup says once what a
     click cannot do and the command that fixes it (not again at the next start), and a
@@ -589,6 +686,7 @@ CHECKS = {
     "kwin": [
         kwin_lf_a_claude_in_konsole_comes_back_from_the_popup_and_the_row,
         kwin_lf_session_connect_in_konsole_comes_back_from_the_popup_and_the_row,
+        kwin_away_from_its_idle_notification_pushes_and_input_brings_back,
     ],
     "gnome": [
         gnome_without_the_extension_says_so_once_and_its_click_names_the_fix,

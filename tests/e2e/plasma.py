@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The app under a real KDE Plasma 5.27 (X11, no window manager): run by plasma.sh, which
-starts Xvfb, the private session bus, kded5 (whose statusnotifierwatcher module is the
-tray's watcher) and plasmashell. Plasma's popups are its windows of the EWMH type
+"""The app under a real KDE Plasma 5.27 or 6 (X11, no window manager): run by plasma.sh,
+which starts Xvfb, the private session bus, kded5 or kded6 as plasmashell's version says
+(its statusnotifierwatcher module is the tray's watcher) and plasmashell. Plasma's popups are its windows of the EWMH type
 NOTIFICATION; what the tray does is read on the bus. (Qt exports Plasma's drawing over
 AT-SPI with QT_LINUX_ACCESSIBILITY_ALWAYS_ON, but plasmashell, busy with its QML as it
 starts, reached the accessibility registry in only about half of the runs tried.)
@@ -118,7 +118,8 @@ def windows(pid, kind):
     out = []
     for wid in ids:
         types = subprocess.run(["xprop", "-id", wid, "_NET_WM_WINDOW_TYPE"], capture_output=True, text=True,
-                               timeout=20).stdout
+                               timeout=20).stdout.strip()
+        # A list: Plasma 5.27's popups add KDE's own type after it, Plasma 6's do not.
         if f"_NET_WM_WINDOW_TYPE_{kind}," not in types + ",":
             continue
         shell = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True,
@@ -199,7 +200,9 @@ def plasmashell_serves_notifications_and_the_tray(ctx):
     def info():
         return ctx.server().GetServerInformation(dbus_interface=IFACE)
     got = wait_for(info, "org.freedesktop.Notifications to answer", SHELL_TIMEOUT)
-    expect(tuple(map(str, got[:3])) == ("Plasma", "KDE", "5.27.5"), f"the server is {tuple(map(str, got))}")
+    # The server says the version plasmashell said (plasma.sh: E2E_PLASMA_VERSION).
+    expect(tuple(map(str, got[:3])) == ("Plasma", "KDE", os.environ["E2E_PLASMA_VERSION"]),
+           f"the server is {tuple(map(str, got))}, plasmashell said {os.environ['E2E_PLASMA_VERSION']}")
     ctx.owner = ctx.bus.get_name_owner("org.freedesktop.Notifications")
     expect(ctx.pid_of(ctx.owner) == ctx.shell, f"org.freedesktop.Notifications is owned by pid "
            f"{ctx.pid_of(ctx.owner)}, not plasmashell ({ctx.shell})")
@@ -208,7 +211,7 @@ def plasmashell_serves_notifications_and_the_tray(ctx):
     expect("inhibitions" in caps and "actions" in caps, f"capabilities {caps}")
     watcher_pid = ctx.pid_of("org.kde.StatusNotifierWatcher")
     expect(watcher_pid == int(os.environ["E2E_KDED_PID"]),
-           f"the StatusNotifierWatcher is pid {watcher_pid}, not kded5 ({os.environ['E2E_KDED_PID']})")
+           f"the StatusNotifierWatcher is pid {watcher_pid}, not kded's ({os.environ['E2E_KDED_PID']})")
     watcher = ctx.bus.get_object("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher")
     wait_for(lambda: watcher.Get("org.kde.StatusNotifierWatcher", "IsStatusNotifierHostRegistered",
                                  dbus_interface=PROPS), "Plasma's system tray to register as a host",
@@ -471,10 +474,12 @@ def tray_registrations_per_change(ctx):
 
 
 @check
-def a_question_on_plasma_offers_every_option_as_a_button(ctx):
-    """Claude's question through its hook (the stand-in Claude, lf as E2): Plasma draws every
-    action as a button, so a question's two options are buttons beside Open, and a real
-    click on one answers the agent with its label; five options are all offered too."""
+def a_question_and_a_plan_on_plasma_offer_their_answers_as_buttons(ctx):
+    """Claude's question and plan through its hook (the stand-in Claude, lf as E2): Plasma
+    draws every action as a button, so a question's two options are buttons beside Open,
+    and a real click on one answers the agent with its label; five options are all offered
+    too; a plan's Approve plan is its first button, and a real click on it approves the
+    plan as it was asked."""
     from claude import FIVE_OPTIONS, QUESTION, Agent, answering_on, e2_home, put_back, start_app, stop_app
     stop_app(ctx)
     settings, before = answering_on(True)
@@ -529,6 +534,31 @@ def a_question_on_plasma_offers_every_option_as_a_button(ctx):
               f"{len(lighter_buttons(popup, labelled=True))}", flush=True)
         agent.say("terminal allow")
         agent.report()
+        gone(ctx, n)
+
+        # A plan: Approve plan, Keep planning, Read the plan… and Open, in that order; the
+        # agent's answer says which one the click hit (Claude drops a bare allow on a plan,
+        # so Approve plan gives the plan back as asked).
+        plan = "# Release 0.4 from Plasma\n1. Bump the versions\n2. cargo publish, core first"
+        agent.say("ask ExitPlanMode " + json.dumps({"plan": plan}))
+        n = wait_for(lambda: ctx.notes.find(lambda n: n.summary == f"claude has a plan · {title}"),
+                     "the plan on the bus")[-1]
+        expect(n.action_keys() == ["default", "approve-plan", "keep-planning", "answer", "open"],
+               f"the app sent {n.actions}")
+        wait_for(lambda: ctx.notes.listening(n), "the app to listen for the popup's actions")
+        popup, = steady(ctx.popups)
+        shot(ctx, "plan.png")
+        buttons = wait_for(lambda: lighter_buttons(popup, labelled=True),
+                           lambda: f"the popup {popup} to draw its buttons")
+        print(f"     a plan: the popup {popup}; its bottom row of buttons: {len(buttons)}", flush=True)
+        clicked = time.time()
+        xdotool("mousemove", *buttons[0], "click", 1)
+        report = agent.report()
+        expect(report["decided_by"] == "hook" and report["behavior"] == "allow"
+               and report["updated_input"] == {"plan": plan}, f"the agent got {report}")
+        print(f"     a real click on Approve plan → the agent's answer in {report['decided_at'] - clicked:.3f} s",
+              flush=True)
+        pointer_away()
         gone(ctx, n)
     finally:
         agent.end()

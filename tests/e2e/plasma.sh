@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The app under a real KDE Plasma 5.27 (X11, under Xvfb, no window manager): plasmashell
+# The app under a real KDE Plasma 5.27 or 6 (X11, under Xvfb, no window manager): plasmashell
 # owns org.freedesktop.Notifications and shows the popup, one real click (xdotool) on it
 # opens exactly one terminal, an ask stays while Plasma's own popups go, Plasma's
 # do-not-disturb (`Inhibited`, set with Inhibit from another connection) holds popups
 # back and its end brings one summary; the tray item is registered with Plasma's
-# StatusNotifierWatcher (kded5's statusnotifierwatcher module) and served to Plasma's
-# system tray, its menu opens a session, and how often it registers is counted.
+# StatusNotifierWatcher (kded's statusnotifierwatcher module) and served to Plasma's
+# system tray, its menu opens a session, and how often it registers is counted. Which
+# Plasma it is, plasmashell says (`plasmashell --version` on the display): kded5 or kded6
+# and KDE_SESSION_VERSION follow its major version (Debian 13 has 6.3: debian13.sh).
 #
 #   tests/e2e/plasma.sh APP_BINARY
 #
@@ -30,7 +32,7 @@ app=$(realpath -e "$1" 2>/dev/null) || give_up "no app binary at $1"
 . "$here/lib.sh"
 
 if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
-  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell kded5 ksmserver xdotool xprop import setsid
+  need xvfb-run dbus-run-session dbus-daemon dbus-monitor gdbus plasmashell ksmserver xdotool xprop import setsid
   [ -d /usr/share/plasma/shells/org.kde.plasma.desktop ] ||
     give_up "no Plasma desktop shell package (plasma-desktop-data; see the head of $0)"
   out=${E2E_OUT:-ci-out/plasma}
@@ -53,10 +55,11 @@ if [ -z "${LF_E2E_PLASMA_INSIDE:-}" ]; then
       ln -s "$service" "$tmp/services/"
   done
   sed "s|@SERVICES@|$tmp/services|" "$here/plasma/session-bus.conf" >"$tmp/session-bus.conf"
-  # What startplasma sets for a Plasma session: kded5 loads its session modules (the
+  # What startplasma sets for a Plasma session: kded loads its session modules (the
   # StatusNotifierWatcher among them) only where KDE_FULL_SESSION says it is one.
+  # KDE_SESSION_VERSION once plasmashell has said its version, inside.
   export LF_E2E_PLASMA_INSIDE=1 LANG=C.UTF-8 XDG_CURRENT_DESKTOP=KDE XDG_SESSION_TYPE=x11 \
-    KDE_FULL_SESSION=true KDE_SESSION_VERSION=5 DESKTOP_SESSION=plasma
+    KDE_FULL_SESSION=true DESKTOP_SESSION=plasma
   unset LC_ALL WAYLAND_DISPLAY NO_AT_BRIDGE
   run_inside "$app" --config-file "$tmp/session-bus.conf"
   rc=$?
@@ -100,6 +103,23 @@ mkdir -p "$LF_HOME"
 export TERMINAL=$here/stand-in-terminal E2E_TERMINAL_LOG=$tmp/terminal.jsonl
 export E2E_NOTIFY_PCAP=$out/notifications.pcap APP=$app
 
+# Which Plasma: plasmashell says (on Qt's X11 platform; Qt 6's offscreen and minimal ones
+# crashed it), and the session's parts follow its major version, as startplasma sets them
+# for what the bus starts too.
+version=$(KDE_DEBUG=1 plasmashell --version 2>/dev/null | sed -n 's/^plasmashell \([0-9][0-9.]*\)$/\1/p')
+major=${version%%.*}
+case $major in
+  5 | 6) ;;
+  *) fail_setup "plasmashell --version said ${version:-nothing}: neither Plasma 5 nor 6" ;;
+esac
+command -v "kded$major" >/dev/null || fail_setup "no kded$major for Plasma $version"
+export KDE_SESSION_VERSION=$major E2E_PLASMA_VERSION=$version
+dbus-update-activation-environment KDE_SESSION_VERSION 2>/dev/null ||
+  gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+    -m org.freedesktop.DBus.UpdateActivationEnvironment "{'KDE_SESSION_VERSION': '$major'}" >/dev/null ||
+  fail_setup "the bus did not take KDE_SESSION_VERSION"
+echo "Plasma $version: kded$major"
+
 capture_notifications "$out" || fail_setup "dbus-monitor did not start"
 # Every call to the watcher (RegisterStatusNotifierItem: how often the tray item
 # registers), every host's read of an item (Plasma's system tray reading the app's) and
@@ -112,13 +132,13 @@ setsid dbus-monitor --session "type='method_call',interface='org.kde.StatusNotif
   >"$E2E_WATCHER_LOG" 2>&1 &
 started $!
 
-# kded5 first, as plasma_session starts it: its statusnotifierwatcher module is the
+# kded first, as plasma_session starts it: its statusnotifierwatcher module is the
 # watcher Plasma's system tray registers with as a host.
-setsid kded5 >"$out/kded5.log" 2>&1 &
+setsid "kded$major" >"$out/kded.log" 2>&1 &
 started $!
 export E2E_KDED_PID=$!
 for _ in $(seq 300); do bus_has org.kde.StatusNotifierWatcher && break; sleep 0.1; done
-bus_has org.kde.StatusNotifierWatcher || fail_setup "kded5 did not load its StatusNotifierWatcher (see $out/kded5.log)"
+bus_has org.kde.StatusNotifierWatcher || fail_setup "kded$major did not load its StatusNotifierWatcher (see $out/kded.log)"
 setsid plasmashell --no-respawn >"$out/plasmashell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!

@@ -123,3 +123,25 @@ class VirtualPointer:
             self.wl.roundtrip()
         finally:
             self.wl.close()
+
+
+class FakeInput:
+    """KWin's fake input (org_kde_kwin_fake_input): pointer motion that KWin takes as the
+    seat's own input, as it does from a remote-desktop server. KWin offers the protocol
+    only to clients whose desktop file names it, or to every client when the compositor
+    runs with KWIN_WAYLAND_NO_PERMISSION_CHECKS=1 (a test's own compositor)."""
+
+    def __init__(self, display=None):
+        self.wl = Wayland(display)
+        self.device = self.wl.bind("org_kde_kwin_fake_input", 1)
+        # authenticate(application, reason): KWin takes it without asking anyone.
+        self.wl.send(self.device, 0, _string("lf-tray e2e") + _string("a person's pointer"))
+        self.wl.roundtrip()
+
+    def nudge(self, dx=1):
+        """pointer_motion(delta_x, delta_y) in wl_fixed (24.8)."""
+        self.wl.send(self.device, 1, struct.pack("=ii", dx * 256, 0))
+        self.wl.roundtrip()
+
+    def close(self):
+        self.wl.close()
