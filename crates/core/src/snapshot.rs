@@ -125,8 +125,9 @@ impl Snapshot {
 
 /// lf's own boundary Runs: an Ask or Flow session whose Run lf names (generation B′ does,
 /// in `run_id`) is not also an interactive session.
-pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
+pub fn boundary_runs<R: std::borrow::Borrow<SessionRecord>>(cli: &[R]) -> HashSet<String> {
     cli.iter()
+        .map(R::borrow)
         .filter(|r| !r.is(Kind::Interactive))
         .filter_map(SessionRecord::run_id)
         .map(str::to_string)

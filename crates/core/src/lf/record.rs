@@ -141,7 +141,9 @@ pub struct Action {
 /// A human session as lf names its fields. Records from the CLI may carry more fields
 /// than the engine understands; they are kept in `extra` so `lf-tray list --json`
 /// passes them through unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Eq too: an `Arc` of it then compares by pointer first, so two lists that share their
+// unchanged records compare in what changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: String,
     /// The machine the session runs on: the ssh destination as the person configured it.
@@ -358,7 +360,7 @@ impl SessionRecord {
 /// The tray's reading of one session, carried in its [`SessionRecord`] (and in the
 /// tray's own `watch --json`, so another machine's tray is read as it read it). Unread
 /// (all false and empty) until [`crate::lf::finish`] reads it for the lf in use.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reading {
     /// Whether this session waits on a person: the tray's one answer for every lf
     /// generation ([`crate::lf::reading::needs_you`]).
@@ -537,19 +539,11 @@ impl SessionKey {
     }
 }
 
-/// One answer of `lf session list --json`: the records that decoded, a problem for each
-/// element that did not, and C's and D's paging cursor when lf answered with a page.
-#[derive(Debug, Default)]
-pub struct Page {
-    pub records: Vec<SessionRecord>,
-    pub problems: Vec<String>,
-    pub next: Option<String>,
-}
-
-/// Decode `lf session list --json` output of any generation: a plain array, or a page
-/// `{"entries": [...], "next": ...}`. One malformed element does not lose the others:
-/// it comes back as a problem beside the records that decoded.
-pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
+/// The elements of one answer of `lf session list --json` of any generation (a plain
+/// array, or a page `{"entries": [...], "next": ...}`), each as the text lf printed, and
+/// C's and D's paging cursor. Each is decoded on its own ([`decode_element`]): one
+/// malformed element does not lose the others.
+pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>), String> {
     // Each element is decoded straight from lf's text, never through a `Value` tree first:
     // at ten thousand sessions the tree alone costs more than the records.
     // (Not an untagged enum: serde buffers those, and a `RawValue` cannot be read back
@@ -563,11 +557,11 @@ pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
     }
     let invalid = |e: &dyn std::fmt::Display| format!("lf printed invalid JSON: {e}");
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(&e))?;
-    let (items, next) = match text.trim_start().as_bytes().first() {
-        Some(b'[') => (
+    match text.trim_start().as_bytes().first() {
+        Some(b'[') => Ok((
             serde_json::from_str::<Vec<&RawValue>>(text).map_err(|e| invalid(&e))?,
             None,
-        ),
+        )),
         Some(b'{') => {
             let listed: Listed = serde_json::from_str(text).map_err(|e| invalid(&e))?;
             let Some(entries) = listed.entries else {
@@ -578,30 +572,22 @@ pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
                 .as_ref()
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            (entries, next)
+            Ok((entries, next))
         }
         _ => {
             serde_json::from_str::<Value>(text).map_err(|e| invalid(&e))?;
-            return Err("lf printed neither an array nor a page of sessions".into());
-        }
-    };
-    let mut records = Vec::with_capacity(items.len());
-    let mut problems = Vec::new();
-    for item in items {
-        match serde_json::from_str::<SessionRecord>(item.get()) {
-            Ok(record) => records.push(record),
-            // Rare: the element is read again whole, to say which it was as the others do.
-            Err(_) => {
-                let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
-                let (_, mut problem) = decode_records(vec![value]);
-                problems.append(&mut problem);
-            }
+            Err("lf printed neither an array nor a page of sessions".into())
         }
     }
-    Ok(Page {
-        records,
-        problems,
-        next,
+}
+
+/// One element of lf's list, or the problem naming it.
+pub(crate) fn decode_element(item: &RawValue) -> Result<SessionRecord, String> {
+    serde_json::from_str::<SessionRecord>(item.get()).map_err(|_| {
+        // Rare: the element is read again whole, to say which it was as the others do.
+        let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
+        let (_, mut problem) = decode_records(vec![value]);
+        problem.pop().unwrap_or_default()
     })
 }
 
@@ -701,19 +687,16 @@ mod tests {
     #[test]
     fn paged_lists_and_bad_elements() {
         let page = br#"{"entries":[{"id":"a","kind":"flow","state":"ready","title":"A"},{"id":"b","kind":5}],"next":null}"#;
-        let Page {
-            records,
-            problems,
-            next,
-        } = decode_list(page).unwrap();
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].kind, Some(Kind::Flow));
-        assert_eq!(problems.len(), 1);
-        assert!(problems[0].starts_with("session b:"), "{problems:?}");
+        let (items, next) = split_list(page).unwrap();
+        let decoded: Vec<_> = items.into_iter().map(decode_element).collect();
+        assert_eq!(decoded[0].as_ref().unwrap().kind, Some(Kind::Flow));
+        let problem = decoded[1].as_ref().unwrap_err();
+        assert!(problem.starts_with("session b:"), "{problem}");
         assert_eq!(next, None);
-        let more = decode_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
-        assert_eq!(more.next.as_deref(), Some("S-9"));
-        assert!(decode_list(b"not json").is_err());
-        assert!(decode_list(b"42").is_err());
+        let (_, more) = split_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
+        assert_eq!(more.as_deref(), Some("S-9"));
+        assert!(split_list(b"not json").is_err());
+        assert!(split_list(b"42").is_err());
+        assert!(split_list(br#"{"next":"S-9"}"#).is_err());
     }
 }
