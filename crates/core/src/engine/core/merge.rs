@@ -2,6 +2,7 @@
 //! half's records and lf's list, into exactly-once events.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 
@@ -129,8 +130,9 @@ impl Merge {
                     lf.listing.boundary(),
                     dialect.as_ref(),
                 );
+                let next = next.map(Arc::new);
                 let event = self.snapshot.update(&id, next.clone(), at);
-                changes.push(Change::Session(id, next.map(Box::new)));
+                changes.push(Change::Session(id, next));
                 event
             })
             .collect()

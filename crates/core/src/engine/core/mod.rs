@@ -31,6 +31,7 @@ mod warnings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
@@ -130,7 +131,7 @@ pub(super) fn status_line(
 #[derive(Debug)]
 pub(crate) enum Change {
     /// This session is now this record, or gone.
-    Session(String, Option<Box<SessionRecord>>),
+    Session(String, Option<Arc<SessionRecord>>),
     /// The whole list of this machine's sessions.
     Sessions(Snapshot),
     /// What this machine's part of the status says.
