@@ -8,6 +8,8 @@
 //! What a record means to the person (whether it waits on them, why, where its agent
 //! runs) is not lf's wire: it is the record's [`Reading`], made by [`super::reading`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -188,8 +190,33 @@ pub struct SessionRecord {
     /// is its to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
-    #[serde(flatten)]
-    pub(in crate::lf) extra: serde_json::Map<String, Value>,
+    ///
+    /// Shared: the merged record the surfaces read, and every copy of it, hold the map of
+    /// lf's list's record until one of them changes it (a map is most of a record's size).
+    #[serde(flatten, with = "shared_fields")]
+    pub(in crate::lf) extra: Arc<serde_json::Map<String, Value>>,
+}
+
+/// `extra` as the map it is on the wire (serde's own `Arc` needs its `rc` feature, which
+/// would rebuild every crate that uses serde).
+mod shared_fields {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::{Map, Value};
+
+    pub fn serialize<S: Serializer>(
+        map: &Arc<Map<String, Value>>,
+        to: S,
+    ) -> Result<S::Ok, S::Error> {
+        map.as_ref().serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        from: D,
+    ) -> Result<Arc<Map<String, Value>>, D::Error> {
+        Map::deserialize(from).map(Arc::new)
+    }
 }
 
 impl SessionRecord {
@@ -211,15 +238,20 @@ impl SessionRecord {
             reading: Reading::default(),
             prompt: None,
             created_at: None,
-            extra: serde_json::Map::new(),
+            extra: Arc::default(),
         }
     }
 
     /// lf's own words from `listed` (its list's record of the same session) that this one
     /// lacks: a file record keeps what only lf's list says (`run_id`, `wave_id`, …).
     pub(crate) fn keep_lf_fields(&mut self, listed: &SessionRecord) {
-        for (key, value) in &listed.extra {
-            self.extra.entry(key.clone()).or_insert(value.clone());
+        if self.extra.is_empty() {
+            self.extra = Arc::clone(&listed.extra);
+            return;
+        }
+        let extra = Arc::make_mut(&mut self.extra);
+        for (key, value) in listed.extra.iter() {
+            extra.entry(key.clone()).or_insert(value.clone());
         }
     }
 }
@@ -233,11 +265,11 @@ impl SessionRecord {
     }
 
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
-        self.extra.insert(name.to_string(), value.into());
+        Arc::make_mut(&mut self.extra).insert(name.to_string(), value.into());
     }
 
     pub fn remove_lf_field(&mut self, name: &str) {
-        self.extra.remove(name);
+        Arc::make_mut(&mut self.extra).remove(name);
     }
 }
 
@@ -682,6 +714,35 @@ mod tests {
         assert_eq!(back["attention"], "reply");
         assert_eq!(back["kind"], "conversation");
         assert_eq!(back["state"], "interrupted");
+    }
+
+    #[test]
+    fn lf_fields_round_trip_and_copies_share_them() {
+        let json = r#"{"id":"s","state":"active","title":"t","work_path":"p / LOO-1",
+            "workspace":{"worktree":"/src/app","branch":"main"},"program_status":{"seen":true,"records":[]},
+            "agent_process_id":null}"#;
+        let record: SessionRecord = serde_json::from_str(json).unwrap();
+        let back = serde_json::to_value(&record).unwrap();
+        let sent: Value = serde_json::from_str(json).unwrap();
+        for (key, value) in sent.as_object().unwrap() {
+            assert_eq!(&back[key], value, "{key}");
+        }
+        assert_eq!(
+            serde_json::from_value::<SessionRecord>(back).unwrap(),
+            record
+        );
+        // A copy shares lf's fields until one of them changes its own.
+        let mut copy = record.clone();
+        assert!(Arc::ptr_eq(&copy.extra, &record.extra));
+        copy.set_lf_field("attention", "reply");
+        assert!(!Arc::ptr_eq(&copy.extra, &record.extra));
+        assert_eq!(record.attention(), None);
+        assert_eq!(copy.attention(), Some("reply"));
+        // A file record takes lf's fields from the list's record without copying them.
+        let mut file = SessionRecord::new("s".into(), None, State::Active);
+        file.keep_lf_fields(&record);
+        assert!(Arc::ptr_eq(&file.extra, &record.extra));
+        assert_eq!(file.worktree(), Some("/src/app"));
     }
 
     #[test]
