@@ -4,8 +4,9 @@
 //! generation E2 with N open sessions (about 1 % waiting, every one with a live agent, the
 //! agents ten processes shared by all), at 10, 1 000 and 10 000 (or the counts named as
 //! arguments). Per N: one more session set waiting per trial, median of 5, change →
-//! `asked` line and the tray's own CPU for it; lf's own list time; the tray's RSS and
-//! anonymous memory, and its descriptors. Prints; asserts nothing.
+//! `asked` line and the tray's own CPU for it; lf's own list time, and its JSON's size and
+//! the time to read it into its elements (the floor under the tray's work); the tray's RSS
+//! and anonymous memory (also per session), and its descriptors. Prints; asserts nothing.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -15,6 +16,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use lf_sim::{Activity, SessionSpec, SimHome};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 const TRIALS: usize = 5;
@@ -52,9 +54,10 @@ fn main() {
     let rows: Vec<String> = counts.into_iter().map(row).collect();
     println!(
         "\n| open sessions | change → event | the tray's own CPU per change | lf's list | \
-         tray RSS (anonymous) | file descriptors |"
+         its JSON parsed (per session) | tray RSS (anonymous) | anonymous per session | \
+         file descriptors |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for row in rows {
         println!("{row}");
     }
@@ -107,6 +110,7 @@ fn row(sessions: usize) -> String {
     .unwrap();
     fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
+    let mut printed = Vec::new();
     let mut lists: Vec<Duration> = (0..TRIALS)
         .map(|_| {
             let started = Instant::now();
@@ -126,6 +130,19 @@ fn row(sessions: usize) -> String {
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{out:?}");
+            let took = started.elapsed();
+            printed = out.stdout;
+            took
+        })
+        .collect();
+    // The floor under the tray's own work: lf's JSON read into its elements, as the tray
+    // must before it can tell which changed (each change costs two lists).
+    let mut parses: Vec<Duration> = (0..TRIALS)
+        .map(|_| {
+            let started = Instant::now();
+            let text = std::str::from_utf8(&printed).unwrap();
+            let elements: Vec<&RawValue> = serde_json::from_str(text).unwrap();
+            assert_eq!(elements.len(), sessions);
             started.elapsed()
         })
         .collect();
@@ -159,12 +176,15 @@ fn row(sessions: usize) -> String {
     let (rss, anon) = (watch.status_kib("VmRSS:"), watch.status_kib("RssAnon:"));
     let fds = watch.descriptors();
     let row = format!(
-        "| {sessions} | {:.0?} | {:.1?} | {:.0?} | {:.1} MB ({:.1}) | {fds} |",
+        "| {sessions} | {:.0?} | {:.1?} | {:.0?} | {:.1?} ({:.1} KB) | {:.1} MB ({:.1}) | {:.1} KB | {fds} |",
         median(&mut latencies),
         median(&mut cpus),
         median(&mut lists),
+        median(&mut parses),
+        printed.len() as f64 / sessions as f64 / 1024.0,
         rss as f64 / 1024.0,
         anon as f64 / 1024.0,
+        anon as f64 / sessions as f64,
     );
     println!("{sessions} sessions: first snapshot after {to_snapshot:.1?}; {row}");
     drop(agents);

@@ -2,6 +2,7 @@
 //! two such moments.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 
@@ -13,7 +14,9 @@ use crate::lf::record::{Kind, SessionRecord, State};
 /// The sessions listed at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
-    sessions: BTreeMap<String, SessionRecord>,
+    // Shared: the engine's snapshot and the copy the surfaces read hold the same records,
+    // so keeping that copy up to date costs a pointer per changed session.
+    sessions: BTreeMap<String, Arc<SessionRecord>>,
 }
 
 impl Snapshot {
@@ -21,7 +24,10 @@ impl Snapshot {
     /// them), by id; a later record with the same id wins.
     pub fn from_records(records: impl IntoIterator<Item = SessionRecord>) -> Snapshot {
         Snapshot {
-            sessions: records.into_iter().map(|r| (r.id.clone(), r)).collect(),
+            sessions: records
+                .into_iter()
+                .map(|r| (r.id.clone(), Arc::new(r)))
+                .collect(),
         }
     }
 
@@ -58,7 +64,7 @@ impl Snapshot {
                 lf,
             );
             if let Some(record) = merged {
-                sessions.insert(id, record);
+                sessions.insert(id, Arc::new(record));
             }
         }
         Snapshot { sessions }
@@ -70,17 +76,17 @@ impl Snapshot {
     pub fn update(
         &mut self,
         id: &str,
-        next: Option<SessionRecord>,
+        next: Option<Arc<SessionRecord>>,
         at: OffsetDateTime,
     ) -> Option<Event> {
-        let event = transition(self.sessions.get(id), next.as_ref(), at);
+        let event = transition(self.get(id), next.as_deref(), at);
         self.put(id, next);
         event
     }
 
     /// Replace one session (or remove it, with `None`), with no transition: a copy of a
-    /// list kept up to date by [`Snapshot::update`]'s changes.
-    pub fn put(&mut self, id: &str, next: Option<SessionRecord>) {
+    /// list kept up to date by [`Snapshot::update`]'s changes holds the same record.
+    pub fn put(&mut self, id: &str, next: Option<Arc<SessionRecord>>) {
         match next {
             Some(record) => {
                 self.sessions.insert(id.to_string(), record);
@@ -92,7 +98,7 @@ impl Snapshot {
     }
 
     pub fn get(&self, id: &str) -> Option<&SessionRecord> {
-        self.sessions.get(id)
+        self.sessions.get(id).map(|r| &**r)
     }
 
     pub fn len(&self) -> usize {
@@ -101,7 +107,7 @@ impl Snapshot {
 
     /// The sessions in lf's list order: title, then id.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        let mut list: Vec<SessionRecord> = self.sessions.values().cloned().collect();
+        let mut list: Vec<SessionRecord> = self.sessions.values().map(|r| (**r).clone()).collect();
         list.sort_by(SessionRecord::list_order);
         list
     }
@@ -113,7 +119,7 @@ impl Snapshot {
         let appeared_or_changed = next
             .sessions
             .iter()
-            .filter_map(|(id, session)| transition(self.sessions.get(id), Some(session), at));
+            .filter_map(|(id, session)| transition(self.get(id), Some(session), at));
         let gone = self
             .sessions
             .iter()
@@ -125,8 +131,9 @@ impl Snapshot {
 
 /// lf's own boundary Runs: an Ask or Flow session whose Run lf names (generation B′ does,
 /// in `run_id`) is not also an interactive session.
-pub fn boundary_runs(cli: &[SessionRecord]) -> HashSet<String> {
+pub fn boundary_runs<R: std::borrow::Borrow<SessionRecord>>(cli: &[R]) -> HashSet<String> {
     cli.iter()
+        .map(R::borrow)
         .filter(|r| !r.is(Kind::Interactive))
         .filter_map(SessionRecord::run_id)
         .map(str::to_string)

@@ -4,11 +4,11 @@
 use tokio::sync::oneshot;
 
 use super::core::Exit;
+use super::parts::Listed;
 use crate::lf::agent::Found;
 use crate::lf::cli::LfError;
 use crate::lf::dialect::Dialect;
 use crate::lf::monitor::Report;
-use crate::lf::record::SessionRecord;
 use crate::schedule::Stamp;
 
 /// One thing that happened, for the task to hand to the core or the file half.
@@ -16,7 +16,7 @@ pub(super) enum Msg {
     Fs(notify::Result<notify::Event>),
     /// A list of the tray's own ended, with lf's database files as they looked the moment
     /// it did.
-    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>, Stamp),
+    Listed(Listed, Stamp),
     /// An action (an lf run of the tray's own) started, or ended and wants a list.
     Acting,
     Acted(oneshot::Sender<()>),

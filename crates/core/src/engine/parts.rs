@@ -20,7 +20,8 @@ use crate::lf::record::SessionRecord;
 pub type Running<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// What one list says: the records, and a problem per element that did not decode.
-pub type Listed = Result<(Vec<SessionRecord>, Vec<String>), LfError>;
+/// Each record shared: one lf printed as the last list did is that list's.
+pub type Listed = Result<(Vec<Arc<SessionRecord>>, Vec<String>), LfError>;
 
 /// What the engine has lf do.
 pub trait Cli: Send + Sync {
@@ -70,7 +71,7 @@ impl Cli for Lf {
 
     fn list(&self, dialect: &Dialect) -> Running<Listed> {
         let (lf, dialect) = (self.clone(), *dialect);
-        Box::pin(async move { lf.list(&dialect).await })
+        Box::pin(async move { lf.list_shared(&dialect).await })
     }
 
     fn read(

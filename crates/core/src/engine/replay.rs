@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
@@ -112,7 +113,7 @@ impl Replay {
             replay.core.begin(detected);
             replay.core.first_list(replay.now(), None);
             replay.disk.db += writes;
-            replay.core.first_listed(replay.now(), listed);
+            replay.core.first_listed(replay.now(), shared(listed));
         }
         let out = replay.core.open(replay.now(), &mut replay.disk);
         replay.out(out);
@@ -159,7 +160,8 @@ impl Replay {
             *processes += 1;
         }
         r.disk.db += 1;
-        r.core.first_listed(r.now(), Ok((listed, Vec::new())));
+        r.core
+            .first_listed(r.now(), shared(Ok((listed, Vec::new()))));
         let out = r.core.open(r.now(), &mut r.disk);
         r.out(out);
         r
@@ -211,7 +213,7 @@ impl Replay {
             self.wake();
         }
         if let Some(records) = self.auto.clone().filter(|_| listed) {
-            self.absorb(Input::Listed(Ok((records, Vec::new()))));
+            self.absorb(Input::Listed(shared(Ok((records, Vec::new())))));
             self.wake();
         }
     }
@@ -283,7 +285,7 @@ impl Replay {
     }
 
     fn listed(&mut self, records: Vec<SessionRecord>) -> &mut Replay {
-        self.feed(Input::Listed(Ok((records, Vec::new()))))
+        self.feed(Input::Listed(shared(Ok((records, Vec::new())))))
     }
 
     fn failed(&mut self, message: &str) -> &mut Replay {
@@ -392,6 +394,11 @@ impl Replay {
 }
 
 type Listed = Result<(Vec<SessionRecord>, Vec<String>), LfError>;
+
+/// A list as the lf client hands it to the engine: each record shared.
+fn shared(listed: Listed) -> crate::engine::Listed {
+    listed.map(|(records, problems)| (records.into_iter().map(Arc::new).collect(), problems))
+}
 
 fn failure(message: &str) -> LfError {
     LfError::Failed {
@@ -1347,8 +1354,10 @@ fn a_bad_record_in_a_list_is_a_warning() {
     let mut r = Replay::new(C);
     r.at(1000).write();
     let problems = vec!["lf session record 2: bad state".to_string()];
-    r.at(1100)
-        .feed(Input::Listed(Ok((vec![open_in("s1", "/r/a")], problems))));
+    r.at(1100).feed(Input::Listed(shared(Ok((
+        vec![open_in("s1", "/r/a")],
+        problems,
+    )))));
     assert_eq!(r.warnings(), ["lf session record 2: bad state"]);
     assert_eq!(r.shown(), ["s1"], "the good records are shown");
 }

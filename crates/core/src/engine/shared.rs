@@ -22,7 +22,7 @@ pub(super) struct Shared {
 impl Shared {
     pub(super) fn apply(&mut self, change: Change) {
         match change {
-            Change::Session(id, record) => self.snapshot.put(&id, record.map(|r| *r)),
+            Change::Session(id, record) => self.snapshot.put(&id, record),
             Change::Sessions(snapshot) => self.snapshot = snapshot,
             Change::Status {
                 status,

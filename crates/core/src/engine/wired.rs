@@ -53,7 +53,9 @@ impl Cli for Scripted {
     }
     fn list(&self, _dialect: &Dialect) -> Running<Listed> {
         *self.0.lists.lock().unwrap() += 1;
-        let sessions = self.0.sessions.lock().unwrap().clone();
+        let sessions: Vec<_> = (self.0.sessions.lock().unwrap().iter().cloned())
+            .map(Arc::new)
+            .collect();
         let Some(meanwhile) = self.0.on_list.lock().unwrap().take() else {
             return Box::pin(async move { Ok((sessions, Vec::new())) });
         };

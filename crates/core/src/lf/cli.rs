@@ -12,13 +12,15 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use crate::lf::dialect::{Dialect, Help};
-use crate::lf::record::{decode_list, SessionRecord};
+use crate::lf::last_list::{LastList, NextList};
+use crate::lf::record::SessionRecord;
 use crate::ssh::Ssh;
 
 pub use crate::lf::home::RUN_CONTEXT_VARS;
@@ -135,6 +137,9 @@ pub struct Lf {
     timeout: Duration,
     /// Variables to set (`Some`) or remove (`None`) for every call.
     env: Vec<(&'static str, Option<OsString>)>,
+    /// The last list's records by their text, shared by the clones: the next list decodes
+    /// only what changed.
+    last: Arc<Mutex<LastList>>,
 }
 
 impl Lf {
@@ -166,6 +171,7 @@ impl Lf {
             ssh: None,
             timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
+            last: Arc::default(),
         }
     }
 
@@ -215,11 +221,22 @@ impl Lf {
         &self,
         dialect: &Dialect,
     ) -> Result<(Vec<SessionRecord>, Vec<String>), LfError> {
+        let (records, problems) = self.list_shared(dialect).await?;
+        let records = records.into_iter().map(Arc::unwrap_or_clone).collect();
+        Ok((records, problems))
+    }
+
+    /// [`Lf::list`], with each record shared: a record whose text is what the last list
+    /// printed is that list's record, not decoded again.
+    pub async fn list_shared(
+        &self,
+        dialect: &Dialect,
+    ) -> Result<(Vec<Arc<SessionRecord>>, Vec<String>), LfError> {
         let args = dialect.list_args;
-        let mut page = decode_list(&self.run(args).await?).map_err(LfError::BadOutput)?;
-        let (mut records, mut problems) = (page.records, page.problems);
+        let mut next = NextList::default();
+        let mut cursor = self.page(&self.run(args).await?, &mut next)?;
         let mut seen = std::collections::HashSet::new();
-        while let Some(after) = page.next {
+        while let Some(after) = cursor {
             // An lf that hands out the same cursor twice would never end.
             if !seen.insert(after.clone()) {
                 return Err(LfError::BadOutput(format!(
@@ -233,15 +250,21 @@ impl Lf {
                 )));
             };
             let paged: Vec<&str> = paged.iter().map(String::as_str).collect();
-            page = decode_list(&self.run(&paged).await?).map_err(LfError::BadOutput)?;
-            records.append(&mut page.records);
-            problems.append(&mut page.problems);
+            cursor = self.page(&self.run(&paged).await?, &mut next)?;
         }
-        // Which machine a record is on is the tray's to say, never lf's.
-        for record in &mut records {
-            record.machine = None;
-        }
-        Ok((records, problems))
+        Ok(next.finish(&mut self.last_list()))
+    }
+
+    fn page(&self, bytes: &[u8], next: &mut NextList) -> Result<Option<String>, LfError> {
+        let page = self.last_list().page(bytes, next);
+        page.map_err(LfError::BadOutput)
+    }
+
+    fn last_list(&self) -> std::sync::MutexGuard<'_, LastList> {
+        // A panic while decoding leaves at worst a list to decode again.
+        self.last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// What this lf is, from the verbs `lf session --help` lists and, for the SQLite-only

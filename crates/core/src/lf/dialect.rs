@@ -616,7 +616,8 @@ mod tests {
         const ID: &str = "44444444-4444-4444-8444-444444444444";
         let mut record =
             crate::lf::record::test_record("s", None, crate::lf::record::State::Active);
-        record.extra.insert("agent_process_id".into(), ID.into());
+        let fields = std::sync::Arc::make_mut(&mut record.extra);
+        fields.insert("agent_process_id".into(), ID.into());
         let e = Dialect::of(Generation::E);
         assert_eq!(e.agent_id(&record), Some(ID));
         assert_eq!(Dialect::of(Generation::D).agent_id(&record), None);
@@ -626,9 +627,8 @@ mod tests {
         assert_eq!(e.agent_id(&record), None, "known dead");
         record.state = crate::lf::record::State::Active;
         for nothing in [serde_json::Value::Null, "".into(), "  ".into(), 4242.into()] {
-            record
-                .extra
-                .insert("agent_process_id".into(), nothing.clone());
+            let fields = std::sync::Arc::make_mut(&mut record.extra);
+            fields.insert("agent_process_id".into(), nothing.clone());
             assert_eq!(e.agent_id(&record), None, "{nothing}");
         }
     }

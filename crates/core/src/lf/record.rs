@@ -8,6 +8,8 @@
 //! What a record means to the person (whether it waits on them, why, where its agent
 //! runs) is not lf's wire: it is the record's [`Reading`], made by [`super::reading`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -141,7 +143,9 @@ pub struct Action {
 /// A human session as lf names its fields. Records from the CLI may carry more fields
 /// than the engine understands; they are kept in `extra` so `lf-tray list --json`
 /// passes them through unchanged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Eq too: an `Arc` of it then compares by pointer first, so two lists that share their
+// unchanged records compare in what changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: String,
     /// The machine the session runs on: the ssh destination as the person configured it.
@@ -186,8 +190,33 @@ pub struct SessionRecord {
     /// is its to say ([`SessionRecord::work_path`], [`SessionRecord::provider_named`],
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
-    #[serde(flatten)]
-    pub(in crate::lf) extra: serde_json::Map<String, Value>,
+    ///
+    /// Shared: the merged record the surfaces read, and every copy of it, hold the map of
+    /// lf's list's record until one of them changes it (a map is most of a record's size).
+    #[serde(flatten, with = "shared_fields")]
+    pub(in crate::lf) extra: Arc<serde_json::Map<String, Value>>,
+}
+
+/// `extra` as the map it is on the wire (serde's own `Arc` needs its `rc` feature, which
+/// would rebuild every crate that uses serde).
+mod shared_fields {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::{Map, Value};
+
+    pub fn serialize<S: Serializer>(
+        map: &Arc<Map<String, Value>>,
+        to: S,
+    ) -> Result<S::Ok, S::Error> {
+        map.as_ref().serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        from: D,
+    ) -> Result<Arc<Map<String, Value>>, D::Error> {
+        Map::deserialize(from).map(Arc::new)
+    }
 }
 
 impl SessionRecord {
@@ -209,15 +238,20 @@ impl SessionRecord {
             reading: Reading::default(),
             prompt: None,
             created_at: None,
-            extra: serde_json::Map::new(),
+            extra: Arc::default(),
         }
     }
 
     /// lf's own words from `listed` (its list's record of the same session) that this one
     /// lacks: a file record keeps what only lf's list says (`run_id`, `wave_id`, …).
     pub(crate) fn keep_lf_fields(&mut self, listed: &SessionRecord) {
-        for (key, value) in &listed.extra {
-            self.extra.entry(key.clone()).or_insert(value.clone());
+        if self.extra.is_empty() {
+            self.extra = Arc::clone(&listed.extra);
+            return;
+        }
+        let extra = Arc::make_mut(&mut self.extra);
+        for (key, value) in listed.extra.iter() {
+            extra.entry(key.clone()).or_insert(value.clone());
         }
     }
 }
@@ -231,11 +265,11 @@ impl SessionRecord {
     }
 
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
-        self.extra.insert(name.to_string(), value.into());
+        Arc::make_mut(&mut self.extra).insert(name.to_string(), value.into());
     }
 
     pub fn remove_lf_field(&mut self, name: &str) {
-        self.extra.remove(name);
+        Arc::make_mut(&mut self.extra).remove(name);
     }
 }
 
@@ -358,7 +392,7 @@ impl SessionRecord {
 /// The tray's reading of one session, carried in its [`SessionRecord`] (and in the
 /// tray's own `watch --json`, so another machine's tray is read as it read it). Unread
 /// (all false and empty) until [`crate::lf::finish`] reads it for the lf in use.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reading {
     /// Whether this session waits on a person: the tray's one answer for every lf
     /// generation ([`crate::lf::reading::needs_you`]).
@@ -537,19 +571,11 @@ impl SessionKey {
     }
 }
 
-/// One answer of `lf session list --json`: the records that decoded, a problem for each
-/// element that did not, and C's and D's paging cursor when lf answered with a page.
-#[derive(Debug, Default)]
-pub struct Page {
-    pub records: Vec<SessionRecord>,
-    pub problems: Vec<String>,
-    pub next: Option<String>,
-}
-
-/// Decode `lf session list --json` output of any generation: a plain array, or a page
-/// `{"entries": [...], "next": ...}`. One malformed element does not lose the others:
-/// it comes back as a problem beside the records that decoded.
-pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
+/// The elements of one answer of `lf session list --json` of any generation (a plain
+/// array, or a page `{"entries": [...], "next": ...}`), each as the text lf printed, and
+/// C's and D's paging cursor. Each is decoded on its own ([`decode_element`]): one
+/// malformed element does not lose the others.
+pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>), String> {
     // Each element is decoded straight from lf's text, never through a `Value` tree first:
     // at ten thousand sessions the tree alone costs more than the records.
     // (Not an untagged enum: serde buffers those, and a `RawValue` cannot be read back
@@ -563,11 +589,11 @@ pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
     }
     let invalid = |e: &dyn std::fmt::Display| format!("lf printed invalid JSON: {e}");
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(&e))?;
-    let (items, next) = match text.trim_start().as_bytes().first() {
-        Some(b'[') => (
+    match text.trim_start().as_bytes().first() {
+        Some(b'[') => Ok((
             serde_json::from_str::<Vec<&RawValue>>(text).map_err(|e| invalid(&e))?,
             None,
-        ),
+        )),
         Some(b'{') => {
             let listed: Listed = serde_json::from_str(text).map_err(|e| invalid(&e))?;
             let Some(entries) = listed.entries else {
@@ -578,30 +604,22 @@ pub fn decode_list(bytes: &[u8]) -> Result<Page, String> {
                 .as_ref()
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            (entries, next)
+            Ok((entries, next))
         }
         _ => {
             serde_json::from_str::<Value>(text).map_err(|e| invalid(&e))?;
-            return Err("lf printed neither an array nor a page of sessions".into());
-        }
-    };
-    let mut records = Vec::with_capacity(items.len());
-    let mut problems = Vec::new();
-    for item in items {
-        match serde_json::from_str::<SessionRecord>(item.get()) {
-            Ok(record) => records.push(record),
-            // Rare: the element is read again whole, to say which it was as the others do.
-            Err(_) => {
-                let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
-                let (_, mut problem) = decode_records(vec![value]);
-                problems.append(&mut problem);
-            }
+            Err("lf printed neither an array nor a page of sessions".into())
         }
     }
-    Ok(Page {
-        records,
-        problems,
-        next,
+}
+
+/// One element of lf's list, or the problem naming it.
+pub(crate) fn decode_element(item: &RawValue) -> Result<SessionRecord, String> {
+    serde_json::from_str::<SessionRecord>(item.get()).map_err(|_| {
+        // Rare: the element is read again whole, to say which it was as the others do.
+        let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
+        let (_, mut problem) = decode_records(vec![value]);
+        problem.pop().unwrap_or_default()
     })
 }
 
@@ -699,21 +717,47 @@ mod tests {
     }
 
     #[test]
+    fn lf_fields_round_trip_and_copies_share_them() {
+        let json = r#"{"id":"s","state":"active","title":"t","work_path":"p / LOO-1",
+            "workspace":{"worktree":"/src/app","branch":"main"},"program_status":{"seen":true,"records":[]},
+            "agent_process_id":null}"#;
+        let record: SessionRecord = serde_json::from_str(json).unwrap();
+        let back = serde_json::to_value(&record).unwrap();
+        let sent: Value = serde_json::from_str(json).unwrap();
+        for (key, value) in sent.as_object().unwrap() {
+            assert_eq!(&back[key], value, "{key}");
+        }
+        assert_eq!(
+            serde_json::from_value::<SessionRecord>(back).unwrap(),
+            record
+        );
+        // A copy shares lf's fields until one of them changes its own.
+        let mut copy = record.clone();
+        assert!(Arc::ptr_eq(&copy.extra, &record.extra));
+        copy.set_lf_field("attention", "reply");
+        assert!(!Arc::ptr_eq(&copy.extra, &record.extra));
+        assert_eq!(record.attention(), None);
+        assert_eq!(copy.attention(), Some("reply"));
+        // A file record takes lf's fields from the list's record without copying them.
+        let mut file = SessionRecord::new("s".into(), None, State::Active);
+        file.keep_lf_fields(&record);
+        assert!(Arc::ptr_eq(&file.extra, &record.extra));
+        assert_eq!(file.worktree(), Some("/src/app"));
+    }
+
+    #[test]
     fn paged_lists_and_bad_elements() {
         let page = br#"{"entries":[{"id":"a","kind":"flow","state":"ready","title":"A"},{"id":"b","kind":5}],"next":null}"#;
-        let Page {
-            records,
-            problems,
-            next,
-        } = decode_list(page).unwrap();
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].kind, Some(Kind::Flow));
-        assert_eq!(problems.len(), 1);
-        assert!(problems[0].starts_with("session b:"), "{problems:?}");
+        let (items, next) = split_list(page).unwrap();
+        let decoded: Vec<_> = items.into_iter().map(decode_element).collect();
+        assert_eq!(decoded[0].as_ref().unwrap().kind, Some(Kind::Flow));
+        let problem = decoded[1].as_ref().unwrap_err();
+        assert!(problem.starts_with("session b:"), "{problem}");
         assert_eq!(next, None);
-        let more = decode_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
-        assert_eq!(more.next.as_deref(), Some("S-9"));
-        assert!(decode_list(b"not json").is_err());
-        assert!(decode_list(b"42").is_err());
+        let (_, more) = split_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
+        assert_eq!(more.as_deref(), Some("S-9"));
+        assert!(split_list(b"not json").is_err());
+        assert!(split_list(b"42").is_err());
+        assert!(split_list(br#"{"next":"S-9"}"#).is_err());
     }
 }

@@ -255,7 +255,11 @@ impl MachineView {
             }
             Report::Changed(id, record) => {
                 let record = record.map(|r| self.tag(*r));
-                applied.events.extend(self.sessions.update(&id, record, at));
+                applied.events.extend(self.sessions.update(
+                    &id,
+                    record.map(std::sync::Arc::new),
+                    at,
+                ));
             }
             Report::Warned(message) => applied
                 .warnings

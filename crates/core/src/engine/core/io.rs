@@ -1,12 +1,12 @@
 //! What the task and the core say to each other: what happened ([`Input`]), what the task
 //! is to do ([`Command`]), and the processes followed to their exit ([`Exit`]).
 
+use crate::engine::parts::Listed;
 use crate::event::Warning;
 use crate::lf::agent::Found;
 use crate::lf::cli::LfError;
 use crate::lf::dialect::Dialect;
 use crate::lf::monitor::Report;
-use crate::lf::record::SessionRecord;
 use crate::lf::Revisions;
 use crate::machine;
 
@@ -33,7 +33,7 @@ pub(crate) enum Input {
     /// What a [`Command::ReadRevisions`] read (`None`: it could not).
     Revisions(Option<Revisions>),
     /// A [`Command::List`] ended.
-    Listed(Result<(Vec<SessionRecord>, Vec<String>), LfError>),
+    Listed(Listed),
     /// An action (an lf run of the tray's own) started.
     Acting,
     /// That action ended: the waiter with this token wants the list after it.

@@ -3,16 +3,20 @@
 //! list failed.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::readers::Readers;
+use crate::engine::parts::Listed;
 use crate::event::Warning;
-use crate::lf::cli::{one_line, LfError};
+use crate::lf::cli::one_line;
 use crate::lf::record::SessionRecord;
 use crate::snapshot::boundary_runs;
 
 #[derive(Default)]
 pub(super) struct Listing {
-    records: Vec<SessionRecord>,
+    /// Shared with the lf client's last list: a record a new list did not change is the
+    /// same allocation, compared by pointer.
+    records: Vec<Arc<SessionRecord>>,
     /// Where in `records` each id is, and the Runs lf names as Ask or Flow boundaries:
     /// what merging one changed session needs.
     index: HashMap<String, usize>,
@@ -24,12 +28,16 @@ pub(super) struct Listing {
 }
 
 impl Listing {
-    pub(super) fn records(&self) -> &[SessionRecord] {
+    pub(super) fn records(&self) -> &[Arc<SessionRecord>] {
         &self.records
     }
 
     /// The listed session `id`.
     pub(super) fn get(&self, id: &str) -> Option<&SessionRecord> {
+        self.index.get(id).map(|&i| &*self.records[i])
+    }
+
+    fn shared(&self, id: &str) -> Option<&Arc<SessionRecord>> {
         self.index.get(id).map(|&i| &self.records[i])
     }
 
@@ -48,18 +56,28 @@ impl Listing {
     /// one that moved the Runs lf names as boundaries, which any file record may meet).
     pub(super) fn take(
         &mut self,
-        result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
+        result: Listed,
         touched: &mut HashSet<String>,
     ) -> (Vec<Warning>, bool) {
         match result {
             Ok((records, problems)) => {
                 let first = !self.listed || self.failure.is_some();
+                // A list after a change is mostly the last one: the same ids in the same
+                // places are compared pairwise (by pointer, for the records the lf client
+                // kept) and keep the index, rebuilt only when one came, went or moved.
+                let same_order = !first
+                    && self.records.len() == records.len()
+                    && self.records.iter().zip(&records).all(|(a, b)| a.id == b.id);
                 let mut changed = Vec::new();
-                if !first {
+                if same_order {
+                    let pairs = self.records.iter().zip(&records);
+                    let differ = pairs.filter(|(a, b)| a != b);
+                    changed.extend(differ.map(|(_, b)| b.id.clone()));
+                } else if !first {
                     let mut listed = HashSet::with_capacity(records.len());
                     for record in &records {
                         listed.insert(record.id.as_str());
-                        if self.get(&record.id) != Some(record) {
+                        if self.shared(&record.id) != Some(record) {
                             changed.push(record.id.clone());
                         }
                     }
@@ -72,7 +90,14 @@ impl Listing {
                 }
                 let boundary = std::mem::take(&mut self.boundary);
                 self.records = records;
-                self.reindex();
+                if same_order && changed.is_empty() {
+                    // Nothing changed: the boundary Runs stand.
+                    self.boundary = boundary.clone();
+                } else if same_order {
+                    self.boundary = boundary_runs(&self.records);
+                } else {
+                    self.reindex();
+                }
                 let each = !first && boundary == self.boundary;
                 if each {
                     touched.extend(changed);
@@ -115,7 +140,7 @@ impl Listing {
                 .and_then(|w| readers.repo_of(w))
                 .is_some_and(|r| r == repo);
             if in_repo || fresh.contains(record.id.as_str()) {
-                touched.insert(record.id);
+                touched.insert(record.id.clone());
             } else {
                 kept.push(record);
             }
@@ -123,7 +148,7 @@ impl Listing {
         for record in &entries {
             touched.insert(record.id.clone());
         }
-        kept.extend(entries);
+        kept.extend(entries.into_iter().map(Arc::new));
         self.records = kept;
         self.reindex();
     }

@@ -2,6 +2,7 @@
 //! half's records and lf's list, into exactly-once events.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 
@@ -94,25 +95,20 @@ impl Merge {
         let dialect = lf.program.detected();
         let agents = lf.program.dialect().agent_ids;
         let full = std::mem::take(&mut self.full);
-        let annotated: Vec<SessionRecord> = if full && agents {
-            let records = lf.listing.records().iter();
-            records.map(|r| lf.with_agent(r)).collect()
-        } else {
-            Vec::new()
-        };
-        let listed = if agents {
-            &annotated
-        } else {
-            lf.listing.records()
-        };
         if full {
+            let records = lf.listing.records().iter();
+            let listed: Vec<SessionRecord> = if agents {
+                records.map(|r| lf.with_agent(r)).collect()
+            } else {
+                records.map(|r| SessionRecord::clone(r)).collect()
+            };
             self.files_active = lf.program.files() && files.present();
             let file_sessions = if lf.program.files() {
                 files.sessions()
             } else {
                 Vec::new()
             };
-            let next = Snapshot::merge(file_sessions, listed, self.files_active, dialect.as_ref());
+            let next = Snapshot::merge(file_sessions, &listed, self.files_active, dialect.as_ref());
             let events = self.snapshot.diff(&next, at);
             self.snapshot = next;
             changes.push(Change::Sessions(self.snapshot.clone()));
@@ -134,8 +130,9 @@ impl Merge {
                     lf.listing.boundary(),
                     dialect.as_ref(),
                 );
+                let next = next.map(Arc::new);
                 let event = self.snapshot.update(&id, next.clone(), at);
-                changes.push(Change::Session(id, next.map(Box::new)));
+                changes.push(Change::Session(id, next));
                 event
             })
             .collect()

@@ -31,11 +31,13 @@ mod warnings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
+use crate::engine::parts::Listed;
 use crate::event::{Event, Warning};
 use crate::lf::agent::Found;
 use crate::lf::cli::{one_line, LfError};
@@ -129,7 +131,7 @@ pub(super) fn status_line(
 #[derive(Debug)]
 pub(crate) enum Change {
     /// This session is now this record, or gone.
-    Session(String, Option<Box<SessionRecord>>),
+    Session(String, Option<Arc<SessionRecord>>),
     /// The whole list of this machine's sessions.
     Sessions(Snapshot),
     /// What this machine's part of the status says.
@@ -229,11 +231,7 @@ impl Core {
         self.schedule.showing(shown);
     }
 
-    pub(crate) fn first_listed(
-        &mut self,
-        now: Now,
-        result: Result<(Vec<SessionRecord>, Vec<String>), LfError>,
-    ) {
+    pub(crate) fn first_listed(&mut self, now: Now, result: Listed) {
         // The writes that came while it ran are still queued; the files say whether any
         // came at all.
         self.schedule.first_ended(now.mono, now.db);
@@ -437,7 +435,7 @@ impl Core {
         self.out.commands.push(Command::List(dialect));
     }
 
-    fn take_listed(&mut self, result: Result<(Vec<SessionRecord>, Vec<String>), LfError>) {
+    fn take_listed(&mut self, result: Listed) {
         // Only the sessions the list changed are merged again: a change costs what
         // changed, not what is listed.
         let (problems, each) = self.listing.take(result, self.merge.touched());

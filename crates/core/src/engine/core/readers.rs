@@ -3,6 +3,7 @@
 //! when one that failed may start again. The core schedules lists around them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -203,7 +204,7 @@ impl Readers {
     /// and stop those whose repository has none left. Returns how many started.
     pub(super) fn sync(
         &mut self,
-        listed: &[SessionRecord],
+        listed: &[Arc<SessionRecord>],
         now: Instant,
         commands: &mut Vec<Command>,
     ) -> usize {
