@@ -15,7 +15,6 @@ use anyhow::{Context, Result};
 use lf_sim::{AskSpec, FlowSpec, RunSpec, SimHome};
 use lf_tray_core::engine::Config;
 
-use crate::Start;
 use lf_tray_surface::settings;
 use tauri::AppHandle;
 
@@ -43,7 +42,38 @@ pub enum Story {
     E,
 }
 
-pub fn run(story_of: Story) -> Result<()> {
+/// The hidden subcommand that plays lf in the demo.
+pub const DEMO_LF: &str = "demo-lf";
+
+/// The demo made ready to start: the app's configuration, and what the story plays once
+/// the app is up. What it leaves running is stopped by [`Stage::end`].
+pub struct Stage {
+    pub config: Config,
+    pub settings_path: Option<PathBuf>,
+    pub loaded: settings::Loaded,
+    pub ready: Box<dyn FnOnce(AppHandle) + Send>,
+    pub cast: Cast,
+}
+
+/// What the demo leaves behind while it runs: its home (removed when dropped) and its
+/// agents' processes.
+pub struct Cast {
+    _dir: tempfile::TempDir,
+    agent: Agent,
+    /// The two claude agents that ask through the hook: the permission, then the question.
+    asking: [Agent; 2],
+}
+
+impl Cast {
+    /// Stop the agents the story started; the home goes with `self`.
+    pub fn end(self) {
+        stop(&self.agent);
+        self.asking.iter().for_each(stop);
+    }
+}
+
+/// Write the demo's home and stand-in lf, and set the process's environment to them.
+pub fn stage(story_of: Story) -> Result<Stage> {
     let dir = tempfile::Builder::new()
         .prefix("lf-tray-demo-")
         .tempdir()
@@ -55,9 +85,49 @@ pub fn run(story_of: Story) -> Result<()> {
     let project = dir.path().join("projects").join("shop");
     std::fs::create_dir_all(&project)?;
     let sim = SimHome::new(dir.path().join("home"));
+    enter(story_of, &sim, &bin, &project)?;
+    println!(
+        "Loopflow Tray demo: {}.\n\
+         Watch the notifications, the tray menu and the window. Its home is {}.\n\
+         Quit from the tray menu to end it.",
+        plot(story_of),
+        sim.home().display()
+    );
+    let loaded = demo_settings(story_of);
+    let settings_path = Some(dir.path().join("settings.json"));
+    std::env::set_var("CLAUDE_CONFIG_DIR", dir.path().join("claude"));
 
-    // Everything started from here on (the engine's lf, terminals the person opens) sees
-    // the demo's home and stand-in lf, and none of a real Run's context. Still one thread.
+    let cast = Cast {
+        _dir: dir,
+        agent: Arc::default(),
+        asking: Default::default(),
+    };
+    let story_agent = Arc::clone(&cast.agent);
+    let story_asking = cast.asking.clone();
+    let ready = Box::new(move |app: AppHandle| {
+        std::thread::spawn(move || {
+            let told = match story_of {
+                Story::A => story(&sim, &project, &bin, &story_agent),
+                Story::D => story_d(&sim, &project),
+                Story::E => story_e(&app, &sim, &project, &bin, &story_agent, &story_asking),
+            };
+            if let Err(e) = told {
+                eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
+            }
+        });
+    });
+    Ok(Stage {
+        config: Config::from_env(None, None),
+        settings_path,
+        loaded,
+        ready,
+        cast,
+    })
+}
+
+/// Everything started from here on (the engine's lf, terminals the person opens) sees the
+/// demo's home and stand-in lf, and none of a real Run's context. Still one thread.
+fn enter(story_of: Story, sim: &SimHome, bin: &Path, project: &Path) -> Result<()> {
     for (name, value) in sim.env() {
         std::env::set_var(name, value);
     }
@@ -71,8 +141,12 @@ pub fn run(story_of: Story) -> Result<()> {
     for name in lf_tray_core::RUN_CONTEXT_VARS.iter().chain(&["LF_SIM_DIR"]) {
         std::env::remove_var(name);
     }
+    Ok(())
+}
 
-    let plot = match story_of {
+/// What the person is told the story will show.
+fn plot(story_of: Story) -> &'static str {
+    match story_of {
         Story::A => "a simulated agent will ask, get ready and resolve over about a minute",
         Story::D => {
             "on October's lf (generation D), simulated agents will wait for you and move on"
@@ -81,58 +155,22 @@ pub fn run(story_of: Story) -> Result<()> {
             "on today's lf (generation E), simulated agents will ask permission, ask questions \
              (one you answer from the popup) and stop"
         }
-    };
-    println!(
-        "Loopflow Tray demo: {plot}.\n\
-         Watch the notifications, the tray menu and the window. Its home is {}.\n\
-         Quit from the tray menu to end it.",
-        sim.home().display()
-    );
+    }
+}
 
+/// The person's settings, but with the demo's own home and lf, whatever the settings point
+/// at, and answering its agent's question from the popup. They are kept in the demo's own
+/// directory, as Claude Code's are: nothing changed in its panel, and no hook entry,
+/// reaches the person's.
+fn demo_settings(story_of: Story) -> settings::Loaded {
     let mut loaded = settings::default_path()
         .as_deref()
         .map(settings::load)
         .unwrap_or_default();
-    // The demo has its own home and lf, whatever the settings point at, and answers its
-    // agent's question from the popup. Its settings and Claude Code's are kept in its own
-    // directory: nothing changed in its panel, and no hook entry, reaches the person's.
     loaded.settings.home = None;
     loaded.settings.lf_path = None;
     loaded.settings.answer_from_popup = story_of == Story::E;
-    let settings_path = Some(dir.path().join("settings.json"));
-    std::env::set_var("CLAUDE_CONFIG_DIR", dir.path().join("claude"));
-
-    let agent: Agent = Arc::default();
-    let story_agent = Arc::clone(&agent);
-    // The two claude agents that ask through the hook: the permission, then the question.
-    let asking: [Agent; 2] = Default::default();
-    let story_asking = asking.clone();
-    let result = crate::start(
-        Config::from_env(None, None),
-        settings_path,
-        loaded,
-        Start {
-            hidden: false,
-            single_instance: false,
-            history: None,
-            remote: Vec::new(),
-        },
-        move |app| {
-            std::thread::spawn(move || {
-                let told = match story_of {
-                    Story::A => story(&sim, &project, &bin, &story_agent),
-                    Story::D => story_d(&sim, &project),
-                    Story::E => story_e(&app, &sim, &project, &bin, &story_agent, &story_asking),
-                };
-                if let Err(e) = told {
-                    eprintln!("lf-tray demo: the simulated agent stopped: {e:#}");
-                }
-            });
-        },
-    );
-    stop(&agent);
-    asking.iter().for_each(stop);
-    result
+    loaded
 }
 
 fn say(line: &str) {
@@ -555,7 +593,7 @@ fn write_lf(path: &Path, exe: &Path) -> Result<()> {
     let script = format!(
         "#!/bin/sh\nexec {} {} \"$@\"\n",
         lf_tray_core::terminal::shell_quote(exe),
-        crate::DEMO_LF
+        DEMO_LF
     );
     std::fs::write(path, script)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;

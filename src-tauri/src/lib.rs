@@ -35,11 +35,11 @@ use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::History;
 use lf_tray_core::Event;
 use lf_tray_surface::settings;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tokio::sync::mpsc;
 
 use platform::notification::Notifications;
-use platform::{autostart, desktop, notification, tray, tray_host, window};
+use platform::{autostart, desktop, notification, page, tray, tray_host, window};
 use shell::Shell;
 
 /// How `lf-tray` (no subcommand) was started.
@@ -87,16 +87,30 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 pub fn run_demo(generation: lf_tray_core::Generation) -> anyhow::Result<()> {
     logfile::init();
     use lf_tray_core::Generation;
-    demo::run(match generation {
+    let stage = demo::stage(match generation {
         Generation::D | Generation::D0 => demo::Story::D,
         Generation::E => demo::Story::E,
         Generation::A | Generation::B | Generation::C | Generation::Unknown => demo::Story::A,
-    })
+    })?;
+    let result = start(
+        stage.config,
+        stage.settings_path,
+        stage.loaded,
+        Start {
+            hidden: false,
+            single_instance: false,
+            history: None,
+            remote: Vec::new(),
+        },
+        stage.ready,
+    );
+    stage.cast.end();
+    result
 }
 
 /// The hidden subcommand that plays lf in the demo.
 #[cfg(feature = "demo")]
-pub const DEMO_LF: &str = "demo-lf";
+pub use demo::DEMO_LF;
 
 pub(crate) struct Start {
     pub hidden: bool,
@@ -130,7 +144,7 @@ pub(crate) fn start(
         app = app.plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             tracing::info!("SECOND_INSTANCE");
             if !argv.iter().any(|arg| arg == autostart::HIDDEN_ARG) {
-                window::show(app, None);
+                page::show(app, None);
             }
         }));
     }
@@ -189,33 +203,10 @@ fn async_runtime() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the real app and the command tests share: the commands. Closing the window
-/// destroys it (and its web engine); the app stays in the tray (see `start`). The [`Shell`]
-/// is managed by the caller.
+/// The app's commands and state: the window's (shared with its command tests) and the
+/// tray's. The [`Shell`] is managed by the caller.
 fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder
-        .manage(tray::Shown::default())
-        .manage(window::size::Seen::default())
-        .manage(window::At::default())
-        .invoke_handler(tauri::generate_handler![
-            window::commands::sessions,
-            window::commands::act,
-            window::settings::settings,
-            window::settings::save_settings,
-            window::commands::dismiss,
-            window::commands::answer_request,
-            window::commands::close_window,
-            window::commands::open_log,
-            window::commands::quit
-        ])
-        .on_window_event(|window, event| match event {
-            WindowEvent::Destroyed => {
-                tracing::info!("WINDOW closed");
-                window::closed(window.app_handle());
-            }
-            WindowEvent::Resized(size) => window::size::resized(window, *size),
-            _ => {}
-        })
+    window::handled(builder).manage(tray::Shown::default())
 }
 
 fn setup<R: Runtime>(
@@ -299,7 +290,7 @@ fn setup<R: Runtime>(
     shell.apply_push();
     tauri::async_runtime::spawn(run::follow(app.clone(), shell, desk, events, deliveries));
     if !hidden {
-        window::show(app, None);
+        page::show(app, None);
     }
     tracing::info!("READY");
     Ok(())

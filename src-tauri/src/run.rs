@@ -20,7 +20,7 @@ use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
-use crate::platform::{focus, window};
+use crate::platform::{focus, page};
 use crate::shell::{Shell, ToDesk, Unstarted};
 use crate::{hook, logfile};
 
@@ -115,7 +115,7 @@ pub(crate) async fn follow<R: Runtime>(
                 Effect::Go { key, action, token } => {
                     crate::platform::go::go(&app, &shell, &key, Click::Popup(&action), token)
                 }
-                Effect::Window(at) => window::show(&app, at.as_ref()),
+                Effect::Window(at) => page::show(&app, at.as_ref()),
                 Effect::Carded(sent) => {
                     if let Some(told) = card.take() {
                         let _ = told.send(sent);
