@@ -321,57 +321,16 @@ fn story_e(
     agent: &Agent,
     asking: &[Agent; 2],
 ) -> Result<()> {
-    use lf_sim::{Activity, SessionSpec, StatusReport};
+    use lf_sim::StatusReport;
     // One connection for the whole story, the answer threads' writes included: a second
     // connection in this process, once closed, left the next write on the first failing
     // with "database disk image is malformed" (seen in the demo; likely because the binary
     // carries two SQLite libraries, rusqlite's bundled one and WebKit's, while the file's
     // POSIX locks belong to the process).
     let store: Shared = Arc::new(Mutex::new(sim.store()?));
-    let session = |id: &str, title: &str, provider: &str, work: &str| {
-        let mut spec = SessionSpec::new(id, title, project);
-        spec.provider = Some(provider.into());
-        spec.work_path = Some(work.into());
-        spec
-    };
-    let blocked = |kind: &str, title: &str, msg: &str| StatusReport {
-        state: "blocked".into(),
-        kind: Some(kind.into()),
-        app: Some("claude".into()),
-        title: Some(title.into()),
-        msg: Some(msg.into()),
-        ..StatusReport::default()
-    };
     sleep(STEP / 2);
     say("four agents work on today's lf (generation E): listed, not waiting");
-    let release = "SESSION-release";
-    let tag = "SESSION-tag";
-    let schema = "SESSION-schema";
-    let nightly = "SESSION-nightly";
-    locked(&store).create_sessions(&[
-        session(
-            release,
-            "Publish the 0.4 crates",
-            "claude",
-            "product / LOO-501",
-        ),
-        session(tag, "Tag the 0.4 release", "claude", "product / LOO-504"),
-        session(
-            schema,
-            "Migrate the settings schema",
-            "codex",
-            "product / LOO-502",
-        ),
-        session(
-            nightly,
-            "Nightly dependency bumps",
-            "claude",
-            "product / LOO-503",
-        ),
-    ])?;
-    for id in [release, tag, schema, nightly] {
-        locked(&store).activity(id, Activity::Working)?;
-    }
+    let [release, tag, schema, nightly] = four_at_work(&store, project)?;
     let pid = start_agent(bin, agent)?;
     locked(&store).set_agent(nightly, Some(pid))?;
 
@@ -383,11 +342,14 @@ fn story_e(
     say("the codex agent asks a question (Codex has no hook for questions: its popup goes to its terminal)");
     locked(&store).report_status(
         schema,
-        &blocked(
-            "question",
-            "Keep the old keys for one release?",
-            "Two clients still read them",
-        ),
+        &StatusReport {
+            state: "blocked".into(),
+            kind: Some("question".into()),
+            app: Some("claude".into()),
+            title: Some("Keep the old keys for one release?".into()),
+            msg: Some("Two clients still read them".into()),
+            ..StatusReport::default()
+        },
     )?;
 
     sleep(STEP);
@@ -418,6 +380,47 @@ fn story_e(
 
     say("your turn: Open a waiting session, or Open the stopped one to resume it. Quit from the tray to end the demo.");
     Ok(())
+}
+
+/// The story's four sessions on today's lf, each listed at work: the release, the tag,
+/// the schema (a codex agent's) and the nightly bumps.
+fn four_at_work(store: &Shared, project: &Path) -> Result<[&'static str; 4]> {
+    use lf_sim::{Activity, SessionSpec};
+    let session = |id: &str, title: &str, provider: &str, work: &str| {
+        let mut spec = SessionSpec::new(id, title, project);
+        spec.provider = Some(provider.into());
+        spec.work_path = Some(work.into());
+        spec
+    };
+    let release = "SESSION-release";
+    let tag = "SESSION-tag";
+    let schema = "SESSION-schema";
+    let nightly = "SESSION-nightly";
+    locked(store).create_sessions(&[
+        session(
+            release,
+            "Publish the 0.4 crates",
+            "claude",
+            "product / LOO-501",
+        ),
+        session(tag, "Tag the 0.4 release", "claude", "product / LOO-504"),
+        session(
+            schema,
+            "Migrate the settings schema",
+            "codex",
+            "product / LOO-502",
+        ),
+        session(
+            nightly,
+            "Nightly dependency bumps",
+            "claude",
+            "product / LOO-503",
+        ),
+    ])?;
+    for id in [release, tag, schema, nightly] {
+        locked(store).activity(id, Activity::Working)?;
+    }
+    Ok([release, tag, schema, nightly])
 }
 
 /// Something a demo claude agent asks through Claude Code's `PermissionRequest` hook: the

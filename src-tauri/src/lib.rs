@@ -216,32 +216,7 @@ fn setup<R: Runtime>(
     events: mpsc::UnboundedReceiver<Event>,
     hidden: bool,
 ) -> tauri::Result<()> {
-    let handle = app.clone();
-    let on_action: notification::OnAction =
-        Arc::new(move |key, action, token| click::on_notification(&handle, key, &action, token));
-    let weak = Arc::downgrade(&shell);
-    let on_server: notification::OnServer = Arc::new(move |server| {
-        if let Some(shell) = weak.upgrade() {
-            tracing::info!("SERVER {server:?}");
-            shell.tell(lf_tray_surface::desk::Input::Server(server));
-        }
-    });
-    #[cfg(all(unix, not(target_os = "macos")))]
-    notification::gnome::follow(Arc::clone(&on_server));
-    #[cfg(all(unix, not(target_os = "macos")))]
-    notification::dnd::follow(Arc::clone(&on_server));
-    let _ = shell.desktop.notifications.set(Notifications::new(
-        notification::icon(),
-        on_action,
-        on_server,
-    ));
-    // The bus connection is opened now, so the first popup does not wait for it.
-    let early = Arc::clone(&shell);
-    tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = early.desktop.notifications.get() {
-            notifications.connect().await;
-        }
-    });
+    popups(app, &shell);
     if tray::at_start() {
         tray::create(app, click::on_menu)?;
     }
@@ -258,35 +233,7 @@ fn setup<R: Runtime>(
     #[cfg(all(unix, not(target_os = "macos")))]
     tauri::async_runtime::spawn(tray_host::tell_gnome_focus_setup(Arc::clone(&shell)));
     #[cfg(unix)]
-    {
-        tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));
-        tauri::async_runtime::spawn(pressed::serve(Arc::clone(&shell)));
-        // The machines followed are told too, each as its link comes up: on, each keeps
-        // the hook there; off, each takes its entry out. Their requests are heard from
-        // before any machine is told.
-        let arrivals = shell.engine.links().arrivals();
-        shell
-            .engine
-            .links()
-            .set_answering(shell.settings().answer_from_popup);
-        tauri::async_runtime::spawn(remote_answer::serve(Arc::clone(&shell), arrivals));
-        // Put back at each start while on: the entry may have been removed by hand, or
-        // the binary moved since. Off, it is taken out: the switch may have been turned
-        // off in settings.json while the tray was stopped, and a hook left behind would
-        // outlive an uninstall. Only the tray's own entry goes; a file without one is not
-        // written.
-        let settings = shell.settings();
-        let started = Arc::clone(&shell);
-        std::thread::spawn(move || {
-            use lf_tray_core::permission::Client;
-            for client in [Client::Claude, Client::Codex] {
-                let on = permission::answering(&settings, client);
-                if let Err(why) = permission::agent_hook(client, on) {
-                    started.warn(why);
-                }
-            }
-        });
-    }
+    answering(&shell);
     shell.apply_push();
     tauri::async_runtime::spawn(run::follow(app.clone(), shell, desk, events, deliveries));
     if !hidden {
@@ -294,4 +241,68 @@ fn setup<R: Runtime>(
     }
     tracing::info!("READY");
     Ok(())
+}
+
+/// The popups' server: how a click on a popup and a change of server reach the desk, and
+/// the bus connection opened now, so the first popup does not wait for it.
+fn popups<R: Runtime>(app: &AppHandle<R>, shell: &Arc<Shell>) {
+    let handle = app.clone();
+    let on_action: notification::OnAction =
+        Arc::new(move |key, action, token| click::on_notification(&handle, key, &action, token));
+    let weak = Arc::downgrade(shell);
+    let on_server: notification::OnServer = Arc::new(move |server| {
+        if let Some(shell) = weak.upgrade() {
+            tracing::info!("SERVER {server:?}");
+            shell.tell(lf_tray_surface::desk::Input::Server(server));
+        }
+    });
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::gnome::follow(Arc::clone(&on_server));
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::dnd::follow(Arc::clone(&on_server));
+    let _ = shell.desktop.notifications.set(Notifications::new(
+        notification::icon(),
+        on_action,
+        on_server,
+    ));
+    // The bus connection is opened now, so the first popup does not wait for it.
+    let early = Arc::clone(shell);
+    tauri::async_runtime::spawn(async move {
+        if let Some(notifications) = early.desktop.notifications.get() {
+            notifications.connect().await;
+        }
+    });
+}
+
+/// The agents' requests heard, here and on the machines followed, and the agents' hooks
+/// set to the settings.
+#[cfg(unix)]
+fn answering(shell: &Arc<Shell>) {
+    tauri::async_runtime::spawn(permission::serve(Arc::clone(shell)));
+    tauri::async_runtime::spawn(pressed::serve(Arc::clone(shell)));
+    // The machines followed are told too, each as its link comes up: on, each keeps
+    // the hook there; off, each takes its entry out. Their requests are heard from
+    // before any machine is told.
+    let arrivals = shell.engine.links().arrivals();
+    shell
+        .engine
+        .links()
+        .set_answering(shell.settings().answer_from_popup);
+    tauri::async_runtime::spawn(remote_answer::serve(Arc::clone(shell), arrivals));
+    // Put back at each start while on: the entry may have been removed by hand, or
+    // the binary moved since. Off, it is taken out: the switch may have been turned
+    // off in settings.json while the tray was stopped, and a hook left behind would
+    // outlive an uninstall. Only the tray's own entry goes; a file without one is not
+    // written.
+    let settings = shell.settings();
+    let started = Arc::clone(shell);
+    std::thread::spawn(move || {
+        use lf_tray_core::permission::Client;
+        for client in [Client::Claude, Client::Codex] {
+            let on = permission::answering(&settings, client);
+            if let Err(why) = permission::agent_hook(client, on) {
+                started.warn(why);
+            }
+        }
+    });
 }
