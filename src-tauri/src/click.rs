@@ -8,7 +8,7 @@ use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::platform::go::go;
-use crate::platform::window;
+use crate::platform::page;
 use crate::quit::quit;
 use crate::shell::Shell;
 use lf_tray_surface::desk::Input;
@@ -20,7 +20,7 @@ pub(crate) fn on_menu<R: Runtime>(app: &AppHandle<R>, item: menu::Item) {
     match item {
         menu::Item::Session(key) => go(app, &shell, &key, Click::Row, None),
         menu::Item::Dismiss(key) => go(app, &shell, &key, Click::Popup(notice::DISMISS), None),
-        menu::Item::More | menu::Item::Show => window::show(app, None),
+        menu::Item::More | menu::Item::Show => page::show(app, None),
         menu::Item::Pause(pause) => shell.pause(Some(pause)),
         menu::Item::Resume => shell.pause(None),
         menu::Item::Quit => quit(app, shell),

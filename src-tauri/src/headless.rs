@@ -95,17 +95,8 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
                 () = &mut unheard => return Ok(None),
                 signal = &mut signalled => return Ok(Some(signal)),
                 line = recv(&mut from_tray) => {
-                    match (line, &mut relay) {
-                        (Some(Ok(line)), Some(relay)) => relay.take(line),
-                        (Some(Ok(_)), None) => {}
-                        (Some(Err(why)), _) => eprintln!("lf-tray watch: stdin: {why}"),
-                        // The tray is gone: no hook waits for it any more.
-                        (None, relay) => {
-                            from_tray = None;
-                            if let Some(relay) = relay {
-                                relay.end();
-                            }
-                        }
+                    if !heard(line, relay.as_mut()) {
+                        from_tray = None;
                     }
                     continue;
                 }
@@ -114,11 +105,7 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
                         to_tray = None;
                         continue;
                     };
-                    let written = serde_json::to_writer(&mut out, &line)
-                        .map_err(io::Error::from)
-                        .and_then(|()| writeln!(out))
-                        .and_then(|()| out.flush());
-                    if written.is_err() {
+                    if json_line(&mut out, &line).and_then(|()| out.flush()).is_err() {
                         return Ok(None);
                     }
                     continue;
@@ -128,9 +115,7 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
                 return Ok(None);
             };
             let written = if json {
-                serde_json::to_writer(&mut out, &event)
-                    .map_err(io::Error::from)
-                    .and_then(|()| writeln!(out))
+                json_line(&mut out, &event)
             } else {
                 writeln!(out, "{}", describe(&event))
             };
@@ -156,6 +141,31 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
         Some(signal) => std::process::exit(128 + signal),
         None => Ok(()),
     }
+}
+
+/// A line from the tray given to the relay; returns false when the tray is gone (stdin
+/// ended), and with it every hook that waited for it.
+fn heard(line: Option<Result<ToMachine, String>>, relay: Option<&mut Relay>) -> bool {
+    match (line, relay) {
+        (Some(Ok(line)), Some(relay)) => relay.take(line),
+        (Some(Ok(_)), None) => {}
+        (Some(Err(why)), _) => eprintln!("lf-tray watch: stdin: {why}"),
+        // The tray is gone: no hook waits for it any more.
+        (None, relay) => {
+            if let Some(relay) = relay {
+                relay.end();
+            }
+            return false;
+        }
+    }
+    true
+}
+
+/// One JSON line (`watch --json`'s shape: one value a line).
+fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)
+        .map_err(io::Error::from)
+        .and_then(|()| writeln!(out))
 }
 
 type FromTray = tokio::sync::mpsc::UnboundedReceiver<Result<ToMachine, String>>;

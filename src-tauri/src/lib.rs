@@ -35,11 +35,11 @@ use lf_tray_core::engine::{Config, Engine};
 use lf_tray_core::history::History;
 use lf_tray_core::Event;
 use lf_tray_surface::settings;
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tokio::sync::mpsc;
 
 use platform::notification::Notifications;
-use platform::{autostart, desktop, notification, tray, tray_host, window};
+use platform::{autostart, desktop, notification, page, tray, tray_host, window};
 use shell::Shell;
 
 /// How `lf-tray` (no subcommand) was started.
@@ -87,16 +87,30 @@ pub fn run_desktop(options: DesktopOptions) -> anyhow::Result<()> {
 pub fn run_demo(generation: lf_tray_core::Generation) -> anyhow::Result<()> {
     logfile::init();
     use lf_tray_core::Generation;
-    demo::run(match generation {
+    let stage = demo::stage(match generation {
         Generation::D | Generation::D0 => demo::Story::D,
         Generation::E => demo::Story::E,
         Generation::A | Generation::B | Generation::C | Generation::Unknown => demo::Story::A,
-    })
+    })?;
+    let result = start(
+        stage.config,
+        stage.settings_path,
+        stage.loaded,
+        Start {
+            hidden: false,
+            single_instance: false,
+            history: None,
+            remote: Vec::new(),
+        },
+        stage.ready,
+    );
+    stage.cast.end();
+    result
 }
 
 /// The hidden subcommand that plays lf in the demo.
 #[cfg(feature = "demo")]
-pub const DEMO_LF: &str = "demo-lf";
+pub use demo::DEMO_LF;
 
 pub(crate) struct Start {
     pub hidden: bool,
@@ -130,7 +144,7 @@ pub(crate) fn start(
         app = app.plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             tracing::info!("SECOND_INSTANCE");
             if !argv.iter().any(|arg| arg == autostart::HIDDEN_ARG) {
-                window::show(app, None);
+                page::show(app, None);
             }
         }));
     }
@@ -189,33 +203,10 @@ fn async_runtime() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the real app and the command tests share: the commands. Closing the window
-/// destroys it (and its web engine); the app stays in the tray (see `start`). The [`Shell`]
-/// is managed by the caller.
+/// The app's commands and state: the window's (shared with its command tests) and the
+/// tray's. The [`Shell`] is managed by the caller.
 fn builder<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder
-        .manage(tray::Shown::default())
-        .manage(window::size::Seen::default())
-        .manage(window::At::default())
-        .invoke_handler(tauri::generate_handler![
-            window::commands::sessions,
-            window::commands::act,
-            window::settings::settings,
-            window::settings::save_settings,
-            window::commands::dismiss,
-            window::commands::answer_request,
-            window::commands::close_window,
-            window::commands::open_log,
-            window::commands::quit
-        ])
-        .on_window_event(|window, event| match event {
-            WindowEvent::Destroyed => {
-                tracing::info!("WINDOW closed");
-                window::closed(window.app_handle());
-            }
-            WindowEvent::Resized(size) => window::size::resized(window, *size),
-            _ => {}
-        })
+    window::handled(builder).manage(tray::Shown::default())
 }
 
 fn setup<R: Runtime>(
@@ -225,32 +216,7 @@ fn setup<R: Runtime>(
     events: mpsc::UnboundedReceiver<Event>,
     hidden: bool,
 ) -> tauri::Result<()> {
-    let handle = app.clone();
-    let on_action: notification::OnAction =
-        Arc::new(move |key, action, token| click::on_notification(&handle, key, &action, token));
-    let weak = Arc::downgrade(&shell);
-    let on_server: notification::OnServer = Arc::new(move |server| {
-        if let Some(shell) = weak.upgrade() {
-            tracing::info!("SERVER {server:?}");
-            shell.tell(lf_tray_surface::desk::Input::Server(server));
-        }
-    });
-    #[cfg(all(unix, not(target_os = "macos")))]
-    notification::gnome::follow(Arc::clone(&on_server));
-    #[cfg(all(unix, not(target_os = "macos")))]
-    notification::dnd::follow(Arc::clone(&on_server));
-    let _ = shell.desktop.notifications.set(Notifications::new(
-        notification::icon(),
-        on_action,
-        on_server,
-    ));
-    // The bus connection is opened now, so the first popup does not wait for it.
-    let early = Arc::clone(&shell);
-    tauri::async_runtime::spawn(async move {
-        if let Some(notifications) = early.desktop.notifications.get() {
-            notifications.connect().await;
-        }
-    });
+    popups(app, &shell);
     if tray::at_start() {
         tray::create(app, click::on_menu)?;
     }
@@ -267,40 +233,76 @@ fn setup<R: Runtime>(
     #[cfg(all(unix, not(target_os = "macos")))]
     tauri::async_runtime::spawn(tray_host::tell_gnome_focus_setup(Arc::clone(&shell)));
     #[cfg(unix)]
-    {
-        tauri::async_runtime::spawn(permission::serve(Arc::clone(&shell)));
-        tauri::async_runtime::spawn(pressed::serve(Arc::clone(&shell)));
-        // The machines followed are told too, each as its link comes up: on, each keeps
-        // the hook there; off, each takes its entry out. Their requests are heard from
-        // before any machine is told.
-        let arrivals = shell.engine.links().arrivals();
-        shell
-            .engine
-            .links()
-            .set_answering(shell.settings().answer_from_popup);
-        tauri::async_runtime::spawn(remote_answer::serve(Arc::clone(&shell), arrivals));
-        // Put back at each start while on: the entry may have been removed by hand, or
-        // the binary moved since. Off, it is taken out: the switch may have been turned
-        // off in settings.json while the tray was stopped, and a hook left behind would
-        // outlive an uninstall. Only the tray's own entry goes; a file without one is not
-        // written.
-        let settings = shell.settings();
-        let started = Arc::clone(&shell);
-        std::thread::spawn(move || {
-            use lf_tray_core::permission::Client;
-            for client in [Client::Claude, Client::Codex] {
-                let on = permission::answering(&settings, client);
-                if let Err(why) = permission::agent_hook(client, on) {
-                    started.warn(why);
-                }
-            }
-        });
-    }
+    answering(&shell);
     shell.apply_push();
     tauri::async_runtime::spawn(run::follow(app.clone(), shell, desk, events, deliveries));
     if !hidden {
-        window::show(app, None);
+        page::show(app, None);
     }
     tracing::info!("READY");
     Ok(())
+}
+
+/// The popups' server: how a click on a popup and a change of server reach the desk, and
+/// the bus connection opened now, so the first popup does not wait for it.
+fn popups<R: Runtime>(app: &AppHandle<R>, shell: &Arc<Shell>) {
+    let handle = app.clone();
+    let on_action: notification::OnAction =
+        Arc::new(move |key, action, token| click::on_notification(&handle, key, &action, token));
+    let weak = Arc::downgrade(shell);
+    let on_server: notification::OnServer = Arc::new(move |server| {
+        if let Some(shell) = weak.upgrade() {
+            tracing::info!("SERVER {server:?}");
+            shell.tell(lf_tray_surface::desk::Input::Server(server));
+        }
+    });
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::gnome::follow(Arc::clone(&on_server));
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification::dnd::follow(Arc::clone(&on_server));
+    let _ = shell.desktop.notifications.set(Notifications::new(
+        notification::icon(),
+        on_action,
+        on_server,
+    ));
+    // The bus connection is opened now, so the first popup does not wait for it.
+    let early = Arc::clone(shell);
+    tauri::async_runtime::spawn(async move {
+        if let Some(notifications) = early.desktop.notifications.get() {
+            notifications.connect().await;
+        }
+    });
+}
+
+/// The agents' requests heard, here and on the machines followed, and the agents' hooks
+/// set to the settings.
+#[cfg(unix)]
+fn answering(shell: &Arc<Shell>) {
+    tauri::async_runtime::spawn(permission::serve(Arc::clone(shell)));
+    tauri::async_runtime::spawn(pressed::serve(Arc::clone(shell)));
+    // The machines followed are told too, each as its link comes up: on, each keeps
+    // the hook there; off, each takes its entry out. Their requests are heard from
+    // before any machine is told.
+    let arrivals = shell.engine.links().arrivals();
+    shell
+        .engine
+        .links()
+        .set_answering(shell.settings().answer_from_popup);
+    tauri::async_runtime::spawn(remote_answer::serve(Arc::clone(shell), arrivals));
+    // Put back at each start while on: the entry may have been removed by hand, or
+    // the binary moved since. Off, it is taken out: the switch may have been turned
+    // off in settings.json while the tray was stopped, and a hook left behind would
+    // outlive an uninstall. Only the tray's own entry goes; a file without one is not
+    // written.
+    let settings = shell.settings();
+    let started = Arc::clone(shell);
+    std::thread::spawn(move || {
+        use lf_tray_core::permission::Client;
+        for client in [Client::Claude, Client::Codex] {
+            let on = permission::answering(&settings, client);
+            if let Err(why) = permission::agent_hook(client, on) {
+                started.warn(why);
+            }
+        }
+    });
 }

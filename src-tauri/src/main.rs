@@ -101,11 +101,20 @@ struct Invocation {
     timing: headless::Timing,
 }
 
+/// The switches that belong to one command or another, checked once all are read.
+#[derive(Default)]
+struct Switches {
+    json: bool,
+    hidden: bool,
+    verbose: bool,
+    remove: bool,
+    generation: Option<Generation>,
+}
+
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let mut command = None;
-    let (mut json, mut hidden, mut verbose, mut remove) = (false, false, false, false);
-    let mut generation = None;
+    let mut switches = Switches::default();
     let (mut home, mut lf) = (None, None);
     let mut timing = headless::Timing::default();
     while let Some(arg) = args.next() {
@@ -124,35 +133,15 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             "--relist" => timing.relist = Some(seconds(value("--relist")?)?),
             "--lf-quiet" => timing.quiet = Some(seconds(value("--lf-quiet")?)?),
             "--remote" => timing.machines.push(destination(value("--remote")?)?),
-            "--generation" => {
-                generation = Some(match value("--generation")?.to_str() {
-                    Some("a" | "A") => Generation::A,
-                    Some("d" | "D") => Generation::D,
-                    Some("e" | "E") => Generation::E,
-                    _ => return Err(
-                        "--generation takes a (files, Approve/Iterate), d (October's lf) or e (today's lf)"
-                            .into(),
-                    ),
-                })
-            }
-            "--json" => json = true,
-            "--hidden" => hidden = true,
-            "--remove" => remove = true,
+            "--generation" => switches.generation = Some(generation(value("--generation")?)?),
+            "--json" => switches.json = true,
+            "--hidden" => switches.hidden = true,
+            "--remove" => switches.remove = true,
             "setup" if command.is_none() => match args.next().as_ref().and_then(|a| a.to_str()) {
                 Some("gnome-focus") => command = Some(Command::SetupGnomeFocus { remove: false }),
                 _ => return Err("setup takes gnome-focus".into()),
             },
-            "answer" if command.is_none() => {
-                let key = args.next().and_then(|a| a.into_string().ok());
-                match key.as_deref() {
-                    Some("allow" | "deny" | "open") => {}
-                    _ => return Err("answer takes allow, deny or open".into()),
-                }
-                command = Some(Command::Answer {
-                    key: key.unwrap_or_default(),
-                    session: None,
-                });
-            }
+            "answer" if command.is_none() => command = Some(answer_key(args.next())?),
             // The session after `answer`'s key: a word that is not an option.
             session
                 if !session.starts_with('-')
@@ -164,7 +153,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             }
             "-h" | "--help" | "help" => command = Some(Command::Help),
             "-V" | "--version" => command = Some(Command::Version { verbose: false }),
-            "-v" | "--verbose" => verbose = true,
+            "-v" | "--verbose" => switches.verbose = true,
             "list" | "watch" | "demo" if command.is_none() => {
                 command = Some(match text {
                     "list" => Command::List { json: false },
@@ -187,6 +176,47 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
             }
         }
     }
+    Ok(Invocation {
+        command: with_switches(command, switches)?,
+        home,
+        lf,
+        timing,
+    })
+}
+
+/// `answer` with its key; the session, if named, comes next.
+fn answer_key(key: Option<OsString>) -> Result<Command, String> {
+    match key.and_then(|a| a.into_string().ok()) {
+        Some(key) if matches!(key.as_str(), "allow" | "deny" | "open") => {
+            Ok(Command::Answer { key, session: None })
+        }
+        _ => Err("answer takes allow, deny or open".into()),
+    }
+}
+
+/// `--generation`'s value.
+fn generation(value: PathBuf) -> Result<Generation, String> {
+    match value.to_str() {
+        Some("a" | "A") => Ok(Generation::A),
+        Some("d" | "D") => Ok(Generation::D),
+        Some("e" | "E") => Ok(Generation::E),
+        _ => Err(
+            "--generation takes a (files, Approve/Iterate), d (October's lf) or e (today's lf)"
+                .into(),
+        ),
+    }
+}
+
+/// The command read (the tray app when none was), given its switches; a switch that goes
+/// with another command is refused.
+fn with_switches(command: Option<Command>, switches: Switches) -> Result<Command, String> {
+    let Switches {
+        json,
+        hidden,
+        verbose,
+        remove,
+        generation,
+    } = switches;
     let command = match command.unwrap_or(Command::Tray { hidden }) {
         Command::List { .. } => Command::List { json },
         Command::Watch { .. } => Command::Watch { json },
@@ -211,12 +241,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, String>
     if hidden && !matches!(command, Command::Tray { .. }) {
         return Err("--hidden goes with the tray app only".into());
     }
-    Ok(Invocation {
-        command,
-        home,
-        lf,
-        timing,
-    })
+    Ok(command)
 }
 
 /// An ssh destination for `--remote`; one that ssh would read as an option is refused.

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use lf_tray_core::permission::remote::{Arrived, Links, ToMachine, ANSWERED_WAIT};
+use lf_tray_core::permission::Request;
 use lf_tray_core::{SessionKey, SessionRecord};
 use lf_tray_surface::desk::{self, HookId, Input, ToHook};
 use lf_tray_surface::notice;
@@ -48,52 +49,9 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
                 session,
                 request,
             } => {
-                let on = crate::permission::answering(&shell.settings(), request.client);
-                let key = SessionKey {
-                    machine: Some(machine.clone()),
-                    id: session,
-                };
-                // Decided here, not on a task of its own: the desk gets the ask before
-                // anything this machine says later about the same request (its end).
-                let found =
-                    desk::takes(&request, on, shell.held_back().as_deref()).and_then(|()| {
-                        shell
-                            .engine
-                            .session(&key)
-                            .ok_or_else(|| "its session is not in the machine's list here".into())
-                    });
-                let record = match found {
-                    Ok(record) => record,
-                    Err(why) => {
-                        tracing::info!("PERMISSION no popup for {machine} request {id}: {why}");
-                        links.send(&machine, ToMachine::Withdraw { id });
-                        continue;
-                    }
-                };
-                let hook = crate::permission::next_hook();
-                let (to_hook, news) = mpsc::unbounded_channel();
-                // Where the person looks is not asked: a terminal here running ssh to the
-                // machine is not the agent's own terminal as the desktop knows it.
-                let ask = Input::Ask {
-                    hook,
-                    record: record.clone(),
-                    request,
-                    on,
-                    focus: Focus::Unknown,
-                };
-                shell.send(ToDesk::Hook(ask, to_hook));
-                open.insert((machine.clone(), id), hook);
-                let answer = answer(
-                    Arc::clone(&shell),
-                    links.clone(),
-                    (machine, id),
-                    (hook, record),
-                    news,
-                );
-                let done = done.clone();
-                tauri::async_runtime::spawn(async move {
-                    done.send(answer.await).ok();
-                });
+                if let Some(hook) = take(&shell, &links, &done, &machine, id, session, request) {
+                    open.insert((machine, id), hook);
+                }
             }
             Arrived::Ended { machine, id } => {
                 if let Some(hook) = open.remove(&(machine, id)) {
@@ -116,6 +74,65 @@ pub(crate) async fn serve(shell: Arc<Shell>, mut arrivals: mpsc::UnboundedReceiv
             }
         }
     }
+}
+
+/// A machine's request, given to the desk if it takes it, else withdrawn there at once.
+/// Returns the hook it is the desk's under, while its answer is carried on a task of its
+/// own, which tells `done` when it is over.
+fn take(
+    shell: &Arc<Shell>,
+    links: &Links,
+    done: &mpsc::UnboundedSender<There>,
+    machine: &str,
+    id: u64,
+    session: String,
+    request: Request,
+) -> Option<HookId> {
+    let on = crate::permission::answering(&shell.settings(), request.client);
+    let key = SessionKey {
+        machine: Some(machine.to_string()),
+        id: session,
+    };
+    // Decided here, not on a task of its own: the desk gets the ask before
+    // anything this machine says later about the same request (its end).
+    let found = desk::takes(&request, on, shell.held_back().as_deref()).and_then(|()| {
+        shell
+            .engine
+            .session(&key)
+            .ok_or_else(|| "its session is not in the machine's list here".into())
+    });
+    let record = match found {
+        Ok(record) => record,
+        Err(why) => {
+            tracing::info!("PERMISSION no popup for {machine} request {id}: {why}");
+            links.send(machine, ToMachine::Withdraw { id });
+            return None;
+        }
+    };
+    let hook = crate::permission::next_hook();
+    let (to_hook, news) = mpsc::unbounded_channel();
+    // Where the person looks is not asked: a terminal here running ssh to the
+    // machine is not the agent's own terminal as the desktop knows it.
+    let ask = Input::Ask {
+        hook,
+        record: record.clone(),
+        request,
+        on,
+        focus: Focus::Unknown,
+    };
+    shell.send(ToDesk::Hook(ask, to_hook));
+    let answer = answer(
+        Arc::clone(shell),
+        links.clone(),
+        (machine.to_string(), id),
+        (hook, record),
+        news,
+    );
+    let done = done.clone();
+    tauri::async_runtime::spawn(async move {
+        done.send(answer.await).ok();
+    });
+    Some(hook)
 }
 
 /// Carry the desk's news for one request to the machine: `shown` once its popup is up,

@@ -20,7 +20,7 @@ use lf_tray_surface::route::Click;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
-use crate::platform::{focus, window};
+use crate::platform::{focus, page};
 use crate::shell::{Shell, ToDesk, Unstarted};
 use crate::{hook, logfile};
 
@@ -41,8 +41,13 @@ pub(crate) async fn follow<R: Runtime>(
         mut letters,
         memory: start_memory,
     } = start;
-    let mut hooks: HashMap<HookId, mpsc::UnboundedSender<ToHook>> = HashMap::new();
-    let memory = start_memory.map(Memory::new);
+    let mut outlets = Outlets {
+        app: app.clone(),
+        shell: Arc::clone(&shell),
+        deliveries,
+        hooks: HashMap::new(),
+        memory: start_memory.map(Memory::new),
+    };
     // Runs the person's `on_event` program for each event.
     let program = hook::Hook::default();
     // As published when the desk was made: a change from it is logged and redrawn.
@@ -58,19 +63,13 @@ pub(crate) async fn follow<R: Runtime>(
         let input = tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
-                // Take everything already queued, so a burst rebuilds the menu once.
-                let mut batch = vec![event];
-                while let Ok(event) = events.try_recv() {
-                    batch.push(event);
-                }
-                let focus = before_the_desk(&shell, &program, &batch);
-                Input::Events { batch, focus }
+                with_queued(event, &mut events, &shell, &program)
             }
             letter = letters.recv() => match letter {
                 Some(ToDesk::Input(input)) => input,
                 Some(ToDesk::Hook(input, news)) => {
                     if let Input::Ask { hook, .. } = &input {
-                        hooks.insert(*hook, news);
+                        outlets.hooks.insert(*hook, news);
                     }
                     input
                 }
@@ -87,59 +86,15 @@ pub(crate) async fn follow<R: Runtime>(
             () = until(deadline) => Input::Tick,
         };
         if shell.desktop.quitting.load(Ordering::SeqCst) {
-            keep_only(&mut desk, &shell, &prefs, input, &memory, &mut hooks);
+            outlets.keep_only(&mut desk, &shell.preferences(), input);
             break;
         }
         if let Input::HookEnded(hook) = &input {
-            hooks.remove(hook);
+            outlets.hooks.remove(hook);
         }
         let mut redraw = false;
         for effect in desk.step(Clock::system(), &prefs, input) {
-            match effect {
-                // Popups first: the tray and the window can wait the few milliseconds
-                // they take.
-                Effect::Show(notice) => {
-                    let _ = deliveries.send(PopupEffect::Show(notice));
-                }
-                Effect::Close(key) => {
-                    let _ = deliveries.send(PopupEffect::Close(key));
-                }
-                Effect::Hook(hook, news) => {
-                    let last = news != ToHook::Taken;
-                    if let Some(to) = hooks.get(&hook) {
-                        let _ = to.send(news);
-                    }
-                    if last {
-                        hooks.remove(&hook);
-                    }
-                }
-                Effect::Go { key, action, token } => {
-                    crate::platform::go::go(&app, &shell, &key, Click::Popup(&action), token)
-                }
-                Effect::Window(at) => window::show(&app, at.as_ref()),
-                Effect::Carded(sent) => {
-                    if let Some(told) = card.take() {
-                        let _ = told.send(sent);
-                    }
-                }
-                Effect::Redraw => redraw = true,
-                Effect::Save(bytes) => {
-                    if let Some(memory) = &memory {
-                        memory.keep(bytes);
-                    }
-                }
-                Effect::Push(message) => shell.push.push(message),
-                Effect::KeepPushed(bytes) => shell.push.keep(bytes),
-                Effect::Card {
-                    sequence, title, ..
-                } => shell.push.card(sequence, title),
-                Effect::Listen(on) => shell.push.listen(on),
-                #[cfg(unix)]
-                Effect::Grab(keys) => shell.desktop.keys.hold(keys),
-                #[cfg(not(unix))]
-                Effect::Grab(_) => {}
-                Effect::Note(line) => tracing::info!("{line}"),
-            }
+            redraw |= outlets.carry(effect, &mut card);
         }
         let sessions = shell.engine.sessions();
         let view = desk.view(&sessions, Clock::system(), &prefs);
@@ -162,41 +117,119 @@ pub(crate) async fn follow<R: Runtime>(
             ToDesk::Input(input) | ToDesk::Hook(input, _) | ToDesk::Card(input, _) => input,
             ToDesk::Redraw => continue,
         };
-        keep_only(&mut desk, &shell, &prefs, input, &memory, &mut hooks);
+        outlets.keep_only(&mut desk, &prefs, input);
     }
-    if let Some(memory) = memory {
+    if let Some(memory) = outlets.memory.take() {
         memory.close();
     }
     shell.desktop.kept.notify_one();
 }
 
-/// One step of the desk while the app quits: of its effects only what must outlive the
-/// app is done (the memories written at once, news for the hooks sent).
-fn keep_only(
-    desk: &mut Desk,
-    shell: &Shell,
-    prefs: &Preferences,
-    input: Input,
-    memory: &Option<Memory>,
-    hooks: &mut HashMap<HookId, mpsc::UnboundedSender<ToHook>>,
-) {
-    for effect in desk.step(Clock::system(), prefs, input) {
+/// Where the desk's effects go: the delivering task, the hooks waiting for news, the
+/// memory's writer, the phone, the tray and the window.
+struct Outlets<R: Runtime> {
+    app: AppHandle<R>,
+    shell: Arc<Shell>,
+    deliveries: mpsc::UnboundedSender<PopupEffect>,
+    /// The hooks that asked and wait for news, by their id.
+    hooks: HashMap<HookId, mpsc::UnboundedSender<ToHook>>,
+    memory: Option<Memory>,
+}
+
+impl<R: Runtime> Outlets<R> {
+    /// Carry out one effect; `card`: who waits to hear whether the window's answer was
+    /// taken. Returns whether the tray and the window are to be redrawn.
+    fn carry(&mut self, effect: Effect, card: &mut Option<CardTold>) -> bool {
+        let (app, shell) = (&self.app, &self.shell);
         match effect {
+            // Popups first: the tray and the window can wait the few milliseconds
+            // they take.
+            Effect::Show(notice) => {
+                let _ = self.deliveries.send(PopupEffect::Show(notice));
+            }
+            Effect::Close(key) => {
+                let _ = self.deliveries.send(PopupEffect::Close(key));
+            }
+            Effect::Hook(hook, news) => {
+                let last = news != ToHook::Taken;
+                if let Some(to) = self.hooks.get(&hook) {
+                    let _ = to.send(news);
+                }
+                if last {
+                    self.hooks.remove(&hook);
+                }
+            }
+            Effect::Go { key, action, token } => {
+                crate::platform::go::go(app, shell, &key, Click::Popup(&action), token)
+            }
+            Effect::Window(at) => page::show(app, at.as_ref()),
+            Effect::Carded(sent) => {
+                if let Some(told) = card.take() {
+                    let _ = told.send(sent);
+                }
+            }
+            Effect::Redraw => return true,
             Effect::Save(bytes) => {
-                if let Some(memory) = memory {
+                if let Some(memory) = &self.memory {
                     memory.keep(bytes);
                 }
             }
-            Effect::KeepPushed(bytes) => shell.push.keep_now(bytes),
-            Effect::Hook(hook, news) => {
-                if let Some(to) = hooks.get(&hook) {
-                    let _ = to.send(news);
-                }
-            }
+            Effect::Push(message) => shell.push.push(message),
+            Effect::KeepPushed(bytes) => shell.push.keep(bytes),
+            Effect::Card {
+                sequence, title, ..
+            } => shell.push.card(sequence, title),
+            Effect::Listen(on) => shell.push.listen(on),
+            #[cfg(unix)]
+            Effect::Grab(keys) => shell.desktop.keys.hold(keys),
+            #[cfg(not(unix))]
+            Effect::Grab(_) => {}
             Effect::Note(line) => tracing::info!("{line}"),
-            _ => {}
+        }
+        false
+    }
+
+    /// One step of the desk while the app quits: of its effects only what must outlive
+    /// the app is done (the memories written at once, news for the hooks sent).
+    fn keep_only(&mut self, desk: &mut Desk, prefs: &Preferences, input: Input) {
+        for effect in desk.step(Clock::system(), prefs, input) {
+            match effect {
+                Effect::Save(bytes) => {
+                    if let Some(memory) = &self.memory {
+                        memory.keep(bytes);
+                    }
+                }
+                Effect::KeepPushed(bytes) => self.shell.push.keep_now(bytes),
+                Effect::Hook(hook, news) => {
+                    if let Some(to) = self.hooks.get(&hook) {
+                        let _ = to.send(news);
+                    }
+                }
+                Effect::Note(line) => tracing::info!("{line}"),
+                _ => {}
+            }
         }
     }
+}
+
+/// Who waits to hear whether the window's answer was taken.
+type CardTold =
+    tokio::sync::oneshot::Sender<Result<&'static str, lf_tray_surface::requests::NotTaken>>;
+
+/// An event and everything already queued behind it, so a burst rebuilds the menu once,
+/// as the desk's input.
+fn with_queued(
+    event: Event,
+    events: &mut mpsc::UnboundedReceiver<Event>,
+    shell: &Shell,
+    program: &hook::Hook,
+) -> Input {
+    let mut batch = vec![event];
+    while let Ok(event) = events.try_recv() {
+        batch.push(event);
+    }
+    let focus = before_the_desk(shell, program, &batch);
+    Input::Events { batch, focus }
 }
 
 /// What the shell does with the engine's events before the desk takes them: the log, the

@@ -597,7 +597,7 @@ def konsoles_session_is_made_current_with_its_window(ctx):
 
 # --- today's lf (E2): the agent is lf's child on the person's terminal ----------------------
 
-# What the person sees of a headless agent's ask (crates/surface/src/notice.rs HEADLESS).
+# What the person sees of a headless agent's ask (crates/surface/src/notice/mod.rs HEADLESS).
 HEADLESS = "It runs headless: no terminal shows it."
 # The README's default attached grace: an ask that took this long was held by it.
 ATTACHED_GRACE = 45.0

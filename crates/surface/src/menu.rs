@@ -158,10 +158,16 @@ pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
         });
     }
     entries.push(Entry::Separator);
-    entries.push(Entry::Choice {
+    entries.extend(app_items(popups));
+    entries
+}
+
+/// The app's own items, below the sessions: the window, the popups' pause, Quit.
+fn app_items(popups: &Popups) -> Vec<Entry> {
+    let mut entries = vec![Entry::Choice {
         item: Item::Show,
         label: "Show window".into(),
-    });
+    }];
     if let Some(why) = &popups.held_back {
         entries.push(Entry::Note(why.clone()));
     }

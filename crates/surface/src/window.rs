@@ -322,18 +322,7 @@ pub fn views(
             if shown && reach == Reach::Button {
                 buttons.insert(0, buttons::go_to_terminal());
             }
-            let runs_in = if record.headless() {
-                // The page says "It runs …." around it.
-                Some("headless: no terminal shows it".to_string())
-            } else if let Some(machine) = record.machine.as_deref().filter(|_| record.in_terminal())
-            {
-                // Its terminal is on that machine: nothing here can bring it back.
-                Some(format!("in a terminal on {machine}"))
-            } else {
-                (shown && reach == Reach::Say)
-                    .then(|| runs_in(record))
-                    .flatten()
-            };
+            let runs_in = where_it_runs(record, shown && reach == Reach::Say, &runs_in);
             let needs_you = matches!(group, Group::Ready | Group::Waiting);
             let repo_name = (record.presents() == Presents::Waits)
                 .then(|| record.repo())
@@ -396,6 +385,24 @@ pub fn views(
             }
         })
         .collect()
+}
+
+/// Where the row says the session runs, when no button goes there: headless, on another
+/// machine, or (`say`: its terminal is here, but the desktop focuses nothing) `runs_in`'s.
+fn where_it_runs(
+    record: &SessionRecord,
+    say: bool,
+    runs_in: &impl Fn(&SessionRecord) -> Option<String>,
+) -> Option<String> {
+    if record.headless() {
+        // The page says "It runs …." around it.
+        Some("headless: no terminal shows it".to_string())
+    } else if let Some(machine) = record.machine.as_deref().filter(|_| record.in_terminal()) {
+        // Its terminal is on that machine: nothing here can bring it back.
+        Some(format!("in a terminal on {machine}"))
+    } else {
+        say.then(|| runs_in(record)).flatten()
+    }
 }
 
 /// The chips of a row. A record without a kind (generation D) has no kind chip; its state

@@ -11,7 +11,7 @@ use lf_tray_surface::route::{destination, Click, Destination};
 use lf_tray_surface::window::ToWindow;
 use tauri::{AppHandle, Runtime};
 
-use crate::platform::{focus, launch, page, window};
+use crate::platform::{focus, launch, page};
 use crate::shell::Shell;
 
 /// Take the person where their click on the session `key` goes ([`destination`]).
@@ -89,7 +89,7 @@ fn arrive<R: Runtime>(
                 }
             });
         }
-        Destination::Window(focus) => window::show(app, focus.as_ref()),
+        Destination::Window(focus) => page::show(app, focus.as_ref()),
         Destination::Dismiss => {
             if let Some(record) = &record {
                 shell.dismiss(record);

@@ -71,35 +71,45 @@ pub fn open<R: Runtime>(
             shell.tell(Input::ClickReached);
             Ok(opened.terminal)
         }
-        Err(e) => {
-            // The person's own copy, without the mark that lets the tray come back to a
-            // terminal it opened: one they open by hand is found as any other client is.
-            let command = terminal::copyable_command(&launch);
-            let (summary, text) = match &e {
-                terminal::TerminalError::NotFound { .. } => (
-                    "No terminal found",
-                    "No terminal was found to open this session. Run this in a terminal, \
-                     or pick one in Settings:"
-                        .to_string(),
-                ),
-                other => (
-                    "Could not open a terminal",
-                    format!("{other}. Run this in a terminal instead:"),
-                ),
-            };
-            tracing::warn!("{e}");
-            page::tell(
-                app,
-                ToWindow::LaunchFailed {
-                    text: text.clone(),
-                    command: command.clone(),
-                },
-            );
-            let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
-            shell.tell(Input::ClickFailed(notice));
-            Err(format!("{text}\n{command}"))
-        }
+        Err(e) => Err(failed(app, shell, record, &launch, &e)),
     }
+}
+
+/// Tell the person the terminal did not open, in the window and in a popup, with the
+/// command to run by hand; returns the same as one message.
+fn failed<R: Runtime>(
+    app: &AppHandle<R>,
+    shell: &Arc<Shell>,
+    record: &SessionRecord,
+    launch: &Launch,
+    e: &terminal::TerminalError,
+) -> String {
+    // The person's own copy, without the mark that lets the tray come back to a
+    // terminal it opened: one they open by hand is found as any other client is.
+    let command = terminal::copyable_command(launch);
+    let (summary, text) = match e {
+        terminal::TerminalError::NotFound { .. } => (
+            "No terminal found",
+            "No terminal was found to open this session. Run this in a terminal, \
+             or pick one in Settings:"
+                .to_string(),
+        ),
+        other => (
+            "Could not open a terminal",
+            format!("{other}. Run this in a terminal instead:"),
+        ),
+    };
+    tracing::warn!("{e}");
+    page::tell(
+        app,
+        ToWindow::LaunchFailed {
+            text: text.clone(),
+            command: command.clone(),
+        },
+    );
+    let notice = lf_tray_surface::notice::launch_failed(record, summary, &command);
+    shell.tell(Input::ClickFailed(notice));
+    format!("{text}\n{command}")
 }
 
 /// The terminal's environment: the app's, with the home its lf runs with (`--home` or the

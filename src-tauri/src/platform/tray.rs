@@ -74,7 +74,7 @@ pub fn create<R: Runtime>(
         .on_tray_icon_event(|tray, event| {
             if ACTIVATE_SHOWS_WINDOW && activated(&event) {
                 tracing::info!("TRAY activated");
-                crate::platform::window::show(tray.app_handle(), None);
+                crate::platform::page::show(tray.app_handle(), None);
             }
         })
         .on_menu_event(move |app, event| {

@@ -27,41 +27,9 @@ impl Popups {
         self.was_quiet = quiet;
         let may_show = self.may_show(now, prefs);
         let mut effects = Vec::new();
-        let due: Vec<String> = self
-            .deferred
-            .iter()
-            .filter(|(_, d)| now.at >= d.due)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in due {
-            if let Some(d) = self.deferred.remove(&key) {
-                // It waited out the grace already; holding it again would only delay it.
-                self.release(d.notice, &d.record, now, prefs);
-            }
-        }
+        self.release_deferred(now, prefs);
         if let Some(first) = prefs.reminder {
-            let mut due = Vec::new();
-            for (key, w) in &mut self.waiting {
-                if now.at < w.last + gap(first, w.reminded) {
-                    continue;
-                }
-                w.reminded += 1;
-                w.last = now.at;
-                let mark = self.history.mark(key);
-                let told_off = mark.is_some_and(|m| m.dismissed);
-                // A reminder due while quiet is skipped, not saved up.
-                if may_show && !told_off {
-                    let since = mark.map_or(now.unix_at(w.last), |m| m.since);
-                    let waited = (now.unix() - since).max(0) as u64;
-                    due.push((
-                        reminder(&w.record, Duration::from_secs(waited)),
-                        w.record.clone(),
-                    ));
-                }
-            }
-            for (notice, record) in due {
-                self.hold(notice, &record, now.at);
-            }
+            self.remind(first, now, may_show);
         }
         if may_show && std::mem::take(&mut self.catch_up) {
             self.tell_unseen(now, prefs, &mut effects);
@@ -75,6 +43,55 @@ impl Popups {
             return effects;
         }
         let batch = std::mem::take(&mut self.held);
+        self.show_held(batch, now, &mut effects);
+        effects
+    }
+
+    /// Deferred popups whose grace ran out, released.
+    fn release_deferred(&mut self, now: Clock, prefs: &Preferences) {
+        let due: Vec<String> = self
+            .deferred
+            .iter()
+            .filter(|(_, d)| now.at >= d.due)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in due {
+            if let Some(d) = self.deferred.remove(&key) {
+                // It waited out the grace already; holding it again would only delay it.
+                self.release(d.notice, &d.record, now, prefs);
+            }
+        }
+    }
+
+    /// Reminders due (the first after `first`, then further apart), held to be shown.
+    fn remind(&mut self, first: Duration, now: Clock, may_show: bool) {
+        let mut due = Vec::new();
+        for (key, w) in &mut self.waiting {
+            if now.at < w.last + gap(first, w.reminded) {
+                continue;
+            }
+            w.reminded += 1;
+            w.last = now.at;
+            let mark = self.history.mark(key);
+            let told_off = mark.is_some_and(|m| m.dismissed);
+            // A reminder due while quiet is skipped, not saved up.
+            if may_show && !told_off {
+                let since = mark.map_or(now.unix_at(w.last), |m| m.since);
+                let waited = (now.unix() - since).max(0) as u64;
+                due.push((
+                    reminder(&w.record, Duration::from_secs(waited)),
+                    w.record.clone(),
+                ));
+            }
+        }
+        for (notice, record) in due {
+            self.hold(notice, &record, now.at);
+        }
+    }
+
+    /// Show a batch of held popups: each on its own, or, when they come too many too fast,
+    /// folded into one burst summary.
+    fn show_held(&mut self, batch: Vec<Held>, now: Clock, effects: &mut Vec<Effect>) {
         while self
             .lately
             .front()
@@ -106,15 +123,14 @@ impl Popups {
             let members: Vec<String> = burst.members.iter().cloned().collect();
             self.burst = Some(burst);
             if let Some(notice) = self.summary(&members, now) {
-                self.show(Notice { replaces, ..notice }, &members, &mut effects);
+                self.show(Notice { replaces, ..notice }, &members, effects);
             }
         } else {
             for held in batch {
                 self.lately.push_back((now.at, held.record.clone()));
-                self.show(held.notice, &[history::key(&held.record)], &mut effects);
+                self.show(held.notice, &[history::key(&held.record)], effects);
             }
         }
-        effects
     }
 
     /// What waits on the person and was never shown (nor dismissed), oldest first: one

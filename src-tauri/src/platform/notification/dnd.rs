@@ -158,22 +158,7 @@ async fn run(
     let mut owners = MessageStream::for_match_rule(owners, connection, None).await?;
     let mut xfconf = MessageStream::for_match_rule(xfce::changes_rule()?, connection, None).await?;
     let (touched, mut files) = mpsc::unbounded_channel();
-    let start = |keeper: Option<Keeper>| {
-        let touched = touched.clone();
-        keeper.map(|keeper| Following {
-            keeper,
-            file: (keeper == Keeper::Lxqt)
-                .then(|| {
-                    let home = config_home?;
-                    lxqt::ConfigFile::watch(home, move || {
-                        let _ = touched.send(());
-                    })
-                })
-                .flatten(),
-            said: None,
-            off_at: None,
-        })
-    };
+    let start = |keeper: Option<Keeper>| follow_keeper(keeper, config_home, &touched);
     // Subscribed first, then asked, so that no change falls in between.
     let owner = name_owner(connection).await;
     let mut following = start(keeper_of(connection, owner.as_deref()).await);
@@ -232,6 +217,29 @@ async fn run(
         old.end(on_server);
     }
     Ok(())
+}
+
+/// Start following the switch of `keeper`, if any: LXQt's in its config file (each change
+/// told to `touched`), the others' over the bus.
+fn follow_keeper(
+    keeper: Option<Keeper>,
+    config_home: Option<&std::path::Path>,
+    touched: &mpsc::UnboundedSender<()>,
+) -> Option<Following> {
+    let touched = touched.clone();
+    keeper.map(|keeper| Following {
+        keeper,
+        file: (keeper == Keeper::Lxqt)
+            .then(|| {
+                let home = config_home?;
+                lxqt::ConfigFile::watch(home, move || {
+                    let _ = touched.send(());
+                })
+            })
+            .flatten(),
+        said: None,
+        off_at: None,
+    })
 }
 
 /// The state of the switch now.

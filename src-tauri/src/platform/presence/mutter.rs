@@ -24,29 +24,9 @@ pub async fn watch(
         .await
         .map_err(|e| format!("no session bus for GNOME's idle monitor: {e}"))?;
     let failed = |e: zbus::Error| format!("GNOME's idle monitor: {e}");
-    let owner = connection
-        .call_method(
-            Some("org.freedesktop.DBus"),
-            "/org/freedesktop/DBus",
-            Some("org.freedesktop.DBus"),
-            "GetNameOwner",
-            &(NAME,),
-        )
-        .await
-        .and_then(|m| m.body().deserialize::<String>())
-        .map_err(|_| "no GNOME idle monitor on the bus".to_string())?;
+    let owner = monitor_owner(&connection).await?;
     // Subscribed first, then the watches made, so that no firing falls in between.
-    let rule = MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .sender(owner.clone())
-        .interface(NAME)
-        .member("WatchFired")
-        .path(PATH)
-        .build()
-        .map_err(failed)?;
-    let mut fired = MessageStream::for_match_rule(rule, &connection, None)
-        .await
-        .map_err(failed)?;
+    let mut fired = watches_fired(&connection, &owner).await?;
     let call = |method: &'static str| {
         let connection = &connection;
         let owner = owner.as_str();
@@ -107,4 +87,35 @@ pub async fn watch(
         }
     }
     Err("GNOME's idle monitor left the bus".into())
+}
+
+/// The bus name that owns the monitor now: its signals are taken from it only.
+async fn monitor_owner(connection: &Connection) -> Result<String, String> {
+    connection
+        .call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus"),
+            "GetNameOwner",
+            &(NAME,),
+        )
+        .await
+        .and_then(|m| m.body().deserialize::<String>())
+        .map_err(|_| "no GNOME idle monitor on the bus".to_string())
+}
+
+/// The monitor's `WatchFired` signals, from `owner` only.
+async fn watches_fired(connection: &Connection, owner: &str) -> Result<MessageStream, String> {
+    let failed = |e: zbus::Error| format!("GNOME's idle monitor: {e}");
+    let rule = MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .sender(owner)
+        .interface(NAME)
+        .member("WatchFired")
+        .path(PATH)
+        .build()
+        .map_err(failed)?;
+    MessageStream::for_match_rule(rule, connection, None)
+        .await
+        .map_err(failed)
 }

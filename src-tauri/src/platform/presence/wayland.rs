@@ -15,7 +15,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::sync::watch;
 use wayland_client::backend::WaylandError;
-use wayland_client::globals::{registry_queue_init, GlobalListContents};
+use wayland_client::globals::{registry_queue_init, GlobalList, GlobalListContents};
 use wayland_client::protocol::{wl_registry::WlRegistry, wl_seat::WlSeat};
 use wayland_client::{delegate_noop, Connection, Dispatch, Proxy, QueueHandle};
 use wayland_protocols::ext::idle_notify::v1::client::{
@@ -112,23 +112,7 @@ pub async fn watch(said: &watch::Sender<Seen>, after: Duration) -> Result<Infall
         .bind(&qh, 1..=1, ())
         .map_err(|e| failed(&format!("no seat: {e}")))?;
     let timeout = u32::try_from(after.as_millis()).unwrap_or(u32::MAX).max(1);
-    // Kept for the connection's life; the compositor drops them when it closes.
-    let by = if has_ext {
-        let notifier: ExtIdleNotifierV1 = globals.bind(&qh, 1..=2, ()).map_err(|e| failed(&e))?;
-        // Version 2's input notification counts only input: a video that keeps the
-        // screen on (an idle inhibitor) does not make an empty desk look occupied.
-        if notifier.version() >= 2 {
-            notifier.get_input_idle_notification(timeout, &seat, &qh, ());
-            "the compositor's ext_idle_notifier_v1, input only"
-        } else {
-            notifier.get_idle_notification(timeout, &seat, &qh, ());
-            "the compositor's ext_idle_notifier_v1"
-        }
-    } else {
-        let idle: OrgKdeKwinIdle = globals.bind(&qh, 1..=1, ()).map_err(|e| failed(&e))?;
-        idle.get_idle_timeout(&seat, timeout, &qh, ());
-        "the compositor's org_kde_kwin_idle"
-    };
+    let by = ask_idle(&globals, &qh, &seat, timeout, has_ext)?;
     conn.flush().map_err(|e| failed(&e))?;
     tracing::info!("PRESENCE idle time from {by}: away after {timeout} ms without input");
     let mut state = State::default();
@@ -167,4 +151,34 @@ pub async fn watch(said: &watch::Sender<Seen>, after: Duration) -> Result<Infall
             Err(e) => return Err(format!("the Wayland compositor's connection ended: {e}")),
         }
     }
+}
+
+/// Ask the compositor to tell when `seat` was idle for `timeout` ms and when it is back,
+/// through ext_idle_notifier_v1 (`has_ext`) or else KDE's older protocol; returns which.
+fn ask_idle(
+    globals: &GlobalList,
+    qh: &QueueHandle<State>,
+    seat: &WlSeat,
+    timeout: u32,
+    has_ext: bool,
+) -> Result<&'static str, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("Wayland: {e}");
+    // Kept for the connection's life; the compositor drops them when it closes.
+    let by = if has_ext {
+        let notifier: ExtIdleNotifierV1 = globals.bind(qh, 1..=2, ()).map_err(|e| failed(&e))?;
+        // Version 2's input notification counts only input: a video that keeps the
+        // screen on (an idle inhibitor) does not make an empty desk look occupied.
+        if notifier.version() >= 2 {
+            notifier.get_input_idle_notification(timeout, seat, qh, ());
+            "the compositor's ext_idle_notifier_v1, input only"
+        } else {
+            notifier.get_idle_notification(timeout, seat, qh, ());
+            "the compositor's ext_idle_notifier_v1"
+        }
+    } else {
+        let idle: OrgKdeKwinIdle = globals.bind(qh, 1..=1, ()).map_err(|e| failed(&e))?;
+        idle.get_idle_timeout(seat, timeout, qh, ());
+        "the compositor's org_kde_kwin_idle"
+    };
+    Ok(by)
 }

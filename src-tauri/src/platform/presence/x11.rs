@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
-use x11rb::connection::{Connection, RequestConnection};
+use x11rb::connection::Connection;
 use x11rb::protocol::sync::{
     self, Alarm, ChangeAlarmAux, ConnectionExt as _, Counter, CreateAlarmAux, Int64, TESTTYPE,
     VALUETYPE,
@@ -38,68 +38,14 @@ pub async fn watch(
     }
     let (conn, _) = x11rb::connect(None).map_err(|e| format!("cannot open the display: {e}"))?;
     let failed = |e: &dyn std::fmt::Display| format!("X11: {e}");
-    if conn
-        .extension_information(sync::X11_EXTENSION_NAME)
-        .map_err(|e| failed(&e))?
-        .is_none()
-    {
-        return Err("the X server has no SYNC extension".into());
-    }
-    conn.sync_initialize(3, 1)
-        .map_err(|e| failed(&e))?
-        .reply()
-        .map_err(|e| failed(&e))?;
-    let counters = conn
-        .sync_list_system_counters()
-        .map_err(|e| failed(&e))?
-        .reply()
-        .map_err(|e| failed(&e))?;
-    let counter: Counter = counters
-        .counters
-        .iter()
-        .find(|c| c.name == b"IDLETIME")
-        .map(|c| c.counter)
-        .ok_or("the X server has no IDLETIME counter")?;
+    let counter = idle_counter(&conn)?;
     let threshold = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
-    // Fires once the idle time reaches the threshold; the other once input set it back
-    // below. Each goes inactive after firing and is armed again when the other fired.
-    let idle_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
-    let back_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
-    let trigger = |test: TESTTYPE, at: i64| {
-        CreateAlarmAux::new()
-            .counter(counter)
-            .value_type(VALUETYPE::ABSOLUTE)
-            .value(int64(at))
-            .test_type(test)
-            .delta(int64(0))
-            .events(1)
-    };
-    conn.sync_create_alarm(
+    let Alarms {
         idle_alarm,
-        &trigger(TESTTYPE::POSITIVE_COMPARISON, threshold),
-    )
-    .map_err(|e| failed(&e))?
-    .check()
-    .map_err(|e| failed(&e))?;
-    let idle_now = value(
-        conn.sync_query_counter(counter)
-            .map_err(|e| failed(&e))?
-            .reply()
-            .map_err(|e| failed(&e))?
-            .counter_value,
-    );
-    let mut away = idle_now >= threshold;
-    // Armed only once away (a comparison that holds fires at once).
-    conn.sync_create_alarm(
         back_alarm,
-        &trigger(
-            TESTTYPE::NEGATIVE_COMPARISON,
-            if away { threshold - 1 } else { -1 },
-        ),
-    )
-    .map_err(|e| failed(&e))?
-    .check()
-    .map_err(|e| failed(&e))?;
+        idle_now,
+    } = alarms(&conn, counter, threshold)?;
+    let mut away = idle_now >= threshold;
     tracing::info!(
         "PRESENCE idle time from X11 IDLETIME: {idle_now} ms now, away after {threshold} ms"
     );
@@ -142,4 +88,87 @@ pub async fn watch(
         let mut ready = fd.readable().await.map_err(|e| failed(&e))?;
         ready.clear_ready();
     }
+}
+
+/// The server's `IDLETIME` counter, once SYNC is known to be there.
+fn idle_counter(conn: &impl Connection) -> Result<Counter, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("X11: {e}");
+    if conn
+        .extension_information(sync::X11_EXTENSION_NAME)
+        .map_err(|e| failed(&e))?
+        .is_none()
+    {
+        return Err("the X server has no SYNC extension".into());
+    }
+    conn.sync_initialize(3, 1)
+        .map_err(|e| failed(&e))?
+        .reply()
+        .map_err(|e| failed(&e))?;
+    let counters = conn
+        .sync_list_system_counters()
+        .map_err(|e| failed(&e))?
+        .reply()
+        .map_err(|e| failed(&e))?;
+    counters
+        .counters
+        .iter()
+        .find(|c| c.name == b"IDLETIME")
+        .map(|c| c.counter)
+        .ok_or_else(|| "the X server has no IDLETIME counter".into())
+}
+
+/// The two alarms on the idle time, and the idle time when they were set.
+struct Alarms {
+    idle_alarm: Alarm,
+    back_alarm: Alarm,
+    idle_now: i64,
+}
+
+/// Set the alarms: away at `threshold`, back below it (armed only once away).
+fn alarms(conn: &impl Connection, counter: Counter, threshold: i64) -> Result<Alarms, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("X11: {e}");
+    // Fires once the idle time reaches the threshold; the other once input set it back
+    // below. Each goes inactive after firing and is armed again when the other fired.
+    let idle_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
+    let back_alarm: Alarm = conn.generate_id().map_err(|e| failed(&e))?;
+    let trigger = |test: TESTTYPE, at: i64| {
+        CreateAlarmAux::new()
+            .counter(counter)
+            .value_type(VALUETYPE::ABSOLUTE)
+            .value(int64(at))
+            .test_type(test)
+            .delta(int64(0))
+            .events(1)
+    };
+    conn.sync_create_alarm(
+        idle_alarm,
+        &trigger(TESTTYPE::POSITIVE_COMPARISON, threshold),
+    )
+    .map_err(|e| failed(&e))?
+    .check()
+    .map_err(|e| failed(&e))?;
+    let idle_now = value(
+        conn.sync_query_counter(counter)
+            .map_err(|e| failed(&e))?
+            .reply()
+            .map_err(|e| failed(&e))?
+            .counter_value,
+    );
+    let away = idle_now >= threshold;
+    // Armed only once away (a comparison that holds fires at once).
+    conn.sync_create_alarm(
+        back_alarm,
+        &trigger(
+            TESTTYPE::NEGATIVE_COMPARISON,
+            if away { threshold - 1 } else { -1 },
+        ),
+    )
+    .map_err(|e| failed(&e))?
+    .check()
+    .map_err(|e| failed(&e))?;
+    Ok(Alarms {
+        idle_alarm,
+        back_alarm,
+        idle_now,
+    })
 }

@@ -18,7 +18,7 @@ use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
 #[tauri::command]
-pub fn sessions(shell: State<'_, Arc<Shell>>, at: State<'_, super::At>) -> Board {
+pub fn sessions(shell: State<'_, Arc<Shell>>, at: State<'_, crate::platform::page::At>) -> Board {
     Board {
         focus: crate::shell::lock(&at.0).take(),
         ..board(&shell)

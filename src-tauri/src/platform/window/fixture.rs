@@ -51,7 +51,7 @@ pub(super) fn fixture() -> Fixture {
     assert!(engine.session(&ask.as_str().into()).is_some());
     let (shell, _desk) = Shell::new(engine, None, settings::Loaded::default(), None);
     let shell = Arc::new(shell);
-    let app = crate::builder(mock_builder())
+    let app = super::handled(mock_builder())
         .manage(shell)
         .build(tauri::generate_context!("../tauri.conf.json"))
         .unwrap();

@@ -82,35 +82,8 @@ impl Notifications {
         let about = self.about().await;
         self.learn_owner().await;
         let can = |what: &str| about.capabilities.iter().any(|c| c == what);
-        let replaces = {
-            let mut live = lock(&self.live);
-            live.ids.remove(&notice.key).or_else(|| {
-                notice
-                    .replaces
-                    .as_ref()
-                    .and_then(|old| live.ids.remove(old))
-            })
-        };
-        // A server that would show the replaced popup without its buttons gets the old one
-        // closed and a new one.
-        let replaces = match replaces {
-            Some(old) if !lf_tray_surface::notice::replaces_in_place(&about.name) => {
-                lock(&self.live).forget(old);
-                if let Err(e) = self.call("CloseNotification", &(old,)).await {
-                    tracing::warn!("could not close notification {old}: {e}");
-                }
-                None
-            }
-            kept => kept,
-        };
-        let mut hints: HashMap<&str, Variant<'_>> = HashMap::new();
-        hints.insert("desktop-entry", Variant::from(DESKTOP_ENTRY));
-        hints.insert("urgency", Variant::U8(notice.kind.urgency() as u8));
-        hints.insert("category", Variant::from(notice.kind.category()));
-        match notice.kind.sound().filter(|_| sound) {
-            Some(name) => hints.insert("sound-name", Variant::from(name)),
-            None => hints.insert("suppress-sound", Variant::Bool(true)),
-        };
+        let replaces = self.replacing(notice, &about).await;
+        let hints = hints(notice, sound);
         // A server without buttons (notify-osd) would drop them silently: the body says
         // where to act instead. One without markup would show the escapes as typed.
         let actions: Vec<&str> = if can("actions") {
@@ -163,6 +136,32 @@ impl Notifications {
             notice.key.session()
         );
         Delivery::Shown
+    }
+
+    /// The popup `notice` takes the place of, if it is to be replaced in place. A server
+    /// that would show the replaced popup without its buttons gets the old one closed.
+    async fn replacing(&self, notice: &Notice, about: &About) -> Option<u32> {
+        let replaces = {
+            let mut live = lock(&self.live);
+            live.ids.remove(&notice.key).or_else(|| {
+                notice
+                    .replaces
+                    .as_ref()
+                    .and_then(|old| live.ids.remove(old))
+            })
+        };
+        // A server that would show the replaced popup without its buttons gets the old one
+        // closed and a new one.
+        match replaces {
+            Some(old) if !lf_tray_surface::notice::replaces_in_place(&about.name) => {
+                lock(&self.live).forget(old);
+                if let Err(e) = self.call("CloseNotification", &(old,)).await {
+                    tracing::warn!("could not close notification {old}: {e}");
+                }
+                None
+            }
+            kept => kept,
+        }
     }
 
     /// The server's name and capabilities, asked on first need after it (re)started.
@@ -388,4 +387,17 @@ fn no_server(e: &zbus::Error) -> bool {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The popup's hints: the app, how urgent, what kind, and its sound (or none).
+fn hints(notice: &Notice, sound: bool) -> HashMap<&'static str, Variant<'static>> {
+    let mut hints: HashMap<&str, Variant<'_>> = HashMap::new();
+    hints.insert("desktop-entry", Variant::from(DESKTOP_ENTRY));
+    hints.insert("urgency", Variant::U8(notice.kind.urgency() as u8));
+    hints.insert("category", Variant::from(notice.kind.category()));
+    match notice.kind.sound().filter(|_| sound) {
+        Some(name) => hints.insert("sound-name", Variant::from(name)),
+        None => hints.insert("suppress-sound", Variant::Bool(true)),
+    };
+    hints
 }

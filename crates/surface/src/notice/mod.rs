@@ -4,13 +4,16 @@
 
 use std::time::Duration;
 
-use std::borrow::Cow;
-
-use lf_tray_core::permission::{Client, Prompt, Question, Request};
+use lf_tray_core::permission::Client;
 use lf_tray_core::{Kind, Presents, SessionRecord};
 
-use crate::answer::{self, Sends};
 use crate::board;
+
+mod permission;
+mod servers;
+
+pub use permission::{permission, runs, visible};
+pub use servers::{buttons, replaces_in_place};
 
 /// What the app hears about the notification server: whether popups can be shown (a server
 /// is on the bus or the bus can start one, none is, or there is no session bus at all), and
@@ -336,268 +339,6 @@ pub fn stopped(record: &SessionRecord) -> Notice {
     )
 }
 
-/// An agent asks through its own hook, answered from the popup. What it asks decides the
-/// popup: a tool to run (`tool`), questions (`questions`) or a plan (`plan`).
-pub fn permission(record: &SessionRecord, request: &Request) -> Notice {
-    match request.prompt() {
-        Ok(Prompt::Questions(asked)) => questions(record, request, &asked),
-        Ok(Prompt::Plan(text)) => plan(record, request, &text),
-        Ok(Prompt::Tool { always }) => tool(record, request, always.as_ref()),
-        // Never registered (the hook and the tray leave it to the terminal); worded as a
-        // tool all the same, whose Allow the core would refuse.
-        Err(_) => tool(record, request, None),
-    }
-}
-
-/// The lines after what is asked: the session's title and where the work is.
-fn about(record: &SessionRecord) -> impl Iterator<Item = String> + '_ {
-    std::iter::once(title(record).to_string())
-        .chain(record.work())
-        .map(|line| escape(&one_line(&line, MAX_TITLE)))
-        .filter(|line| !line.is_empty())
-}
-
-/// A tool to run: `claude asks permission · <title>`; the body the tool and exactly what it
-/// will run (every control, bidi and invisible character shown as a visible mark, so the
-/// text read is the text run), what Always allow would allow, then the title and where the
-/// work is. **Allow**, **Always allow** (where Claude suggests a rule) and **Deny** answer
-/// the agent; the body's click and Open go to its terminal as for any popup.
-fn tool(
-    record: &SessionRecord,
-    request: &Request,
-    always: Option<&lf_tray_core::permission::Always>,
-) -> Notice {
-    let who = record.provider().unwrap_or("Agent");
-    let summary = one_line(
-        &format!("{who} asks permission · {}", title(record)),
-        MAX_SUMMARY,
-    );
-    let tool = one_line(&visible(&request.tool_name), MAX_SUMMARY);
-    let mut lines = vec![escape(&format!(
-        "{tool}: {}",
-        cap(&visible(&runs(request)), MAX_COMMAND)
-    ))];
-    if let Some(always) = always {
-        lines.push(escape(&cap(&visible(&always.sentence()), MAX_COMMAND)));
-    }
-    let mut actions = vec![(DEFAULT, "Open")];
-    actions.extend(offered(request));
-    // Codex's own choice goes to its terminal already.
-    if request.client == Client::Claude {
-        actions.push((OPEN, "Open"));
-    }
-    lines.extend(about(record));
-    Notice {
-        actions,
-        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
-    }
-}
-
-/// Questions: `claude asks · <title>`; the body each question (after its header) and its
-/// options with their descriptions, as words a person reads. One single-select question
-/// offers its options as buttons where the server draws them all, else **Answer…**, which
-/// opens the window at the question ([`buttons`]); several questions or a multi-select one
-/// are answered there.
-fn questions(record: &SessionRecord, request: &Request, asked: &[Question]) -> Notice {
-    let who = record.provider().unwrap_or("Agent");
-    let summary = one_line(&format!("{who} asks · {}", title(record)), MAX_SUMMARY);
-    let mut lines = Vec::new();
-    for q in asked {
-        let pick = if q.multi { " (pick any)" } else { "" };
-        let line = match q.header.trim() {
-            "" => format!("{}{pick}", q.question),
-            header => format!("{header}: {}{pick}", q.question),
-        };
-        lines.push(escape(&one_line(&visible(&line), MAX_PROMPT)));
-        for option in &q.options {
-            let line = match option.description.trim() {
-                "" => format!("• {}", option.label),
-                about => format!("• {} — {about}", option.label),
-            };
-            lines.push(escape(&one_line(&visible(&line), MAX_TITLE)));
-        }
-    }
-    lines.extend(record.work().map(|w| escape(&one_line(&w, MAX_TITLE))));
-    let choices = answer::choices(request)
-        .into_iter()
-        .filter(|c| matches!(c.sends, Sends::Option(_)))
-        .map(|c| (c.id, button_label(&c.label)))
-        .collect();
-    Notice {
-        actions: vec![(DEFAULT, "Open"), (ANSWER, "Answer…"), (OPEN, "Open")],
-        choices,
-        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
-    }
-}
-
-/// An agent's words as a button's label. The spec gives labels no markup, but Plasma draws
-/// a label that looks like rich text as rich text (`internal <b>` read `internal`, bold):
-/// its angle brackets are shown as `‹ ›`. The reply is made from the request, by the
-/// option's place, never from the label.
-fn button_label(text: &str) -> String {
-    one_line(&visible(text), MAX_SUMMARY)
-        .replace('<', "‹")
-        .replace('>', "›")
-}
-
-/// How many lines of a plan the popup shows; the window shows it whole.
-const PLAN_LINES: usize = 6;
-
-/// A plan: `claude has a plan · <title>`; the body its first lines, **Approve plan**,
-/// **Keep planning** and **Read the plan…** (the window, with the whole plan and a box for
-/// what to change).
-fn plan(record: &SessionRecord, request: &Request, text: &str) -> Notice {
-    let who = record.provider().unwrap_or("Agent");
-    let summary = one_line(
-        &format!("{who} has a plan · {}", title(record)),
-        MAX_SUMMARY,
-    );
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| one_line(&visible(line), MAX_TITLE))
-        .filter(|line| !line.is_empty())
-        .take(PLAN_LINES + 1)
-        .map(|line| escape(&line))
-        .collect();
-    if lines.len() > PLAN_LINES {
-        lines.truncate(PLAN_LINES);
-        lines.push("…".into());
-    }
-    lines.extend(about(record));
-    let mut actions = vec![(DEFAULT, "Open")];
-    actions.extend(offered(request));
-    actions.extend([(ANSWER, "Read the plan…"), (OPEN, "Open")]);
-    Notice {
-        actions,
-        ..session_notice(record, NoticeKind::Asked, summary, lines.join("\n"), false)
-    }
-}
-
-/// The request's choices a popup's button can carry whole, in the tray's words (a
-/// question's options are offered apart, as [`Notice::choices`]).
-fn offered(request: &Request) -> impl Iterator<Item = (&'static str, &'static str)> {
-    answer::choices(request)
-        .into_iter()
-        .filter(|c| c.sends.whole() && !matches!(c.sends, Sends::Option(_)))
-        .filter_map(|c| match c.label {
-            Cow::Borrowed(label) => Some((c.id, label)),
-            Cow::Owned(_) => None,
-        })
-}
-
-/// Servers that offer every action a popup has: dunst and mako list them in a menu of
-/// their own (dunst's context menu, `makoctl menu`), and Plasma 5.27 draws them all as
-/// buttons in a row that wraps (its `NotificationItem.qml`: one button per action, no cap).
-const EVERY_ACTION: [&str; 3] = ["dunst", "mako", "Plasma"];
-/// The most buttons GNOME Shell draws on a popup (`MAX_NOTIFICATION_BUTTONS` in its 43
-/// message tray); later ones are dropped.
-const GNOME_SHELL_BUTTONS: usize = 3;
-/// Servers (by `GetServerInformation`'s name) that draw the `default` action as a button
-/// of its own beside the others, measured with xfce4-notifyd 0.7 and lxqt-notificationd
-/// 1.2; the others take `default` as the click on the popup and draw no button for it.
-/// xfce4-notifyd 0.7.3 calls itself `Xfce Notify Daemon` (tests/e2e/desktops.sh).
-const DEFAULT_AS_A_BUTTON: [&str; 3] =
-    ["Xfce Notify Daemon", "xfce4-notifyd", "lxqt-notificationd"];
-
-/// Whether the server named `server` keeps a popup's buttons when the app replaces it
-/// (`replaces_id`). GNOME Shell 43 does not: its daemon updates the shown banner, which
-/// clears the banner's buttons, and only then adds the new actions to the notification
-/// without telling the banner, so a replaced banner shows no buttons at all (read in its
-/// `notificationDaemon.js` and `messageTray.js`, seen in tests/e2e/gnome.py). There the old
-/// popup is closed and the new one shown in its place.
-pub fn replaces_in_place(server: &str) -> bool {
-    server != "gnome-shell"
-}
-
-/// How many buttons the server named `server` draws at most; `None`: all of them.
-fn most_buttons(server: &str) -> Option<usize> {
-    match server {
-        s if EVERY_ACTION.contains(&s) => None,
-        "gnome-shell" => Some(GNOME_SHELL_BUTTONS),
-        // Not measured: as GNOME's, so that no option is ever drawn off the popup.
-        _ => Some(GNOME_SHELL_BUTTONS),
-    }
-}
-
-/// The `(key, label)` pairs to send to the server named `server`.
-///
-/// A session's popup offers `open` beside `default` (both "Open", both open the session) so
-/// that servers which draw no button for `default` still show an Open button. Where
-/// `default` is a button already, that would read "Open" twice: `default` stays, since it
-/// is also what a click on the popup sends where the server has such a click, and `open`
-/// goes. A question's options replace its Answer… where the server draws every one of
-/// them; where it draws fewer buttons than the popup has, Open goes first (the popup's
-/// click does the same).
-pub fn buttons<'a>(server: &str, notice: &'a Notice) -> Vec<(&'a str, &'a str)> {
-    let most = most_buttons(server);
-    let default_drawn = DEFAULT_AS_A_BUTTON.contains(&server);
-    let mut actions: Vec<(&str, &str)> = notice.actions.to_vec();
-    let fits = |n: usize| !matches!(most, Some(m) if n > m);
-    if !notice.choices.is_empty() && fits(notice.choices.len()) {
-        let at = actions.iter().position(|(k, _)| *k == ANSWER);
-        let options = notice.choices.iter().map(|(k, l)| (*k, l.as_str()));
-        match at {
-            Some(at) => {
-                actions.splice(at..=at, options);
-            }
-            None => actions.extend(options),
-        }
-    }
-    let has_default = actions.iter().any(|(k, _)| *k == DEFAULT);
-    if default_drawn && has_default {
-        actions.retain(|(k, _)| *k != OPEN);
-    }
-    let drawn = |actions: &[(&str, &str)]| {
-        actions
-            .iter()
-            .filter(|(k, _)| default_drawn || *k != DEFAULT)
-            .count()
-    };
-    if !fits(drawn(&actions)) && has_default {
-        actions.retain(|(k, _)| *k != OPEN);
-    }
-    actions
-}
-
-/// What a request will do, in the terms the person judges it by: a shell command as it
-/// will run, the file a tool writes, the address it fetches; otherwise its whole input.
-pub fn runs(request: &Request) -> String {
-    let input = &request.tool_input;
-    let field = match request.tool_name.as_str() {
-        "Bash" => "command",
-        "Write" | "Edit" | "MultiEdit" | "Read" => "file_path",
-        "NotebookEdit" => "notebook_path",
-        "WebFetch" => "url",
-        _ => "",
-    };
-    match input.get(field).and_then(|v| v.as_str()) {
-        Some(text) => text.to_string(),
-        None if input.is_null() => String::new(),
-        None => input.to_string(),
-    }
-}
-
-/// Untrusted text with nothing hidden in it: control characters become their visible
-/// pictures (a newline reads `␊`), and bidi overrides, isolates and invisible characters
-/// (which make a command read other than it runs) become `<U+202E>`.
-pub fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
-            '\u{7f}' => out.push('␡'),
-            '\u{80}'..='\u{9f}'
-            | '\u{061c}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}' => out.push_str(&format!("<U+{:04X}>", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A popup about one session, with its buttons; another machine's names it first.
 fn session_notice(
     record: &SessionRecord,
@@ -801,10 +542,11 @@ pub fn gnome_focus_setup() -> Notice {
 
 #[cfg(test)]
 mod tests {
+    use super::servers::DEFAULT_AS_A_BUTTON;
     use super::*;
     use crate::answer::{ALLOW, ALWAYS, APPROVE_PLAN, DENY, KEEP_PLANNING, OPTIONS as CHOICES};
     use crate::fixtures::{record, record_d};
-    use lf_tray_core::permission::Reply;
+    use lf_tray_core::permission::{Reply, Request};
     use lf_tray_core::State;
 
     /// The reply a popup's button gives, as the desk makes it.
