@@ -96,33 +96,31 @@ pub(crate) async fn follow<R: Runtime>(
         for effect in desk.step(Clock::system(), &prefs, input) {
             redraw |= outlets.carry(effect, &mut card);
         }
-        let sessions = shell.engine.sessions();
-        let view = desk.view(&sessions, Clock::system(), &prefs);
-        if view.held_back != held_back {
-            tracing::info!("HELD_BACK {}", view.held_back.as_deref().unwrap_or("no"));
-            held_back = view.held_back.clone();
-            redraw = true;
-        }
-        shell.desk.view.send_replace(Arc::new(view));
+        redraw |= publish(&shell, &desk, &prefs, &mut held_back);
         if redraw {
             crate::platform::redraw(&app, &shell);
         }
     }
-    // Quit: what was told before it is still kept — a push delivered a moment ago, an
-    // answer on its way to a hook, the popups' memory — or the next start pushes and shows
-    // it again. Nothing is drawn or shown any more.
-    let prefs = shell.preferences();
-    while let Ok(letter) = letters.try_recv() {
-        let input = match letter {
-            ToDesk::Input(input) | ToDesk::Hook(input, _) | ToDesk::Card(input, _) => input,
-            ToDesk::Redraw => continue,
-        };
-        outlets.keep_only(&mut desk, &prefs, input);
+    outlets.last_words(&mut desk, &mut letters);
+}
+
+/// Publish the desk's view for the tray and the window; whether what it holds back
+/// changed (logged, and a reason to redraw).
+fn publish(
+    shell: &Shell,
+    desk: &Desk,
+    prefs: &Preferences,
+    held_back: &mut Option<String>,
+) -> bool {
+    let sessions = shell.engine.sessions();
+    let view = desk.view(&sessions, Clock::system(), prefs);
+    let changed = view.held_back != *held_back;
+    if changed {
+        tracing::info!("HELD_BACK {}", view.held_back.as_deref().unwrap_or("no"));
+        held_back.clone_from(&view.held_back);
     }
-    if let Some(memory) = outlets.memory.take() {
-        memory.close();
-    }
-    shell.desktop.kept.notify_one();
+    shell.desk.view.send_replace(Arc::new(view));
+    changed
 }
 
 /// Where the desk's effects go: the delivering task, the hooks waiting for news, the
@@ -187,6 +185,24 @@ impl<R: Runtime> Outlets<R> {
             Effect::Note(line) => tracing::info!("{line}"),
         }
         false
+    }
+
+    /// Quit: what was told before it is still kept — a push delivered a moment ago, an
+    /// answer on its way to a hook, the popups' memory — or the next start pushes and
+    /// shows it again. Nothing is drawn or shown any more.
+    fn last_words(mut self, desk: &mut Desk, letters: &mut mpsc::UnboundedReceiver<ToDesk>) {
+        let prefs = self.shell.preferences();
+        while let Ok(letter) = letters.try_recv() {
+            let input = match letter {
+                ToDesk::Input(input) | ToDesk::Hook(input, _) | ToDesk::Card(input, _) => input,
+                ToDesk::Redraw => continue,
+            };
+            self.keep_only(desk, &prefs, input);
+        }
+        if let Some(memory) = self.memory.take() {
+            memory.close();
+        }
+        self.shell.desktop.kept.notify_one();
     }
 
     /// One step of the desk while the app quits: of its effects only what must outlive

@@ -288,38 +288,12 @@ impl Desk {
                 on,
                 focus,
             } => self.ask(hook, record, request, on, focus, now, prefs),
-            Input::HookEnded(hook) => match self.requests.withdraw_this(hook) {
-                Some(key) => vec![
-                    Effect::Note(format!(
-                        "PERMISSION withdrawn session={key}: the hook ended"
-                    )),
-                    Effect::Close(NoticeKey::Session(key)),
-                    Effect::Redraw,
-                ],
-                None => Vec::new(),
-            },
+            Input::HookEnded(hook) => self.hook_ended(hook),
             Input::Action { key, action, token } => self.act(key, action, token),
             Input::Answer(answer) => self.answered(answer),
             Input::Delivered { notice, delivery } => self.delivered(&notice, delivery, now, prefs),
-            Input::Pause(pause) => {
-                match pause {
-                    Some(pause) => self.popups.pause(pause, now),
-                    None => self.popups.resume(),
-                }
-                let mut out = vec![Effect::Note(format!("PAUSE {pause:?}")), Effect::Redraw];
-                out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
-                out
-            }
-            Input::Dismiss(record) => {
-                let mut out = vec![Effect::Note(format!("DISMISS id={}", record.id))];
-                out.extend(shows(
-                    &self.requests,
-                    self.popups.dismiss(&history::key(&record)),
-                ));
-                out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
-                out.push(Effect::Redraw);
-                out
-            }
+            Input::Pause(pause) => self.paused(pause, now, prefs),
+            Input::Dismiss(record) => self.dismissed(&record, now, prefs),
             Input::ClickReached => shows(&self.requests, self.popups.click_reached()),
             Input::ClickFailed(notice) => shows(&self.requests, self.popups.click_failed(notice)),
             Input::TrayCame => shows(&self.requests, self.popups.tray_came()),
@@ -340,6 +314,49 @@ impl Desk {
         out.extend(self.push(now));
         out.extend(self.phone_sweep(at_the_desk));
         self.keys_sweep(&mut out);
+        out
+    }
+
+    /// The hook that asked ended before an answer: its request and popup go.
+    fn hook_ended(&mut self, hook: HookId) -> Vec<Effect> {
+        let Some(key) = self.requests.withdraw_this(hook) else {
+            return Vec::new();
+        };
+        vec![
+            Effect::Note(format!(
+                "PERMISSION withdrawn session={key}: the hook ended"
+            )),
+            Effect::Close(NoticeKey::Session(key)),
+            Effect::Redraw,
+        ]
+    }
+
+    /// The popups paused (until when) or resumed from the tray; what was held comes out
+    /// on resuming.
+    fn paused(&mut self, pause: Option<PauseFor>, now: Clock, prefs: &Preferences) -> Vec<Effect> {
+        match pause {
+            Some(pause) => self.popups.pause(pause, now),
+            None => self.popups.resume(),
+        }
+        let mut out = vec![Effect::Note(format!("PAUSE {pause:?}")), Effect::Redraw];
+        out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
+        out
+    }
+
+    /// The person dismissed a session from the tray: its popup goes for good.
+    fn dismissed(
+        &mut self,
+        record: &SessionRecord,
+        now: Clock,
+        prefs: &Preferences,
+    ) -> Vec<Effect> {
+        let mut out = vec![Effect::Note(format!("DISMISS id={}", record.id))];
+        out.extend(shows(
+            &self.requests,
+            self.popups.dismiss(&history::key(record)),
+        ));
+        out.extend(shows(&self.requests, self.popups.flush(now, prefs)));
+        out.push(Effect::Redraw);
         out
     }
 
