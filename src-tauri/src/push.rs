@@ -450,18 +450,21 @@ struct Delivered {
 }
 
 fn new_agent() -> ureq::Agent {
+    agent_config().timeout_global(Some(TIMEOUT)).build().into()
+}
+
+/// What every request to the push server shares: a refusal's status is read as an answer
+/// (not an error), the tray says who it is, and certificates are the system's.
+fn agent_config() -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
     use ureq::tls::{RootCerts, TlsConfig};
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(TIMEOUT))
         .user_agent(format!("lf-tray/{}", env!("CARGO_PKG_VERSION")))
         .tls_config(
             TlsConfig::builder()
                 .root_certs(RootCerts::PlatformVerifier)
                 .build(),
         )
-        .build()
-        .into()
 }
 
 /// POST one message as ntfy's publish API takes it: the message plain text in the body,

@@ -356,17 +356,9 @@ fn read(
 /// request waits); ureq has no limit per read, so a link that dies without a word is only
 /// noticed by the system's TCP keepalive.
 pub(super) fn streaming_agent() -> ureq::Agent {
-    use ureq::tls::{RootCerts, TlsConfig};
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
+    super::agent_config()
         .timeout_connect(Some(ANSWER))
         .timeout_recv_response(Some(ANSWER))
-        .user_agent(format!("lf-tray/{}", env!("CARGO_PKG_VERSION")))
-        .tls_config(
-            TlsConfig::builder()
-                .root_certs(RootCerts::PlatformVerifier)
-                .build(),
-        )
         .build()
         .into()
 }
