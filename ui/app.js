@@ -752,6 +752,8 @@ function showSettings(show) {
   $('filter').hidden = show;
   $('settings-message').textContent = '';
   if (show) loadSettings();
+  // A long list drawn while the settings hid it was drawn for no screen.
+  else redraw();
 }
 
 function fillSettings(view) {

@@ -95,6 +95,8 @@ function drawRows() {
 // Each drawn item's height, from where the one before it ended: a heading's is the gap down
 // to its first row (its margins and the card's border), a row's its own box.
 function measure(lead, slice) {
+  // Behind the settings the list is not laid out: every box would measure 0.
+  if ($('board').hidden) return;
   const rows = new Map();
   for (const node of $('groups').querySelectorAll('.session')) rows.set(node.dataset.sessionId, node);
   let cursor = lead.getBoundingClientRect().bottom;

@@ -125,6 +125,17 @@ window.__TAURI__.core.invoke('sessions').then((board) =>
         expect("Open here" in opens, f"{waiting}'s buttons: {opens!r}")
         box.send_keys(Keys.ESCAPE)
         wait_for(lambda: shown_title(driver, "S-00000") == "Session S-00000", "the filter cleared by Esc")
+        # Scrolled halfway, the settings opened and closed: the rows there are still drawn.
+        frames(driver, "const m = document.getElementById('board'); m.scrollTop = m.scrollHeight / 2;")
+        middle = driver.execute_script("""
+const m = document.getElementById('board').getBoundingClientRect();
+const row = [...document.querySelectorAll('#groups .session')].find((r) => r.getBoundingClientRect().top >= m.top);
+return row && row.dataset.sessionId;""")
+        expect(middle and middle > "S-03000", f"halfway down the first row on screen is {middle!r}")
+        e2e.click_current(driver, "#settings-toggle")
+        e2e.click_current(driver, "#settings-cancel")
+        wait_for(lambda: shown_title(driver, middle) == f"Session {middle}",
+                 f"{middle}'s row after the settings")
 
         # Scrolling through it a screenful a frame: the longest frame is the pause a person sees.
         figures["scroll_pages_longest_frame"] = driver.execute_async_script("""
