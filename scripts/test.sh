@@ -57,6 +57,9 @@ PY=$E2E_VENV/bin/python E2E_SUITE=push.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-
 stage "answering from the keyboard: lf-tray answer against the stand-in Claude's hook (nothing waiting, two requests, a question, a race with a click), X11 keys held only while a request waits (xdotool, xev), the panel's switch and what it says of a key held by another program"
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_SUITE=keys.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/keys bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
+stage "the window at 10 000 sessions (WebDriver): opened, scrolled to the last, one found by the filter, the keyboard past the drawn rows, a change while open; prints the ms"
+TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_SUITE=window_scale.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
+  E2E_OUT=${E2E_OUT:-ci-out}/window-scale bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 stage "answering from the phone: ntfy http buttons against a stand-in ntfy server with users and rights, the stand-in Claude's hook (allow, an option, refusals, a cut link, a restart, an open topic)"
 PY=$E2E_VENV/bin/python E2E_SUITE=phone.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/phone bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"

@@ -96,28 +96,9 @@ function tick() {
 // ---- the list ----
 
 function render() {
-  const groups = $('groups');
-  const active = document.activeElement;
-  const keep = active && active.dataset && active.dataset.input
-    ? { id: active.closest('[data-session-id]').dataset.sessionId, input: active.dataset.input,
-        start: active.selectionStart, end: active.selectionEnd }
-    : null;
-  const rowFocused = active && active.classList && active.classList.contains('session');
-
   const shown = visibleSessions();
   if (!shown.some((s) => s.key === selectedId)) selectedId = shown.length ? shown[0].key : null;
-
-  const sections = [];
-  let current = null;
-  for (const session of shown) {
-    if (!current || current.group !== session.group) {
-      current = { group: session.group, list: el('div', { class: 'list', role: 'list' }) };
-      sections.push(el('section', { class: 'group', 'data-group': session.group },
-        el('h2', { text: session.group_title }), current.list));
-    }
-    current.list.append(row(session));
-  }
-  groups.replaceChildren(...sections);
+  keepingFocus(() => setRows(shown));
   $('empty').hidden = board.sessions.length > 0;
   $('no-match').hidden = board.sessions.length === 0 || shown.length > 0;
   $('no-match').textContent = `No session matches “${filter}”.`;
@@ -127,7 +108,26 @@ function render() {
   renderFooter();
   renderRecent();
   syncClock();
+  if (focusId) reveal(focusId);
+}
 
+// The rows drawn again for what is now on screen (list.js: a scroll of a long list).
+function redraw() {
+  keepingFocus(drawRows);
+  syncClock();
+}
+
+// Draw the rows again with the focus where it was: in a row's text box (with its selection)
+// or on the selected row.
+function keepingFocus(draw) {
+  const groups = $('groups');
+  const active = document.activeElement;
+  const keep = active && active.dataset && active.dataset.input
+    ? { id: active.closest('[data-session-id]').dataset.sessionId, input: active.dataset.input,
+        start: active.selectionStart, end: active.selectionEnd }
+    : null;
+  const rowFocused = active && active.classList && active.classList.contains('session');
+  draw();
   if (keep) {
     const again = groups.querySelector(
       `[data-session-id="${CSS.escape(keep.id)}"] [data-input="${keep.input}"]`);
@@ -140,7 +140,6 @@ function render() {
     const again = rowNode(selectedId);
     if (again) again.focus({ preventScroll: true });
   }
-  if (focusId) reveal(focusId);
 }
 
 // The footer: one line each, wrapping inside the window. Where no tray shows the app it
@@ -497,6 +496,7 @@ function reveal(id) {
   selectedId = id;
   expanded.add(id);
   render();
+  bringIntoView(id);
   const node = rowNode(id);
   if (!node) return;
   node.scrollIntoView({ block: 'center', behavior: 'smooth' });
@@ -579,6 +579,7 @@ function moveSelection(step) {
   const at = shown.findIndex((s) => s.key === selectedId);
   const next = at < 0 ? 0 : Math.min(shown.length - 1, Math.max(0, at + step));
   select(shown[next].key);
+  bringIntoView(shown[next].key);
   const node = rowNode(shown[next].key);
   if (node) {
     node.focus({ preventScroll: true });
@@ -593,6 +594,7 @@ function primary(session) {
     // The agent waits for this answer: the card, its first control focused.
     expanded.add(session.key);
     render();
+    bringIntoView(session.key);
     const control = rowNode(session.key).querySelector('.request input, .request textarea, .request button');
     if (control) control.focus();
     return;
@@ -603,6 +605,7 @@ function primary(session) {
   }
   expanded.add(session.key);
   render();
+  bringIntoView(session.key);
   const node = rowNode(session.key);
   const box = node && node.querySelector('textarea:not(:disabled)');
   if (box) box.focus();
@@ -615,6 +618,7 @@ function focusText(session, key) {
   if (!button) return false;
   expanded.add(session.key);
   render();
+  bringIntoView(session.key);
   const box = rowNode(session.key).querySelector(`textarea[data-input="${CSS.escape(button.action)}"]`);
   box.focus();
   return true;
@@ -689,7 +693,26 @@ document.addEventListener('keydown', (event) => {
   event.preventDefault();
 });
 
-async function refresh() {
+// The board, asked for again; a burst of asks while one is on its way costs one more board
+// after it, not one each (a board is 6 MB at 10 000 sessions). It settles once the page has
+// drawn a board asked for after the call.
+let loading = null;
+let stale = false;
+function refresh() {
+  stale = true;
+  if (!loading) {
+    loading = (async () => {
+      while (stale) {
+        stale = false;
+        await load();
+      }
+      loading = null;
+    })();
+  }
+  return loading;
+}
+
+async function load() {
   try {
     board = await invoke('sessions');
     // A window built to show one session learns which from its first list.
@@ -729,6 +752,8 @@ function showSettings(show) {
   $('filter').hidden = show;
   $('settings-message').textContent = '';
   if (show) loadSettings();
+  // A long list drawn while the settings hid it was drawn for no screen.
+  else redraw();
 }
 
 function fillSettings(view) {
@@ -904,15 +929,15 @@ $('set-terminal').addEventListener('input', syncTemplate);
 $('notice-copy').addEventListener('click', copyCommand);
 $('notice-dismiss').addEventListener('click', () => { $('notice').hidden = true; });
 $('filter').addEventListener('input', () => { filter = $('filter').value; render(); });
+$('board').addEventListener('scroll', scrolled, { passive: true });
+window.addEventListener('resize', scrolled);
 
 // The app tells the window one kind of thing at a time (`ToWindow` in
 // crates/surface/src/window.rs).
 listen('app', ({ payload: message }) => {
   switch (message.kind) {
-    case 'board':
-      board = message.payload;
-      forgetGone();
-      render();
+    case 'changed':
+      refresh();
       break;
     case 'focus':
       focusId = message.payload;

@@ -444,6 +444,9 @@ enum Command {
 
 enum Sim {
     New(SessionSpec),
+    /// Many Sessions at once (`S-00000`…), every `ask_every`th asking: a home at the scale
+    /// of issue 47 in one transaction, not ten thousand processes.
+    Many(Vec<SessionSpec>, usize),
     Activity(String, Activity),
     Attach(String, u32),
     Detach(String),
@@ -904,6 +907,25 @@ fn parse_sim(generation: LfGeneration, args: &[String]) -> Result<Command, Usage
                 None
             };
             Sim::New(spec)
+        }
+        "many" => {
+            let usage = "lf sim many <COUNT> --cwd <DIR> [--ask-every <N>]";
+            let words = split(rest, usage, &[], &["--cwd", "--ask-every"])?;
+            let cwd = words.value("--cwd").map(PathBuf::from).unwrap_or_default();
+            let every = words.value("--ask-every");
+            let [count] = exactly(words, ["<COUNT>"], usage)?;
+            let number = |text: &str| {
+                text.parse::<usize>()
+                    .map_err(|e| usage_error(&format!("invalid value '{text}': {e}"), usage))
+            };
+            let cwd = std::path::absolute(cwd).unwrap_or_default();
+            let specs = (0..number(&count)?)
+                .map(|i| {
+                    let id = format!("S-{i:05}");
+                    SessionSpec::new(id.clone(), format!("Session {id}"), cwd.clone())
+                })
+                .collect();
+            Sim::Many(specs, number(every.as_deref().unwrap_or("0"))?)
         }
         "ask" => Sim::Activity(one("ask")?, Activity::Ask),
         "hand-back" => Sim::Activity(one("hand-back")?, Activity::HandBack),
@@ -1634,6 +1656,14 @@ impl Lf {
         let mut store = self.store()?;
         match sim {
             Sim::New(spec) => store.create_session(&spec),
+            Sim::Many(specs, every) => {
+                store.create_sessions(&specs)?;
+                specs
+                    .iter()
+                    .step_by(every.max(1))
+                    .take(if every == 0 { 0 } else { specs.len() })
+                    .try_for_each(|spec| store.activity(&spec.id, Activity::Ask))
+            }
             Sim::Activity(id, activity) => store.activity(&id, activity),
             Sim::Attach(id, pid) => store.attach(&id, pid),
             Sim::Detach(id) => store.detach(&id),

@@ -621,3 +621,28 @@ fn an_agents_death_reaches_a_scoped_reader_within_two_seconds_without_a_commit()
     eprintln!("a death followed by a Process commit reached the reader in {took:?}");
     monitor.close();
 }
+
+/// `lf sim many`: a home of many Sessions in one call, every Nth waiting (the window's
+/// ten-thousand-session suite makes its home so).
+#[test]
+fn sim_many_makes_sessions_every_nth_waiting() {
+    let lf = Lf::new("e2");
+    let repo = lf.repo_a().display().to_string();
+    lf.ok(&["sim", "many", "25", "--cwd", &repo, "--ask-every", "10"]);
+    let all = lf.json(&[
+        "session",
+        "list",
+        "--json",
+        "--all",
+        "--interactive",
+        "all",
+        "--limit",
+        "0",
+    ]);
+    let listed = ids(&all);
+    assert_eq!(listed.len(), 25, "{listed:?}");
+    assert!(listed.contains(&"S-00024".to_string()), "{listed:?}");
+    assert_eq!(waiting_ids(&lf), ["S-00000", "S-00010", "S-00020"]);
+    let refused = lf.fails(2, &["sim", "many", "lots", "--cwd", &repo]);
+    assert!(refused.contains("invalid value 'lots'"), "{refused}");
+}

@@ -291,8 +291,11 @@ pub struct RecentView {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
 pub enum ToWindow {
-    /// Everything the window shows, whole.
-    Board(Board),
+    /// What the window shows changed: the page asks for the [`Board`] (`sessions`) once it
+    /// has drawn the last one. A board is whole, ~600 bytes a session (6 MB at 10 000), so a
+    /// burst of changes costs one board in flight and one after it, not one each, and
+    /// the page's thread is not stopped by a board it did not ask for.
+    Changed,
     /// Scroll to this session (its key token) and select it.
     Focus(String),
     /// A terminal could not be opened: what to say, and the command to run by hand.
@@ -477,6 +480,8 @@ mod tests {
     use lf_tray_core::permission::Reply;
 
     const PAGE: &str = include_str!("../../../ui/app.js");
+    /// The page's list, which draws app.js's rows a screenful at a time.
+    const LIST: &str = include_str!("../../../ui/list.js");
     const STYLE: &str = include_str!("../../../ui/style.css");
 
     /// The card sends the plan's text as it holds it: untouched, that is the plan as asked
@@ -699,19 +704,8 @@ mod tests {
             PAGE.contains(&format!("listen('{TO_WINDOW}',")),
             "ui/app.js does not listen for {TO_WINDOW:?}"
         );
-        let board = Board {
-            sessions: Vec::new(),
-            status: String::new(),
-            quiet: None,
-            recent: Vec::new(),
-            warnings: Vec::new(),
-            focus: None,
-            tray: None,
-            tray_fix: None,
-            lf_missing: false,
-        };
         let messages = [
-            ToWindow::Board(board),
+            ToWindow::Changed,
             ToWindow::Focus(String::new()),
             ToWindow::LaunchFailed {
                 text: String::new(),
@@ -725,7 +719,7 @@ mod tests {
         for message in messages {
             // A new kind stops this compiling until it is in the list above.
             match &message {
-                ToWindow::Board(_)
+                ToWindow::Changed
                 | ToWindow::Focus(_)
                 | ToWindow::LaunchFailed { .. }
                 | ToWindow::Unreached { .. } => {}
@@ -736,7 +730,8 @@ mod tests {
                 PAGE.contains(&format!("case '{kind}':")),
                 "ui/app.js does not handle the message kind {kind:?}"
             );
-            assert!(value.get("payload").is_some(), "{kind}: no payload");
+            let unit = matches!(message, ToWindow::Changed);
+            assert!(unit || value.get("payload").is_some(), "{kind}: no payload");
         }
     }
 
@@ -803,8 +798,8 @@ mod tests {
             "button.kind",
         ] {
             assert!(
-                !PAGE.contains(copy),
-                "ui/app.js keeps its own copy of {copy}"
+                !PAGE.contains(copy) && !LIST.contains(copy),
+                "ui/app.js or ui/list.js keeps its own copy of {copy}"
             );
         }
     }

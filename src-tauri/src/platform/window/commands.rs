@@ -17,7 +17,9 @@ use crate::platform::launch;
 use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
-#[tauri::command]
+// Off the main thread (`async`): at 10 000 sessions the board takes a while to make and
+// send, and the main thread runs the window and the tray.
+#[tauri::command(async)]
 pub fn sessions(shell: State<'_, Arc<Shell>>, at: State<'_, crate::platform::page::At>) -> Board {
     Board {
         focus: crate::shell::lock(&at.0).take(),

@@ -1,5 +1,5 @@
-//! The review window's side of the app: sent the whole board on every change, and what it
-//! may call, in [`commands`] and [`settings`] (the only IPC there is); what it draws is
+//! The review window's side of the app: told of every change, asked for the board, and what
+//! it may call, in [`commands`] and [`settings`] (the only IPC there is); what it draws is
 //! worded in `lf_tray_surface::window`. Its page is built, shown and closed in `page`.
 
 pub mod commands;
@@ -73,10 +73,10 @@ pub fn board(shell: &Shell) -> Board {
     }
 }
 
-/// Send the window the current board, if there is a window.
-pub fn publish<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
+/// Tell the window, if there is one, that its board changed; it asks for it (`sessions`).
+pub fn publish<R: Runtime>(app: &AppHandle<R>, _shell: &Shell) {
     if app.get_webview_window(LABEL).is_none() {
         return;
     }
-    tell(app, ToWindow::Board(board(shell)));
+    tell(app, ToWindow::Changed);
 }
