@@ -172,7 +172,7 @@ requestAnimationFrame(watch);""")
             "window.frameWatch.on = false; return window.frameWatch.longest;") / 1000
         frames(driver, "const m = document.getElementById('board'); m.scrollTop = m.scrollHeight / 2;")
         try:
-            driver.save_screenshot("/tmp/window-10000.png")
+            driver.save_screenshot(str(ctx.out / "window-10000-webdriver.png"))
         except Exception as error:  # noqa: BLE001 - a screenshot is a record, not the check
             print(f"     no WebDriver screenshot: {error}", flush=True)
         e2e.window_screenshot(ctx, "window-10000.png")
