@@ -96,8 +96,7 @@ pub(crate) async fn follow<R: Runtime>(
         for effect in desk.step(Clock::system(), &prefs, input) {
             redraw |= outlets.carry(effect, &mut card);
         }
-        let sessions = shell.engine.sessions();
-        let view = desk.view(&sessions, Clock::system(), &prefs);
+        let view = desk.view(Clock::system(), &prefs);
         if view.held_back != held_back {
             tracing::info!("HELD_BACK {}", view.held_back.as_deref().unwrap_or("no"));
             held_back = view.held_back.clone();

@@ -174,7 +174,6 @@ impl Shell {
         // What the desk says before its task's first step (a pause kept from the last run,
         // a server assumed there), not an empty view that says otherwise.
         let view = desk.view(
-            &[],
             lf_tray_surface::policy::Clock::system(),
             &loaded.settings.preferences(),
         );
