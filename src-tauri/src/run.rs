@@ -112,8 +112,7 @@ fn publish(
     prefs: &Preferences,
     held_back: &mut Option<String>,
 ) -> bool {
-    let sessions = shell.engine.sessions();
-    let view = desk.view(&sessions, Clock::system(), prefs);
+    let view = desk.view(Clock::system(), prefs);
     let changed = view.held_back != *held_back;
     if changed {
         tracing::info!("HELD_BACK {}", view.held_back.as_deref().unwrap_or("no"));

@@ -174,7 +174,6 @@ impl Shell {
         // What the desk says before its task's first step (a pause kept from the last run,
         // a server assumed there), not an empty view that says otherwise.
         let view = desk.view(
-            &[],
             lf_tray_surface::policy::Clock::system(),
             &loaded.settings.preferences(),
         );
@@ -244,8 +243,14 @@ impl Shell {
         let tell = Arc::new(move |input| {
             let _ = desk.send(ToDesk::Input(input));
         });
-        self.push
-            .apply(&self.settings(), tell, || self.engine.sessions());
+        self.push.apply(&self.settings(), tell, || {
+            // Once per push setting: the pushes keep their own copy to start from.
+            self.engine
+                .sessions()
+                .iter()
+                .map(|r| (**r).clone())
+                .collect()
+        });
     }
 
     pub(crate) fn settings(&self) -> Settings {

@@ -67,8 +67,8 @@ fn running(pid: u32) -> bool {
 fn listed(engine: &Engine) -> Vec<String> {
     let mut names: Vec<String> = engine
         .sessions()
-        .into_iter()
-        .filter_map(|s| Some(format!("{}@{}", s.id, s.machine?)))
+        .iter()
+        .filter_map(|s| Some(format!("{}@{}", s.id, s.machine.as_deref()?)))
         .collect();
     names.sort();
     names

@@ -235,6 +235,14 @@ impl History {
         self.file.sessions.get(key)
     }
 
+    /// Every waiting session's mark, by key.
+    pub fn marks(&self) -> impl Iterator<Item = (&str, &Mark)> {
+        self.file
+            .sessions
+            .iter()
+            .map(|(key, mark)| (key.as_str(), mark))
+    }
+
     /// Record the session's current transition. A new transition (or a session not seen
     /// waiting before) starts unshown; the same one keeps what was known. `now` is unix
     /// seconds; an Ask's own creation time is its start when older. Returns the mark.

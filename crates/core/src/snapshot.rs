@@ -105,6 +105,11 @@ impl Snapshot {
         self.sessions.len()
     }
 
+    /// The records themselves, shared, in no particular order.
+    pub fn shared(&self) -> impl Iterator<Item = &Arc<SessionRecord>> {
+        self.sessions.values()
+    }
+
     /// The sessions in lf's list order: title, then id.
     pub fn sessions(&self) -> Vec<SessionRecord> {
         let mut list: Vec<SessionRecord> = self.sessions.values().map(|r| (**r).clone()).collect();

@@ -2,6 +2,8 @@
 //! what waits for the person (longest waiting first within each), then what is active,
 //! newest first.
 
+use std::borrow::Borrow;
+
 use lf_tray_core::{Kind, SessionRecord, State};
 use serde::Serialize;
 
@@ -51,12 +53,13 @@ impl Group {
 /// since that is the one most likely forgotten. Sessions without a waiting time follow, and
 /// so do the other groups, newest first: sessions without a start time (lf's list does not
 /// carry one) follow those with one, in lf's own order.
-pub fn ordered(
-    sessions: &[SessionRecord],
+pub fn ordered<R: Borrow<SessionRecord>>(
+    sessions: &[R],
     since: impl Fn(&SessionRecord) -> Option<i64>,
 ) -> Vec<(Group, &SessionRecord)> {
     let mut rows: Vec<_> = sessions
         .iter()
+        .map(R::borrow)
         .map(|s| {
             let group = Group::of(s);
             let waited = matches!(group, Group::Ready | Group::Waiting)
@@ -77,8 +80,11 @@ pub fn ordered(
 }
 
 /// How many sessions wait on the person (the tray's count).
-pub fn needing_person(sessions: &[SessionRecord]) -> usize {
-    sessions.iter().filter(|s| s.needs_you()).count()
+pub fn needing_person<R: Borrow<SessionRecord>>(sessions: &[R]) -> usize {
+    sessions
+        .iter()
+        .filter(|s| (*s).borrow().needs_you())
+        .count()
 }
 
 /// `title — detail`, the way a session is named in one line; where its agent said why it

@@ -401,19 +401,23 @@ impl Desk {
         out
     }
 
-    /// What the desk says now, about `sessions` (the engine's list).
-    pub fn view(&self, sessions: &[SessionRecord], now: Clock, prefs: &Preferences) -> View {
+    /// What the desk says now, for the tray and the window to read about the engine's
+    /// list by its sessions' keys.
+    pub fn view(&self, now: Clock, prefs: &Preferences) -> View {
         let popups = &self.popups;
-        let keys = || sessions.iter().map(history::key);
+        // From what the desk holds, which is what waits (not from the list): a view costs
+        // the same at 10 sessions as at 10 000, and is read by the listed sessions' keys.
+        let marks = || popups.history().marks();
         View {
             held_back: popups.held_back(now, prefs),
             paused: popups.paused(now),
             server: popups.server_present(),
-            since: keys()
-                .filter_map(|k| Some((k.clone(), popups.waiting_since(&k)?)))
+            since: marks().map(|(k, m)| (k.to_string(), m.since)).collect(),
+            dismissed: marks()
+                .filter(|(_, m)| m.dismissed)
+                .map(|(k, _)| k.to_string())
                 .collect(),
-            dismissed: keys().filter(|k| popups.dismissed(k)).collect(),
-            unseen: keys().filter(|k| popups.unseen(k)).collect(),
+            unseen: popups.went_unseen().map(str::to_string).collect(),
             requests: self
                 .requests
                 .all()
@@ -615,7 +619,7 @@ mod tests {
     }
 
     fn view(desk: &Desk) -> View {
-        desk.view(&[waiting()], now(), &PREFS)
+        desk.view(now(), &PREFS)
     }
 
     #[test]
@@ -871,14 +875,13 @@ mod tests {
             },
         );
         assert!(turn.iter().any(|e| matches!(e, Effect::Save(_))));
-        let sessions = [waiting(), record_d("S2", State::Active, false)];
-        let tray = desk.view(&sessions, now(), &PREFS).tray(&sessions);
+        let tray = desk.view(now(), &PREFS).tray();
         assert!(tray.since.contains_key("S1") && !tray.since.contains_key("S2"));
         assert!(tray.dismissed.is_empty() && !tray.paused && tray.held_back.is_none());
         desk.step(now(), &PREFS, Input::Dismiss(waiting()));
         desk.step(now(), &PREFS, Input::Pause(Some(PauseFor::Hour)));
-        let view = desk.view(&sessions, now(), &PREFS);
-        let tray = view.tray(&sessions);
+        let view = desk.view(now(), &PREFS);
+        let tray = view.tray();
         assert_eq!(tray.dismissed.iter().collect::<Vec<_>>(), ["S1"]);
         assert!(tray.paused && tray.held_back.is_some());
         assert!(view.dismissed("S1") && !view.dismissed("S2"));

@@ -2,6 +2,7 @@
 //! first, the popups' state, and the app's own items. The shell turns it into the platform's
 //! menu and draws the icon; everything it decides is here, tested without a display.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use lf_tray_core::{SessionKey, SessionRecord};
@@ -102,7 +103,7 @@ pub enum Entry {
 
 /// The menu for these sessions: pending ones grouped, the one waiting longest first, then
 /// the app's own items.
-pub fn menu(sessions: &[SessionRecord], popups: &Popups) -> Vec<Entry> {
+pub fn menu<R: Borrow<SessionRecord>>(sessions: &[R], popups: &Popups) -> Vec<Entry> {
     // The menu's snapshot of the popups carries no waiting times: today's order.
     let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.key().token()).copied())
         .into_iter()
@@ -201,7 +202,7 @@ fn app_items(popups: &Popups) -> Vec<Entry> {
 /// The menu until the engine has read the sessions once: saying "No sessions waiting"
 /// before anything was read would be a guess.
 pub fn starting_menu() -> Vec<Entry> {
-    let mut entries = menu(&[], &Popups::default());
+    let mut entries = menu::<SessionRecord>(&[], &Popups::default());
     entries[0] = Entry::Note("Reading sessions…".into());
     entries
 }
@@ -229,8 +230,8 @@ pub enum Look {
 }
 
 impl Look {
-    pub fn of(sessions: &[SessionRecord]) -> Look {
-        let groups: Vec<Group> = sessions.iter().map(Group::of).collect();
+    pub fn of<R: Borrow<SessionRecord>>(sessions: &[R]) -> Look {
+        let groups: Vec<Group> = sessions.iter().map(|s| Group::of(s.borrow())).collect();
         if groups.contains(&Group::Ready) {
             Look::Ready
         } else if groups.contains(&Group::Waiting) {
@@ -513,7 +514,7 @@ mod tests {
         let waiting = record("a", Kind::Ask, State::Waiting);
         let ready = record("b", Kind::Flow, State::Ready);
         let active = record("c", Kind::Interactive, State::Active);
-        assert_eq!(Look::of(&[]), Look::Idle);
+        assert_eq!(Look::of::<SessionRecord>(&[]), Look::Idle);
         assert_eq!(Look::of(std::slice::from_ref(&active)), Look::Idle);
         assert_eq!(Look::of(&[active.clone(), waiting.clone()]), Look::Waiting);
         assert_eq!(Look::of(&[waiting, ready, active]), Look::Ready);

@@ -3,9 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lf_tray_core::history::{self, Entry};
+use lf_tray_core::history::Entry;
 use lf_tray_core::permission::Request;
-use lf_tray_core::SessionRecord;
 
 /// What the desk says now, for the tray and the window to read: published after each
 /// step, so no reader waits on the desk.
@@ -39,17 +38,14 @@ impl View {
         self.requests.get(key)
     }
 
-    /// What the tray's menu says about popups for these sessions.
-    pub fn tray(&self, sessions: &[SessionRecord]) -> crate::menu::Popups {
-        let keys = || sessions.iter().map(history::key);
+    /// What the tray's menu says about popups, read by its sessions' keys.
+    pub fn tray(&self) -> crate::menu::Popups {
         crate::menu::Popups {
             held_back: self.held_back.clone(),
             paused: self.paused,
-            dismissed: keys().filter(|k| self.dismissed.contains(k)).collect(),
-            unseen: keys().filter(|k| self.unseen.contains(k)).collect(),
-            since: keys()
-                .filter_map(|k| Some((k.clone(), self.waiting_since(&k)?)))
-                .collect(),
+            dismissed: self.dismissed.clone(),
+            unseen: self.unseen.clone(),
+            since: self.since.clone(),
         }
     }
 }

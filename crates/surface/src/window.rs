@@ -312,7 +312,7 @@ pub const TO_WINDOW: &str = "app";
 /// of the session (by its key), if any.
 pub fn views(
     desk: &View,
-    sessions: &[SessionRecord],
+    sessions: &[impl std::borrow::Borrow<SessionRecord>],
     reach: Reach,
     runs_in: impl Fn(&SessionRecord) -> Option<String>,
 ) -> Vec<SessionView> {

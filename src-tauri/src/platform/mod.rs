@@ -39,7 +39,7 @@ use crate::shell::Shell;
 /// Draw the tray and the window again: the engine's list, and what the desk says of it.
 pub(crate) fn redraw<R: Runtime>(app: &AppHandle<R>, shell: &Shell) {
     let sessions = shell.engine.sessions();
-    let popups = shell.view().tray(&sessions);
+    let popups = shell.view().tray();
     tray::refresh(app, sessions, popups);
     window::publish(app, shell);
 }

@@ -4,6 +4,9 @@
 //! The menu is a plain model built from the sessions (tested without a display), turned into
 //! Tauri menu items on the main thread each time the engine's list changes.
 
+use std::sync::Arc;
+
+use lf_tray_core::engine::Sessions;
 use lf_tray_core::SessionRecord;
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
@@ -110,7 +113,7 @@ fn activated(event: &TrayIconEvent) -> bool {
 
 /// Show these sessions in the tray. Safe to call from any thread: the work happens on the
 /// main thread, where the platform's menu lives.
-pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, popups: Popups) {
+pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Sessions, popups: Popups) {
     let handle = app.clone();
     let result = app.run_on_main_thread(move || {
         if let Err(e) = apply(&handle, &sessions, &popups) {
@@ -124,7 +127,7 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, sessions: Vec<SessionRecord>, pop
 
 fn apply<R: Runtime>(
     app: &AppHandle<R>,
-    sessions: &[SessionRecord],
+    sessions: &[Arc<SessionRecord>],
     popups: &Popups,
 ) -> tauri::Result<()> {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {

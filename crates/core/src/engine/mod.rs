@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use self::core::{all_sessions, status_line, Core, Now};
+use self::core::{shared_sessions, status_line, Core, Now};
 use self::files::FileSide;
 use self::msg::Msg;
 pub use self::parts::{Cli, Listed, Parts, Reading, Running};
@@ -115,6 +115,10 @@ impl Config {
 }
 
 /// A handle on the running engine. Cheap to clone.
+/// The sessions as [`Engine::sessions`] hands them out: one list shared by every reader
+/// until it changes, of records shared with the engine's snapshot.
+pub type Sessions = Arc<[Arc<SessionRecord>]>;
+
 #[derive(Clone)]
 pub struct Engine {
     shared: Arc<RwLock<Shared>>,
@@ -200,10 +204,14 @@ impl Engine {
         (engine, events_rx)
     }
 
-    /// The current sessions in lf's order.
-    pub fn sessions(&self) -> Vec<SessionRecord> {
+    /// The current sessions in lf's order, every machine's: the same list (one `Arc`)
+    /// until one of them changes.
+    pub fn sessions(&self) -> Sessions {
         let shared = read(&self.shared);
-        all_sessions(&shared.snapshot, &shared.machines)
+        let list = shared
+            .listed
+            .get_or_init(|| shared_sessions(&shared.snapshot, &shared.machines).into());
+        Arc::clone(list)
     }
 
     /// The session with this key, on this machine or another.

@@ -1715,10 +1715,11 @@ fn a_machine_let_go_leaves_in_one_snapshot_and_its_late_reports_land_nowhere() {
         ssh: machine::Ssh::new(dest).unwrap(),
     };
     let names = |r: &Replay| -> Vec<String> {
-        let mut names: Vec<String> = super::all_sessions(&r.shared.snapshot, &r.shared.machines)
-            .into_iter()
-            .map(|s| format!("{}@{}", s.id, s.machine.unwrap_or_default()))
-            .collect();
+        let mut names: Vec<String> =
+            super::core::all_sessions(&r.shared.snapshot, &r.shared.machines)
+                .into_iter()
+                .map(|s| format!("{}@{}", s.id, s.machine.unwrap_or_default()))
+                .collect();
         names.sort();
         names
     };

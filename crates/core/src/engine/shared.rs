@@ -1,7 +1,7 @@
 //! What the surfaces read between events: the engine's handle reads it, the task writes
 //! it as the core's changes say.
 
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 
 use super::core::{Change, Followed};
 use crate::lf::dialect::Dialect;
@@ -17,10 +17,17 @@ pub(super) struct Shared {
     pub(super) status: String,
     pub(super) can_watch: bool,
     pub(super) detected: Option<Dialect>,
+    /// Every machine's sessions in lf's order, made on the first read after they changed
+    /// and handed out by cloning the `Arc`: a surface reading the list after every input
+    /// costs a pointer, not a copy of every record.
+    pub(super) listed: OnceLock<super::Sessions>,
 }
 
 impl Shared {
     pub(super) fn apply(&mut self, change: Change) {
+        if !matches!(change, Change::Status { .. }) {
+            self.listed = OnceLock::new();
+        }
         match change {
             Change::Session(id, record) => self.snapshot.put(&id, record),
             Change::Sessions(snapshot) => self.snapshot = snapshot,

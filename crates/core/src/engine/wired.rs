@@ -268,6 +268,37 @@ async fn a_foreign_write_is_listed_again_and_what_changed_is_told() {
 }
 
 #[tokio::test]
+async fn the_list_is_handed_out_shared_until_a_session_in_it_changes() {
+    let idle = |id| test_record(id, None, State::Active);
+    let mut rig = Rig::start(Generation::E, vec![idle("S1"), idle("S2")]).await;
+    rig.next(snapshot_ids).await;
+    let first = rig.engine.sessions();
+    let ids = |list: &super::Sessions| list.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&first), ["S1", "S2"]);
+    assert!(
+        Arc::ptr_eq(&first, &rig.engine.sessions()),
+        "read again with nothing changed, it is the same list, not a copy"
+    );
+    rig.set(vec![idle("S1"), waiting("S2")]);
+    rig.foreign_write(b"lf's database, written by an agent");
+    rig.next(|e| match e {
+        Event::State { session, .. } | Event::Asked { session, .. } if session.id == "S2" => {
+            Some(())
+        }
+        _ => None,
+    })
+    .await;
+    let second = rig.engine.sessions();
+    assert!(!Arc::ptr_eq(&first, &second), "a change makes a new list");
+    assert_eq!(ids(&second), ["S1", "S2"]);
+    assert!(second[1].needs_you() && !first[1].needs_you());
+    assert!(
+        Arc::ptr_eq(&first[0], &second[0]),
+        "the session that did not change is the same record"
+    );
+}
+
+#[tokio::test]
 async fn a_write_that_lands_while_lf_lists_after_it_read_is_still_told() {
     let mut rig = Rig::start(Generation::E, vec![test_record("S1", None, State::Active)]).await;
     rig.next(snapshot_ids).await;

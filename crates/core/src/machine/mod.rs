@@ -198,6 +198,11 @@ impl MachineView {
         self.sessions.sessions()
     }
 
+    /// Its records themselves, shared, in no particular order.
+    pub fn shared(&self) -> impl Iterator<Item = &std::sync::Arc<SessionRecord>> {
+        self.sessions.shared()
+    }
+
     pub fn get(&self, id: &str) -> Option<&SessionRecord> {
         self.sessions.get(id)
     }

@@ -341,13 +341,14 @@ fn ask(
 /// The session whose agent asks: Claude runs the hook below its own process (through a
 /// shell), so the first of the hook's ancestors (`chain`, the hook first) that is a listed
 /// agent's pid on this machine names it.
-pub fn requester<'a>(
+pub fn requester<'a, R: std::borrow::Borrow<crate::SessionRecord>>(
     chain: &[u32],
-    sessions: &'a [crate::SessionRecord],
+    sessions: &'a [R],
 ) -> Option<&'a crate::SessionRecord> {
     chain.iter().find_map(|pid| {
         sessions
             .iter()
+            .map(R::borrow)
             .find(|s| s.machine.is_none() && s.agent().and_then(|a| a.pid) == Some(*pid))
     })
 }

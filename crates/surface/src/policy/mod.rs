@@ -249,6 +249,11 @@ impl Popups {
         self.went_unseen.contains(key)
     }
 
+    /// The keys of the sessions [`Popups::unseen`] says went unseen.
+    pub fn went_unseen(&self) -> impl Iterator<Item = &str> {
+        self.went_unseen.iter().map(String::as_str)
+    }
+
     /// The server took a session's popup down by itself (it expired: xfce4-notifyd, Plasma
     /// and stock dunst time out even popups asked to stay). The session stays unseen: the
     /// next summary (a start, a resume, the end of do-not-disturb) tells it again. Not at

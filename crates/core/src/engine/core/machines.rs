@@ -2,6 +2,8 @@
 //! follower runs in the task, and its view ([`MachineView`]) turns its reports into
 //! exactly-once events.
 
+use std::sync::Arc;
+
 use super::warnings::Warnings;
 use super::{Change, Command, Now, Out};
 use crate::event::{Event, Warning};
@@ -29,6 +31,20 @@ pub(in crate::engine) fn all_sessions(
         list.extend(machine.view.sessions());
     }
     list.sort_by(SessionRecord::list_order);
+    list
+}
+
+/// Every machine's sessions, in lf's list order, shared with the snapshots: what
+/// [`crate::engine::Engine::sessions`] hands out.
+pub(in crate::engine) fn shared_sessions(
+    snapshot: &Snapshot,
+    machines: &[Followed],
+) -> Vec<Arc<SessionRecord>> {
+    let mut list: Vec<Arc<SessionRecord>> = snapshot.shared().cloned().collect();
+    for machine in machines {
+        list.extend(machine.view.shared().cloned());
+    }
+    list.sort_by(|a, b| SessionRecord::list_order(a, b));
     list
 }
 

@@ -678,7 +678,11 @@ mod tests {
             // SAFETY: getuid cannot fail.
             uid: unsafe { libc::getuid() },
         };
-        let mut relay = Relay::new(place, out, Arc::new(move || vec![record.clone()]));
+        let mut relay = Relay::new(
+            place,
+            out,
+            Arc::new(move || vec![Arc::new(record.clone())].into()),
+        );
         relay.take(ToMachine::Answering(true));
         assert!(matches!(
             lines.try_recv(),

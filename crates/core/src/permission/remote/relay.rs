@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::{FromMachine, ToMachine, SILENT};
-use crate::lf::record::SessionRecord;
+use crate::engine::Sessions;
 use crate::permission::claude_settings;
 use crate::permission::socket::{Dir, Hook, Hooks, Unbound};
 use crate::permission::{requester, Request};
@@ -54,7 +54,7 @@ type Open = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<ToMachine>>>>;
 pub struct Relay {
     place: Place,
     out: mpsc::UnboundedSender<FromMachine>,
-    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    sessions: Arc<dyn Fn() -> Sessions + Send + Sync>,
     open: Open,
     listening: Option<AbortHandle>,
     /// When the tray last said anything: a hook whose popup is up gives up after
@@ -68,7 +68,7 @@ impl Relay {
     pub fn new(
         place: Place,
         out: mpsc::UnboundedSender<FromMachine>,
-        sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+        sessions: Arc<dyn Fn() -> Sessions + Send + Sync>,
     ) -> Relay {
         Relay {
             place,
@@ -179,7 +179,7 @@ async fn accept(
     hooks: Hooks,
     uid: u32,
     out: mpsc::UnboundedSender<FromMachine>,
-    sessions: Arc<dyn Fn() -> Vec<SessionRecord> + Send + Sync>,
+    sessions: Arc<dyn Fn() -> Sessions + Send + Sync>,
     open: Open,
     heard: Heard,
 ) {
@@ -216,7 +216,7 @@ const FIND_AGAIN: Duration = Duration::from_millis(50);
 async fn find(
     pid: u32,
     uid: u32,
-    sessions: &(dyn Fn() -> Vec<SessionRecord> + Send + Sync),
+    sessions: &(dyn Fn() -> Sessions + Send + Sync),
 ) -> Option<String> {
     let deadline = tokio::time::Instant::now() + FIND_WAIT;
     loop {
