@@ -12,7 +12,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,6 +23,9 @@ use lf_tray_surface::desk::{Desk, Input};
 use lf_tray_surface::menu::{self, Look};
 use lf_tray_surface::policy::Clock;
 use lf_tray_surface::window::{self, Reach};
+
+mod common;
+use common::stand_in_lf;
 
 /// Calls per part: enough for a stable median at 10 000 in a few seconds.
 const ROUNDS: usize = 21;
@@ -53,26 +55,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn stand_in_lf() -> PathBuf {
-    let lf = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
-    assert!(
-        lf.is_file(),
-        "no stand-in lf at {}: build it first with `cargo build --release -p lf-sim --bin lf`",
-        lf.display()
-    );
-    lf
-}
-
 fn main() {
-    let counts: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let counts = if counts.is_empty() {
-        vec![10, 1_000, 10_000]
-    } else {
-        counts
-    };
+    let counts = common::counts();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let rows: Vec<String> = counts
         .into_iter()

@@ -10,7 +10,7 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use lf_sim::{Activity, SessionSpec, SimHome};
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+mod common;
+use common::stand_in_lf;
 
 const TRIALS: usize = 5;
 /// Agent processes, shared by all the sessions: issue 47's "10 000 sessions sharing 10
@@ -31,26 +34,8 @@ const SETTLE: Duration = Duration::from_secs(2);
 /// busy machine; a change's line well under one. Generous, to fail rather than hang.
 const WAIT: Duration = Duration::from_secs(120);
 
-fn stand_in_lf() -> PathBuf {
-    let lf = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
-    assert!(
-        lf.is_file(),
-        "no stand-in lf at {}: build it first with `cargo build --release -p lf-sim --bin lf`",
-        lf.display()
-    );
-    lf
-}
-
 fn main() {
-    let counts: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let counts = if counts.is_empty() {
-        vec![10, 1_000, 10_000]
-    } else {
-        counts
-    };
+    let counts = common::counts();
     let rows: Vec<String> = counts.into_iter().map(row).collect();
     println!(
         "\n| open sessions | change → event | the tray's own CPU per change | lf's list | \

@@ -15,23 +15,13 @@ use lf_tray_core::files::records::Records;
 use lf_tray_core::Home;
 use serde_json::Value;
 
+mod common;
+use common::stand_in_lf;
+
 /// Enough samples for a p99 that is not just the maximum of a handful.
 const EVENTS: usize = 400;
 /// The idle window the goal is stated for.
 const IDLE: Duration = Duration::from_secs(60);
-
-/// lf-sim's stand-in `lf`, beside the benchmarked `lf-tray`. Cargo builds no binary of a
-/// dependency, so it is built first (the README's command does); without it the tray
-/// would list nothing and every wait would time out, saying nothing of why.
-fn stand_in_lf() -> std::path::PathBuf {
-    let lf = Path::new(env!("CARGO_BIN_EXE_lf-tray")).with_file_name("lf");
-    assert!(
-        lf.is_file(),
-        "no stand-in lf at {}: build it first with `cargo build --release -p lf-sim --bin lf`",
-        lf.display()
-    );
-    lf
-}
 
 fn main() {
     // `cargo bench` passes `--bench`; `--no-idle` skips the idle spells, and naming parts
