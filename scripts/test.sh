@@ -61,7 +61,7 @@ stage "the window at 10 000 sessions (WebDriver): opened, scrolled to the last, 
 TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_SUITE=window_scale.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/window-scale bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 stage "answering from the phone: ntfy http buttons against a stand-in ntfy server with users and rights, the stand-in Claude's hook (allow, an option, refusals, a cut link, a restart, an open topic)"
-PY=$E2E_VENV/bin/python E2E_SUITE=phone.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
+TAURI_DRIVER=$(command -v tauri-driver) PY=$E2E_VENV/bin/python E2E_VENV=$E2E_VENV E2E_SUITE=phone.py E2E_BUS_CONFIG=$PWD/tests/e2e/session-bus.conf \
   E2E_OUT=${E2E_OUT:-ci-out}/phone bash tests/e2e/run.sh "${CARGO_TARGET_DIR:-target}/debug/lf-tray"
 stage "the real agents: Claude Code and Codex from npm, offline against a scripted model server, answered from the popup, the window's card and the terminal"
 # npm fetches the pinned clients once into $CACHE/agents (tests/agents/install.sh, ~570 MB,
