@@ -15,6 +15,8 @@ mod click;
 mod demo;
 mod gnome_extension;
 mod hook;
+#[cfg(unix)]
+mod keyboard;
 mod logfile;
 #[cfg(unix)]
 mod permission;

@@ -3,60 +3,18 @@
 //! peer checked as a hook's is; `lf_tray_core::permission::pressed`), handed to the desk as
 //! one more answer from a key, and the desk's word sent back.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use lf_tray_core::permission::pressed::{self, Pressed, Told};
 use lf_tray_core::permission::socket::{Arriving, Dir, Hooks, NotAHook, Unbound};
 use lf_tray_surface::answer::{Answer, From, Given};
 use lf_tray_surface::desk::Input;
-use lf_tray_surface::keys::Key;
 use lf_tray_surface::requests::NotTaken;
-use tokio::sync::watch;
 
 use crate::shell::{Shell, ToDesk};
 
 #[cfg(not(target_os = "macos"))]
 mod grab;
-
-/// The keys the tray holds itself (an X11 grab), while `answer_keys` is on: the setting,
-/// which keys the desk wants held now, and what the panel says of them.
-pub(crate) struct Keyboard {
-    on: watch::Sender<bool>,
-    hold: watch::Sender<Vec<Key>>,
-    status: Mutex<Option<String>>,
-}
-
-impl Keyboard {
-    pub(crate) fn new(on: bool) -> Keyboard {
-        Keyboard {
-            on: watch::Sender::new(on),
-            hold: watch::Sender::new(Vec::new()),
-            status: Mutex::new(None),
-        }
-    }
-
-    pub(crate) fn set_on(&self, on: bool) {
-        self.on
-            .send_if_modified(|was| std::mem::replace(was, on) != on);
-    }
-
-    /// The desk's `Grab`: hold these keys, let go of the others.
-    pub(crate) fn hold(&self, keys: Vec<Key>) {
-        self.hold.send_replace(keys);
-    }
-
-    /// Which keys the desktop gave and which another program holds, while on.
-    pub(crate) fn status(&self) -> Option<String> {
-        self.status.lock().ok()?.clone()
-    }
-
-    #[cfg_attr(target_os = "macos", allow(dead_code))]
-    fn say(&self, status: Option<String>) {
-        if let Ok(mut now) = self.status.lock() {
-            *now = status;
-        }
-    }
-}
 
 /// Listen for `lf-tray answer` while the tray runs; without `$XDG_RUNTIME_DIR`, or with
 /// another tray on it, the command finds this one deaf and says so.
@@ -64,8 +22,8 @@ pub(crate) async fn serve(shell: Arc<Shell>) {
     #[cfg(not(target_os = "macos"))]
     tauri::async_runtime::spawn(grab::follow(
         Arc::clone(&shell),
-        shell.desktop.keys.on.subscribe(),
-        shell.desktop.keys.hold.subscribe(),
+        shell.desktop.keys.on(),
+        shell.desktop.keys.wanted(),
     ));
     let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from);
     let Some(path) = pressed::socket_path(runtime) else {

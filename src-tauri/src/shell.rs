@@ -68,7 +68,7 @@ pub(crate) struct Desktop {
     pub(crate) kept: tokio::sync::Notify,
     /// The keys the tray holds to answer from the keyboard.
     #[cfg(unix)]
-    pub(crate) keys: crate::pressed::Keyboard,
+    pub(crate) keys: crate::keyboard::Keyboard,
 }
 
 /// The settings as saved, where, what was wrong with the file, and the command line's
@@ -206,7 +206,7 @@ impl Shell {
                 quitting: AtomicBool::new(false),
                 kept: tokio::sync::Notify::new(),
                 #[cfg(unix)]
-                keys: crate::pressed::Keyboard::new(answer_keys),
+                keys: crate::keyboard::Keyboard::new(answer_keys),
             },
             warnings: Mutex::new(warnings),
             push: pushes,
