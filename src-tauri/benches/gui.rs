@@ -25,7 +25,6 @@ use lf_tray_surface::policy::Clock;
 use lf_tray_surface::window::{self, Reach};
 
 mod common;
-use common::stand_in_lf;
 
 /// Calls per part: enough for a stable median at 10 000 in a few seconds.
 const ROUNDS: usize = 21;
@@ -119,17 +118,7 @@ async fn row(count: usize) -> String {
     for id in ids.iter().step_by(100) {
         store.activity(id, Activity::Ask).unwrap();
     }
-    let lf = dir.path().join("lf");
-    fs::write(
-        &lf,
-        format!(
-            "#!/bin/sh\nLF_SIM_GENERATION=e2 LF_SIM_DIR={} exec {} \"$@\"\n",
-            dir.path().display(),
-            stand_in_lf().display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let lf = common::e2_lf(dir.path());
 
     let config = Config::from_env(Some(sim.home().to_path_buf()), Some(lf));
     let (engine, mut events) = Engine::start(config);

@@ -20,7 +20,6 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 mod common;
-use common::stand_in_lf;
 
 const TRIALS: usize = 5;
 /// Agent processes, shared by all the sessions: issue 47's "10 000 sessions sharing 10
@@ -83,17 +82,7 @@ fn row(sessions: usize) -> String {
         store.activity(id, Activity::Ask).unwrap();
     }
 
-    let lf = dir.path().join("lf");
-    fs::write(
-        &lf,
-        format!(
-            "#!/bin/sh\nLF_SIM_GENERATION=e2 LF_SIM_DIR={} exec {} \"$@\"\n",
-            dir.path().display(),
-            stand_in_lf().display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let lf = common::e2_lf(dir.path());
 
     let mut printed = Vec::new();
     let mut lists: Vec<Duration> = (0..TRIALS)

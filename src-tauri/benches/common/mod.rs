@@ -29,3 +29,21 @@ pub fn counts() -> Vec<usize> {
         named
     }
 }
+
+/// An `lf` in `dir` that runs the stand-in as generation E2 on the home lf-sim keeps in
+/// `dir`: what the tray is pointed at, as a person's PATH would point it at lf.
+#[allow(dead_code)] // The watch benchmark plays each generation with a home of its own.
+pub fn e2_lf(dir: &Path) -> PathBuf {
+    let lf = dir.join("lf");
+    std::fs::write(
+        &lf,
+        format!(
+            "#!/bin/sh\nLF_SIM_GENERATION=e2 LF_SIM_DIR={} exec {} \"$@\"\n",
+            dir.display(),
+            stand_in_lf().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&lf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    lf
+}
