@@ -40,8 +40,9 @@ REPLY_TOPIC = uuid.uuid4().hex  # 128 random bits, as the tray makes it
 # when nothing waits at once, not at the server's next line.
 KEEPALIVE = 45
 # The subscription's end once nothing waits: the tray shuts the link as the last request is
-# answered, so this is slack for a loaded machine only.
-CLOSE_TIMEOUT = 2.0
+# answered (2-22 ms measured), so this is slack for a slow, busy machine; well under the
+# keepalive, which is what a reader that waits for the server's next line would take.
+CLOSE_TIMEOUT = 10.0
 # No subscription comes back within this spell: a reader that missed its end would be back
 # within the back-off's first second.
 QUIET = 2.0
