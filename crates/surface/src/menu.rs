@@ -104,18 +104,22 @@ pub enum Entry {
 /// The menu for these sessions: pending ones grouped, the one waiting longest first, then
 /// the app's own items.
 pub fn menu<R: Borrow<SessionRecord>>(sessions: &[R], popups: &Popups) -> Vec<Entry> {
-    // The menu's snapshot of the popups carries no waiting times: today's order.
-    let pending: Vec<_> = board::ordered(sessions, |r| popups.since.get(&r.key().token()).copied())
-        .into_iter()
-        .filter(|(group, r)| {
+    // The ten rows it shows, found without ordering every session.
+    let (shown, pending) = board::first(
+        sessions,
+        |r| popups.since.get(&r.key().token()).copied(),
+        |group, r| {
             // A stopped agent the person dismissed is theirs to resume from the window.
             group.is_pending()
-                && !(*group == Group::Stopped && popups.dismissed.contains(&r.key().token()))
-        })
-        .collect();
+                && !(group == Group::Stopped && popups.dismissed.contains(&r.key().token()))
+        },
+        MAX_ROWS,
+    );
+    let shown: Vec<(Group, &SessionRecord)> =
+        shown.into_iter().map(|(g, r)| (g, r.borrow())).collect();
     let mut entries = Vec::new();
     let mut heading: Option<Group> = None;
-    for (group, record) in pending.iter().take(MAX_ROWS) {
+    for (group, record) in &shown {
         if heading != Some(*group) {
             heading = Some(*group);
             entries.push(Entry::Note(group.title().into()));
@@ -131,19 +135,18 @@ pub fn menu<R: Borrow<SessionRecord>>(sessions: &[R], popups: &Popups) -> Vec<En
             label: label(&line),
         });
     }
-    if pending.is_empty() {
+    if pending == 0 {
         entries.push(Entry::Note("No sessions waiting".into()));
     }
-    if pending.len() > MAX_ROWS {
+    if pending > MAX_ROWS {
         entries.push(Entry::Choice {
             item: Item::More,
-            label: format!("{} more…", pending.len() - MAX_ROWS),
+            label: format!("{} more…", pending - MAX_ROWS),
         });
     }
     // Rows open with one click, so dismissing has a submenu of its own.
-    let dismissable: Vec<Entry> = pending
+    let dismissable: Vec<Entry> = shown
         .iter()
-        .take(MAX_ROWS)
         .filter(|(group, r)| {
             *group != Group::Active && !popups.dismissed.contains(&r.key().token())
         })
@@ -231,14 +234,15 @@ pub enum Look {
 
 impl Look {
     pub fn of<R: Borrow<SessionRecord>>(sessions: &[R]) -> Look {
-        let groups: Vec<Group> = sessions.iter().map(|s| Group::of(s.borrow())).collect();
-        if groups.contains(&Group::Ready) {
-            Look::Ready
-        } else if groups.contains(&Group::Waiting) {
-            Look::Waiting
-        } else {
-            Look::Idle
+        let mut look = Look::Idle;
+        for session in sessions {
+            match Group::of(session.borrow()) {
+                Group::Ready => return Look::Ready,
+                Group::Waiting => look = Look::Waiting,
+                _ => {}
+            }
         }
+        look
     }
 }
 

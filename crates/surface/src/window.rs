@@ -319,6 +319,7 @@ pub fn views(
     board::ordered(sessions, |r| desk.waiting_since(&history::key(r)))
         .into_iter()
         .map(|(group, record)| {
+            let record = record.borrow();
             let key = history::key(record);
             let mut buttons = buttons::buttons(record);
             let shown = record.in_terminal() && record.machine.is_none();
