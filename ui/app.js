@@ -694,10 +694,12 @@ document.addEventListener('keydown', (event) => {
 });
 
 // The board, asked for again; a burst of asks while one is on its way costs one more board
-// after it, not one each (a board is 6 MB at 10 000 sessions). It settles once the page has
-// drawn a board asked for after the call.
+// after it, not one each. It settles once the page has drawn a board asked for after the
+// call.
 let loading = null;
 let stale = false;
+// The number of the board the page holds: the app gives what changed since it.
+let held = null;
 function refresh() {
   stale = true;
   if (!loading) {
@@ -714,14 +716,39 @@ function refresh() {
 
 async function load() {
   try {
-    board = await invoke('sessions');
-    // A window built to show one session learns which from its first list.
-    if (board.focus) focusId = board.focus;
+    take(await invoke('sessions', { held }));
   } catch (error) {
+    // What the app gave may be lost with the answer: the next ask gets the whole board.
+    held = null;
     board = { ...board, status: `Could not load the sessions: ${error}` };
   }
   forgetGone();
   render();
+}
+
+// A board given: every row in order, or (with its `order`) the rows that changed, placed
+// among the rows held: runs of them (`[from, count]`, by place) and the changed ones' keys.
+function take(next) {
+  let sessions = next.sessions;
+  if (next.order) {
+    const changed = new Map(next.sessions.map((s) => [s.key, s]));
+    const rows = board.sessions;
+    sessions = [];
+    for (const place of next.order) {
+      if (typeof place === 'string') sessions.push(changed.get(place));
+      else for (let i = place[0]; i < place[0] + place[1]; i++) sessions.push(rows[i]);
+    }
+    if (sessions.includes(undefined)) {
+      // Not the rows the app thinks the page holds: it asks again for the whole board.
+      held = null;
+      stale = true;
+      return;
+    }
+  }
+  board = { ...next, sessions };
+  held = next.number;
+  // A window built to show one session learns which from its first list.
+  if (board.focus) focusId = board.focus;
 }
 
 // What was kept for sessions that are no longer listed.

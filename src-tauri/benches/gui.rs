@@ -5,10 +5,13 @@
 //! listed by the stand-in lf of generation E2 into a real engine. Per part, the median of
 //! [`ROUNDS`] calls and the heap allocations of one: the engine's list
 //! (`Engine::sessions`), the desk's view (`Desk::view`, after every input, ticks included),
-//! the tray's menu and icon (`View::tray`, `menu::menu`, `Look::of`), and the window's rows
-//! (`window::views`, on a redraw while a window is open). The desk's task makes a view
-//! after every input; a redraw (after an input that changed what is shown) reads the list
-//! and builds the menu and, with a window open, its rows. Prints; asserts nothing.
+//! the tray's menu and icon (`View::tray`, `menu::menu`, `Look::of`), and the window's rows:
+//! all of them (`window::views`, what a page opened is given) and what one change gives an
+//! open page (`Rows::rows`: one session read again among a list whose every record was
+//! read again, as lf's list is today), with the bytes of their JSON. The desk's task makes a
+//! view after every input; a redraw (after an input that changed what is shown) reads the
+//! list and builds the menu and, with a window open, what changed of its rows. Prints;
+//! asserts nothing.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
@@ -22,6 +25,7 @@ use lf_tray_core::{Event, SessionRecord};
 use lf_tray_surface::desk::{Desk, Input};
 use lf_tray_surface::menu::{self, Look};
 use lf_tray_surface::policy::Clock;
+use lf_tray_surface::rows::Rows;
 use lf_tray_surface::window::{self, Reach};
 
 mod common;
@@ -63,9 +67,10 @@ fn main() {
         .collect();
     println!(
         "\n| open sessions | `Engine::sessions` (after a change, then again) | `Desk::view` (every input) | the tray's menu \
-         and icon | the window's rows | a redraw, window open |"
+         and icon | the window's rows, all (bytes) | the window's rows, one change (bytes) | a redraw, \
+         window open |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for row in rows {
         println!("{row}");
     }
@@ -155,14 +160,44 @@ async fn row(count: usize) -> String {
         (menu::menu(&sessions, &popups), Look::of(&sessions))
     });
     let rows = timed(|| window::views(&shown, &sessions, Reach::Button, |_: &SessionRecord| None));
-    // A redraw: the list read once more, the tray's menu, and the rows of an open window.
-    let redraw = (listed.0 + tray.0 + rows.0, listed.1 + tray.1 + rows.1);
+    let all_bytes = serde_json::to_vec(&window::views(&shown, &sessions, Reach::Button, |_| None))
+        .unwrap()
+        .len();
+    // An open page's board after one change: the list read again (every record a new copy,
+    // as the engine reads lf's list today) with one session renamed, and back, by turns.
+    let mut again: Vec<_> = sessions
+        .iter()
+        .map(|r| std::sync::Arc::new(SessionRecord::clone(r)))
+        .collect();
+    let renamed = std::sync::Arc::make_mut(&mut again[1]);
+    renamed.title = format!("{} (renamed)", renamed.title);
+    let lists = [sessions.to_vec(), again];
+    let mut page = Rows::default();
+    let mut held = page
+        .rows(None, &shown, &lists[0], Reach::Button, |_| None)
+        .number;
+    let mut turn = 0;
+    let mut change_bytes = 0;
+    let change = timed(|| {
+        turn += 1;
+        let given = page.rows(Some(held), &shown, &lists[turn % 2], Reach::Button, |_| {
+            None
+        });
+        held = given.number;
+        change_bytes = serde_json::to_vec(&given.rows).unwrap().len()
+            + serde_json::to_vec(&given.order).unwrap().len();
+        given
+    });
+    // A redraw: the list read once more, the tray's menu, and what changed of an open
+    // window's rows.
+    let redraw = (listed.0 + tray.0 + change.0, listed.1 + tray.1 + change.1);
     format!(
-        "| {count} | {first:.2?} first, then {} | {} | {} | {} | {} |",
+        "| {count} | {first:.2?} first, then {} | {} | {} | {} ({all_bytes}) | {} ({change_bytes}) | {} |",
         cell(listed),
         cell(view),
         cell(tray),
         cell(rows),
+        cell(change),
         cell(redraw),
     )
 }

@@ -23,6 +23,7 @@ pub mod policy;
 pub mod push;
 pub mod requests;
 pub mod route;
+pub mod rows;
 pub mod settings;
 pub mod tray_host;
 pub mod view;

@@ -254,10 +254,17 @@ pub struct Picked {
     pub own: String,
 }
 
-/// Everything the window shows, sent whole on every change.
+/// Everything the window shows: the sessions' rows as [`crate::rows::Rows`] gives them
+/// (every row to a page that holds none, else the rows that changed and where each goes),
+/// and the rest whole (it is small).
 #[derive(Debug, Clone, Serialize)]
 pub struct Board {
+    /// The board's number: the page names it when it asks for the next one.
+    pub number: u64,
+    /// Every row in order when `order` is none; else only the rows that changed.
     pub sessions: Vec<SessionView>,
+    /// Where each row goes, from the rows the page holds ([`crate::rows::Place`]).
+    pub order: Option<Vec<crate::rows::Place>>,
     /// The engine's status line.
     pub status: String,
     /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
@@ -292,8 +299,8 @@ pub struct RecentView {
 #[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
 pub enum ToWindow {
     /// What the window shows changed: the page asks for the [`Board`] (`sessions`) once it
-    /// has drawn the last one. A board is whole, ~600 bytes a session (6 MB at 10 000), so a
-    /// burst of changes costs one board in flight and one after it, not one each, and
+    /// has drawn the last one, naming the one it holds, and is given what changed since.
+    /// A burst of changes costs one board in flight and one after it, not one each, and
     /// the page's thread is not stopped by a board it did not ask for.
     Changed,
     /// Scroll to this session (its key token) and select it.
@@ -321,83 +328,97 @@ pub fn views(
         .map(|(group, record)| {
             let record = record.borrow();
             let key = history::key(record);
-            let mut buttons = buttons::buttons(record);
-            let shown = record.in_terminal() && record.machine.is_none();
-            if shown && reach == Reach::Button {
-                buttons.insert(0, buttons::go_to_terminal());
-            }
-            let runs_in = where_it_runs(record, shown && reach == Reach::Say, &runs_in);
-            let needs_you = matches!(group, Group::Ready | Group::Waiting);
-            let repo_name = (record.presents() == Presents::Waits)
-                .then(|| record.repo())
-                .flatten();
-            let kind_name = board::kind_name(record.kind.as_ref());
-            let reason_phrase = record.reason().map(|r| r.phrase());
-            let repo = repo_name.clone().or_else(|| last_part(&record.cwd));
-            let label = [
-                kind_name.as_deref().or(record.provider_named()),
-                reason_phrase,
-                record.machine.as_deref(),
-                repo.as_deref(),
-            ];
-            let work = record
-                .work_path()
-                .or(record.work.as_ref().map(|w| w.id.as_str()));
-            let meta = [
-                record.provider_named().or(Some(record.detail.as_str())),
-                work,
-                repo_name.as_deref(),
-            ];
-            let search = [
-                Some(record.title.as_str()),
-                Some(record.id.as_str()),
-                repo.as_deref(),
-                record.work_path(),
-            ];
-            let primary = buttons::primary(&buttons);
-            SessionView {
-                id: record.id.clone(),
-                title: if record.title.is_empty() {
-                    record.id.clone()
-                } else {
-                    record.title.clone()
-                },
-                group,
-                group_title: group.title(),
-                needs_you,
-                dismissable: needs_you || group == Group::Stopped,
-                dismissed: desk.dismissed(&key),
-                label: joined(&label),
-                waiting_since: desk.waiting_since(&key).filter(|_| needs_you),
-                chips: chips(record, kind_name),
-                meta: Some(joined(&meta)).filter(|m| !m.is_empty()),
-                cwd: Some(record.cwd.clone()).filter(|c| !c.is_empty()),
-                why: record.reason().map(|reason| Why {
-                    label: format!("Agent {}", reason_phrase.unwrap_or("waits for you")),
-                    text: joined_with(&[reason.title.as_deref(), reason.msg.as_deref()], " — "),
-                }),
-                stopped: record.stopped(),
-                question: board::question(record),
-                ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
-                request: desk.request(&key).map(RequestView::of),
-                choices: desk.request(&key).map(ChoiceButton::of).unwrap_or_default(),
-                buttons,
-                primary,
-                runs_in,
-                search: search.into_iter().flatten().map(str::to_string).collect(),
-                key,
-            }
+            let runs_in = where_it_runs(record, reach, &runs_in);
+            row(desk, key, group, record, reach, runs_in)
         })
         .collect()
 }
 
-/// Where the row says the session runs, when no button goes there: headless, on another
-/// machine, or (`say`: its terminal is here, but the desktop focuses nothing) `runs_in`'s.
-fn where_it_runs(
+/// One session's row. `runs_in` is [`where_it_runs`]'s.
+// One struct literal, field by field: splitting it would only scatter what a row says.
+pub(crate) fn row(
+    desk: &View,
+    key: String,
+    group: Group,
     record: &SessionRecord,
-    say: bool,
+    reach: Reach,
+    runs_in: Option<String>,
+) -> SessionView {
+    let mut buttons = buttons::buttons(record);
+    let shown = record.in_terminal() && record.machine.is_none();
+    if shown && reach == Reach::Button {
+        buttons.insert(0, buttons::go_to_terminal());
+    }
+    let needs_you = matches!(group, Group::Ready | Group::Waiting);
+    let repo_name = (record.presents() == Presents::Waits)
+        .then(|| record.repo())
+        .flatten();
+    let kind_name = board::kind_name(record.kind.as_ref());
+    let reason_phrase = record.reason().map(|r| r.phrase());
+    let repo = repo_name.clone().or_else(|| last_part(&record.cwd));
+    let label = [
+        kind_name.as_deref().or(record.provider_named()),
+        reason_phrase,
+        record.machine.as_deref(),
+        repo.as_deref(),
+    ];
+    let work = record
+        .work_path()
+        .or(record.work.as_ref().map(|w| w.id.as_str()));
+    let meta = [
+        record.provider_named().or(Some(record.detail.as_str())),
+        work,
+        repo_name.as_deref(),
+    ];
+    let search = [
+        Some(record.title.as_str()),
+        Some(record.id.as_str()),
+        repo.as_deref(),
+        record.work_path(),
+    ];
+    let primary = buttons::primary(&buttons);
+    SessionView {
+        id: record.id.clone(),
+        title: if record.title.is_empty() {
+            record.id.clone()
+        } else {
+            record.title.clone()
+        },
+        group,
+        group_title: group.title(),
+        needs_you,
+        dismissable: needs_you || group == Group::Stopped,
+        dismissed: desk.dismissed(&key),
+        label: joined(&label),
+        waiting_since: desk.waiting_since(&key).filter(|_| needs_you),
+        chips: chips(record, kind_name),
+        meta: Some(joined(&meta)).filter(|m| !m.is_empty()),
+        cwd: Some(record.cwd.clone()).filter(|c| !c.is_empty()),
+        why: record.reason().map(|reason| Why {
+            label: format!("Agent {}", reason_phrase.unwrap_or("waits for you")),
+            text: joined_with(&[reason.title.as_deref(), reason.msg.as_deref()], " — "),
+        }),
+        stopped: record.stopped(),
+        question: board::question(record),
+        ready_summary: record.ready_summary.clone().filter(|s| !s.is_empty()),
+        request: desk.request(&key).map(RequestView::of),
+        choices: desk.request(&key).map(ChoiceButton::of).unwrap_or_default(),
+        buttons,
+        primary,
+        runs_in,
+        search: search.into_iter().flatten().map(str::to_string).collect(),
+        key,
+    }
+}
+
+/// Where the row says the session runs, when no button goes there: headless, on another
+/// machine, or (its terminal is here, but the desktop focuses nothing) `runs_in`'s.
+pub(crate) fn where_it_runs(
+    record: &SessionRecord,
+    reach: Reach,
     runs_in: &impl Fn(&SessionRecord) -> Option<String>,
 ) -> Option<String> {
+    let say = reach == Reach::Say && record.in_terminal() && record.machine.is_none();
     if record.headless() {
         // The page says "It runs …." around it.
         Some("headless: no terminal shows it".to_string())

@@ -17,13 +17,19 @@ use crate::platform::launch;
 use crate::platform::page::LABEL;
 use crate::shell::Shell;
 
-// Off the main thread (`async`): at 10 000 sessions the board takes a while to make and
-// send, and the main thread runs the window and the tray.
+// Off the main thread (`async`): at 10 000 sessions a whole board takes a while to make and
+// send, and the main thread runs the window and the tray. `held`: the number of the board
+// the page holds, if any; it is given what changed since (see `Rows`).
 #[tauri::command(async)]
-pub fn sessions(shell: State<'_, Arc<Shell>>, at: State<'_, crate::platform::page::At>) -> Board {
+pub fn sessions(
+    shell: State<'_, Arc<Shell>>,
+    at: State<'_, crate::platform::page::At>,
+    given: State<'_, super::Given>,
+    held: Option<u64>,
+) -> Board {
     Board {
         focus: crate::shell::lock(&at.0).take(),
-        ..board(&shell)
+        ..board(&shell, &given, held)
     }
 }
 
@@ -176,6 +182,28 @@ mod tests {
             .collect();
         assert_eq!(buttons, [("open", true), ("complete", false)]);
         assert!(board["status"].is_string());
+    }
+
+    /// The page names the board it holds and is given what changed since; a page holding
+    /// any other (reloaded, opened again, its answer lost) is given the whole board.
+    #[test]
+    fn the_page_is_given_what_changed_since_the_board_it_holds() {
+        let f = fixture();
+        let whole = invoke(&f.webview, "sessions", json!({})).unwrap();
+        assert_eq!(whole["order"], Value::Null);
+        assert_eq!(whole["sessions"].as_array().unwrap().len(), 1);
+        let held = whole["number"].as_u64().unwrap();
+        let same = invoke(&f.webview, "sessions", json!({ "held": held })).unwrap();
+        assert_eq!(same["sessions"], json!([]), "nothing changed");
+        assert_eq!(
+            same["order"],
+            json!([[0, 1]]),
+            "the row it holds, where it was"
+        );
+        assert_eq!(same["status"], whole["status"]);
+        let stale = invoke(&f.webview, "sessions", json!({ "held": held })).unwrap();
+        assert_eq!(stale["sessions"].as_array().unwrap().len(), 1);
+        assert_eq!(stale["order"], Value::Null);
     }
 
     #[test]

@@ -9,8 +9,11 @@ pub mod settings;
 
 use tauri::{AppHandle, Manager, Runtime, WindowEvent};
 
+use std::sync::Mutex;
+
 use lf_tray_core::SessionRecord;
-use lf_tray_surface::window::{recent, views, Board, Reach, ToWindow};
+use lf_tray_surface::rows::Rows;
+use lf_tray_surface::window::{recent, Board, Reach, ToWindow};
 
 use crate::platform::page::{self, size, tell, At, LABEL};
 use crate::shell::Shell;
@@ -22,6 +25,7 @@ pub fn handled<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .manage(size::Seen::default())
         .manage(At::default())
+        .manage(Given::default())
         .invoke_handler(tauri::generate_handler![
             commands::sessions,
             commands::act,
@@ -36,6 +40,8 @@ pub fn handled<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         .on_window_event(|window, event| match event {
             WindowEvent::Destroyed => {
                 tracing::info!("WINDOW closed");
+                // Its rows go with it: the next page is given a whole board.
+                crate::shell::lock(&window.state::<Given>().0).forget();
                 page::closed(window.app_handle());
             }
             WindowEvent::Resized(size) => size::resized(window, *size),
@@ -43,25 +49,30 @@ pub fn handled<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         })
 }
 
-/// Everything the window shows now (no session to scroll to: see `commands::sessions`).
-pub fn board(shell: &Shell) -> Board {
+/// The rows the window's page was given, to give it only what changed next time.
+#[derive(Default)]
+pub struct Given(pub Mutex<Rows>);
+
+/// Everything the window shows now, for a page that holds board `held` (`None`: none): what
+/// changed since, or all of it (no session to scroll to: see `commands::sessions`).
+pub fn board(shell: &Shell, given: &Given, held: Option<u64>) -> Board {
     let desk = shell.view();
     let sessions = shell.engine.sessions();
-    let sessions = {
-        let reach = if !shell.settings().focus_existing {
-            Reach::Off
-        } else if crate::platform::focus::can_focus() {
-            Reach::Button
-        } else {
-            Reach::Say
-        };
-        let terminals = shell.desktop.terminals.now();
-        let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
-        views(&desk, &sessions, reach, runs_in)
+    let reach = if !shell.settings().focus_existing {
+        Reach::Off
+    } else if crate::platform::focus::can_focus() {
+        Reach::Button
+    } else {
+        Reach::Say
     };
+    let terminals = shell.desktop.terminals.now();
+    let runs_in = |r: &SessionRecord| crate::platform::focus::where_it_runs(r, &terminals);
+    let rows = crate::shell::lock(&given.0).rows(held, &desk, &sessions, reach, runs_in);
     let (tray, tray_fix) = shell.tray_note().unzip();
     Board {
-        sessions,
+        number: rows.number,
+        sessions: rows.rows,
+        order: rows.order,
         status: shell.engine.status(),
         quiet: desk.held_back.clone(),
         recent: recent(&desk.recent),
