@@ -7,8 +7,8 @@
 //! (`Engine::sessions`), the desk's view (`Desk::view`, after every input, ticks included),
 //! the tray's menu and icon (`View::tray`, `menu::menu`, `Look::of`), and the window's rows:
 //! all of them (`window::views`, what a page opened is given) and what one change gives an
-//! open page (`Rows::rows`: one session read again among a list whose every record was
-//! read again, as lf's list is today), with the bytes of their JSON. The desk's task makes a
+//! open page (`Rows::rows`: one session renamed, the others' records shared as the engine
+//! shares what lf printed unchanged), with the bytes of their JSON. The desk's task makes a
 //! view after every input; a redraw (after an input that changed what is shown) reads the
 //! list and builds the menu and, with a window open, what changed of its rows. Prints;
 //! asserts nothing.
@@ -163,12 +163,10 @@ async fn row(count: usize) -> String {
     let all_bytes = serde_json::to_vec(&window::views(&shown, &sessions, Reach::Button, |_| None))
         .unwrap()
         .len();
-    // An open page's board after one change: the list read again (every record a new copy,
-    // as the engine reads lf's list today) with one session renamed, and back, by turns.
-    let mut again: Vec<_> = sessions
-        .iter()
-        .map(|r| std::sync::Arc::new(SessionRecord::clone(r)))
-        .collect();
+    // An open page's board after one change: the list read again with one session renamed,
+    // and back, by turns. The other records are the same `Arc`s, as the engine keeps a
+    // record whose text lf printed unchanged.
+    let mut again = sessions.to_vec();
     let renamed = std::sync::Arc::make_mut(&mut again[1]);
     renamed.title = format!("{} (renamed)", renamed.title);
     let lists = [sessions.to_vec(), again];

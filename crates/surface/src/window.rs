@@ -68,7 +68,9 @@ pub struct Why {
     pub text: String,
 }
 
-/// One session as the window draws it.
+/// One session as the window draws it. What it does not have (a field that is `None` or
+/// `false`) is left out of its JSON, which the page reads as absent: a row of 10 000 is
+/// sent whole when a window opens.
 #[derive(Debug, Clone, Serialize)]
 pub struct SessionView {
     /// What the window names the session by (its `SessionKey::token`), and hands back:
@@ -84,36 +86,49 @@ pub struct SessionView {
     pub group_title: &'static str,
     /// It waits on the person (ready for review, or waiting): counted in the heading, and
     /// how long it has waited is shown.
+    #[serde(skip_serializing_if = "is_false")]
     pub needs_you: bool,
     /// The person can dismiss its popups (it waits, or its agent stopped).
+    #[serde(skip_serializing_if = "is_false")]
     pub dismissable: bool,
     /// The person dismissed its popups until its next transition.
+    #[serde(skip_serializing_if = "is_false")]
     pub dismissed: bool,
     /// What and where it is, on its one line: `Flow review · asks permission · box · app`.
     pub label: String,
     /// Since when it waits on the person (unix seconds), as the tray's memory knows it
     /// across restarts; only while it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_since: Option<i64>,
     pub chips: Vec<Chip>,
     /// Which agent runs it and where the work is: `codex · product / LOO-412 · app`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<Why>,
     /// Its agent stopped with the session still open.
+    #[serde(skip_serializing_if = "is_false")]
     pub stopped: bool,
     /// An Ask's prompt without the line that is already its title.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_summary: Option<String>,
     /// An agent's request open for an answer from here ([`RequestView`]): its card shows
     /// while it is there.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestView>,
     /// The card's buttons for that request: each one's id (sent back as it is) and label.
     pub choices: Vec<ChoiceButton>,
     pub buttons: Vec<Button>,
     /// What Enter on the row runs; `None`: the row opens to show its fields or reasons.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub primary: Option<Action>,
     /// Where it runs, said instead of a Go to terminal button where the desktop lets
     /// nothing focus another app's window.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_in: Option<String>,
     /// What the filter looks in: its title, id, repository and work.
     pub search: Vec<String>,
@@ -411,6 +426,10 @@ pub(crate) fn row(
     }
 }
 
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
 /// Where the row says the session runs, when no button goes there: headless, on another
 /// machine, or (its terminal is here, but the desktop focuses nothing) `runs_in`'s.
 pub(crate) fn where_it_runs(
@@ -588,6 +607,52 @@ mod tests {
             })
         );
         assert!(n.label.contains("asks a question"), "{}", n.label);
+    }
+
+    /// A row's JSON leaves out what the session does not have (a third of a row of 10 000
+    /// sent whole when a window opens); the page reads an absent field as none, and never
+    /// tells an absent one from a null.
+    #[test]
+    fn a_row_leaves_out_what_it_does_not_have() {
+        let idle = record_d("S-2", State::Other("unknown".into()), false);
+        let views = views(&View::default(), &[idle], Reach::Off, |_| None);
+        let row = serde_json::to_value(&views[0]).unwrap();
+        let row = row.as_object().unwrap();
+        for absent in [
+            "needs_you",
+            "dismissable",
+            "dismissed",
+            "waiting_since",
+            "why",
+            "stopped",
+            "question",
+            "ready_summary",
+            "request",
+            "runs_in",
+        ] {
+            assert!(!row.contains_key(absent), "{absent} is sent: {row:?}");
+        }
+        // What the page reads without a guard is always there.
+        for list in ["chips", "choices", "buttons", "search"] {
+            assert!(row[list].is_array(), "{list}");
+        }
+        for field in ["key", "id", "title", "group", "group_title", "label"] {
+            assert!(row[field].is_string(), "{field}");
+        }
+        for page in [PAGE, LIST] {
+            for (at, _) in page.match_indices("session.") {
+                let after = page[at + "session.".len()..]
+                    .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
+                    .trim_start();
+                for guard in ["=== null", "!== null", "== null", "!= null", "=== false"] {
+                    assert!(
+                        !after.starts_with(guard),
+                        "the page tells an absent field from another: {}",
+                        &page[at..at + 40]
+                    );
+                }
+            }
+        }
     }
 
     #[test]
