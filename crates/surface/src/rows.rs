@@ -24,20 +24,48 @@ pub struct Rows {
     /// The number of the board last given; 0 before the first.
     given: u64,
     reach: Option<Reach>,
-    made: HashMap<String, Made>,
+    /// By the address of the record the row was made of: a record lf printed unchanged is
+    /// the engine's same `Arc`, found without making its key. Each entry holds its record,
+    /// so no other record can take its address while it is here.
+    made: HashMap<usize, Made>,
+    /// The address each session's key was last made from: a session read again.
+    keys: HashMap<String, usize>,
 }
 
-/// What a row was made of, to tell whether it would read the same now. The record is the
-/// engine's own (`Arc`): an unchanged record compares by pointer; one read again compares by
-/// value. Holding it keeps at most the list before the last alive, only while a page is.
+/// What a row was made of, to tell whether it would read the same now. Holding the record
+/// keeps at most the list before the last alive, only while a page is.
 #[derive(Debug)]
 struct Made {
     at: usize,
+    key: String,
     record: Arc<SessionRecord>,
+    inputs: Inputs,
+}
+
+/// What a row reads of the desk and of where its session runs.
+#[derive(Debug, PartialEq)]
+struct Inputs {
     since: Option<i64>,
     dismissed: bool,
     request: Option<Request>,
     runs_in: Option<String>,
+}
+
+impl Inputs {
+    fn of(
+        desk: &View,
+        key: &str,
+        record: &SessionRecord,
+        reach: Reach,
+        runs_in: &impl Fn(&SessionRecord) -> Option<String>,
+    ) -> Inputs {
+        Inputs {
+            since: desk.waiting_since(key),
+            dismissed: desk.dismissed(key),
+            request: desk.request(key).cloned(),
+            runs_in: where_it_runs(record, reach, runs_in),
+        }
+    }
 }
 
 /// Where the rows go, in order: a run of the rows the page holds (`[from, count]`, by their
@@ -75,40 +103,56 @@ impl Rows {
         // A whole board when the page holds another one than the one given last (or none),
         // or every row reads differently (the setting of Go to terminal changed).
         let whole = self.given == 0 || held != Some(self.given) || self.reach != Some(reach);
-        let before = if whole {
-            HashMap::new()
-        } else {
-            std::mem::take(&mut self.made)
-        };
+        if whole {
+            self.forget();
+        }
         let ordered = board::ordered(sessions, |r| desk.waiting_since(&history::key(r)));
         let mut made = HashMap::with_capacity(ordered.len());
         let mut rows = Vec::new();
         let mut order = Order::default();
         for (at, (group, record)) in ordered.into_iter().enumerate() {
-            let key = history::key(record);
-            let now = Made {
-                at,
-                record: Arc::clone(record),
-                since: desk.waiting_since(&key),
-                dismissed: desk.dismissed(&key),
-                request: desk.request(&key).cloned(),
-                runs_in: where_it_runs(record, reach, &runs_in),
+            let address = Arc::as_ptr(record) as usize;
+            let known = self.made.remove(&address).or_else(|| {
+                // Not this record: the same session read again, if the page has it.
+                let was = *self.keys.get(&history::key(record))?;
+                self.made.remove(&was)
+            });
+            let (key, before) = match known {
+                Some(was) => (was.key, Some((was.at, was.record, was.inputs))),
+                None => (history::key(record), None),
             };
-            match before.get(&key) {
-                Some(was) if was.reads_as(&now) => order.held(was.at),
-                _ => {
-                    order.added(&key);
-                    rows.push(row(
-                        desk,
-                        key.clone(),
-                        group,
-                        record,
-                        reach,
-                        now.runs_in.clone(),
-                    ));
+            let inputs = Inputs::of(desk, &key, record, reach, &runs_in);
+            let moved = match before {
+                Some((was_at, was, read)) if was == *record && read == inputs => {
+                    order.held(was_at);
+                    !Arc::ptr_eq(&was, record)
                 }
+                before => {
+                    order.added(&key);
+                    let runs_in = inputs.runs_in.clone();
+                    rows.push(row(desk, key.clone(), group, record, reach, runs_in));
+                    before.is_none_or(|(_, was, _)| !Arc::ptr_eq(&was, record))
+                }
+            };
+            if moved {
+                self.keys.insert(key.clone(), address);
             }
-            made.insert(key, now);
+            let record = Arc::clone(record);
+            made.insert(
+                address,
+                Made {
+                    at,
+                    key,
+                    record,
+                    inputs,
+                },
+            );
+        }
+        // What is left was not listed: gone from the page's list.
+        for (address, gone) in self.made.drain() {
+            if self.keys.get(&gone.key) == Some(&address) {
+                self.keys.remove(&gone.key);
+            }
         }
         self.made = made;
         self.reach = Some(reach);
@@ -123,17 +167,8 @@ impl Rows {
     /// Forget what was given: the page is gone.
     pub fn forget(&mut self) {
         self.made = HashMap::new();
+        self.keys = HashMap::new();
         self.reach = None;
-    }
-}
-
-impl Made {
-    fn reads_as(&self, now: &Made) -> bool {
-        self.record == now.record
-            && self.since == now.since
-            && self.dismissed == now.dismissed
-            && self.request == now.request
-            && self.runs_in == now.runs_in
     }
 }
 
@@ -310,6 +345,8 @@ mod tests {
         let mut rows = Rows::default();
         let mut page: Vec<SessionView> = Vec::new();
         let mut number = None;
+        let mut shared: Vec<Arc<SessionRecord>> = Vec::new();
+        let (mut sent, mut listed_rows) = (0, 0);
         for _ in 0..300 {
             for _ in 0..next(4) {
                 match next(5) {
@@ -340,7 +377,18 @@ mod tests {
                     _ => {}
                 }
             }
-            let given = rows.rows(number, &desk, &listed(&records), Reach::Off, |_| None);
+            // The engine's list: a record unchanged is mostly the same `Arc` as before (lf
+            // printed it unchanged), sometimes a new one of the same value (read again).
+            let list: Vec<Arc<SessionRecord>> = records
+                .iter()
+                .map(|r| match shared.iter().find(|a| a.id == r.id) {
+                    Some(a) if **a == *r && next(4) > 0 => Arc::clone(a),
+                    _ => Arc::new(r.clone()),
+                })
+                .collect();
+            shared = list.clone();
+            let given = rows.rows(number, &desk, &list, Reach::Off, |_| None);
+            (sent, listed_rows) = (sent + given.rows.len(), listed_rows + list.len());
             let order = apply(&page, &given);
             let changed: HashMap<String, SessionView> =
                 given.rows.into_iter().map(|r| (r.key.clone(), r)).collect();
@@ -355,5 +403,10 @@ mod tests {
             let json = |v: &[SessionView]| serde_json::to_value(v).unwrap();
             assert_eq!(json(&page), json(&fresh));
         }
+        // What changed, not the list: a few rows a board.
+        assert!(
+            sent * 5 < listed_rows,
+            "{sent} rows sent of {listed_rows} listed"
+        );
     }
 }
