@@ -1,0 +1,427 @@
+//! The three keys through the desktop's own shortcuts portal
+//! (`org.freedesktop.portal.GlobalShortcuts`: Plasma 5.27 and later, GNOME 48 and later,
+//! Hyprland), where the desktop offers it: the person's keyboard settings hold the
+//! triggers, the tray only asks for them and hears them pressed. An adapter: an activation
+//! goes to the desk as `lf-tray answer` does (one more answer from a key); the desk decides,
+//! and ignores it while nothing waits.
+//!
+//! On a connection of its own, so that `Register` (the portal's host-app registry, 1.19
+//! and later) is its first call to the portal: the portal fixes a connection's app id at
+//! its first call. xdg-desktop-portal 1.16 (Debian 12) has no registry; it takes an
+//! unsandboxed app's id from its systemd scope (`app-<id>-….scope`) or else leaves it
+//! empty, and Plasma 5.27's backend names the kglobalaccel component after the app id and
+//! the session's token together — so the token is fixed ([`SESSION_TOKEN`]) and the
+//! component, and the triggers the person set on it, are the same at every start.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use lf_tray_surface::desk::Input;
+use lf_tray_surface::keys::{Key, Triggers};
+use tokio::sync::watch;
+use zbus::{Connection, MatchRule, MessageStream, OwnedObjectPath, OwnedVariant, Variant};
+
+use crate::shell::Shell;
+
+const PORTAL: &str = "org.freedesktop.portal.Desktop";
+const PATH: &str = "/org/freedesktop/portal/desktop";
+const SHORTCUTS: &str = "org.freedesktop.portal.GlobalShortcuts";
+const REGISTRY: &str = "org.freedesktop.host.portal.Registry";
+const REQUEST: &str = "org.freedesktop.portal.Request";
+const SESSION: &str = "org.freedesktop.portal.Session";
+/// The app id the portal checks against an installed desktop entry: the package installs
+/// `lf-tray.desktop` (the popups' `desktop-entry` hint names it too).
+const APP_ID: &str = "lf-tray";
+/// The session's token: Plasma's component in System Settings → Shortcuts is the app id
+/// followed by it (just this, where the portal knows no app id).
+const SESSION_TOKEN: &str = "loopflow_tray";
+/// How long the portal may take to answer creating a session or listing its shortcuts:
+/// its backend answers these at once (measured on Plasma 5.27: under 100 ms, kglobalaccel
+/// started by the first); 25 s is D-Bus's own default reply timeout, for a hung backend.
+const ANSWER_WAIT: Duration = Duration::from_secs(25);
+/// Binding may show the desktop's dialog (GNOME's; Plasma 6's), which waits for the
+/// person: ten minutes to read it and choose.
+const BIND_WAIT: Duration = Duration::from_secs(600);
+
+/// The shortcuts asked for: the id (the key's word), what the desktop's settings call it,
+/// and the trigger preferred, in the portal's shortcut notation ([`Key::trigger`] says
+/// why Super+Alt and these letters).
+fn asked() -> Vec<(&'static str, HashMap<&'static str, Variant<'static>>)> {
+    Key::ALL
+        .iter()
+        .map(|key| {
+            let (description, trigger) = match key {
+                Key::Allow => ("Allow what the newest Loopflow popup asks", "LOGO+ALT+y"),
+                Key::Deny => ("Deny what the newest Loopflow popup asks", "LOGO+ALT+n"),
+                Key::Open => ("Open what the newest Loopflow popup is about", "LOGO+ALT+o"),
+            };
+            let options = HashMap::from([
+                ("description", Variant::from(description)),
+                ("preferred_trigger", Variant::from(trigger)),
+            ]);
+            (key.word(), options)
+        })
+        .collect()
+}
+
+/// A session with the portal, on its own connection.
+pub(super) struct Portal {
+    bus: Connection,
+    session: OwnedObjectPath,
+    /// The portal's signals for this session (Activated, ShortcutsChanged).
+    heard: MessageStream,
+    /// The path element the portal makes of this connection's name, for request handles.
+    sender: String,
+    asked: u32,
+}
+
+impl Portal {
+    /// Register, then open a session; `Err` where the desktop offers no shortcuts portal
+    /// (then the keys are held some other way).
+    pub(super) async fn open() -> Result<Portal, String> {
+        let bus = Connection::session()
+            .await
+            .map_err(|e| format!("no session bus: {e}"))?;
+        let register = bus
+            .call_method(
+                Some(PORTAL),
+                PATH,
+                Some(REGISTRY),
+                "Register",
+                &(APP_ID, HashMap::<&str, Variant>::new()),
+            )
+            .await;
+        match register.map_err(|e| e.to_string()) {
+            Ok(_) => tracing::info!("KEYS registered with the portal as {APP_ID}"),
+            // 1.16 has no registry: it knows the app by its systemd scope, or not at all.
+            Err(e) if e.contains("UnknownMethod") || e.contains("UnknownInterface") => {
+                tracing::info!("KEYS the portal has no registry: it names the app itself")
+            }
+            Err(e) if e.contains("ServiceUnknown") => return Err("no desktop portal".into()),
+            Err(e) => tracing::warn!("KEYS the portal did not register {APP_ID}: {e}"),
+        }
+        let sender = bus
+            .unique_name()
+            .map(|n| n.as_str().trim_start_matches(':').replace('.', "_"))
+            .ok_or("no name on the bus")?;
+        let session = format!("{PATH}/session/{sender}/{SESSION_TOKEN}");
+        let rule = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(SHORTCUTS)
+            .path(PATH)
+            .arg_path(0, session.as_str())
+            .build()
+            .map_err(|e| e.to_string())?;
+        let heard = MessageStream::for_match_rule(rule, &bus, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut portal = Portal {
+            bus,
+            session: OwnedObjectPath::try_from(session).map_err(|e| e.to_string())?,
+            heard,
+            sender,
+            asked: 0,
+        };
+        // Plasma 5.27's backend sets the shortcuts from the session's options (its
+        // BindShortcuts only opens System Settings); later portals drop the option.
+        let shortcuts = asked();
+        let options = HashMap::from([
+            ("session_handle_token", Variant::from(SESSION_TOKEN)),
+            ("shortcuts", Variant::from(shortcuts)),
+        ]);
+        portal
+            .ask("CreateSession", None, options, ANSWER_WAIT)
+            .await?;
+        Ok(portal)
+    }
+
+    /// A portal request: the call, then its `Response` on the request's own path
+    /// (listened for before calling, so it cannot come first). The answer's results, or
+    /// why none.
+    async fn ask(
+        &mut self,
+        method: &str,
+        shortcuts: Option<Vec<(&str, HashMap<&str, Variant<'_>>)>>,
+        mut options: HashMap<&str, Variant<'_>>,
+        wait: Duration,
+    ) -> Result<HashMap<String, OwnedVariant>, String> {
+        self.asked += 1;
+        let token = format!("lf_tray_{}", self.asked);
+        let handle = format!("{PATH}/request/{}/{token}", self.sender);
+        let rule = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(REQUEST)
+            .member("Response")
+            .path(handle.as_str())
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut response = MessageStream::for_match_rule(rule, &self.bus, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        options.insert("handle_token", Variant::from(token.as_str()));
+        let session = &self.session;
+        let called = match (method, shortcuts) {
+            ("CreateSession", _) => self.call(method, &(options,)).await,
+            ("BindShortcuts", Some(shortcuts)) => {
+                self.call(method, &(session, shortcuts, "", options)).await
+            }
+            _ => self.call(method, &(session, options)).await,
+        };
+        called.map_err(|e| format!("{method}: {e}"))?;
+        let answer = tokio::time::timeout(wait, response.next())
+            .await
+            .map_err(|_| format!("{method}: the portal did not answer"))?
+            .ok_or_else(|| format!("{method}: the bus closed"))?
+            .map_err(|e| e.to_string())?;
+        let (code, results): (u32, HashMap<String, OwnedVariant>) =
+            answer.body().deserialize().map_err(|e| e.to_string())?;
+        match code {
+            0 => Ok(results),
+            1 => Err(format!("{method}: the person cancelled it")),
+            _ => Err(format!("{method}: the portal refused")),
+        }
+    }
+
+    async fn call<B>(&self, method: &str, body: &B) -> zbus::Result<zbus::Message>
+    where
+        B: serde::Serialize + zbus::DynamicType,
+    {
+        self.bus
+            .call_method(Some(PORTAL), PATH, Some(SHORTCUTS), method, body)
+            .await
+    }
+
+    /// The triggers the desktop gave now, binding the shortcuts first where it has none
+    /// of them yet and they were not bound since the setting came on (`bound`): binding
+    /// may show the desktop's dialog each time, and nothing unbinds.
+    async fn triggers(&mut self, bound: &mut bool) -> Result<Vec<(Key, String)>, String> {
+        let listed = self
+            .ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
+            .await?;
+        let mut given = given(listed.get("shortcuts"));
+        if given.len() < Key::ALL.len() && !*bound {
+            *bound = true;
+            tracing::info!("KEYS binding the shortcuts with the portal");
+            let results = self
+                .ask("BindShortcuts", Some(asked()), HashMap::new(), BIND_WAIT)
+                .await?;
+            given = given_or(results.get("shortcuts"), given);
+        }
+        Ok(given)
+    }
+
+    /// Answer what the person presses until the setting turns off (`Ok`) or the portal
+    /// goes; the triggers followed as the person changes them.
+    pub(super) async fn held(
+        mut self,
+        shell: &Arc<Shell>,
+        on: &mut watch::Receiver<bool>,
+        bound: &mut bool,
+    ) -> Result<(), String> {
+        let mut triggers = self.triggers(bound).await?;
+        tell(shell, &triggers);
+        loop {
+            tokio::select! {
+                changed = on.changed() => {
+                    if changed.is_err() || !*on.borrow_and_update() {
+                        self.close().await;
+                        tracing::info!("KEYS off: the portal's session closed");
+                        return Ok(());
+                    }
+                }
+                heard = self.heard.next() => {
+                    let Some(Ok(message)) = heard else {
+                        return Err("the shortcuts portal went away".into());
+                    };
+                    let header = message.header();
+                    match header.member().map(|m| m.as_str()) {
+                        Some("Activated") => {
+                            let Ok((_, id, ..)) = message
+                                .body()
+                                .deserialize::<(OwnedObjectPath, String, u64, HashMap<String, OwnedVariant>)>()
+                            else {
+                                continue;
+                            };
+                            let Some(&(key, ref trigger)) = triggers.iter().find(|(k, _)| k.word() == id) else {
+                                continue;
+                            };
+                            let trigger = trigger.clone();
+                            tauri::async_runtime::spawn(super::pressed(Arc::clone(shell), key, trigger));
+                        }
+                        Some("ShortcutsChanged") => {
+                            let Ok((_, shortcuts)) = message.body().deserialize::<(OwnedObjectPath, OwnedVariant)>() else {
+                                continue;
+                            };
+                            triggers = given(Some(&shortcuts));
+                            tell(shell, &triggers);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Close the session: the desktop stops passing on its keys (they stay the person's).
+    async fn close(&self) {
+        let _ = self
+            .bus
+            .call_method(
+                Some(PORTAL),
+                self.session.as_str(),
+                Some(SESSION),
+                "Close",
+                &(),
+            )
+            .await;
+    }
+}
+
+/// The keys the portal's `a(sa{sv})` list gives a trigger, with it as the desktop names it
+/// (`trigger_description`: Plasma 5.27 says `Meta+Alt+Y`). A shortcut listed with no
+/// trigger (the person cleared it) is no key to press.
+fn given(shortcuts: Option<&OwnedVariant>) -> Vec<(Key, String)> {
+    let Some(Variant::Array(list)) = shortcuts.map(|v| strip(v)) else {
+        return Vec::new();
+    };
+    let mut given = Vec::new();
+    for item in list.inner() {
+        let Variant::Structure(item) = strip(item) else {
+            continue;
+        };
+        let [Variant::Str(id), Variant::Dict(options)] = item.fields() else {
+            continue;
+        };
+        let Some(key) = Key::parse(id.as_str()) else {
+            continue;
+        };
+        let trigger = options
+            .iter()
+            .find_map(|(name, value)| match (strip(name), strip(value)) {
+                (Variant::Str(name), Variant::Str(text))
+                    if name.as_str() == "trigger_description" =>
+                {
+                    Some(text.as_str().to_string())
+                }
+                _ => None,
+            });
+        if let Some(trigger) = trigger.filter(|t| !t.trim().is_empty()) {
+            given.push((key, trigger));
+        }
+    }
+    given.sort_by_key(|(key, _)| Key::ALL.iter().position(|k| k == key));
+    given
+}
+
+/// What a bind answered, or what was listed before where it answered no list (GNOME 48
+/// answers BindShortcuts wrongly; the list stays the truth until ShortcutsChanged).
+fn given_or(shortcuts: Option<&OwnedVariant>, listed: Vec<(Key, String)>) -> Vec<(Key, String)> {
+    let bound = given(shortcuts);
+    match bound.len() >= listed.len() {
+        true => bound,
+        false => listed,
+    }
+}
+
+/// A value without the variants around it.
+fn strip<'a>(value: &'a Variant<'a>) -> &'a Variant<'a> {
+    match value {
+        Variant::Variant(inner) => strip(inner),
+        other => other,
+    }
+}
+
+/// The desk and the panel told which triggers the desktop gave.
+fn tell(shell: &Shell, triggers: &[(Key, String)]) {
+    tracing::info!("KEYS the portal gave {triggers:?}");
+    shell.desktop.keys.say(Some(status(triggers)));
+    shell.tell(Input::Keys(Triggers(triggers.to_vec())));
+}
+
+/// What the ⚙ panel says of the keys the desktop gave: each trigger as the desktop names
+/// it, a key it gave none, and where the person changes them.
+fn status(triggers: &[(Key, String)]) -> String {
+    let said: Vec<String> = triggers
+        .iter()
+        .map(|(key, trigger)| format!("{trigger} {}", super::does(*key)))
+        .collect();
+    let mut status = match said.is_empty() {
+        true => "The desktop's shortcuts give none of the keys.".to_string(),
+        false => format!("{}: the desktop's shortcuts.", said.join(", ")),
+    };
+    let missing: Vec<&str> = Key::ALL
+        .iter()
+        .filter(|key| !triggers.iter().any(|(k, _)| k == *key))
+        .map(|key| key.word())
+        .collect();
+    if !missing.is_empty() {
+        status = format!("{status} No key {} yet.", missing.join(" or "));
+    }
+    format!(
+        "{status} Change them in the desktop's keyboard settings (Plasma: System Settings → \
+         Shortcuts, “{SESSION_TOKEN}”)."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(items: &[(&str, &str)]) -> OwnedVariant {
+        let list: Vec<(String, HashMap<String, Variant<'static>>)> = items
+            .iter()
+            .map(|(id, trigger)| {
+                let options = HashMap::from([
+                    ("description".to_string(), Variant::from("d")),
+                    (
+                        "trigger_description".to_string(),
+                        Variant::from(trigger.to_string()),
+                    ),
+                ]);
+                (id.to_string(), options)
+            })
+            .collect();
+        OwnedVariant::try_from(Variant::from(list)).unwrap()
+    }
+
+    #[test]
+    fn the_triggers_are_those_the_desktop_lists_in_the_keys_order() {
+        let list = listed(&[
+            ("open", "Meta+Alt+O"),
+            ("allow", "Meta+Alt+Y"),
+            ("deny", ""),
+            ("-rf", "Ctrl+X"),
+        ]);
+        assert_eq!(
+            given(Some(&list)),
+            vec![
+                (Key::Allow, "Meta+Alt+Y".into()),
+                (Key::Open, "Meta+Alt+O".into())
+            ]
+        );
+        assert!(given(None).is_empty());
+        // A bind that answers fewer than were listed (GNOME 48) leaves the list as it was.
+        let bound = listed(&[("allow", "Super+Alt+Y")]);
+        let before = given(Some(&list));
+        assert_eq!(given_or(Some(&bound), before.clone()), before);
+    }
+
+    #[test]
+    fn the_panel_names_the_triggers_given_and_where_to_change_them() {
+        let given = vec![
+            (Key::Allow, "Meta+Alt+Y".to_string()),
+            (Key::Open, "Meta+Alt+O".to_string()),
+        ];
+        assert_eq!(
+            status(&given),
+            "Meta+Alt+Y allows, Meta+Alt+O opens: the desktop's shortcuts. No key deny yet. \
+             Change them in the desktop's keyboard settings (Plasma: System Settings → \
+             Shortcuts, “loopflow_tray”)."
+        );
+        assert!(status(&[]).starts_with(
+            "The desktop's shortcuts give none of the keys. No key allow or deny or open yet."
+        ));
+    }
+}
