@@ -46,8 +46,11 @@ DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gi
 # tray; kded5's statusnotifierwatcher module is the watcher; Plasma 6 in DEBIAN13_PACKAGES) and the desktop shell's
 # package (plasma-desktop-data: plasmashell starts no shell without it; plasma-desktop
 # itself, the launcher and task manager, is not needed). 256 packages, 233 MB to fetch,
-# 611 MB installed, ~95 s cold on the 2-core machine (nothing warm).
-PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data)
+# 611 MB installed, ~95 s cold on the 2-core machine (nothing warm). xdg-desktop-portal (1.16)
+# and its KDE backend (5.27) for the keys through the GlobalShortcuts portal (plasma.py's
+# keys_through_kdes_shortcuts_portal; kglobalaccel comes with plasma-workspace): 3 packages
+# more (with fuse3), 0.7 MB to fetch.
+PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data xdg-desktop-portal xdg-desktop-portal-kde)
 # tests/e2e/focus-wayland.sh: Go to terminal on KWin's and GNOME Shell's Wayland sessions.
 # kwin-wayland (KWin 5.27, headless with --virtual; pulls xwayland), qtwayland5 (without it
 # konsole stops: no Qt platform plugin "wayland"), konsole and foot as the terminals, dunst

@@ -20,7 +20,7 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
+from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, Skipped, app_log, expect, lighter_buttons, never,  # noqa: E402
                      one_terminal, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
@@ -566,6 +566,100 @@ def a_question_and_a_plan_on_plasma_offer_their_answers_as_buttons(ctx):
         put_back(settings, before)
         # The checks after this one drive the app as it was started at first.
         start_app(ctx, dict(os.environ), START_TIMEOUT)
+
+
+@check
+def keys_through_kdes_shortcuts_portal(ctx):
+    """answer_keys on under Plasma 5.27: xdg-desktop-portal and its KDE backend (started
+    by the bus as a Plasma session's are) give the keys through the GlobalShortcuts portal,
+    and kglobalaccel grabs them on the X server. The app's first call to the portal is
+    Register (a dbus-monitor capture); the triggers KDE gave are what the app offers and
+    what the popup names; the key typed (XTEST) while nothing waits answers nothing; typed
+    while a permission waits, it answers the agent through its hook."""
+    from claude import Agent, answering_on, e2_home, put_back, start_app, stop_app
+    if not os.environ["E2E_PLASMA_VERSION"].startswith("5."):
+        # Debian 13's chroot installs no portal (its 1.20 wants the package's desktop entry
+        # installed for Register, and Plasma 6.3 opens System Settings at each bind).
+        raise Skipped(f"Plasma {os.environ['E2E_PLASMA_VERSION']}: the portal is checked on 5.27")
+    for name in ("org.freedesktop.portal.Desktop", "org.freedesktop.impl.portal.desktop.kde",
+                 "org.kde.kglobalaccel"):
+        expect(name in ctx.dbus.ListActivatableNames(dbus_interface="org.freedesktop.DBus"),
+               f"{name} is activatable (scripts/deps.sh PLASMA_PACKAGES)")
+    stop_app(ctx)
+    settings, before = answering_on(True)
+    settings.write_text(json.dumps({"answer_from_popup": True, "answer_keys": True}))
+    sid = "SESSION-" + uuid.uuid4().hex[:8]
+    title = "Publish from the keyboard"
+    env, repo = e2_home(ctx.tmp, sid, title)
+    calls = Lines(str(ctx.out / "portal.log"))
+    monitor = subprocess.Popen(["dbus-monitor", "--session",
+                                "type='method_call',destination='org.freedesktop.portal.Desktop'"],
+                               stdout=open(calls.path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    ctx.lf_bin = os.environ["LF_BIN"]
+    agent = None
+    figures = {}
+    try:
+        agent = Agent(ctx, env, sid, repo)
+        # dbus-monitor says its own name first: listening from then on.
+        wait_for(calls.all, "dbus-monitor to listen")
+        mark = len(app_log().messages())
+        start_app(ctx, env, START_TIMEOUT)
+
+        def said(prefix):
+            return [m for m in app_log().messages()[mark:] if m.startswith(prefix)]
+        gave = wait_for(lambda: said("KEYS the portal gave [(Allow"), "the portal to give the app its keys",
+                        START_TIMEOUT)[-1]
+        print(f"     {gave}", flush=True)
+        expect(gave == 'KEYS the portal gave [(Allow, "Meta+Alt+Y"), (Deny, "Meta+Alt+N"), '
+               '(Open, "Meta+Alt+O")]', "KDE gave other triggers than the preferred ones")
+        expect(not said("KEYS holding"), "the app grabbed keys on X11 beside the portal")
+        # Register before any other call to the portal, on the connection that calls it.
+        by_connection = {}
+        for line in calls.all():
+            if line.startswith("method call") and "sender=" in line:
+                sender = line.split("sender=", 1)[1].split()[0]
+                if ctx.pid_of(sender) == ctx.app.pid:
+                    by_connection.setdefault(sender, []).append(line.split("member=", 1)[1].split()[0])
+        portal = [calls for calls in by_connection.values() if "CreateSession" in calls]
+        expect(len(portal) == 1, f"the app's connections to the portal and their calls: {by_connection}")
+        members = portal[0]
+        print(f"     the app's calls to the portal: {by_connection}", flush=True)
+        expect(members[:3] == ["Register", "CreateSession", "ListShortcuts"],
+               f"the app's calls to the portal, in order: {members}")
+        expect("BindShortcuts" not in members, "the app bound shortcuts KDE already had")
+
+        # Nothing waits: the key does nothing.
+        xdotool("key", "super+alt+y")
+        wait_for(lambda: said("KEYS Meta+Alt+Y: nothing done"), "the app to hear the key and do nothing")
+
+        def lf(*args):
+            subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
+        pointer_away()
+        lf("sim", "status", sid, "blocked", "--kind", "permission", "--title", "cargo publish")
+        shown_mark = len(app_log().messages())
+        agent.ask("cargo publish")
+        wait_for(lambda: [m for m in app_log().messages()[shown_mark:] if m == f"KEYS newest session={sid}"],
+                 "the app to count the popup shown")
+        n = wait_for(lambda: ctx.notes.find(lambda n: "cargo publish" in n.body), "the ask's popup on the bus")[-1]
+        expect("Meta+Alt+Y allows · Meta+Alt+N denies · Meta+Alt+O opens the terminal" in n.body,
+               f"the popup does not name KDE's keys: {n.body!r}")
+        pressed = time.time()
+        xdotool("key", "super+alt+y")
+        report = agent.report()
+        figures["key_to_answer"] = report["decided_at"] - pressed
+        expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
+        wait_for(lambda: said("KEYS Meta+Alt+Y: allow"), "the app to say the key allowed")
+        gone(ctx, n)
+    finally:
+        if agent is not None:
+            agent.end()
+        stop_app(ctx)
+        monitor.terminate()
+        monitor.wait(5)
+        put_back(settings, before)
+        # The checks after this one drive the app as it was started at first.
+        start_app(ctx, dict(os.environ), START_TIMEOUT)
+    print(f"figures: {json.dumps({k: round(v * 1000) for k, v in figures.items()})} ms", flush=True)
 
 
 @check
