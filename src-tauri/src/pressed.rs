@@ -96,10 +96,13 @@ async fn follow(
     use lf_tray_surface::keys::Triggers;
     loop {
         if *on.borrow_and_update() {
-            // Bound at most once while the setting stays on (see `Portal::triggers`).
-            let mut bound = false;
-            let ended = match portal::Portal::open().await {
-                Ok(portal) => portal.held(&shell, &mut on, &mut bound).await,
+            let ended = match given().await {
+                Ok((portal, triggers)) => portal.held(&shell, &mut on, triggers).await,
+                // The person said no to the desktop's own dialog: no grab behind their back.
+                Err(why) if why.contains(portal::DECLINED) => Err(format!(
+                    "{why}: switch answering from the keyboard off and on to be asked again, or \
+                     bind `lf-tray answer allow`, `deny` and `open` yourself."
+                )),
                 Err(no_portal) => {
                     tracing::info!("KEYS no shortcuts portal ({no_portal}): the X11 grab");
                     grab::grabbed(&shell, &mut on, &mut hold)
@@ -129,6 +132,14 @@ async fn follow(
             return;
         }
     }
+}
+
+/// A session with the desktop's shortcuts portal and the triggers it gave, or why not.
+#[cfg(not(target_os = "macos"))]
+async fn given() -> Result<(portal::Portal, Vec<(lf_tray_surface::keys::Key, String)>), String> {
+    let mut portal = portal::Portal::open().await?;
+    let triggers = portal.triggers().await?;
+    Ok((portal, triggers))
 }
 
 #[cfg(not(target_os = "macos"))]

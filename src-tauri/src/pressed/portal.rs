@@ -37,6 +37,8 @@ const APP_ID: &str = "lf-tray";
 /// The session's token: Plasma's component in System Settings → Shortcuts is the app id
 /// followed by it (just this, where the portal knows no app id).
 const SESSION_TOKEN: &str = "loopflow_tray";
+/// What a request's answer says when the person declined it (the desktop's dialog).
+pub(super) const DECLINED: &str = "the person declined the desktop's shortcuts";
 /// How long the portal may take to answer creating a session or listing its shortcuts:
 /// its backend answers these at once (measured on Plasma 5.27: under 100 ms, kglobalaccel
 /// started by the first); 25 s is D-Bus's own default reply timeout, for a hung backend.
@@ -179,7 +181,7 @@ impl Portal {
             answer.body().deserialize().map_err(|e| e.to_string())?;
         match code {
             0 => Ok(results),
-            1 => Err(format!("{method}: the person cancelled it")),
+            1 => Err(format!("{method}: {DECLINED}")),
             _ => Err(format!("{method}: the portal refused")),
         }
     }
@@ -193,23 +195,23 @@ impl Portal {
             .await
     }
 
-    /// The triggers the desktop gave now, binding the shortcuts first where it has none
-    /// of them yet and they were not bound since the setting came on (`bound`): binding
-    /// may show the desktop's dialog each time, and nothing unbinds.
-    async fn triggers(&mut self, bound: &mut bool) -> Result<Vec<(Key, String)>, String> {
+    /// The triggers the desktop gave now. The shortcuts are bound only where the desktop
+    /// lists none of them yet (never bound for this app): binding may show the desktop's
+    /// dialog each time and nothing unbinds, so one listed with no trigger (the person
+    /// cleared it) stays so. At most once per switch-on: this runs once per session.
+    pub(super) async fn triggers(&mut self) -> Result<Vec<(Key, String)>, String> {
         let listed = self
             .ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
             .await?;
-        let mut given = given(listed.get("shortcuts"));
-        if given.len() < Key::ALL.len() && !*bound {
-            *bound = true;
-            tracing::info!("KEYS binding the shortcuts with the portal");
-            let results = self
-                .ask("BindShortcuts", Some(asked()), HashMap::new(), BIND_WAIT)
-                .await?;
-            given = given_or(results.get("shortcuts"), given);
+        let listed = listed.get("shortcuts").map(|v| &**v);
+        if !listed_ids(listed).is_empty() {
+            return Ok(given(listed));
         }
-        Ok(given)
+        tracing::info!("KEYS binding the shortcuts with the portal");
+        let results = self
+            .ask("BindShortcuts", Some(asked()), HashMap::new(), BIND_WAIT)
+            .await?;
+        Ok(given(results.get("shortcuts").map(|v| &**v)))
     }
 
     /// Answer what the person presses until the setting turns off (`Ok`) or the portal
@@ -218,9 +220,8 @@ impl Portal {
         mut self,
         shell: &Arc<Shell>,
         on: &mut watch::Receiver<bool>,
-        bound: &mut bool,
+        mut triggers: Vec<(Key, String)>,
     ) -> Result<(), String> {
-        let mut triggers = self.triggers(bound).await?;
         tell(shell, &triggers);
         loop {
             tokio::select! {
@@ -251,10 +252,12 @@ impl Portal {
                             tauri::async_runtime::spawn(super::pressed(Arc::clone(shell), key, trigger));
                         }
                         Some("ShortcutsChanged") => {
-                            let Ok((_, shortcuts)) = message.body().deserialize::<(OwnedObjectPath, OwnedVariant)>() else {
+                            // (o, a(sa{sv})): the list read as the answers' is.
+                            let body = message.body();
+                            let Ok(changed) = body.deserialize::<zbus::Structure>() else {
                                 continue;
                             };
-                            triggers = given(Some(&shortcuts));
+                            triggers = given(changed.fields().get(1));
                             tell(shell, &triggers);
                         }
                         _ => {}
@@ -282,7 +285,7 @@ impl Portal {
 /// The keys the portal's `a(sa{sv})` list gives a trigger, with it as the desktop names it
 /// (`trigger_description`: Plasma 5.27 says `Meta+Alt+Y`). A shortcut listed with no
 /// trigger (the person cleared it) is no key to press.
-fn given(shortcuts: Option<&OwnedVariant>) -> Vec<(Key, String)> {
+fn given(shortcuts: Option<&Variant<'_>>) -> Vec<(Key, String)> {
     let Some(Variant::Array(list)) = shortcuts.map(|v| strip(v)) else {
         return Vec::new();
     };
@@ -315,14 +318,21 @@ fn given(shortcuts: Option<&OwnedVariant>) -> Vec<(Key, String)> {
     given
 }
 
-/// What a bind answered, or what was listed before where it answered no list (GNOME 48
-/// answers BindShortcuts wrongly; the list stays the truth until ShortcutsChanged).
-fn given_or(shortcuts: Option<&OwnedVariant>, listed: Vec<(Key, String)>) -> Vec<(Key, String)> {
-    let bound = given(shortcuts);
-    match bound.len() >= listed.len() {
-        true => bound,
-        false => listed,
-    }
+/// The keys the portal's list names at all, with a trigger or without.
+fn listed_ids(shortcuts: Option<&Variant<'_>>) -> Vec<Key> {
+    let Some(Variant::Array(list)) = shortcuts.map(|v| strip(v)) else {
+        return Vec::new();
+    };
+    list.inner()
+        .iter()
+        .filter_map(|item| match strip(item) {
+            Variant::Structure(item) => match item.fields().first() {
+                Some(Variant::Str(id)) => Key::parse(id.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// A value without the variants around it.
@@ -395,17 +405,19 @@ mod tests {
             ("-rf", "Ctrl+X"),
         ]);
         assert_eq!(
-            given(Some(&list)),
+            given(Some(&*list)),
             vec![
                 (Key::Allow, "Meta+Alt+Y".into()),
                 (Key::Open, "Meta+Alt+O".into())
             ]
         );
         assert!(given(None).is_empty());
-        // A bind that answers fewer than were listed (GNOME 48) leaves the list as it was.
-        let bound = listed(&[("allow", "Super+Alt+Y")]);
-        let before = given(Some(&list));
-        assert_eq!(given_or(Some(&bound), before.clone()), before);
+        // Listed, even with no trigger: known to the desktop, not bound again.
+        assert_eq!(
+            listed_ids(Some(&*list)),
+            vec![Key::Open, Key::Allow, Key::Deny]
+        );
+        assert!(listed_ids(None).is_empty());
     }
 
     #[test]
