@@ -650,6 +650,26 @@ def keys_through_kdes_shortcuts_portal(ctx):
         expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
         wait_for(lambda: said("KEYS Meta+Alt+Y: allow"), "the app to say the key allowed")
         gone(ctx, n)
+
+        # The person changes allow's key in System Settings (which tells kglobalaccel, as
+        # here): the app follows KDE's ShortcutsChanged, the next popup names the new key,
+        # and the new key answers.
+        accel = ctx.bus.get_object("org.kde.kglobalaccel", "/kglobalaccel")
+        # Qt's Meta | Alt | Key_A, as kglobalaccel keeps a key.
+        accel.setForeignShortcut(["loopflow_tray", "allow", "", ""], dbus.Array([0x10000000 | 0x08000000 | 0x41],
+                                                                              signature="i"),
+                                 dbus_interface="org.kde.KGlobalAccel")
+        wait_for(lambda: said('KEYS the portal gave [(Allow, "Meta+Alt+A")'), "the app to follow the changed key")
+        shown_mark = len(app_log().messages())
+        agent.ask("cargo yank")
+        wait_for(lambda: [m for m in app_log().messages()[shown_mark:] if m == f"KEYS newest session={sid}"],
+                 "the app to count the second popup shown")
+        n = wait_for(lambda: ctx.notes.find(lambda n: "cargo yank" in n.body), "the second popup on the bus")[-1]
+        expect("Meta+Alt+A allows · Meta+Alt+N denies" in n.body, f"the popup does not name the new key: {n.body!r}")
+        xdotool("key", "super+alt+a")
+        report = agent.report()
+        expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
+        gone(ctx, n)
     finally:
         if agent is not None:
             agent.end()
