@@ -31,9 +31,12 @@ const SHORTCUTS: &str = "org.freedesktop.portal.GlobalShortcuts";
 const REGISTRY: &str = "org.freedesktop.host.portal.Registry";
 const REQUEST: &str = "org.freedesktop.portal.Request";
 const SESSION: &str = "org.freedesktop.portal.Session";
-/// The app id the portal checks against an installed desktop entry: the package installs
-/// `lf-tray.desktop` (the popups' `desktop-entry` hint names it too).
-const APP_ID: &str = "lf-tray";
+/// The app ids the portal may know the tray by, each the name of a desktop entry it checks
+/// is installed: the reverse-DNS one first (the identifier in tauri.conf.json), which GNOME
+/// 48's shortcuts need (its provider discards an id without a dot: measured), then the one
+/// the package installs today (`lf-tray.desktop`, which the popups' `desktop-entry` hint
+/// names too).
+const APP_IDS: [&str; 2] = ["dev.loopflow.tray", "lf-tray"];
 /// The session's token: Plasma's component in System Settings → Shortcuts is the app id
 /// followed by it (just this, where the portal knows no app id).
 const SESSION_TOKEN: &str = "loopflow_tray";
@@ -86,23 +89,24 @@ impl Portal {
         let bus = Connection::session()
             .await
             .map_err(|e| format!("no session bus: {e}"))?;
+        let app_id = installed_app_id();
         let register = bus
             .call_method(
                 Some(PORTAL),
                 PATH,
                 Some(REGISTRY),
                 "Register",
-                &(APP_ID, HashMap::<&str, Variant>::new()),
+                &(app_id, HashMap::<&str, Variant>::new()),
             )
             .await;
         match register.map_err(|e| e.to_string()) {
-            Ok(_) => tracing::info!("KEYS registered with the portal as {APP_ID}"),
+            Ok(_) => tracing::info!("KEYS registered with the portal as {app_id}"),
             // 1.16 has no registry: it knows the app by its systemd scope, or not at all.
             Err(e) if e.contains("UnknownMethod") || e.contains("UnknownInterface") => {
                 tracing::info!("KEYS the portal has no registry: it names the app itself")
             }
             Err(e) if e.contains("ServiceUnknown") => return Err("no desktop portal".into()),
-            Err(e) => tracing::warn!("KEYS the portal did not register {APP_ID}: {e}"),
+            Err(e) => tracing::warn!("KEYS the portal did not register {app_id}: {e}"),
         }
         let sender = bus
             .unique_name()
@@ -208,10 +212,25 @@ impl Portal {
             return Ok(given(listed));
         }
         tracing::info!("KEYS binding the shortcuts with the portal");
-        let results = self
+        let bound = self
             .ask("BindShortcuts", Some(asked()), HashMap::new(), BIND_WAIT)
-            .await?;
-        Ok(given(results.get("shortcuts").map(|v| &**v)))
+            .await;
+        match bound {
+            Ok(results) => Ok(given(results.get("shortcuts").map(|v| &**v))),
+            Err(why) if why.contains(DECLINED) => Err(why),
+            // GNOME 48 answers a bind it made as refused (49 fixed it; measured on 48.7:
+            // the shortcuts bound, ShortcutsChanged sent, the answer 2): its list says.
+            Err(why) => {
+                let listed = self
+                    .ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
+                    .await?;
+                let listed = listed.get("shortcuts").map(|v| &**v);
+                match listed_ids(listed).is_empty() {
+                    true => Err(why),
+                    false => Ok(given(listed)),
+                }
+            }
+        }
     }
 
     /// Answer what the person presses until the setting turns off (`Ok`) or the portal
@@ -282,6 +301,30 @@ impl Portal {
     }
 }
 
+/// The first of [`APP_IDS`] whose desktop entry is installed where the portal looks
+/// (`$XDG_DATA_HOME`, then `$XDG_DATA_DIRS`, with their defaults), else the package's.
+fn installed_app_id() -> &'static str {
+    let home = std::env::var_os("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/share")));
+    let dirs = std::env::var("XDG_DATA_DIRS")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    let roots: Vec<std::path::PathBuf> = home
+        .into_iter()
+        .chain(dirs.split(':').map(std::path::PathBuf::from))
+        .collect();
+    APP_IDS
+        .into_iter()
+        .find(|id| {
+            roots
+                .iter()
+                .any(|root| root.join(format!("applications/{id}.desktop")).is_file())
+        })
+        .unwrap_or(APP_IDS[1])
+}
+
 /// The keys the portal's `a(sa{sv})` list gives a trigger, with it as the desktop names it
 /// (`trigger_description`: Plasma 5.27 says `Meta+Alt+Y`). A shortcut listed with no
 /// trigger (the person cleared it) is no key to press.
@@ -311,11 +354,43 @@ fn given(shortcuts: Option<&Variant<'_>>) -> Vec<(Key, String)> {
                 _ => None,
             });
         if let Some(trigger) = trigger.filter(|t| !t.trim().is_empty()) {
-            given.push((key, trigger));
+            given.push((key, readable(&trigger)));
         }
     }
     given.sort_by_key(|(key, _)| Key::ALL.iter().position(|k| k == key));
     given
+}
+
+/// A trigger as people read it. GNOME 48 describes one as `Press <Alt><Super>y` (a GTK
+/// accelerator in a sentence): that becomes `Alt+Super+Y`, as its own dialog shows it.
+/// Others (Plasma's `Meta+Alt+Y`) are kept as given.
+fn readable(trigger: &str) -> String {
+    let Some(accelerator) = trigger
+        .strip_prefix("Press ")
+        .filter(|a| a.starts_with('<'))
+    else {
+        return trigger.to_string();
+    };
+    let mut parts = Vec::new();
+    let mut rest = accelerator;
+    while let Some(after) = rest.strip_prefix('<') {
+        let Some((modifier, tail)) = after.split_once('>') else {
+            return trigger.to_string();
+        };
+        parts.push(match modifier.to_ascii_lowercase().as_str() {
+            "control" | "primary" | "ctrl" => "Ctrl".to_string(),
+            "super" => "Super".to_string(),
+            "alt" => "Alt".to_string(),
+            "shift" => "Shift".to_string(),
+            other => other.to_string(),
+        });
+        rest = tail;
+    }
+    parts.push(match rest.chars().count() {
+        1 => rest.to_uppercase(),
+        _ => rest.to_string(),
+    });
+    parts.join("+")
 }
 
 /// The keys the portal's list names at all, with a trigger or without.
@@ -418,6 +493,17 @@ mod tests {
             vec![Key::Open, Key::Allow, Key::Deny]
         );
         assert!(listed_ids(None).is_empty());
+    }
+
+    #[test]
+    fn gnomes_sentence_becomes_the_keys_and_plasmas_stays() {
+        assert_eq!(readable("Press <Alt><Super>y"), "Alt+Super+Y");
+        assert_eq!(
+            readable("Press <Control><Shift>Return"),
+            "Ctrl+Shift+Return"
+        );
+        assert_eq!(readable("Meta+Alt+Y"), "Meta+Alt+Y");
+        assert_eq!(readable("Press <Alt"), "Press <Alt");
     }
 
     #[test]
