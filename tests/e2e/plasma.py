@@ -351,6 +351,15 @@ def the_popups_two_buttons_are_open_and_dismiss(ctx):
     print(f"     the buttons drawn: two, at {buttons}", flush=True)
 
 
+def closed(ctx, n):
+    """The popup is closed (by the server, or by the app once its request is answered);
+    other popups (an earlier check's agent stopping) may still be drawn."""
+    def said():
+        ctx.notes.refresh()
+        return n.closed_reason is not None
+    wait_for(said, lambda: f"NotificationClosed for the popup (closed by app {n.closed_by_app})")
+
+
 def gone(ctx, n):
     """The popup is closed (by the server, or by the app once its session is resolved) and
     Plasma draws no popup any more."""
@@ -632,15 +641,15 @@ def keys_through_kdes_shortcuts_portal(ctx):
         xdotool("key", "super+alt+y")
         wait_for(lambda: said("KEYS Meta+Alt+Y: nothing done"), "the app to hear the key and do nothing")
 
-        def lf(*args):
-            subprocess.run([os.environ["LF_BIN"], *args], env=env, check=True, capture_output=True)
+        # The request alone, without lf's own popup for the session first: with both, Plasma
+        # 5.27 refused the app's next popup (ExcessNotificationGeneration: too many in quick
+        # succession; seen in one run of four) and the answered one stayed up.
         pointer_away()
-        lf("sim", "status", sid, "blocked", "--kind", "permission", "--title", "cargo publish")
         shown_mark = len(app_log().messages())
         agent.ask("cargo publish")
         wait_for(lambda: [m for m in app_log().messages()[shown_mark:] if m == f"KEYS newest session={sid}"],
                  "the app to count the popup shown")
-        n = wait_for(lambda: ctx.notes.find(lambda n: "cargo publish" in n.body), "the ask's popup on the bus")[-1]
+        n = wait_for(lambda: ctx.notes.find(lambda n: n.body.startswith("Bash: cargo publish")), "the ask's popup on the bus")[-1]
         expect("Meta+Alt+Y allows · Meta+Alt+N denies · Meta+Alt+O opens the terminal" in n.body,
                f"the popup does not name KDE's keys: {n.body!r}")
         pressed = time.time()
@@ -649,7 +658,7 @@ def keys_through_kdes_shortcuts_portal(ctx):
         figures["key_to_answer"] = report["decided_at"] - pressed
         expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
         wait_for(lambda: said("KEYS Meta+Alt+Y: allow"), "the app to say the key allowed")
-        gone(ctx, n)
+        closed(ctx, n)
 
         # The person changes allow's key in System Settings (which tells kglobalaccel, as
         # here): the app follows KDE's ShortcutsChanged, the next popup names the new key,
@@ -664,12 +673,12 @@ def keys_through_kdes_shortcuts_portal(ctx):
         agent.ask("cargo yank")
         wait_for(lambda: [m for m in app_log().messages()[shown_mark:] if m == f"KEYS newest session={sid}"],
                  "the app to count the second popup shown")
-        n = wait_for(lambda: ctx.notes.find(lambda n: "cargo yank" in n.body), "the second popup on the bus")[-1]
+        n = wait_for(lambda: ctx.notes.find(lambda n: n.body.startswith("Bash: cargo yank")), "the second popup on the bus")[-1]
         expect("Meta+Alt+A allows · Meta+Alt+N denies" in n.body, f"the popup does not name the new key: {n.body!r}")
         xdotool("key", "super+alt+a")
         report = agent.report()
         expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
-        gone(ctx, n)
+        closed(ctx, n)
     finally:
         if agent is not None:
             agent.end()
