@@ -74,7 +74,11 @@ DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
   # plasma.sh on Plasma 6.3 (X11 under Xvfb): plasmashell and kded6 (plasma-workspace), the
   # desktop shell's package, xprop (x11-utils) and libxcb-cursor0, without which Qt 6.8's
   # X11 platform plugin does not load (Qt 5's did not need it). ~300 packages more.
-  plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0)
+  plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0
+  # gnome.py's keys through GNOME 48's shortcuts portal: xdg-desktop-portal 1.20 and its
+  # GNOME backend 48 (whose provider, from gnome-control-center, shows the bind dialog):
+  # 49 packages more (nautilus among them, the backend's file chooser).
+  xdg-desktop-portal xdg-desktop-portal-gnome)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {
