@@ -659,6 +659,19 @@ def keys_through_gnomes_shortcuts_portal(ctx):
         report = agent.report()
         figures["key_to_answer"] = report["decided_at"] - pressed
         expect(report["decided_by"] == "hook" and report["behavior"] == "allow", f"the agent got {report}")
+
+        # A second start binds again (GNOME keeps no list between sessions), and GNOME's
+        # provider, which kept the person's Add, gives the keys without its dialog.
+        stop_app(ctx)
+        again = len(app_log().messages())
+        start_app(ctx, env, START_TIMEOUT)
+
+        def first():
+            if [m for m in app_log().messages()[again:] if m.startswith("KEYS the portal gave [(Allow")]:
+                return "the keys"
+            return "the dialog" if add_button_of_the_shortcuts_dialog() else None
+        came = wait_for(first, "the keys or GNOME's dialog after a second start", START_TIMEOUT)
+        expect(came == "the keys", "GNOME asked the person again at the app's second start")
     finally:
         if agent is not None:
             agent.end()
