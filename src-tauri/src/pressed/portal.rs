@@ -276,8 +276,12 @@ impl Portal {
                             let Ok(changed) = body.deserialize::<zbus::Structure>() else {
                                 continue;
                             };
-                            triggers = given(changed.fields().get(1));
-                            tell(shell, &triggers);
+                            // The bind's own change comes too, after its answer: said once.
+                            let now = given(changed.fields().get(1));
+                            if now != triggers {
+                                triggers = now;
+                                tell(shell, &triggers);
+                            }
                         }
                         _ => {}
                     }
@@ -421,7 +425,9 @@ fn strip<'a>(value: &'a Variant<'a>) -> &'a Variant<'a> {
 /// The desk and the panel told which triggers the desktop gave.
 fn tell(shell: &Shell, triggers: &[(Key, String)]) {
     tracing::info!("KEYS the portal gave {triggers:?}");
-    shell.desktop.keys.say(Some(status(triggers)));
+    let status = status(triggers);
+    tracing::info!("KEYS panel: {status}");
+    shell.desktop.keys.say(Some(status));
     shell.tell(Input::Keys(Triggers(triggers.to_vec())));
 }
 
