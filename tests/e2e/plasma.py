@@ -622,6 +622,11 @@ def keys_through_kdes_shortcuts_portal(ctx):
         expect(gave == 'KEYS the portal gave [(Allow, "Meta+Alt+Y"), (Deny, "Meta+Alt+N"), '
                '(Open, "Meta+Alt+O")]', "KDE gave other triggers than the preferred ones")
         expect(not said("KEYS holding"), "the app grabbed keys on X11 beside the portal")
+        # What the ⚙ panel says (its status line is this text).
+        panel = said("KEYS panel: ")[-1]
+        expect(panel.startswith("KEYS panel: Meta+Alt+Y allows, Meta+Alt+N denies, Meta+Alt+O opens: the desktop's "
+                                "shortcuts.") and "System Settings → Shortcuts, “loopflow_tray”" in panel,
+               f"the panel says {panel!r}")
         # Register before any other call to the portal, on the connection that calls it.
         by_connection = {}
         for line in calls.all():
@@ -637,6 +642,14 @@ def keys_through_kdes_shortcuts_portal(ctx):
                f"the app's calls to the portal, in order: {members}")
         expect("BindShortcuts" not in members, "the app bound shortcuts KDE already had")
 
+        # kglobalaccel, started by KDE's backend, holds the keys once it has taken them: the
+        # backend's calls to it are its own, and the app hears KDE's list before they land.
+        accel = ctx.bus.get_object("org.kde.kglobalaccel", "/kglobalaccel")
+
+        def held_by_kglobalaccel():
+            return all(list(accel.shortcut(["loopflow_tray", key, "", ""], dbus_interface="org.kde.KGlobalAccel"))
+                       for key in ("allow", "deny", "open"))
+        wait_for(held_by_kglobalaccel, "kglobalaccel to hold the three keys")
         # Nothing waits: the key does nothing.
         xdotool("key", "super+alt+y")
         wait_for(lambda: said("KEYS Meta+Alt+Y: nothing done"), "the app to hear the key and do nothing")
@@ -663,7 +676,6 @@ def keys_through_kdes_shortcuts_portal(ctx):
         # The person changes allow's key in System Settings (which tells kglobalaccel, as
         # here): the app follows KDE's ShortcutsChanged, the next popup names the new key,
         # and the new key answers.
-        accel = ctx.bus.get_object("org.kde.kglobalaccel", "/kglobalaccel")
         # Qt's Meta | Alt | Key_A, as kglobalaccel keeps a key.
         accel.setForeignShortcut(["loopflow_tray", "allow", "", ""], dbus.Array([0x10000000 | 0x08000000 | 0x41],
                                                                               signature="i"),
