@@ -452,7 +452,8 @@ fn status(triggers: &[(Key, String)]) -> String {
     }
     format!(
         "{status} Change them in the desktop's keyboard settings (Plasma: System Settings → \
-         Shortcuts, “{SESSION_TOKEN}”)."
+         Shortcuts → Loopflow Tray, on 5.27 “{SESSION_TOKEN}”; GNOME: Settings → Apps → \
+         Loopflow Tray)."
     )
 }
 
@@ -522,7 +523,8 @@ mod tests {
             status(&given),
             "Meta+Alt+Y allows, Meta+Alt+O opens: the desktop's shortcuts. No key deny yet. \
              Change them in the desktop's keyboard settings (Plasma: System Settings → \
-             Shortcuts, “loopflow_tray”)."
+             Shortcuts → Loopflow Tray, on 5.27 “loopflow_tray”; GNOME: Settings → Apps → \
+             Loopflow Tray)."
         );
         assert!(status(&[]).starts_with(
             "The desktop's shortcuts give none of the keys. No key allow or deny or open yet."
