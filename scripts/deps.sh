@@ -75,10 +75,10 @@ DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
   # desktop shell's package, xprop (x11-utils) and libxcb-cursor0, without which Qt 6.8's
   # X11 platform plugin does not load (Qt 5's did not need it). ~300 packages more.
   plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0
-  # gnome.py's keys through GNOME 48's shortcuts portal: xdg-desktop-portal 1.20 and its
-  # GNOME backend 48 (whose provider, from gnome-control-center, shows the bind dialog):
-  # 49 packages more (nautilus among them, the backend's file chooser).
-  xdg-desktop-portal xdg-desktop-portal-gnome)
+  # gnome.py's and plasma.py's keys through the shortcuts portal: xdg-desktop-portal 1.20,
+  # its GNOME backend 48 (whose provider, from gnome-control-center, shows the bind dialog)
+  # and its KDE backend 6.3: 52 packages more (nautilus among them, GNOME's file chooser).
+  xdg-desktop-portal xdg-desktop-portal-gnome xdg-desktop-portal-kde)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {
