@@ -37,8 +37,9 @@ const SESSION: &str = "org.freedesktop.portal.Session";
 /// the package installs today (`lf-tray.desktop`, which the popups' `desktop-entry` hint
 /// names too).
 const APP_IDS: [&str; 2] = ["dev.loopflow.tray", "lf-tray"];
-/// The session's token: Plasma's component in System Settings → Shortcuts is the app id
-/// followed by it (just this, where the portal knows no app id).
+/// The session's token: Plasma 5.27's component in System Settings → Shortcuts is the app
+/// id followed by it (just this, where the portal knows no app id); Plasma 6 names it after
+/// the app id alone (`token_` and this without one).
 const SESSION_TOKEN: &str = "loopflow_tray";
 /// What a request's answer says when the person declined it (the desktop's dialog).
 pub(super) const DECLINED: &str = "the person declined the desktop's shortcuts";
@@ -46,8 +47,8 @@ pub(super) const DECLINED: &str = "the person declined the desktop's shortcuts";
 /// its backend answers these at once (measured on Plasma 5.27: under 100 ms, kglobalaccel
 /// started by the first); 25 s is D-Bus's own default reply timeout, for a hung backend.
 const ANSWER_WAIT: Duration = Duration::from_secs(25);
-/// Binding may show the desktop's dialog (GNOME's; Plasma 6's), which waits for the
-/// person: ten minutes to read it and choose.
+/// Binding may show the desktop's dialog (GNOME 48's *Add Keyboard Shortcuts*), which
+/// waits for the person's Add or Cancel: ten minutes to read it and choose.
 const BIND_WAIT: Duration = Duration::from_secs(600);
 
 /// The shortcuts asked for: the id (the key's word), what the desktop's settings call it,
