@@ -94,11 +94,14 @@ async fn follow(
     mut hold: tokio::sync::watch::Receiver<Vec<lf_tray_surface::keys::Key>>,
 ) {
     use lf_tray_surface::keys::Triggers;
+    // The setting as the tray started with it, then each time the person switches it on.
+    let mut switched_on = false;
     loop {
         if *on.borrow_and_update() {
-            let ended = match given().await {
+            let ended = match given(switched_on).await {
                 Ok((portal, triggers)) => portal.held(&shell, &mut on, triggers).await,
-                // The person said no to the desktop's own dialog: no grab behind their back.
+                // Maybe the person said no to the desktop's own dialog: no grab behind
+                // their back.
                 Err(why) if why.contains(portal::DECLINED) => Err(format!(
                     "{why}: switch answering from the keyboard off and on to be asked again, or \
                      bind `lf-tray answer allow`, `deny` and `open` yourself."
@@ -131,14 +134,17 @@ async fn follow(
         if on.changed().await.is_err() {
             return;
         }
+        switched_on = true;
     }
 }
 
 /// A session with the desktop's shortcuts portal and the triggers it gave, or why not.
 #[cfg(not(target_os = "macos"))]
-async fn given() -> Result<(portal::Portal, Vec<(lf_tray_surface::keys::Key, String)>), String> {
+async fn given(
+    switched_on: bool,
+) -> Result<(portal::Portal, Vec<(lf_tray_surface::keys::Key, String)>), String> {
     let mut portal = portal::Portal::open().await?;
-    let triggers = portal.triggers().await?;
+    let triggers = portal.triggers(switched_on).await?;
     Ok((portal, triggers))
 }
 

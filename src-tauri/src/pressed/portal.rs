@@ -41,8 +41,10 @@ const APP_IDS: [&str; 2] = ["dev.loopflow.tray", "lf-tray"];
 /// id followed by it (just this, where the portal knows no app id); Plasma 6 names it after
 /// the app id alone (`token_` and this without one).
 const SESSION_TOKEN: &str = "loopflow_tray";
-/// What a request's answer says when the person declined it (the desktop's dialog).
-pub(super) const DECLINED: &str = "the person declined the desktop's shortcuts";
+/// What the tray says when a bind gave no keys: the person cancelled the desktop's dialog,
+/// or the desktop refused (GNOME 48 answers both alike). No grab of the tray's own follows.
+pub(super) const DECLINED: &str = "The desktop gave no keys (its dialog was cancelled, or it \
+                                   refused)";
 /// How long the portal may take to answer creating a session or listing its shortcuts:
 /// its backend answers these at once (measured on Plasma 5.27: under 100 ms, kglobalaccel
 /// started by the first); 25 s is D-Bus's own default reply timeout, for a hung backend.
@@ -186,7 +188,7 @@ impl Portal {
             answer.body().deserialize().map_err(|e| e.to_string())?;
         match code {
             0 => Ok(results),
-            1 => Err(format!("{method}: {DECLINED}")),
+            1 => Err(format!("{method}: cancelled")),
             _ => Err(format!("{method}: the portal refused")),
         }
     }
@@ -203,35 +205,50 @@ impl Portal {
     /// The triggers the desktop gave now. The shortcuts are bound only where the desktop
     /// lists none of them yet (never bound for this app): binding may show the desktop's
     /// dialog each time and nothing unbinds, so one listed with no trigger (the person
-    /// cleared it) stays so. At most once per switch-on: this runs once per session.
-    pub(super) async fn triggers(&mut self) -> Result<Vec<(Key, String)>, String> {
-        let listed = self
-            .ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
-            .await?;
+    /// cleared it) stays so. At most once per switch-on: this runs once per session. A bind
+    /// that gave no keys is remembered ([`Declined`]): a later start of the tray does not
+    /// ask again (GNOME would show its dialog at each), only the person switching the
+    /// setting on (`switched_on`).
+    pub(super) async fn triggers(
+        &mut self,
+        switched_on: bool,
+    ) -> Result<Vec<(Key, String)>, String> {
+        let listed = self.list().await?;
         let listed = listed.get("shortcuts").map(|v| &**v);
+        let declined = Declined::at();
         if !listed_ids(listed).is_empty() {
+            declined.forget();
             return Ok(given(listed));
+        }
+        if declined.told() && !switched_on {
+            return Err(DECLINED.into());
         }
         tracing::info!("KEYS binding the shortcuts with the portal");
         let bound = self
             .ask("BindShortcuts", Some(asked()), HashMap::new(), BIND_WAIT)
             .await;
-        match bound {
-            Ok(results) => Ok(given(results.get("shortcuts").map(|v| &**v))),
-            Err(why) if why.contains(DECLINED) => Err(why),
+        let given = match bound {
+            Ok(results) => given(results.get("shortcuts").map(|v| &**v)),
             // GNOME 48 answers a bind it made as refused (49 fixed it; measured on 48.7:
-            // the shortcuts bound, ShortcutsChanged sent, the answer 2): its list says.
+            // the shortcuts bound, ShortcutsChanged sent, the answer 2), and a cancelled
+            // dialog alike: its list says which.
             Err(why) => {
-                let listed = self
-                    .ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
-                    .await?;
-                let listed = listed.get("shortcuts").map(|v| &**v);
-                match listed_ids(listed).is_empty() {
-                    true => Err(why),
-                    false => Ok(given(listed)),
-                }
+                tracing::info!("KEYS {why}");
+                let listed = self.list().await?;
+                given(listed.get("shortcuts").map(|v| &**v))
             }
+        };
+        if given.is_empty() {
+            declined.tell();
+            return Err(DECLINED.into());
         }
+        declined.forget();
+        Ok(given)
+    }
+
+    async fn list(&mut self) -> Result<HashMap<String, OwnedVariant>, String> {
+        self.ask("ListShortcuts", None, HashMap::new(), ANSWER_WAIT)
+            .await
     }
 
     /// Answer what the person presses until the setting turns off (`Ok`) or the portal
@@ -303,6 +320,41 @@ impl Portal {
                 &(),
             )
             .await;
+    }
+}
+
+/// That a bind gave no keys, kept between the tray's starts:
+/// `$XDG_STATE_HOME/lf-tray/shortcuts-declined`.
+struct Declined(Option<std::path::PathBuf>);
+
+impl Declined {
+    fn at() -> Declined {
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| dirs::home_dir().map(|h| h.join(".local/state")));
+        Declined(state.map(|s| s.join("lf-tray").join("shortcuts-declined")))
+    }
+
+    fn told(&self) -> bool {
+        self.0.as_ref().is_some_and(|p| p.is_file())
+    }
+
+    fn tell(&self) {
+        let Some(path) = &self.0 else { return };
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, b"declined\n"));
+        if let Err(e) = written {
+            tracing::warn!("KEYS cannot keep {}: {e}", path.display());
+        }
+    }
+
+    fn forget(&self) {
+        if let Some(path) = self.0.as_ref().filter(|p| p.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
