@@ -550,9 +550,9 @@ def gnome_major():
     return int(found.group(1)) if found else 0
 
 
-def add_button_of_the_shortcuts_dialog():
-    """The Add button of GNOME's *Add Keyboard Shortcuts* dialog and the dialog's texts,
-    read over AT-SPI, once it is on the screen."""
+def add_button_of_the_shortcuts_dialog(name="Add"):
+    """A button (Add, Cancel) of GNOME's *Add Keyboard Shortcuts* dialog and the dialog's
+    texts, read over AT-SPI, once it is on the screen."""
     desktop = atspi.Atspi.get_desktop(0)
     desktop.clear_cache()
     for i in range(desktop.get_child_count()):
@@ -565,21 +565,15 @@ def add_button_of_the_shortcuts_dialog():
         if "Add Keyboard Shortcuts" not in texts:
             continue
         for node, role, text in nodes:
-            if role in ("push button", "button") and text == "Add":
+            if role in ("push button", "button") and text == name:
                 return node, texts
     return None
 
 
-@check
-def keys_through_gnomes_shortcuts_portal(ctx):
-    """answer_keys on GNOME 48 (Debian 13): xdg-desktop-portal 1.20 and its GNOME backend
-    started by the bus. The app registers with the id of its desktop entry (installed here
-    under the app's identifier, dev.loopflow.tray.desktop: GNOME's provider discards an id
-    without a dot), binds, and GNOME asks the person in its own dialog (read over AT-SPI,
-    gnome-keys-dialog.png); Add, clicked for real, gives the keys; the popup names them as
-    GNOME's dialog does (Alt+Super+Y); the key typed while nothing waits does nothing, while
-    a permission waits it answers the agent."""
-    from claude import Agent, answering_on, e2_home, put_back, start_app, stop_app
+def keys_from_gnomes_portal(ctx):
+    """GNOME 48 with its portal, the app stopped, its desktop entry installed under its
+    identifier and `answer_keys` on: the settings file and what it held before."""
+    from claude import answering_on, stop_app
     if EXTENSION:
         raise Skipped("asked once, in the run without the extension")
     major = gnome_major()
@@ -595,6 +589,61 @@ def keys_through_gnomes_shortcuts_portal(ctx):
         f"[Desktop Entry]\nType=Application\nName=Loopflow Tray\nExec={os.environ['APP']}\nTerminal=false\n")
     settings, before = answering_on(True)
     settings.write_text(json.dumps({"answer_from_popup": True, "answer_keys": True}))
+    return settings, before
+
+
+def button_of_the_shortcuts_dialog(name):
+    found = add_button_of_the_shortcuts_dialog(name)
+    return found[0] if found else None
+
+
+@check
+def a_cancelled_shortcuts_dialog_is_not_shown_again_at_the_next_start(ctx):
+    """GNOME 48: the person cancels GNOME's Add Keyboard Shortcuts dialog. The app says the
+    desktop gave no keys and how to be asked again, and grabs none of its own instead; it
+    keeps that (`$XDG_STATE_HOME/lf-tray/shortcuts-declined`), so its next start neither
+    binds nor brings the dialog back (GNOME's provider would show it at every start)."""
+    from claude import put_back, start_app, stop_app
+    settings, before = keys_from_gnomes_portal(ctx)
+    kept = Path(os.environ["XDG_STATE_HOME"]) / "lf-tray" / "shortcuts-declined"
+    mark = len(app_log().messages())
+
+    def said(prefix, since=None):
+        return [m for m in app_log().messages()[mark if since is None else since:] if m.startswith(prefix)]
+    no_keys = "KEYS The desktop gave no keys (its dialog was cancelled, or it refused): switch answering"
+    try:
+        start_app(ctx, dict(os.environ), START_TIMEOUT)
+        cancel = wait_for(lambda: button_of_the_shortcuts_dialog("Cancel"), "GNOME's Add Keyboard Shortcuts dialog",
+                          START_TIMEOUT)
+        expect(atspi.Atspi.Action.do_action(cancel, 0), "the Cancel button did not take its action")
+        wait_for(lambda: said(no_keys), "the app to say the desktop gave no keys")
+        expect(not said("KEYS offered") and not said("KEYS holding"), "the app grabbed keys of its own instead")
+        expect(kept.is_file(), f"{kept} does not keep the answer")
+        stop_app(ctx)
+        again = len(app_log().messages())
+        start_app(ctx, dict(os.environ), START_TIMEOUT)
+        wait_for(lambda: said(no_keys, again), "the started app to say the desktop gave no keys")
+        expect(not said("KEYS binding", again), "the started app bound again")
+        expect(not button_of_the_shortcuts_dialog("Cancel"), "GNOME's dialog is back")
+    finally:
+        stop_app(ctx)
+        put_back(settings, before)
+        # The next check is a person who never answered the dialog (as switching the
+        # setting off and on makes one).
+        kept.unlink(missing_ok=True)
+
+
+@check
+def keys_through_gnomes_shortcuts_portal(ctx):
+    """answer_keys on GNOME 48 (Debian 13): xdg-desktop-portal 1.20 and its GNOME backend
+    started by the bus. The app registers with the id of its desktop entry (installed here
+    under the app's identifier, dev.loopflow.tray.desktop: GNOME's provider discards an id
+    without a dot), binds, and GNOME asks the person in its own dialog (read over AT-SPI,
+    gnome-keys-dialog.png); Add, clicked for real, gives the keys; the popup names them as
+    GNOME's dialog does (Alt+Super+Y); the key typed while nothing waits does nothing, while
+    a permission waits it answers the agent."""
+    from claude import Agent, e2_home, put_back, start_app, stop_app
+    settings, before = keys_from_gnomes_portal(ctx)
     sid = "SESSION-" + uuid.uuid4().hex[:8]
     env, repo = e2_home(ctx.tmp, sid, "Publish from GNOME's keys")
     ctx.lf_bin = os.environ["LF_BIN"]
