@@ -46,8 +46,11 @@ DESKTOP_PACKAGES=(xfce4-notifyd xfconf lxqt-notificationd notification-daemon gi
 # tray; kded5's statusnotifierwatcher module is the watcher; Plasma 6 in DEBIAN13_PACKAGES) and the desktop shell's
 # package (plasma-desktop-data: plasmashell starts no shell without it; plasma-desktop
 # itself, the launcher and task manager, is not needed). 256 packages, 233 MB to fetch,
-# 611 MB installed, ~95 s cold on the 2-core machine (nothing warm).
-PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data)
+# 611 MB installed, ~95 s cold on the 2-core machine (nothing warm). xdg-desktop-portal (1.16)
+# and its KDE backend (5.27) for the keys through the GlobalShortcuts portal (plasma.py's
+# keys_through_kdes_shortcuts_portal; kglobalaccel comes with plasma-workspace): 3 packages
+# more (with fuse3), 0.7 MB to fetch.
+PLASMA_PACKAGES=(plasma-workspace plasma-desktop-data xdg-desktop-portal xdg-desktop-portal-kde)
 # tests/e2e/focus-wayland.sh: Go to terminal on KWin's and GNOME Shell's Wayland sessions.
 # kwin-wayland (KWin 5.27, headless with --virtual; pulls xwayland), qtwayland5 (without it
 # konsole stops: no Qt platform plugin "wayland"), konsole and foot as the terminals, dunst
@@ -71,7 +74,11 @@ DEBIAN13_PACKAGES=(kwin-wayland konsole qt6-wayland dunst gnome-shell gjs foot
   # plasma.sh on Plasma 6.3 (X11 under Xvfb): plasmashell and kded6 (plasma-workspace), the
   # desktop shell's package, xprop (x11-utils) and libxcb-cursor0, without which Qt 6.8's
   # X11 platform plugin does not load (Qt 5's did not need it). ~300 packages more.
-  plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0)
+  plasma-workspace plasma-desktop-data x11-utils libxcb-cursor0
+  # gnome.py's and plasma.py's keys through the shortcuts portal: xdg-desktop-portal 1.20,
+  # its GNOME backend 48 (whose provider, from gnome-control-center, shows the bind dialog)
+  # and its KDE backend 6.3: 52 packages more (nautilus among them, GNOME's file chooser).
+  xdg-desktop-portal xdg-desktop-portal-gnome xdg-desktop-portal-kde)
 
 # Installs only what is missing, so a warm machine pays one dpkg query, not an apt run.
 install_packages() {

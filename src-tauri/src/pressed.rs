@@ -15,12 +15,14 @@ use crate::shell::{Shell, ToDesk};
 
 #[cfg(not(target_os = "macos"))]
 mod grab;
+#[cfg(not(target_os = "macos"))]
+mod portal;
 
 /// Listen for `lf-tray answer` while the tray runs; without `$XDG_RUNTIME_DIR`, or with
 /// another tray on it, the command finds this one deaf and says so.
 pub(crate) async fn serve(shell: Arc<Shell>) {
     #[cfg(not(target_os = "macos"))]
-    tauri::async_runtime::spawn(grab::follow(
+    tauri::async_runtime::spawn(follow(
         Arc::clone(&shell),
         shell.desktop.keys.on(),
         shell.desktop.keys.wanted(),
@@ -79,5 +81,92 @@ pub(crate) async fn press(shell: &Shell, pressed: Pressed) -> Told {
         Ok(Err(why @ NotTaken::NoneOpen)) => Told::Not(format!("Too late: {why}")),
         Ok(Err(why)) => Told::Not(why.to_string()),
         Err(_) => Told::Not("Loopflow Tray is quitting.".into()),
+    }
+}
+
+/// Follow the setting for the tray's lifetime: while on, the desktop's shortcuts portal
+/// where it has one (its keys are the person's, set in the desktop's own settings), else
+/// the keys the desk asks for held on X11 while a request waits — never both.
+#[cfg(not(target_os = "macos"))]
+async fn follow(
+    shell: Arc<Shell>,
+    mut on: tokio::sync::watch::Receiver<bool>,
+    mut hold: tokio::sync::watch::Receiver<Vec<lf_tray_surface::keys::Key>>,
+) {
+    use lf_tray_surface::keys::Triggers;
+    // The setting as the tray started with it, then each time the person switches it on.
+    let mut switched_on = false;
+    loop {
+        if *on.borrow_and_update() {
+            let ended = match given(switched_on).await {
+                Ok((portal, triggers)) => portal.held(&shell, &mut on, triggers).await,
+                // Maybe the person said no to the desktop's own dialog: no grab behind
+                // their back.
+                Err(why) if why.contains(portal::DECLINED) => Err(format!(
+                    "{why}: switch answering from the keyboard off and on to be asked again, or \
+                     bind `lf-tray answer allow`, `deny` and `open` yourself."
+                )),
+                Err(no_portal) => {
+                    tracing::info!("KEYS no shortcuts portal ({no_portal}): the X11 grab");
+                    grab::grabbed(&shell, &mut on, &mut hold)
+                        .await
+                        .map_err(|why| {
+                            format!(
+                                "This desktop gives the tray no keys ({no_portal}; {why}): bind \
+                                 `lf-tray answer allow`, `lf-tray answer deny` and `lf-tray \
+                                 answer open` in its keyboard settings."
+                            )
+                        })
+                }
+            };
+            match ended {
+                // Turned off: the panel has nothing to say of keys no longer wanted.
+                Ok(()) => shell.desktop.keys.say(None),
+                Err(why) => {
+                    tracing::warn!("KEYS {why}");
+                    shell.desktop.keys.say(Some(why));
+                }
+            }
+        } else {
+            shell.desktop.keys.say(None);
+        }
+        shell.tell(Input::Keys(Triggers::default()));
+        if on.changed().await.is_err() {
+            return;
+        }
+        switched_on = true;
+    }
+}
+
+/// A session with the desktop's shortcuts portal and the triggers it gave, or why not.
+#[cfg(not(target_os = "macos"))]
+async fn given(
+    switched_on: bool,
+) -> Result<(portal::Portal, Vec<(lf_tray_surface::keys::Key, String)>), String> {
+    let mut portal = portal::Portal::open().await?;
+    let triggers = portal.triggers(switched_on).await?;
+    Ok((portal, triggers))
+}
+
+#[cfg(not(target_os = "macos"))]
+fn does(key: lf_tray_surface::keys::Key) -> &'static str {
+    use lf_tray_surface::keys::Key;
+    match key {
+        Key::Allow => "allows",
+        Key::Deny => "denies",
+        Key::Open => "opens",
+    }
+}
+
+/// A press: the same answer as `lf-tray answer`'s, and the desk's word in the log.
+#[cfg(not(target_os = "macos"))]
+async fn pressed(shell: Arc<Shell>, key: lf_tray_surface::keys::Key, trigger: String) {
+    let pressed = Pressed {
+        key: key.word().to_string(),
+        session: None,
+    };
+    match press(&shell, pressed).await {
+        Told::Done(word) => tracing::info!("KEYS {trigger}: {word}"),
+        Told::Not(why) => tracing::info!("KEYS {trigger}: nothing done: {why}"),
     }
 }

@@ -139,6 +139,16 @@ started $!
 export E2E_KDED_PID=$!
 for _ in $(seq 300); do bus_has org.kde.StatusNotifierWatcher && break; sleep 0.1; done
 bus_has org.kde.StatusNotifierWatcher || fail_setup "kded$major did not load its StatusNotifierWatcher (see $out/kded.log)"
+# Plasma 6's global shortcuts daemon is started by the session (its autostart entry), not by
+# the bus as Plasma 5's kglobalaccel5 is: started here as the session would, where it is
+# installed (plasma.py's shortcuts portal check).
+kglobalacceld=$(sed -n 's/^Exec=//p' /etc/xdg/autostart/kglobalacceld.desktop 2>/dev/null)
+if [ "$major" = 6 ] && [ -n "$kglobalacceld" ] && [ -x "$kglobalacceld" ]; then
+  setsid "$kglobalacceld" >"$out/kglobalacceld.log" 2>&1 &
+  started $!
+  for _ in $(seq 300); do bus_has org.kde.kglobalaccel && break; sleep 0.1; done
+  bus_has org.kde.kglobalaccel || fail_setup "kglobalacceld did not own org.kde.kglobalaccel (see $out/kglobalacceld.log)"
+fi
 setsid plasmashell --no-respawn >"$out/plasmashell.log" 2>&1 &
 started $!
 export E2E_SHELL_PID=$!

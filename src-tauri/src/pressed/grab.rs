@@ -6,7 +6,6 @@
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
-use lf_tray_core::permission::pressed::{Pressed, Told};
 use lf_tray_surface::desk::Input;
 use lf_tray_surface::keys::{Key, Triggers};
 use tokio::io::unix::AsyncFd;
@@ -193,36 +192,15 @@ impl Display {
     }
 }
 
-/// Follow the setting for the tray's lifetime: while on, hold the keys the desk asks for.
-pub(crate) async fn follow(
-    shell: Arc<Shell>,
-    mut on: watch::Receiver<bool>,
-    mut hold: watch::Receiver<Vec<Key>>,
-) {
-    loop {
-        if *on.borrow_and_update() {
-            let ended = match Display::open() {
-                Ok(display) => held(&shell, &display, &mut on, &mut hold).await,
-                Err(why) => Err(format!(
-                    "This desktop gives the tray no keys ({why}): bind `lf-tray answer allow`, \
-                     `lf-tray answer deny` and `lf-tray answer open` in its keyboard settings."
-                )),
-            };
-            match ended {
-                // Turned off: the panel has nothing to say of keys no longer wanted.
-                Ok(()) => shell.desktop.keys.say(None),
-                Err(why) => {
-                    tracing::warn!("KEYS {why}");
-                    shell.desktop.keys.say(Some(why));
-                }
-            }
-        } else {
-            shell.desktop.keys.say(None);
-        }
-        shell.tell(Input::Keys(Triggers::default()));
-        if on.changed().await.is_err() {
-            return;
-        }
+/// Hold the keys the desk asks for on X11 until the setting turns off (`Ok`), or why not.
+pub(super) async fn grabbed(
+    shell: &Arc<Shell>,
+    on: &mut watch::Receiver<bool>,
+    hold: &mut watch::Receiver<Vec<Key>>,
+) -> Result<(), String> {
+    match Display::open() {
+        Ok(display) => held(shell, &display, on, hold).await,
+        Err(why) => Err(why),
     }
 }
 
@@ -251,7 +229,11 @@ async fn held(
                 continue;
             };
             if holding.contains(&key) {
-                tauri::async_runtime::spawn(pressed(Arc::clone(shell), key, key.trigger()));
+                tauri::async_runtime::spawn(super::pressed(
+                    Arc::clone(shell),
+                    key,
+                    key.trigger().to_string(),
+                ));
             }
         }
         display.conn.flush().map_err(|e| failed(&e))?;
@@ -295,7 +277,7 @@ fn tell(shell: &Shell, display: &Display, free: &[Key]) {
         .collect();
     let said: Vec<String> = triggers
         .iter()
-        .map(|(key, trigger)| format!("{trigger} {}", does(*key)))
+        .map(|(key, trigger)| format!("{trigger} {}", super::does(*key)))
         .collect();
     let mut status = match said.is_empty() {
         true => "No key is free.".to_string(),
@@ -314,24 +296,4 @@ fn tell(shell: &Shell, display: &Display, free: &[Key]) {
     tracing::info!("KEYS offered {triggers:?}");
     shell.desktop.keys.say(Some(status));
     shell.tell(Input::Keys(Triggers(triggers)));
-}
-
-fn does(key: Key) -> &'static str {
-    match key {
-        Key::Allow => "allows",
-        Key::Deny => "denies",
-        Key::Open => "opens",
-    }
-}
-
-/// A press: the same answer as `lf-tray answer`'s, and the desk's word in the log.
-async fn pressed(shell: Arc<Shell>, key: Key, trigger: &'static str) {
-    let pressed = Pressed {
-        key: key.word().to_string(),
-        session: None,
-    };
-    match super::press(&shell, pressed).await {
-        Told::Done(word) => tracing::info!("KEYS {trigger}: {word}"),
-        Told::Not(why) => tracing::info!("KEYS {trigger}: nothing done: {why}"),
-    }
 }
