@@ -76,6 +76,9 @@ dpkg-deb -c "$deb" >"$out/deb-contents.txt"
 deb_files=$(awk '$1 !~ /^d/ {print $6}' "$out/deb-contents.txt" | sed 's|^\./|/|; s|^\([^/]\)|/\1|' | sort)
 sizes=(16x16 22x22 24x24 32x32 48x48 64x64 128x128 256x256)
 want=(/usr/bin/lf-tray /usr/share/applications/lf-tray.desktop
+  # The same app under its identifier, hidden, for the shortcuts portal (GNOME 48 takes no
+  # app id without a dot; packaging/dev.loopflow.tray.desktop).
+  /usr/share/applications/dev.loopflow.tray.desktop
   # GNOME Shell's focus extension in both formats (`lf-tray setup gnome-focus` installs the
   # copy inside the binary; these are for a look, or a distribution's own packaging).
   /usr/share/lf-tray/gnome-focus/43/extension.js /usr/share/lf-tray/gnome-focus/45/extension.js)
@@ -85,7 +88,7 @@ missing=$(comm -13 <(echo "$deb_files") <(echo "$want_files") | tr '\n' ' ')
 # Anything else is a surprise worth a look (the bundler's defaults can change).
 extra=$(comm -23 <(echo "$deb_files") <(echo "$want_files") | tr '\n' ' ')
 if [ -z "$missing" ] && [ -z "$extra" ]; then
-  ok "the .deb holds /usr/bin/lf-tray, lf-tray.desktop, ${#sizes[@]} hicolor icons and the GNOME focus extension, nothing else"
+  ok "the .deb holds /usr/bin/lf-tray, lf-tray.desktop, dev.loopflow.tray.desktop, ${#sizes[@]} hicolor icons and the GNOME focus extension, nothing else"
 else
   fail "the .deb lacks ${missing:-nothing}; unexpected: ${extra:-nothing}"
 fi
@@ -141,6 +144,14 @@ if validation=$(desktop-file-validate "$entry" 2>&1) && [ -z "$validation" ]; th
 else
   fail "desktop-file-validate $entry: ${validation:-exit status non-zero}"
 fi
+# The identifier's entry: valid too, and out of the menus (one "Loopflow Tray" there).
+id_entry=/usr/share/applications/dev.loopflow.tray.desktop
+if validation=$(desktop-file-validate "$id_entry" 2>&1) && [ -z "$validation" ] &&
+  grep -qx 'NoDisplay=true' "$id_entry" && grep -qx 'Exec=lf-tray' "$id_entry"; then
+  ok "desktop-file-validate $id_entry: valid, NoDisplay, runs lf-tray"
+else
+  fail "$id_entry: ${validation:-not NoDisplay=true with Exec=lf-tray}"
+fi
 cp "$entry" "$out/lf-tray.desktop"
 key() { sed -n "s/^$1=//p" "$entry"; }
 if [ "$(key Exec)" = lf-tray ] && [ "$(key Icon)" = lf-tray ] && [ "$(key Categories)" = "Development;" ] &&
@@ -194,7 +205,7 @@ fi
 # --- the .rpm ------------------------------------------------------------------------
 rpm -qlp "$rpm" >"$out/rpm-ql.txt" 2>"$out/rpm.err" || true
 if [ "$(sort "$out/rpm-ql.txt")" = "$want_files" ]; then
-  ok "rpm -qlp: /usr/bin/lf-tray, lf-tray.desktop, the ${#sizes[@]} icons and the GNOME focus extension, nothing else"
+  ok "rpm -qlp: /usr/bin/lf-tray, lf-tray.desktop, dev.loopflow.tray.desktop, the ${#sizes[@]} icons and the GNOME focus extension, nothing else"
 else
   fail "rpm -qlp lists: $(tr '\n' ' ' <"$out/rpm-ql.txt")"
 fi

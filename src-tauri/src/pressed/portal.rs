@@ -33,9 +33,10 @@ const REQUEST: &str = "org.freedesktop.portal.Request";
 const SESSION: &str = "org.freedesktop.portal.Session";
 /// The app ids the portal may know the tray by, each the name of a desktop entry it checks
 /// is installed: the reverse-DNS one first (the identifier in tauri.conf.json), which GNOME
-/// 48's shortcuts need (its provider discards an id without a dot: measured), then the one
-/// the package installs today (`lf-tray.desktop`, which the popups' `desktop-entry` hint
-/// names too).
+/// 48's shortcuts need (its provider discards an id without a dot: measured; the package
+/// installs it hidden, packaging/dev.loopflow.tray.desktop), then `lf-tray.desktop`, the
+/// entry in the menus, which the popups' `desktop-entry` hint names (a build from source
+/// may have only that one, in the person's own applications folder).
 const APP_IDS: [&str; 2] = ["dev.loopflow.tray", "lf-tray"];
 /// The session's token: Plasma 5.27's component in System Settings → Shortcuts is the app
 /// id followed by it (just this, where the portal knows no app id); Plasma 6 names it after
