@@ -233,8 +233,11 @@ impl Lf {
         dialect: &Dialect,
     ) -> Result<(Vec<Arc<SessionRecord>>, Vec<String>), LfError> {
         let args = dialect.list_args;
-        let mut next = NextList::default();
-        let mut cursor = self.page(&self.run(args).await?, &mut next)?;
+        let (mut next, size) = {
+            let last = self.last_list();
+            (last.next(), last.size)
+        };
+        let mut cursor = self.page(&self.run_sized(args, size).await?, &mut next)?;
         let mut seen = std::collections::HashSet::new();
         while let Some(after) = cursor {
             // An lf that hands out the same cursor twice would never end.
@@ -250,7 +253,7 @@ impl Lf {
                 )));
             };
             let paged: Vec<&str> = paged.iter().map(String::as_str).collect();
-            cursor = self.page(&self.run(&paged).await?, &mut next)?;
+            cursor = self.page(&self.run_sized(&paged, size).await?, &mut next)?;
         }
         Ok(next.finish(&mut self.last_list()))
     }
@@ -369,6 +372,13 @@ impl Lf {
 
     /// Run lf to completion within the timeout; its stdout when it succeeds.
     async fn run(&self, args: &[&str]) -> Result<Vec<u8>, LfError> {
+        self.run_sized(args, 0).await
+    }
+
+    /// [`Lf::run`], its stdout read into a buffer made for `expected` bytes: a list is
+    /// about as long as the last (megabytes at ten thousand sessions), and a buffer that
+    /// grows to it copies it over again at each doubling.
+    async fn run_sized(&self, args: &[&str], expected: usize) -> Result<Vec<u8>, LfError> {
         let mut command = self.command(args);
         command
             .stdin(Stdio::null())
@@ -379,8 +389,8 @@ impl Lf {
         let stderr = child.stderr.take().expect("stderr is piped");
         let finished = tokio::time::timeout(self.timeout, async {
             tokio::join!(
-                read_capped(stdout, STDOUT_CAP),
-                read_capped(stderr, STDERR_CAP),
+                read_capped(stdout, STDOUT_CAP, expected),
+                read_capped(stderr, STDERR_CAP, 0),
                 child.wait()
             )
         })
@@ -430,8 +440,14 @@ pub fn spawn_error(e: io::Error) -> LfError {
 
 /// Up to `cap` bytes, then the rest drained unread so lf never blocks on a full pipe;
 /// `true` when something was dropped.
-async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result<(Vec<u8>, bool)> {
-    let mut kept = Vec::new();
+async fn read_capped(
+    mut from: impl AsyncRead + Unpin,
+    cap: usize,
+    expected: usize,
+) -> io::Result<(Vec<u8>, bool)> {
+    // An eighth more than expected: a list that grew a little still fits (the sessions
+    // of a busy hour), and one that grew more grows its buffer as before.
+    let mut kept = Vec::with_capacity((expected + expected / 8).min(cap));
     (&mut from).take(cap as u64).read_to_end(&mut kept).await?;
     let dropped = tokio::io::copy(&mut from, &mut tokio::io::sink()).await?;
     Ok((kept, dropped > 0))

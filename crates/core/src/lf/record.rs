@@ -572,12 +572,10 @@ impl SessionKey {
 }
 
 /// The elements of one answer of `lf session list --json` of any generation (a plain
-/// array, or a page `{"entries": [...], "next": ...}`), each as the text lf printed, and
+/// array, or a page `{"entries": [...], "next": ...}`), each as the bytes lf printed, and
 /// C's and D's paging cursor. Each is decoded on its own ([`decode_element`]): one
-/// malformed element does not lose the others.
-pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>), String> {
-    // Each element is decoded straight from lf's text, never through a `Value` tree first:
-    // at ten thousand sessions the tree alone costs more than the records.
+/// element that is not a record does not lose the others.
+pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&[u8]>, Option<String>), String> {
     // (Not an untagged enum: serde buffers those, and a `RawValue` cannot be read back
     // from the buffer.)
     #[derive(serde::Deserialize)]
@@ -588,14 +586,16 @@ pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>
         next: Option<Value>,
     }
     let invalid = |e: &dyn std::fmt::Display| format!("lf printed invalid JSON: {e}");
-    let text = std::str::from_utf8(bytes).map_err(|e| invalid(&e))?;
-    match text.trim_start().as_bytes().first() {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|at| bytes[at]) {
+        // The list of every generation but C's and D's pages: split by its bytes, not
+        // parsed, so that only what changed is read ([`super::elements`]).
         Some(b'[') => Ok((
-            serde_json::from_str::<Vec<&RawValue>>(text).map_err(|e| invalid(&e))?,
+            super::elements::array_elements(bytes).map_err(|e| invalid(&e))?,
             None,
         )),
         Some(b'{') => {
-            let listed: Listed = serde_json::from_str(text).map_err(|e| invalid(&e))?;
+            let listed: Listed = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
             let Some(entries) = listed.entries else {
                 return Err("lf printed an object without an `entries` array".into());
             };
@@ -604,22 +604,38 @@ pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>
                 .as_ref()
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            Ok((entries, next))
+            Ok((
+                entries.into_iter().map(|e| e.get().as_bytes()).collect(),
+                next,
+            ))
         }
         _ => {
-            serde_json::from_str::<Value>(text).map_err(|e| invalid(&e))?;
+            serde_json::from_slice::<Value>(bytes).map_err(|e| invalid(&e))?;
             Err("lf printed neither an array nor a page of sessions".into())
         }
     }
 }
 
-/// One element of lf's list, or the problem naming it.
-pub(crate) fn decode_element(item: &RawValue) -> Result<SessionRecord, String> {
-    serde_json::from_str::<SessionRecord>(item.get()).map_err(|_| {
+/// Why an element of lf's list gave no record.
+#[derive(Debug)]
+pub(crate) enum Undecoded {
+    /// It is JSON, but not a session record: the problem names it, the others stand.
+    Problem(String),
+    /// It is not JSON: lf's answer is broken, and none of it is taken.
+    Invalid(String),
+}
+
+/// One element of lf's list, or why it is not a record.
+pub(crate) fn decode_element(item: &[u8]) -> Result<SessionRecord, Undecoded> {
+    serde_json::from_slice::<SessionRecord>(item).map_err(|_| {
         // Rare: the element is read again whole, to say which it was as the others do.
-        let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
-        let (_, mut problem) = decode_records(vec![value]);
-        problem.pop().unwrap_or_default()
+        match serde_json::from_slice::<Value>(item) {
+            Ok(value) => {
+                let (_, mut problem) = decode_records(vec![value]);
+                Undecoded::Problem(problem.pop().unwrap_or_default())
+            }
+            Err(e) => Undecoded::Invalid(format!("lf printed invalid JSON: {e}")),
+        }
     })
 }
 
@@ -751,8 +767,14 @@ mod tests {
         let (items, next) = split_list(page).unwrap();
         let decoded: Vec<_> = items.into_iter().map(decode_element).collect();
         assert_eq!(decoded[0].as_ref().unwrap().kind, Some(Kind::Flow));
-        let problem = decoded[1].as_ref().unwrap_err();
+        let Err(Undecoded::Problem(problem)) = &decoded[1] else {
+            panic!("{:?}", decoded[1]);
+        };
         assert!(problem.starts_with("session b:"), "{problem}");
+        let Err(Undecoded::Invalid(broken)) = decode_element(br#"{"id" "c"}"#) else {
+            panic!("not JSON is not a problem of one record");
+        };
+        assert!(broken.starts_with("lf printed invalid JSON: "), "{broken}");
         assert_eq!(next, None);
         let (_, more) = split_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
         assert_eq!(more.as_deref(), Some("S-9"));
