@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::fields::LfFields;
+
 /// What kind of human session this is. Unknown kinds (generation C's `conversation`, or
 /// anything newer) keep lf's own word so the UI can still show them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -191,32 +193,11 @@ pub struct SessionRecord {
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
     ///
-    /// Shared: the merged record the surfaces read, and every copy of it, hold the map of
-    /// lf's list's record until one of them changes it (a map is most of a record's size).
-    #[serde(flatten, with = "shared_fields")]
-    pub(in crate::lf) extra: Arc<serde_json::Map<String, Value>>,
-}
-
-/// `extra` as the map it is on the wire (serde's own `Arc` needs its `rc` feature, which
-/// would rebuild every crate that uses serde).
-mod shared_fields {
-    use std::sync::Arc;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::{Map, Value};
-
-    pub fn serialize<S: Serializer>(
-        map: &Arc<Map<String, Value>>,
-        to: S,
-    ) -> Result<S::Ok, S::Error> {
-        map.as_ref().serialize(to)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        from: D,
-    ) -> Result<Arc<Map<String, Value>>, D::Error> {
-        Map::deserialize(from).map(Arc::new)
-    }
+    /// Shared: the merged record the surfaces read, and every copy of it, hold the fields
+    /// of lf's list's record until one of them changes them; and kept as their compact
+    /// text beside the few the tray reads ([`LfFields`]), not as a map of them.
+    #[serde(flatten, with = "super::fields::wire")]
+    pub(in crate::lf) extra: Arc<LfFields>,
 }
 
 impl SessionRecord {
@@ -249,10 +230,11 @@ impl SessionRecord {
             self.extra = Arc::clone(&listed.extra);
             return;
         }
-        let extra = Arc::make_mut(&mut self.extra);
-        for (key, value) in listed.extra.iter() {
-            extra.entry(key.clone()).or_insert(value.clone());
+        let mut extra = self.extra.to_map();
+        for (key, value) in listed.extra.to_map() {
+            extra.entry(key).or_insert(value);
         }
+        self.extra = Arc::new(LfFields::from_map(&extra));
     }
 }
 
@@ -260,16 +242,20 @@ impl SessionRecord {
 /// field, or one less (fixtures only; the product reads lf's fields through lf's module).
 #[cfg(any(test, feature = "fixtures"))]
 impl SessionRecord {
-    pub fn lf_field(&self, name: &str) -> Option<&Value> {
-        self.extra.get(name)
+    pub fn lf_field(&self, name: &str) -> Option<Value> {
+        self.extra.to_map().remove(name)
     }
 
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
-        Arc::make_mut(&mut self.extra).insert(name.to_string(), value.into());
+        let mut fields = self.extra.to_map();
+        fields.insert(name.to_string(), value.into());
+        self.extra = Arc::new(LfFields::from_map(&fields));
     }
 
     pub fn remove_lf_field(&mut self, name: &str) {
-        Arc::make_mut(&mut self.extra).remove(name);
+        let mut fields = self.extra.to_map();
+        fields.remove(name);
+        self.extra = Arc::new(LfFields::from_map(&fields));
     }
 }
 
@@ -366,8 +352,7 @@ impl SessionRecord {
     /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
     pub fn worktree(&self) -> Option<&str> {
         self.extra
-            .get("workspace")?
-            .get("worktree")?
+            .get("workspace/worktree")?
             .as_str()
             .filter(|s| !s.is_empty())
     }
@@ -725,7 +710,7 @@ mod tests {
         let record: SessionRecord = serde_json::from_str(json).unwrap();
         assert_eq!(record.kind, Some(Kind::Other("conversation".into())));
         assert_eq!(record.state, State::Other("interrupted".into()));
-        assert_eq!(record.extra["attention"], "reply");
+        assert_eq!(record.attention(), Some("reply"));
         let back = serde_json::to_value(&record).unwrap();
         assert_eq!(back["attention"], "reply");
         assert_eq!(back["kind"], "conversation");
