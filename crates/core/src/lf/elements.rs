@@ -1,8 +1,10 @@
-//! lf's list split into its elements' bytes without decoding them: a small scanner that
-//! knows strings (and their escapes) and nesting, and nothing else. What each element
-//! holds is left to its decoding, which happens only for an element lf printed
-//! differently from the last list ([`super::last_list`]); so a list of ten thousand in
-//! which one changed is scanned once and decoded once, not parsed ten thousand times.
+//! lf's list split into its elements' bytes as it arrives, without decoding them: a small
+//! scanner that knows strings (and their escapes) and nesting, and nothing else. What
+//! each element holds is left to its decoding, which happens only for an element lf
+//! printed differently from the last list ([`super::last_list`]); so a list of ten
+//! thousand in which one changed is scanned once and decoded once, not parsed ten
+//! thousand times, and is never held whole: an element is handed on as soon as its last
+//! byte is in.
 //!
 //! The scanner checks what lies between the elements (the brackets, commas and
 //! whitespace) and that each element's brackets and strings close; an element that is
@@ -14,30 +16,136 @@ fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// What the scanner expects next.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// The array's `[` (or, for C's and D's pages, an object: read whole).
+    #[default]
+    Open,
+    /// The first element, or the `]` of an empty array.
+    FirstOrClose,
+    Element,
+    CommaOrClose,
+    /// Only whitespace after the array.
+    Nothing,
+    /// Not an array: everything is kept, to be read whole at the end.
+    Whole,
+}
+
+/// Why the scan stopped short of a whole value.
+enum Stop {
+    /// The bytes so far end inside it.
+    More,
+    /// Not JSON: what was wrong, at this index of the bytes scanned.
+    At(&'static str, usize),
+}
+
+/// One answer of lf, fed as it is read: each whole element of its array is handed on
+/// ([`Stream::push`]), and only the element being read is kept.
+#[derive(Debug, Default)]
+pub(crate) struct Stream {
+    /// The bytes not handed on yet: the start of an element, or of what comes next.
+    pending: Vec<u8>,
+    /// How many bytes came before `pending`, for saying where something is wrong.
+    before: usize,
+    expect: Expect,
+}
+
+impl Stream {
+    /// Add the next bytes of the answer, handing each element now whole to `each`; the
+    /// first thing wrong stops it (what `each` says, or where the answer is no list).
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+        mut each: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.pending.extend_from_slice(bytes);
+        self.scan(false, |_, item| each(item))
+    }
+
+    /// The answer is all in: the elements left go to `each`. For an answer that is not an
+    /// array (C's and D's pages are objects), its bytes, whole, to be read as one.
+    pub(crate) fn end(
+        mut self,
+        mut each: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<Option<Vec<u8>>, String> {
+        self.scan(true, |_, item| each(item))?;
+        self.ended()
+    }
+
+    /// What is left once the answer is all in and scanned.
+    fn ended(self) -> Result<Option<Vec<u8>>, String> {
+        match self.expect {
+            Expect::Nothing => Ok(None),
+            Expect::Whole => Ok(Some(self.pending)),
+            Expect::Open => Err(self.at("expected `[`", self.pending.len())),
+            _ => Err(unfinished()),
+        }
+    }
+
+    /// Hand on every element whole in `pending`, with where it starts in the answer.
+    fn scan(
+        &mut self,
+        all_in: bool,
+        mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let bytes = &self.pending[..];
+        let mut at = 0;
+        loop {
+            at = skip_space(bytes, at);
+            let Some(&b) = bytes.get(at) else { break };
+            match (self.expect, b) {
+                (Expect::Whole, _) => return Ok(()),
+                (Expect::Open, b'[') => self.expect = Expect::FirstOrClose,
+                (Expect::Open, _) => {
+                    self.expect = Expect::Whole;
+                    return Ok(());
+                }
+                (Expect::FirstOrClose | Expect::CommaOrClose, b']') => {
+                    self.expect = Expect::Nothing
+                }
+                (Expect::CommaOrClose, b',') => self.expect = Expect::Element,
+                (Expect::CommaOrClose, _) => {
+                    return Err(self.at("expected `,` or `]`", at));
+                }
+                (Expect::FirstOrClose | Expect::Element, _) => match value_end(bytes, at, all_in) {
+                    Ok(end) => {
+                        each(self.before + at, &bytes[at..end])?;
+                        self.expect = Expect::CommaOrClose;
+                        at = end;
+                        continue;
+                    }
+                    Err(Stop::More) if all_in => return Err(unfinished()),
+                    Err(Stop::More) => break,
+                    Err(Stop::At(what, where_)) => return Err(self.at(what, where_)),
+                },
+                (Expect::Nothing, _) => return Err(self.at("unexpected text after the list", at)),
+            }
+            at += 1;
+        }
+        self.pending.drain(..at);
+        self.before += at;
+        Ok(())
+    }
+
+    fn at(&self, what: &str, at: usize) -> String {
+        format!("{what} at byte {}", self.before + at + 1)
+    }
+}
+
 /// The bytes of each element of the JSON array `bytes` (leading whitespace allowed),
 /// in order, or a sentence saying where it is not an array of whole values.
 pub(crate) fn array_elements(bytes: &[u8]) -> Result<Vec<&[u8]>, String> {
-    // A list's elements are 1–2 KB each: room for them up front, no growth copies.
-    let mut elements = Vec::with_capacity(bytes.len() / 1024 + 1);
-    let mut at = skip_space(bytes, 0);
-    if bytes.get(at) != Some(&b'[') {
-        return Err(at_byte("expected `[`", at));
-    }
-    at = skip_space(bytes, at + 1);
-    if bytes.get(at) == Some(&b']') {
-        return end(bytes, at + 1).map(|()| elements);
-    }
-    loop {
-        let start = at;
-        at = value_end(bytes, at)?;
-        elements.push(&bytes[start..at]);
-        at = skip_space(bytes, at);
-        match bytes.get(at) {
-            Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b']') => return end(bytes, at + 1).map(|()| elements),
-            Some(_) => return Err(at_byte("expected `,` or `]`", at)),
-            None => return Err(unfinished()),
-        }
+    let mut elements = Vec::new();
+    let mut stream = Stream::default();
+    stream.pending.extend_from_slice(bytes);
+    stream.scan(true, |start, item| {
+        elements.push(&bytes[start..start + item.len()]);
+        Ok(())
+    })?;
+    match stream.ended()? {
+        None => Ok(elements),
+        Some(_) => Err("expected `[` at byte 1".into()),
     }
 }
 
@@ -48,70 +156,50 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// Only whitespace after the array.
-fn end(bytes: &[u8], at: usize) -> Result<(), String> {
-    let rest = skip_space(bytes, at);
-    if rest == bytes.len() {
-        Ok(())
-    } else {
-        Err(at_byte("unexpected text after the list", rest))
-    }
-}
-
-fn at_byte(what: &str, at: usize) -> String {
-    format!("{what} at byte {}", at + 1)
-}
-
 fn unfinished() -> String {
     "the list ends before it closes".into()
 }
 
 /// Where the value starting at `at` ends: after its closing bracket or quote, or, for a
-/// number or a word (`null`, `true`), at the first byte that cannot be part of one.
-fn value_end(bytes: &[u8], at: usize) -> Result<usize, String> {
-    match bytes.get(at) {
-        None => Err(unfinished()),
-        Some(b'{' | b'[') => nested_end(bytes, at),
-        Some(b'"') => string_end(bytes, at + 1),
-        Some(b',' | b']' | b'}' | b':') => Err(at_byte("expected a value", at)),
-        Some(_) => {
-            let len = bytes[at..]
-                .iter()
-                .position(|&b| is_space(b) || matches!(b, b',' | b']' | b'}' | b'[' | b'{'))
-                .unwrap_or(bytes.len() - at);
-            Ok(at + len)
-        }
+/// number or a word (`null`, `true`), at the first byte that cannot be part of one
+/// (which, before `all_in`, must have come).
+fn value_end(bytes: &[u8], at: usize, all_in: bool) -> Result<usize, Stop> {
+    match bytes[at] {
+        b'{' | b'[' => nested_end(bytes, at),
+        b'"' => string_end(bytes, at + 1),
+        b',' | b']' | b'}' | b':' => Err(Stop::At("expected a value", at)),
+        _ => match bytes[at..]
+            .iter()
+            .position(|&b| is_space(b) || matches!(b, b',' | b']' | b'}' | b'[' | b'{'))
+        {
+            Some(len) => Ok(at + len),
+            None if all_in => Ok(bytes.len()),
+            None => Err(Stop::More),
+        },
     }
 }
 
 /// After the quote that closes the string whose contents start at `at`.
-fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, String> {
+fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
     loop {
-        let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
-            return Err(unfinished());
-        };
-        at += found;
+        let found = memchr::memchr2(b'"', b'\\', bytes.get(at..).ok_or(Stop::More)?);
+        at += found.ok_or(Stop::More)?;
         if bytes[at] == b'"' {
             return Ok(at + 1);
         }
         // An escape: the byte after the backslash (a quote, another backslash, `u`, …)
         // is never the string's end.
         at += 2;
-        if at > bytes.len() {
-            return Err(unfinished());
-        }
     }
 }
 
 /// After the bracket that closes the object or array opening at `at`, each bracket
 /// matched with its own kind.
-fn nested_end(bytes: &[u8], mut at: usize) -> Result<usize, String> {
+fn nested_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
     // lf's records nest three or four deep; deeper is kept on the heap.
     let mut open: Vec<u8> = Vec::with_capacity(8);
     loop {
-        let Some(&b) = bytes.get(at) else {
-            return Err(unfinished());
-        };
+        let &b = bytes.get(at).ok_or(Stop::More)?;
         match b {
             b'"' => {
                 at = string_end(bytes, at + 1)?;
@@ -121,7 +209,7 @@ fn nested_end(bytes: &[u8], mut at: usize) -> Result<usize, String> {
             b'[' => open.push(b']'),
             b'}' | b']' => {
                 if open.pop() != Some(b) {
-                    return Err(at_byte("a bracket closes what it did not open", at));
+                    return Err(Stop::At("a bracket closes what it did not open", at));
                 }
                 if open.is_empty() {
                     return Ok(at + 1);
@@ -200,6 +288,51 @@ mod tests {
         for (text, want) in bad {
             assert_eq!(scanned(text).unwrap_err(), want, "{text}");
             assert!(serde_elements(text).is_err(), "serde_json agrees: {text}");
+        }
+    }
+
+    /// Fed in pieces of every size, as a pipe may hand them, the stream hands on the same
+    /// elements, and refuses the same lists with the same words, as the whole answer.
+    #[test]
+    fn any_split_of_the_answer_gives_the_same() {
+        let texts = [
+            "[\n  {\"id\": \"a\", \"t\": \"x\\\"]}\"},\n  [1, {\"b\": []}],\n  -12.5e3 , null,\"s\\\\\"\n]\n",
+            r#"[{"a":[1}]"#,
+            r#"[{"a":1} {"b":2}]"#,
+            r#"[{"a":1}] x"#,
+            r#"[{"a":"ü"},"#,
+            r#"  {"entries":[],"next":null}"#,
+        ];
+        for text in texts {
+            let whole = scanned(text);
+            for size in 1..=text.len() {
+                let mut got = Vec::new();
+                let mut stream = Stream::default();
+                let mut each = |item: &[u8]| {
+                    got.push(String::from_utf8(item.to_vec()).unwrap());
+                    Ok(())
+                };
+                let mut result = Ok(None);
+                for piece in text.as_bytes().chunks(size) {
+                    if let Err(e) = stream.push(piece, &mut each) {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                if result.is_ok() {
+                    result = stream.end(&mut each);
+                }
+                match (&whole, result) {
+                    (Ok(elements), Ok(None)) => assert_eq!(&got, elements, "{text} by {size}"),
+                    (Err(e), Err(f)) => assert_eq!(e, &f, "{text} by {size}"),
+                    (_, Ok(Some(rest))) => {
+                        let text = text.trim_start();
+                        assert_eq!(rest.trim_ascii_start(), text.as_bytes(), "kept whole");
+                        assert!(text.starts_with('{'));
+                    }
+                    (whole, streamed) => panic!("{text} by {size}: {whole:?} vs {streamed:?}"),
+                }
+            }
         }
     }
 

@@ -27,10 +27,6 @@ pub(crate) struct LastList {
     // costs about a millisecond (std's SipHash reads at a third of the speed).
     seeds: [foldhash::quality::RandomState; 2],
     by_print: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
-    /// The bytes of the last list's answer: the next is read into a buffer of this size,
-    /// which then never grows (a 14 MB answer read into a growing buffer is copied twice
-    /// over and faults in twice the pages).
-    pub(crate) size: usize,
 }
 
 /// One list being decoded against the last: its records and problems so far, and what
@@ -39,7 +35,6 @@ pub(crate) struct NextList {
     pub records: Vec<Arc<SessionRecord>>,
     pub problems: Vec<String>,
     kept: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
-    size: usize,
 }
 
 impl LastList {
@@ -48,8 +43,9 @@ impl LastList {
         NextList {
             records: Vec::new(),
             problems: Vec::new(),
-            kept: HashMap::default(),
-            size: 0,
+            // Room for a list as long as the last up front: growing would hash every
+            // fingerprint again.
+            kept: HashMap::with_capacity_and_hasher(self.by_print.len(), Default::default()),
         }
     }
 
@@ -66,32 +62,36 @@ impl LastList {
         next: &mut NextList,
     ) -> Result<Option<String>, String> {
         let (items, cursor) = split_list(bytes)?;
-        next.size += bytes.len();
         next.records.reserve(items.len());
-        // Room for the page up front: growing would hash every fingerprint again.
-        next.kept.reserve(items.len());
         for item in items {
-            let print = self.fingerprint(item);
-            let record = match self.by_print.get(&print) {
-                Some(kept) => Arc::clone(kept),
-                None => match decode_element(item) {
-                    Ok(mut record) => {
-                        // Which machine a record is on is the tray's to say, never lf's.
-                        record.machine = None;
-                        Arc::new(record)
-                    }
-                    Err(Undecoded::Problem(problem)) => {
-                        next.problems.push(problem);
-                        continue;
-                    }
-                    // The last list is left as it was, to be the next one's again.
-                    Err(Undecoded::Invalid(broken)) => return Err(broken),
-                },
-            };
-            next.records.push(Arc::clone(&record));
-            next.kept.insert(print, record);
+            self.take(item, next)?;
         }
         Ok(cursor)
+    }
+
+    /// One element of a list into `next`: this list's record where its bytes did not
+    /// change, else decoded (or a problem naming it). Refused when it is not JSON.
+    pub(crate) fn take(&self, item: &[u8], next: &mut NextList) -> Result<(), String> {
+        let print = self.fingerprint(item);
+        let record = match self.by_print.get(&print) {
+            Some(kept) => Arc::clone(kept),
+            None => match decode_element(item) {
+                Ok(mut record) => {
+                    // Which machine a record is on is the tray's to say, never lf's.
+                    record.machine = None;
+                    Arc::new(record)
+                }
+                Err(Undecoded::Problem(problem)) => {
+                    next.problems.push(problem);
+                    return Ok(());
+                }
+                // The last list is left as it was, to be the next one's again.
+                Err(Undecoded::Invalid(broken)) => return Err(broken),
+            },
+        };
+        next.records.push(Arc::clone(&record));
+        next.kept.insert(print, record);
+        Ok(())
     }
 }
 
@@ -99,7 +99,6 @@ impl NextList {
     /// The list is whole: what it kept becomes the last list.
     pub(crate) fn finish(self, last: &mut LastList) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
         last.by_print = self.kept;
-        last.size = self.size;
         (self.records, self.problems)
     }
 }
