@@ -59,8 +59,19 @@ impl Stream {
         bytes: &[u8],
         mut each: impl FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<(), String> {
-        self.pending.extend_from_slice(bytes);
-        self.scan(false, |_, item| each(item))
+        let mut pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            // The usual case between elements: the bytes are scanned where they are, and
+            // only an element they end inside is kept.
+            let used = self.scan(bytes, false, |_, item| each(item))?;
+            pending.extend_from_slice(&bytes[used..]);
+        } else {
+            pending.extend_from_slice(bytes);
+            let used = self.scan(&pending, false, |_, item| each(item))?;
+            pending.drain(..used);
+        }
+        self.pending = pending;
+        Ok(())
     }
 
     /// The answer is all in: the elements left go to `each`. For an answer that is not an
@@ -69,7 +80,10 @@ impl Stream {
         mut self,
         mut each: impl FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<Option<Vec<u8>>, String> {
-        self.scan(true, |_, item| each(item))?;
+        let pending = std::mem::take(&mut self.pending);
+        let used = self.scan(&pending, true, |_, item| each(item))?;
+        self.pending = pending;
+        self.pending.drain(..used);
         self.ended()
     }
 
@@ -83,23 +97,26 @@ impl Stream {
         }
     }
 
-    /// Hand on every element whole in `pending`, with where it starts in the answer.
+    /// Hand on every element whole in `bytes` (what follows the `before` bytes already
+    /// scanned), with where it starts in the answer; how many bytes were used comes back.
+    /// An answer that is not an array uses none, from where it starts: it is kept whole.
     fn scan(
         &mut self,
+        bytes: &[u8],
         all_in: bool,
         mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
-        let bytes = &self.pending[..];
+    ) -> Result<usize, String> {
         let mut at = 0;
         loop {
             at = skip_space(bytes, at);
             let Some(&b) = bytes.get(at) else { break };
             match (self.expect, b) {
-                (Expect::Whole, _) => return Ok(()),
+                (Expect::Whole, _) => return Ok(0),
                 (Expect::Open, b'[') => self.expect = Expect::FirstOrClose,
                 (Expect::Open, _) => {
                     self.expect = Expect::Whole;
-                    return Ok(());
+                    self.before += at;
+                    return Ok(at);
                 }
                 (Expect::FirstOrClose | Expect::CommaOrClose, b']') => {
                     self.expect = Expect::Nothing
@@ -123,9 +140,8 @@ impl Stream {
             }
             at += 1;
         }
-        self.pending.drain(..at);
         self.before += at;
-        Ok(())
+        Ok(at)
     }
 
     fn at(&self, what: &str, at: usize) -> String {
@@ -138,11 +154,11 @@ impl Stream {
 pub(crate) fn array_elements(bytes: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut elements = Vec::new();
     let mut stream = Stream::default();
-    stream.pending.extend_from_slice(bytes);
-    stream.scan(true, |start, item| {
+    let used = stream.scan(bytes, true, |start, item| {
         elements.push(&bytes[start..start + item.len()]);
         Ok(())
     })?;
+    stream.pending.extend_from_slice(&bytes[used..]);
     match stream.ended()? {
         None => Ok(elements),
         Some(_) => Err("expected `[` at byte 1".into()),
@@ -193,29 +209,53 @@ fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
     }
 }
 
+/// The bytes the scan stops at between strings: a string's start, and the brackets.
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut at = 0;
+    while at < 5 {
+        stops[b"\"{}[]"[at] as usize] = true;
+        at += 1;
+    }
+    stops
+};
+
+/// How deep an element may nest: serde_json, which decodes it, refuses deeper.
+const DEPTH: u32 = 128;
+
 /// After the bracket that closes the object or array opening at `at`, each bracket
 /// matched with its own kind.
 fn nested_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
-    // lf's records nest three or four deep; deeper is kept on the heap.
-    let mut open: Vec<u8> = Vec::with_capacity(8);
+    // What is open, one bit a level (set: an array), so nothing is allocated.
+    let mut arrays: u128 = 0;
+    let mut depth = 0;
     loop {
-        let &b = bytes.get(at).ok_or(Stop::More)?;
-        match b {
+        // Between strings most bytes are spaces, names' separators and numbers: passed
+        // over by a table, a byte a cycle.
+        let skip = bytes[at..].iter().position(|&b| STOPS[b as usize]);
+        at += skip.ok_or(Stop::More)?;
+        match bytes[at] {
             b'"' => {
                 at = string_end(bytes, at + 1)?;
                 continue;
             }
-            b'{' => open.push(b'}'),
-            b'[' => open.push(b']'),
-            b'}' | b']' => {
-                if open.pop() != Some(b) {
+            open @ (b'{' | b'[') => {
+                if depth == DEPTH {
+                    return Err(Stop::At("nested too deep", at));
+                }
+                arrays = arrays << 1 | u128::from(open == b'[');
+                depth += 1;
+            }
+            close => {
+                if depth == 0 || (arrays & 1 == 1) != (close == b']') {
                     return Err(Stop::At("a bracket closes what it did not open", at));
                 }
-                if open.is_empty() {
+                arrays >>= 1;
+                depth -= 1;
+                if depth == 0 {
                     return Ok(at + 1);
                 }
             }
-            _ => {}
         }
         at += 1;
     }
@@ -253,6 +293,7 @@ mod tests {
             r#"[1, -2.5e3, true, null, "s", [], {}]"#,
             r#"[{"key with } and ]":"value with { and ["}]"#,
             r#"[[[[[[[[[[[[1]]]]]]]]]]]]"#,
+            r#"[{"a":[{"b":[]},[{}]],"c":{"d":[[],{}]}},[{"e":"]"}]]"#,
         ];
         for text in tricky {
             assert_eq!(
@@ -289,6 +330,20 @@ mod tests {
             assert_eq!(scanned(text).unwrap_err(), want, "{text}");
             assert!(serde_elements(text).is_err(), "serde_json agrees: {text}");
         }
+    }
+
+    /// As deep as serde_json decodes, and no deeper.
+    #[test]
+    fn nesting_stops_where_decoding_does() {
+        let nested = |depth: usize| format!("[{}{}]", "[".repeat(depth), "]".repeat(depth));
+        assert_eq!(
+            scanned(&nested(127)).unwrap(),
+            serde_elements(&nested(127)).unwrap()
+        );
+        assert_eq!(scanned(&nested(128)).unwrap().len(), 1);
+        assert!(scanned(&nested(129))
+            .unwrap_err()
+            .starts_with("nested too deep"));
     }
 
     /// Fed in pieces of every size, as a pipe may hand them, the stream hands on the same
