@@ -4,16 +4,18 @@
 //! generation E2 with N open sessions (about 1 % waiting, every one with a live agent, the
 //! agents ten processes shared by all), at 10, 1 000 and 10 000 (or the counts named as
 //! arguments). Per N: one more session set waiting per trial, median of 5, change →
-//! `asked` line and the tray's own CPU for it; lf's own list time, and its JSON's size and
+//! `asked` line and the tray's own CPU for it, and of the lists the tray ran meanwhile
+//! (timed by the `lf` it is pointed at) how many there were and how long after the one
+//! that saw the change ended the line came; lf's own list time, and its JSON's size and
 //! the time to read it into its elements (the floor under the tray's work); the tray's RSS
 //! and anonymous memory (also per session), and its descriptors. Prints; asserts nothing.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lf_sim::{Activity, SessionSpec, SimHome};
 use serde_json::value::RawValue;
@@ -37,11 +39,11 @@ fn main() {
     let counts = common::counts();
     let rows: Vec<String> = counts.into_iter().map(row).collect();
     println!(
-        "\n| open sessions | change → event | the tray's own CPU per change | lf's list | \
-         its JSON parsed (per session) | tray RSS (anonymous) | anonymous per session | \
-         file descriptors |"
+        "\n| open sessions | change → event | lf's lists meanwhile | event after its list \
+         ended | the tray's own CPU per change | lf's list | its JSON parsed (per session) | \
+         tray RSS (anonymous) | anonymous per session | file descriptors |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         println!("{row}");
     }
@@ -83,6 +85,8 @@ fn row(sessions: usize) -> String {
     }
 
     let lf = common::e2_lf(dir.path());
+    let timed = dir.path().join("lists");
+    let told_lf = timed_lists(&lf, &timed);
 
     let mut printed = Vec::new();
     let mut lists: Vec<Duration> = (0..TRIALS)
@@ -121,7 +125,7 @@ fn row(sessions: usize) -> String {
         })
         .collect();
 
-    let watch = Watch::start(sim.home(), &lf, &repo);
+    let watch = Watch::start(sim.home(), &told_lf, &repo);
     let started = Instant::now();
     let snapshot = watch.next(|e| e["type"] == "snapshot");
     assert_eq!(snapshot["sessions"].as_array().unwrap().len(), sessions);
@@ -132,14 +136,33 @@ fn row(sessions: usize) -> String {
 
     let mut latencies = Vec::new();
     let mut cpus = Vec::new();
+    let mut during = Vec::new();
+    let mut after_list = Vec::new();
     for trial in 0..TRIALS {
         // Not one of the waiting (every hundredth), nor one set in an earlier trial.
         let id = &ids[1 + trial * (sessions / TRIALS).max(2)];
         let cpu = watch.cpu();
         let t = Instant::now();
+        let wrote = now_ns();
         store.activity(id, Activity::Ask).unwrap();
         watch.next(|e| e["type"] == "asked" && e["session"]["id"] == id.as_str());
         latencies.push(t.elapsed());
+        let told = now_ns();
+        // The lists that ran while the change was on its way, and the last to end before
+        // the line: the one that saw it (a list that started before the write may not).
+        let lists = read_lists(&timed);
+        let meanwhile = lists
+            .iter()
+            .filter(|(start, end)| *end > wrote && *start < told);
+        during.push(meanwhile.count());
+        if let Some(end) = lists
+            .iter()
+            .map(|&(_, end)| end)
+            .filter(|&end| end <= told)
+            .max()
+        {
+            after_list.push(Duration::from_nanos(told - end));
+        }
         std::thread::sleep(SETTLE);
         cpus.push(watch.cpu() - cpu);
     }
@@ -149,9 +172,12 @@ fn row(sessions: usize) -> String {
     };
     let (rss, anon) = (watch.status_kib("VmRSS:"), watch.status_kib("RssAnon:"));
     let fds = watch.descriptors();
+    during.sort();
     let row = format!(
-        "| {sessions} | {:.0?} | {:.1?} | {:.0?} | {:.1?} ({:.1} KB) | {:.1} MB ({:.1}) | {:.1} KB | {fds} |",
+        "| {sessions} | {:.0?} | {} | {:.0?} | {:.1?} | {:.0?} | {:.1?} ({:.1} KB) | {:.1} MB ({:.1}) | {:.1} KB | {fds} |",
         median(&mut latencies),
+        during[during.len() / 2],
+        median(&mut after_list),
         median(&mut cpus),
         median(&mut lists),
         median(&mut parses),
@@ -163,6 +189,45 @@ fn row(sessions: usize) -> String {
     println!("{sessions} sessions: first snapshot after {to_snapshot:.1?}; {row}");
     drop(agents);
     row
+}
+
+/// An `lf` beside `lf` that runs it and, for each `session list`, appends its start and
+/// end (Unix nanoseconds) to `log`: which lists the tray ran, and when. (`date` by its
+/// path: the tray is run without a `PATH`.)
+fn timed_lists(lf: &Path, log: &Path) -> PathBuf {
+    let timed = lf.with_file_name("lf-timed");
+    fs::write(
+        &timed,
+        format!(
+            "#!/bin/sh\ncase \"$1 $2\" in\n\"session list\")\n  start=$(/bin/date +%s%N)\n  \
+             {lf} \"$@\"\n  code=$?\n  echo \"$start $(/bin/date +%s%N)\" >> {log}\n  exit $code;;\n\
+             esac\nexec {lf} \"$@\"\n",
+            lf = lf.display(),
+            log = log.display(),
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&timed, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    timed
+}
+
+/// The lists `timed_lists` wrote down: start and end, Unix nanoseconds.
+fn read_lists(log: &Path) -> Vec<(u64, u64)> {
+    fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (start, end) = line.split_once(' ')?;
+            Some((start.parse().ok()?, end.parse().ok()?))
+        })
+        .collect()
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 /// The agents' processes, ended with the row, or when it fails.

@@ -19,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use crate::lf::dialect::{Dialect, Help};
+use crate::lf::elements::Stream;
 use crate::lf::last_list::{LastList, NextList};
 use crate::lf::record::SessionRecord;
 use crate::ssh::Ssh;
@@ -232,9 +233,8 @@ impl Lf {
         &self,
         dialect: &Dialect,
     ) -> Result<(Vec<Arc<SessionRecord>>, Vec<String>), LfError> {
-        let args = dialect.list_args;
-        let mut next = NextList::default();
-        let mut cursor = self.page(&self.run(args).await?, &mut next)?;
+        let mut next = self.last_list().next();
+        let mut cursor = self.page(dialect.list_args, &mut next).await?;
         let mut seen = std::collections::HashSet::new();
         while let Some(after) = cursor {
             // An lf that hands out the same cursor twice would never end.
@@ -250,14 +250,37 @@ impl Lf {
                 )));
             };
             let paged: Vec<&str> = paged.iter().map(String::as_str).collect();
-            cursor = self.page(&self.run(&paged).await?, &mut next)?;
+            cursor = self.page(&paged, &mut next).await?;
         }
         Ok(next.finish(&mut self.last_list()))
     }
 
-    fn page(&self, bytes: &[u8], next: &mut NextList) -> Result<Option<String>, LfError> {
-        let page = self.last_list().page(bytes, next);
-        page.map_err(LfError::BadOutput)
+    /// One page of a list, run with `args`, into `next`: its elements are taken as they
+    /// arrive, so the answer (megabytes at ten thousand sessions) is never held whole,
+    /// except a page that is an object (C's and D's), read whole at its end.
+    async fn page(&self, args: &[&str], next: &mut NextList) -> Result<Option<String>, LfError> {
+        let mut stream = Stream::default();
+        // The first thing wrong: the rest is read and dropped, so lf does not block.
+        let mut broken = None;
+        self.run_into(args, |bytes| {
+            if broken.is_none() {
+                let last = self.last_list();
+                broken = stream.push(bytes, |item| last.take(item, next)).err();
+            }
+        })
+        .await?;
+        let invalid = |e: String| match e.starts_with("lf printed") {
+            true => LfError::BadOutput(e),
+            false => LfError::BadOutput(format!("lf printed invalid JSON: {e}")),
+        };
+        if let Some(e) = broken {
+            return Err(invalid(e));
+        }
+        let mut last = self.last_list();
+        match stream.end(|item| last.take(item, next)).map_err(invalid)? {
+            None => Ok(None),
+            Some(whole) => last.page(&whole, next).map_err(LfError::BadOutput),
+        }
     }
 
     fn last_list(&self) -> std::sync::MutexGuard<'_, LastList> {
@@ -369,6 +392,15 @@ impl Lf {
 
     /// Run lf to completion within the timeout; its stdout when it succeeds.
     async fn run(&self, args: &[&str]) -> Result<Vec<u8>, LfError> {
+        let mut out = Vec::new();
+        self.run_into(args, |bytes| out.extend_from_slice(bytes))
+            .await?;
+        Ok(out)
+    }
+
+    /// [`Lf::run`], its stdout handed to `out` as it is read (up to [`STDOUT_CAP`]); only
+    /// what happened comes back.
+    async fn run_into(&self, args: &[&str], mut out: impl FnMut(&[u8])) -> Result<(), LfError> {
         let mut command = self.command(args);
         command
             .stdin(Stdio::null())
@@ -377,10 +409,12 @@ impl Lf {
         let mut child = command.spawn().map_err(spawn_error)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
+        let mut stderr_kept = Vec::new();
         let finished = tokio::time::timeout(self.timeout, async {
             tokio::join!(
-                read_capped(stdout, STDOUT_CAP),
-                read_capped(stderr, STDERR_CAP),
+                read_capped(stdout, STDOUT_CAP, &mut out),
+                read_capped(stderr, STDERR_CAP, |bytes| stderr_kept
+                    .extend_from_slice(bytes)),
                 child.wait()
             )
         })
@@ -396,10 +430,10 @@ impl Lf {
         };
         let unreadable = |e: io::Error| LfError::BadOutput(format!("reading it failed: {e}"));
         let status = status.map_err(unreadable)?;
-        let (stdout, stdout_overflow) = stdout.map_err(unreadable)?;
-        let (stderr, stderr_overflow) = stderr.map_err(unreadable)?;
+        let stdout_overflow = stdout.map_err(unreadable)?;
+        let stderr_overflow = stderr.map_err(unreadable)?;
         if !status.success() {
-            let text = String::from_utf8_lossy(&stderr);
+            let text = String::from_utf8_lossy(&stderr_kept);
             let text = text.trim();
             let mut message = text.strip_prefix("Error: ").unwrap_or(text).to_string();
             if stderr_overflow {
@@ -416,7 +450,7 @@ impl Lf {
                 STDOUT_CAP >> 20
             )));
         }
-        Ok(stdout)
+        Ok(())
     }
 }
 
@@ -428,13 +462,29 @@ pub fn spawn_error(e: io::Error) -> LfError {
     }
 }
 
-/// Up to `cap` bytes, then the rest drained unread so lf never blocks on a full pipe;
-/// `true` when something was dropped.
-async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> io::Result<(Vec<u8>, bool)> {
-    let mut kept = Vec::new();
-    (&mut from).take(cap as u64).read_to_end(&mut kept).await?;
-    let dropped = tokio::io::copy(&mut from, &mut tokio::io::sink()).await?;
-    Ok((kept, dropped > 0))
+/// Up to `cap` bytes handed to `keep` as they come, then the rest drained unread so lf
+/// never blocks on a full pipe; `true` when something was dropped.
+async fn read_capped(
+    mut from: impl AsyncRead + Unpin,
+    cap: usize,
+    mut keep: impl FnMut(&[u8]),
+) -> io::Result<bool> {
+    // A pipe's default capacity: one read takes what lf could write before it waits.
+    let mut buffer = vec![0; 64 << 10];
+    let mut kept = 0;
+    let mut dropped = false;
+    loop {
+        let read = from.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(dropped);
+        }
+        let room = read.min(cap - kept);
+        if room > 0 {
+            keep(&buffer[..room]);
+        }
+        kept += room;
+        dropped |= room < read;
+    }
 }
 
 /// lf's error with its `Caused by:` chain on one line, as a warning line wants it; a

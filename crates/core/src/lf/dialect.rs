@@ -348,7 +348,7 @@ impl Dialect {
     /// listed terminal id counts. Where the agent itself runs is the engine's to find.
     pub fn attached(&self, record: &SessionRecord) -> bool {
         let terminals = !record.terminal_ids().is_empty();
-        if self.agent_ids && record.extra.contains_key("agent_process_id") {
+        if self.agent_ids && record.extra.get("agent_process_id").is_some() {
             return terminals;
         }
         let move_here = record
@@ -616,8 +616,7 @@ mod tests {
         const ID: &str = "44444444-4444-4444-8444-444444444444";
         let mut record =
             crate::lf::record::test_record("s", None, crate::lf::record::State::Active);
-        let fields = std::sync::Arc::make_mut(&mut record.extra);
-        fields.insert("agent_process_id".into(), ID.into());
+        record.set_lf_field("agent_process_id", ID);
         let e = Dialect::of(Generation::E);
         assert_eq!(e.agent_id(&record), Some(ID));
         assert_eq!(Dialect::of(Generation::D).agent_id(&record), None);
@@ -627,8 +626,7 @@ mod tests {
         assert_eq!(e.agent_id(&record), None, "known dead");
         record.state = crate::lf::record::State::Active;
         for nothing in [serde_json::Value::Null, "".into(), "  ".into(), 4242.into()] {
-            let fields = std::sync::Arc::make_mut(&mut record.extra);
-            fields.insert("agent_process_id".into(), nothing.clone());
+            record.set_lf_field("agent_process_id", nothing.clone());
             assert_eq!(e.agent_id(&record), None, "{nothing}");
         }
     }

@@ -1,35 +1,61 @@
-//! lf's last list as the client keeps it: each record under the exact text lf printed
-//! for it. A new list decodes only the elements whose text changed and hands out the very
-//! same shared record for the others, so a list of ten thousand sessions in which one
-//! changed decodes one, and the engine compares and keeps the rest by pointer.
+//! lf's last list as the client keeps it: each record under a fingerprint of the bytes lf
+//! printed for it. A new list is split into its elements' bytes ([`super::elements`]),
+//! each fingerprinted, and only those with a fingerprint the last list did not have are
+//! decoded; the others are the very same shared record. So a list of ten thousand
+//! sessions in which one changed decodes one, keeps no copy of lf's text, and the engine
+//! compares and keeps the rest by pointer.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use super::record::{decode_element, split_list, SessionRecord};
+use super::record::{decode_element, split_list, SessionRecord, Undecoded};
 
-/// The records of the last list by their text. A record is a pure function of its text
-/// (the machine is the tray's to set and always `None` here), so a hit needs no check.
+/// 128 bits of an element's bytes, from two independently and randomly seeded hashes (the
+/// length is hashed in too). A record is taken by its fingerprint alone, so two different
+/// texts must never share one: by chance that is one in 2^128 per pair (10^4 records
+/// against 10^4 new ones a list, a list a second, for a century, stays under 10^-19), and
+/// on purpose it needs the seeds, which are made at start and never leave the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Fingerprint(u64, u64);
+
+/// The records of the last list by their fingerprint. A record is a pure function of its
+/// text (the machine is the tray's to set and always `None` here), so a hit needs no check.
 #[derive(Debug, Default)]
 pub(crate) struct LastList {
-    // foldhash, randomly seeded: the keys are whole records (1–2 KB each), which std's
-    // SipHash reads at a third of the speed; lookups compare the full text, so a
-    // collision costs time, never a wrong record.
-    by_text: HashMap<Box<str>, Arc<SessionRecord>, foldhash::fast::RandomState>,
+    // foldhash: ~10 GB/s on 1–2 KB elements, so fingerprinting a list of ten thousand
+    // costs about a millisecond (std's SipHash reads at a third of the speed).
+    seeds: [foldhash::quality::RandomState; 2],
+    by_print: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
 }
 
 /// One list being decoded against the last: its records and problems so far, and what
 /// becomes the last list once every page is in.
-#[derive(Default)]
 pub(crate) struct NextList {
     pub records: Vec<Arc<SessionRecord>>,
     pub problems: Vec<String>,
-    kept: LastList,
+    kept: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
 }
 
 impl LastList {
+    /// A list to decode against this one.
+    pub(crate) fn next(&self) -> NextList {
+        NextList {
+            records: Vec::new(),
+            problems: Vec::new(),
+            // Room for a list as long as the last up front: growing would hash every
+            // fingerprint again.
+            kept: HashMap::with_capacity_and_hasher(self.by_print.len(), Default::default()),
+        }
+    }
+
+    fn fingerprint(&self, bytes: &[u8]) -> Fingerprint {
+        Fingerprint(self.seeds[0].hash_one(bytes), self.seeds[1].hash_one(bytes))
+    }
+
     /// Decode one page of a list into `next`, taking from this one every element whose
-    /// text did not change; the page's cursor comes back.
+    /// bytes did not change; the page's cursor comes back. A page with an element that
+    /// is not JSON is refused whole, as one that is not a list is.
     pub(crate) fn page(
         &mut self,
         bytes: &[u8],
@@ -37,34 +63,42 @@ impl LastList {
     ) -> Result<Option<String>, String> {
         let (items, cursor) = split_list(bytes)?;
         next.records.reserve(items.len());
-        // Room for the page up front: growing would hash every record's text again.
-        next.kept.by_text.reserve(items.len());
         for item in items {
-            let (text, record) = match self.by_text.remove_entry(item.get()) {
-                Some(kept) => kept,
-                None => match decode_element(item) {
-                    Ok(mut record) => {
-                        // Which machine a record is on is the tray's to say, never lf's.
-                        record.machine = None;
-                        (Box::from(item.get()), Arc::new(record))
-                    }
-                    Err(problem) => {
-                        next.problems.push(problem);
-                        continue;
-                    }
-                },
-            };
-            next.records.push(Arc::clone(&record));
-            next.kept.by_text.insert(text, record);
+            self.take(item, next)?;
         }
         Ok(cursor)
+    }
+
+    /// One element of a list into `next`: this list's record where its bytes did not
+    /// change, else decoded (or a problem naming it). Refused when it is not JSON.
+    pub(crate) fn take(&self, item: &[u8], next: &mut NextList) -> Result<(), String> {
+        let print = self.fingerprint(item);
+        let record = match self.by_print.get(&print) {
+            Some(kept) => Arc::clone(kept),
+            None => match decode_element(item) {
+                Ok(mut record) => {
+                    // Which machine a record is on is the tray's to say, never lf's.
+                    record.machine = None;
+                    Arc::new(record)
+                }
+                Err(Undecoded::Problem(problem)) => {
+                    next.problems.push(problem);
+                    return Ok(());
+                }
+                // The last list is left as it was, to be the next one's again.
+                Err(Undecoded::Invalid(broken)) => return Err(broken),
+            },
+        };
+        next.records.push(Arc::clone(&record));
+        next.kept.insert(print, record);
+        Ok(())
     }
 }
 
 impl NextList {
     /// The list is whole: what it kept becomes the last list.
     pub(crate) fn finish(self, last: &mut LastList) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
-        *last = self.kept;
+        last.by_print = self.kept;
         (self.records, self.problems)
     }
 }
@@ -77,7 +111,7 @@ mod tests {
     const B: &str = r#"{"id":"b","state":"waiting","title":"B","machine":"elsewhere"}"#;
 
     fn list(last: &mut LastList, pages: &[String]) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
-        let mut next = NextList::default();
+        let mut next = last.next();
         for page in pages {
             last.page(page.as_bytes(), &mut next).unwrap();
         }
@@ -112,7 +146,15 @@ mod tests {
         let fresh: SessionRecord = serde_json::from_str(A).unwrap();
         assert_eq!(*second[0], fresh);
         // The last list is this one: B's old text is forgotten, and a bad page loses nothing.
-        assert_eq!(last.by_text.len(), 2);
-        assert!(last.page(b"{", &mut NextList::default()).is_err());
+        assert_eq!(last.by_print.len(), 2);
+        let mut broken = last.next();
+        let err = last
+            .page(format!("[{A},{b2},{{\"id\" 1}}]").as_bytes(), &mut broken)
+            .unwrap_err();
+        assert!(err.starts_with("lf printed invalid JSON"), "{err}");
+        assert_eq!(last.by_print.len(), 2, "the last list is left as it was");
+        assert!(last.page(b"{", &mut last.next()).is_err());
+        let (third, _) = list(&mut last, &[format!("[{A},{b2}]")]);
+        assert!(Arc::ptr_eq(&third[0], &second[0]) && Arc::ptr_eq(&third[1], &second[1]));
     }
 }

@@ -8,6 +8,8 @@ pub(crate) mod actions;
 pub(crate) mod agent;
 pub(crate) mod cli;
 pub(crate) mod dialect;
+pub(crate) mod elements;
+pub(crate) mod fields;
 pub(crate) mod home;
 pub(crate) mod last_list;
 pub(crate) mod monitor;

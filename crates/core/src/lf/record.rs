@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::fields::LfFields;
+
 /// What kind of human session this is. Unknown kinds (generation C's `conversation`, or
 /// anything newer) keep lf's own word so the UI can still show them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -191,32 +193,11 @@ pub struct SessionRecord {
     /// [`SessionRecord::flow_step`] and the verdict), so a new lf word is read in one place
     /// and reading one elsewhere does not compile.
     ///
-    /// Shared: the merged record the surfaces read, and every copy of it, hold the map of
-    /// lf's list's record until one of them changes it (a map is most of a record's size).
-    #[serde(flatten, with = "shared_fields")]
-    pub(in crate::lf) extra: Arc<serde_json::Map<String, Value>>,
-}
-
-/// `extra` as the map it is on the wire (serde's own `Arc` needs its `rc` feature, which
-/// would rebuild every crate that uses serde).
-mod shared_fields {
-    use std::sync::Arc;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::{Map, Value};
-
-    pub fn serialize<S: Serializer>(
-        map: &Arc<Map<String, Value>>,
-        to: S,
-    ) -> Result<S::Ok, S::Error> {
-        map.as_ref().serialize(to)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        from: D,
-    ) -> Result<Arc<Map<String, Value>>, D::Error> {
-        Map::deserialize(from).map(Arc::new)
-    }
+    /// Shared: the merged record the surfaces read, and every copy of it, hold the fields
+    /// of lf's list's record until one of them changes them; and kept as their compact
+    /// text beside the few the tray reads ([`LfFields`]), not as a map of them.
+    #[serde(flatten, with = "super::fields::wire")]
+    pub(in crate::lf) extra: Arc<LfFields>,
 }
 
 impl SessionRecord {
@@ -249,10 +230,11 @@ impl SessionRecord {
             self.extra = Arc::clone(&listed.extra);
             return;
         }
-        let extra = Arc::make_mut(&mut self.extra);
-        for (key, value) in listed.extra.iter() {
-            extra.entry(key.clone()).or_insert(value.clone());
+        let mut extra = self.extra.to_map();
+        for (key, value) in listed.extra.to_map() {
+            extra.entry(key).or_insert(value);
         }
+        self.extra = Arc::new(LfFields::from_map(&extra));
     }
 }
 
@@ -260,16 +242,20 @@ impl SessionRecord {
 /// field, or one less (fixtures only; the product reads lf's fields through lf's module).
 #[cfg(any(test, feature = "fixtures"))]
 impl SessionRecord {
-    pub fn lf_field(&self, name: &str) -> Option<&Value> {
-        self.extra.get(name)
+    pub fn lf_field(&self, name: &str) -> Option<Value> {
+        self.extra.to_map().remove(name)
     }
 
     pub fn set_lf_field(&mut self, name: &str, value: impl Into<Value>) {
-        Arc::make_mut(&mut self.extra).insert(name.to_string(), value.into());
+        let mut fields = self.extra.to_map();
+        fields.insert(name.to_string(), value.into());
+        self.extra = Arc::new(LfFields::from_map(&fields));
     }
 
     pub fn remove_lf_field(&mut self, name: &str) {
-        Arc::make_mut(&mut self.extra).remove(name);
+        let mut fields = self.extra.to_map();
+        fields.remove(name);
+        self.extra = Arc::new(LfFields::from_map(&fields));
     }
 }
 
@@ -366,8 +352,7 @@ impl SessionRecord {
     /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
     pub fn worktree(&self) -> Option<&str> {
         self.extra
-            .get("workspace")?
-            .get("worktree")?
+            .get("workspace/worktree")?
             .as_str()
             .filter(|s| !s.is_empty())
     }
@@ -572,12 +557,10 @@ impl SessionKey {
 }
 
 /// The elements of one answer of `lf session list --json` of any generation (a plain
-/// array, or a page `{"entries": [...], "next": ...}`), each as the text lf printed, and
+/// array, or a page `{"entries": [...], "next": ...}`), each as the bytes lf printed, and
 /// C's and D's paging cursor. Each is decoded on its own ([`decode_element`]): one
-/// malformed element does not lose the others.
-pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>), String> {
-    // Each element is decoded straight from lf's text, never through a `Value` tree first:
-    // at ten thousand sessions the tree alone costs more than the records.
+/// element that is not a record does not lose the others.
+pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&[u8]>, Option<String>), String> {
     // (Not an untagged enum: serde buffers those, and a `RawValue` cannot be read back
     // from the buffer.)
     #[derive(serde::Deserialize)]
@@ -588,14 +571,16 @@ pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>
         next: Option<Value>,
     }
     let invalid = |e: &dyn std::fmt::Display| format!("lf printed invalid JSON: {e}");
-    let text = std::str::from_utf8(bytes).map_err(|e| invalid(&e))?;
-    match text.trim_start().as_bytes().first() {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|at| bytes[at]) {
+        // The list of every generation but C's and D's pages: split by its bytes, not
+        // parsed, so that only what changed is read ([`super::elements`]).
         Some(b'[') => Ok((
-            serde_json::from_str::<Vec<&RawValue>>(text).map_err(|e| invalid(&e))?,
+            super::elements::array_elements(bytes).map_err(|e| invalid(&e))?,
             None,
         )),
         Some(b'{') => {
-            let listed: Listed = serde_json::from_str(text).map_err(|e| invalid(&e))?;
+            let listed: Listed = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
             let Some(entries) = listed.entries else {
                 return Err("lf printed an object without an `entries` array".into());
             };
@@ -604,22 +589,38 @@ pub(crate) fn split_list(bytes: &[u8]) -> Result<(Vec<&RawValue>, Option<String>
                 .as_ref()
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            Ok((entries, next))
+            Ok((
+                entries.into_iter().map(|e| e.get().as_bytes()).collect(),
+                next,
+            ))
         }
         _ => {
-            serde_json::from_str::<Value>(text).map_err(|e| invalid(&e))?;
+            serde_json::from_slice::<Value>(bytes).map_err(|e| invalid(&e))?;
             Err("lf printed neither an array nor a page of sessions".into())
         }
     }
 }
 
-/// One element of lf's list, or the problem naming it.
-pub(crate) fn decode_element(item: &RawValue) -> Result<SessionRecord, String> {
-    serde_json::from_str::<SessionRecord>(item.get()).map_err(|_| {
+/// Why an element of lf's list gave no record.
+#[derive(Debug)]
+pub(crate) enum Undecoded {
+    /// It is JSON, but not a session record: the problem names it, the others stand.
+    Problem(String),
+    /// It is not JSON: lf's answer is broken, and none of it is taken.
+    Invalid(String),
+}
+
+/// One element of lf's list, or why it is not a record.
+pub(crate) fn decode_element(item: &[u8]) -> Result<SessionRecord, Undecoded> {
+    serde_json::from_slice::<SessionRecord>(item).map_err(|_| {
         // Rare: the element is read again whole, to say which it was as the others do.
-        let value: Value = serde_json::from_str(item.get()).unwrap_or(Value::Null);
-        let (_, mut problem) = decode_records(vec![value]);
-        problem.pop().unwrap_or_default()
+        match serde_json::from_slice::<Value>(item) {
+            Ok(value) => {
+                let (_, mut problem) = decode_records(vec![value]);
+                Undecoded::Problem(problem.pop().unwrap_or_default())
+            }
+            Err(e) => Undecoded::Invalid(format!("lf printed invalid JSON: {e}")),
+        }
     })
 }
 
@@ -709,7 +710,7 @@ mod tests {
         let record: SessionRecord = serde_json::from_str(json).unwrap();
         assert_eq!(record.kind, Some(Kind::Other("conversation".into())));
         assert_eq!(record.state, State::Other("interrupted".into()));
-        assert_eq!(record.extra["attention"], "reply");
+        assert_eq!(record.attention(), Some("reply"));
         let back = serde_json::to_value(&record).unwrap();
         assert_eq!(back["attention"], "reply");
         assert_eq!(back["kind"], "conversation");
@@ -751,8 +752,14 @@ mod tests {
         let (items, next) = split_list(page).unwrap();
         let decoded: Vec<_> = items.into_iter().map(decode_element).collect();
         assert_eq!(decoded[0].as_ref().unwrap().kind, Some(Kind::Flow));
-        let problem = decoded[1].as_ref().unwrap_err();
+        let Err(Undecoded::Problem(problem)) = &decoded[1] else {
+            panic!("{:?}", decoded[1]);
+        };
         assert!(problem.starts_with("session b:"), "{problem}");
+        let Err(Undecoded::Invalid(broken)) = decode_element(br#"{"id" "c"}"#) else {
+            panic!("not JSON is not a problem of one record");
+        };
+        assert!(broken.starts_with("lf printed invalid JSON: "), "{broken}");
         assert_eq!(next, None);
         let (_, more) = split_list(br#"{"entries":[],"next":"S-9"}"#).unwrap();
         assert_eq!(more.as_deref(), Some("S-9"));
