@@ -48,19 +48,26 @@ impl From<Action> for String {
     }
 }
 
-/// One button in the window.
+/// One button in the window. What it does not have is left out of its JSON, not sent as
+/// `null` (a window opened on 10 000 sessions is sent every row's buttons); the page reads
+/// an absent field as none. `enabled` is always sent: the page reads its absence as
+/// disabled, and a button is enabled far more often than not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Button {
     pub action: Action,
     pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
     pub enabled: bool,
     /// Why the button is disabled; lf's own sentence when lf gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
     /// Placeholder of the text box lf requires for this action (approve, iterate): the
     /// page draws a text box with the button beside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text_hint: Option<String>,
     /// The key that takes the person to that text box.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<char>,
 }
 
@@ -197,6 +204,70 @@ mod tests {
         assert_eq!(primary(&b), Some(Action::Lf(ActionKind::Open)));
         b.insert(0, go_to_terminal());
         assert_eq!(primary(&b), Some(Action::GoToTerminal));
+    }
+
+    /// A button's JSON leaves out what it does not have; the page (`ui/app.js`) reads each
+    /// of those fields only by truthiness, so an absent one reads as none, as `null` did.
+    #[test]
+    fn a_button_leaves_out_what_it_does_not_have() {
+        let ask = finish(
+            record("ask_4", Kind::Ask, State::Waiting),
+            Some(&Dialect::of(Generation::B)),
+        );
+        let b = buttons(&ask);
+        let open = serde_json::to_value(&b[0]).unwrap();
+        let open = open.as_object().unwrap();
+        for absent in ["unavailable_reason", "text_hint", "key"] {
+            assert!(!open.contains_key(absent), "{absent} is sent: {open:?}");
+        }
+        assert_eq!(open["enabled"], true);
+        let terminal = serde_json::to_value(go_to_terminal()).unwrap();
+        assert_eq!(terminal.as_object().unwrap().len(), 4, "{terminal}");
+        // A disabled button still says so, and why.
+        let mut ask = ask;
+        ask.open_argv.clear();
+        let closed = serde_json::to_value(&buttons(&ask)[0]).unwrap();
+        assert_eq!(closed["enabled"], false);
+        assert!(closed["unavailable_reason"].is_string(), "{closed}");
+
+        let page = [
+            include_str!("../../../ui/app.js"),
+            include_str!("../../../ui/list.js"),
+        ];
+        let mut read = 0;
+        for (page, field, name) in page.iter().flat_map(|page| {
+            ["help", "unavailable_reason", "text_hint", "key"]
+                .into_iter()
+                .flat_map(move |field| ["b", "button"].map(|name| (page, field, name)))
+        }) {
+            let reading = format!("{name}.{field}");
+            for (at, _) in page.match_indices(&reading) {
+                if page[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    continue; // another name's field (`sub.key`)
+                }
+                let after = page[at + reading.len()..].trim_start();
+                read += 1;
+                for guard in [
+                    "=== null",
+                    "!== null",
+                    "== null",
+                    "!= null",
+                    "=== undefined",
+                    "!== undefined",
+                ] {
+                    assert!(
+                        !after.starts_with(guard),
+                        "the page tells an absent {field} from a null: {}",
+                        page[at..].chars().take(40).collect::<String>()
+                    );
+                }
+            }
+        }
+        // The page reads them: a rename there would leave this test checking nothing.
+        assert!(
+            read >= 10,
+            "the page reads {read} button fields by `b.`/`button.`"
+        );
     }
 
     #[test]
