@@ -8,6 +8,10 @@ sent. Run by run.sh with E2E_SUITE=window_scale.py and a
 TAURI_DRIVER; it shares e2e.py's context."""
 
 import json
+import os
+import re
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e  # noqa: E402
 from harness import START_TIMEOUT, Checks, expect, run_checks, wait_for  # noqa: E402
+from tray import plain  # noqa: E402
 
 CHECKS = Checks()
 check = CHECKS.add
@@ -23,6 +28,10 @@ window_check = e2e.window_check_for(check)
 SESSIONS = 10000
 ASK_EVERY = 100
 WAITING = SESSIONS // ASK_EVERY
+# The tray menu's session rows (crates/surface/src/menu.rs MAX_ROWS); the rest are "N more…".
+MENU_ROWS = 10
+# GetLayout calls timed: their median is the figure (the first may pay for a rebuild).
+LAYOUT_READS = 9
 
 # The time from a change the page makes to the frame after it: two animation frames, the
 # first runs before the change is painted, the second once it has been.
@@ -44,6 +53,38 @@ const list = document.getElementById('board').getBoundingClientRect();
 const box = row.getBoundingClientRect();
 if (box.bottom <= list.top || box.top >= list.bottom) return null;
 return row.querySelector('.title').textContent;""", key)
+
+
+def app_pid(ctx):
+    """The app tauri-driver started (through the wrapper's exec): the one process of this
+    build, since the suite's own app was stopped before it."""
+    binary = os.path.realpath(ctx.app_bin)
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.readlink(entry / "exe") == binary:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found[0] if len(found) == 1 else None
+
+
+def top_rows(ctx, item):
+    """The menu's top level as a host draws it (a submenu's rows stay inside it): labels,
+    with the entries to click."""
+    return [(plain(e.label) if e.type != "separator" else "---", e)
+            for e in ctx.tray.layout(item).children if e.visible]
+
+
+def session_id(label):
+    found = re.search(r"S-\d{5}", label)
+    return found and found.group(0)
+
+
+def window_shown(pid):
+    out = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(pid)],
+                         capture_output=True, text=True)
+    return out.stdout.split()
 
 
 @window_check
@@ -79,6 +120,41 @@ window.__TAURI__.core.invoke('sessions').then((board) =>
   done([JSON.stringify(board).length, performance.now() - started, board.sessions.length]));""")
         expect(sent[2] == SESSIONS, f"the board has {sent[2]} sessions, not {SESSIONS}")
         figures["board_bytes"], figures["board_ipc"] = sent[0], sent[1] / 1000
+        # What a person sees on opening it, for the docs (scripts/pictures.sh): the heading's
+        # count and the first rows, WebDriver's picture of the page; and the part above the
+        # footer, which names the run's temporary directory, no part of what it shows.
+        driver.save_screenshot(str(ctx.out / "window-10000-open.png"))
+        above = driver.execute_script(
+            "return [window.innerWidth, document.querySelector('footer').getBoundingClientRect().top];")
+        (ctx.out / "window-10000-open.json").write_text(json.dumps(above))
+
+        # The tray's menu, read as a host reads it (GetLayout over com.canonical.dbusmenu):
+        # the ten waiting sessions, in the window's order (the one waiting longest first),
+        # then "90 more…"; and how long a host waits for the whole menu at 10 000.
+        pid = wait_for(lambda: app_pid(ctx), "the app tauri-driver started")
+        item = wait_for(lambda: ctx.tray.item_of_pid(pid), "the app's tray item", START_TIMEOUT)
+        more = f"{WAITING - MENU_ROWS} more…"
+        wait_for(lambda: more in [label for label, _ in top_rows(ctx, item)],
+                 lambda: f"the menu's {more!r}; it reads {[l for l, _ in top_rows(ctx, item)]!r}",
+                 START_TIMEOUT)
+        reads = []
+        for _ in range(LAYOUT_READS):
+            asked = time.monotonic()
+            ctx.tray.layout(item)
+            reads.append(time.monotonic() - asked)
+        figures["menu_layout"] = statistics.median(reads)
+        figures["menu_layout_longest"] = max(reads)
+        labels = [label for label, _ in top_rows(ctx, item)]
+        figures["menu_rows"] = labels
+        expect(labels[0] == "Waiting for you", f"the menu begins {labels[:3]!r}")
+        ids = [session_id(label) for label in labels[1:1 + MENU_ROWS]]
+        expect(labels[1 + MENU_ROWS] == more, f"the menu's rows: {labels!r}")
+        window_first = e2e.window_rows(ctx, "waiting")[:MENU_ROWS]
+        expect(ids == window_first,
+               f"the menu's ten {ids!r} are not the window's first ten waiting {window_first!r}")
+        expect(all(i and int(i[2:]) % ASK_EVERY == 0 for i in ids), f"not all waiting: {ids!r}")
+        expect(len(set(ids)) == MENU_ROWS, f"a session twice: {ids!r}")
+
         # That whole board was the test's, not the page's: the page's next ask, naming the
         # board it holds, is given a whole one again. Asked now, so the change below is
         # given to a page that holds the app's last board, as it is in use.
@@ -189,6 +265,12 @@ take = (next) => { window.givenBoards.push(next); return taken(next); };""")
         # What changed, not the board: no whole board, and the rows of what changed only.
         expect(given and all(part for _, _, part in given), f"whole boards given on a change: {given!r}")
         expect(figures["change_bytes"] < 100_000, f"a change gave the page {given!r} (bytes, rows, part)")
+        # The menu counts it behind "N more…": it has waited least, so it is not in the ten.
+        more = f"{WAITING + 1 - MENU_ROWS} more…"
+        wait_for(lambda: more in [label for label, _ in top_rows(ctx, item)],
+                 lambda: f"the menu's {more!r}; it reads {[l for l, _ in top_rows(ctx, item)]!r}")
+        shown_ids = [session_id(label) for label, _ in top_rows(ctx, item)[1:1 + MENU_ROWS]]
+        expect("S-00001" not in shown_ids, f"the session waiting least is in the menu's ten: {shown_ids!r}")
         # The row itself says it now: it waits, so it offers Dismiss (an active one does not).
         box.send_keys("S-00001")
         wait_for(lambda: shown_title(driver, "S-00001") == "Session S-00001"
@@ -203,14 +285,34 @@ take = (next) => { window.givenBoards.push(next); return taken(next); };""")
         except Exception as error:  # noqa: BLE001 - a screenshot is a record, not the check
             print(f"     no WebDriver screenshot: {error}", flush=True)
         e2e.window_screenshot(ctx, "window-10000.png")
+
+        # "91 more…" opens the window: hidden by Esc (as a person closes it), then the row.
+        from selenium.common.exceptions import NoSuchWindowException
+        wait_for(lambda: window_shown(pid), "the window on the X server")
+        driver.find_element(By.CSS_SELECTOR, "header h1").click()
+        try:
+            e2e.press(ctx, Keys.ESCAPE)
+        except NoSuchWindowException:
+            pass  # the window went before WebKitWebDriver answered the key
+        wait_for(lambda: not window_shown(pid), "Esc to hide the window")
+        wait_for(lambda: ctx.tray.click_row(item, more), f"to click {more!r} in the menu")
+        wait_for(lambda: window_shown(pid), f"{more!r} to show the window")
+        def heading():
+            handles = driver.window_handles
+            driver.switch_to.window(handles[-1])
+            return driver.find_element(By.ID, "count").text == f"{WAITING + 1} need you"
+        wait_for(heading, "the shown window's heading")
     finally:
         driver.quit()
         ctx.driver = None
         e2e.end_webdriver_apps(ctx)
-    counted = ("board_bytes", "rows_in_page", "change_boards", "change_bytes", "change_rows")
+    counted = ("board_bytes", "rows_in_page", "change_boards", "change_bytes", "change_rows",
+               "menu_rows")
     ms = {k: (v if k in counted else round(v * 1000)) for k, v in figures.items()}
-    print(f"figures: {json.dumps(ms)} (ms; board_bytes: a whole board's JSON; change_*: the boards"
-          " the page was given for the change, their JSON and rows)", flush=True)
+    print(f"figures: {json.dumps(ms, ensure_ascii=False)} (ms; board_bytes: a whole board's JSON;"
+          " change_*: the boards the page was given for the change, their JSON and rows;"
+          f" menu_layout: GetLayout's median of {LAYOUT_READS}, menu_rows: the menu's top level"
+          " at 100 waiting)", flush=True)
 
 
 def main():
