@@ -9,6 +9,8 @@
 //! that saw the change ended the line came; lf's own list time, and its JSON's size and
 //! the time to read it into its elements (the floor under the tray's work); the tray's RSS
 //! and anonymous memory (also per session), and its descriptors. Prints; asserts nothing.
+//! `LF_TRAY_BENCH_BIN=<path>` measures that `lf-tray` instead (a main's, for a before →
+//! after run back to back).
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -249,7 +251,13 @@ struct Watch {
 
 impl Watch {
     fn start(home: &Path, lf: &Path, repo: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lf-tray"))
+        // Another build's binary in `LF_TRAY_BENCH_BIN` (a main's, kept aside) is measured
+        // in its place: two builds run back to back on one machine's load.
+        let tray = std::env::var_os("LF_TRAY_BENCH_BIN").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_lf-tray")),
+            PathBuf::from,
+        );
+        let mut child = Command::new(tray)
             .args(["watch", "--json", "--home"])
             .arg(home)
             .arg("--lf")

@@ -123,6 +123,12 @@ pub fn watch(home: Option<PathBuf>, lf: Option<PathBuf>, timing: Timing, json: b
             if written.and_then(|()| out.flush()).is_err() {
                 return Ok(None);
             }
+            // A snapshot is a copy of every session, gone once printed.
+            if let Event::Snapshot { sessions, .. } = &event {
+                let listed = sessions.len();
+                drop(event);
+                engine::give_back_freed(listed);
+            }
             if std::mem::take(&mut first) {
                 if !json {
                     eprintln!("{}", engine.status());

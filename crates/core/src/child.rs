@@ -1,7 +1,8 @@
-//! The tray's own children end with it: its ssh connections and probes, lf's readers, lf
-//! runs and the person's `on_event` program. Terminals the person opens through the tray
-//! are theirs and outlive it ([`crate::terminal`] starts them in a session of their own,
-//! without this).
+//! The tray's own children end with it: its ssh connections and probes, lf's readers and
+//! the person's `on_event` program. Terminals the person opens through the tray are theirs
+//! and outlive it ([`crate::terminal`] starts them in a session of their own, without
+//! this). lf's short runs (a list, an answer) are not tied: they end on their own, and the
+//! hook would make each a full fork of the tray (see `Lf::command` in [`crate::lf::cli`]).
 //!
 //! `kill_on_drop` covers every way out that unwinds (Quit, a headless watch that returns),
 //! but not a tray killed by a signal it does not handle, SIGKILL or a crash: its children

@@ -114,6 +114,28 @@ impl Config {
     }
 }
 
+/// How many sessions a whole list (or snapshot) must hold before the memory its reading
+/// freed is handed back: at 1 000 it is a few MB, at 10 the trim would cost more than it
+/// returns.
+pub const MANY_SESSIONS: usize = 1_000;
+
+/// Hand back to the kernel the memory freed after a whole list of `sessions` was read,
+/// merged or printed, when it was a long one. glibc keeps what a peak freed for the next
+/// allocation, and the next peak is the next whole list, rare after the first: at 10 000
+/// sessions that kept memory was half the tray's anonymous memory (issue 47 counts it).
+/// `malloc_trim(0)` returns every free page of every arena. Elsewhere the allocator
+/// decides.
+pub fn give_back_freed(sessions: usize) {
+    #[cfg(target_env = "gnu")]
+    if sessions >= MANY_SESSIONS {
+        // SAFETY: malloc_trim only returns free pages of glibc's own heap to the kernel;
+        // it takes the arenas' locks as malloc does, and touches no memory in use.
+        unsafe { libc::malloc_trim(0) };
+    }
+    #[cfg(not(target_env = "gnu"))]
+    let _ = sessions;
+}
+
 /// A handle on the running engine. Cheap to clone.
 /// The sessions as [`Engine::sessions`] hands them out: one list shared by every reader
 /// until it changes, of records shared with the engine's snapshot.

@@ -339,6 +339,11 @@ impl Lf {
     /// frames. It ends when its stdin closes, and is killed if dropped.
     pub fn monitor_command(&self) -> Command {
         let mut command = self.command(&["monitor", "work", "--watch", "--json"]);
+        // It runs as long as the tray: it must end with it however the tray ends (over
+        // ssh, the ssh does).
+        if self.ssh.is_none() {
+            crate::child::end_with_tray(&mut command);
+        }
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -359,8 +364,16 @@ impl Lf {
     }
 
     /// lf with these arguments and the tray's environment rules: no Run context, the
-    /// home override when there is one. Killed if the handle is dropped, and
-    /// ended with the tray however it ends ([`crate::child`]; over ssh by [`Ssh`]).
+    /// home override when there is one. Killed if the handle is dropped (a call given up
+    /// on, or timed out).
+    ///
+    /// Not tied to the tray here: a run that ends on its own (a list, an answer, a help
+    /// page) is started with `posix_spawn`, which `vfork`s, where the death signal's
+    /// pre-exec hook makes std fork, copying the tray's page tables and faulting its pages
+    /// back copy-on-write: at 10 000 sessions about a fifth of the tray's CPU per change,
+    /// two lists a change. A killed tray's short run finishes its work (an answer still
+    /// lands) and ends; writing to the tray's closed pipe ends it sooner. What runs as
+    /// long as the tray is tied ([`Lf::monitor_command`]; over ssh, [`Ssh`] ties the ssh).
     fn command(&self, args: &[&str]) -> Command {
         let mut command = match &self.ssh {
             Some(ssh) => {
@@ -373,7 +386,6 @@ impl Lf {
             None => {
                 let mut command = Command::new(&self.bin);
                 command.args(args);
-                crate::child::end_with_tray(&mut command);
                 command
             }
         };

@@ -111,6 +111,8 @@ impl Merge {
             let next = Snapshot::merge(file_sessions, &listed, self.files_active, dialect.as_ref());
             let events = self.snapshot.diff(&next, at);
             self.snapshot = next;
+            drop(listed);
+            crate::engine::give_back_freed(self.snapshot.len());
             changes.push(Change::Sessions(self.snapshot.clone()));
             return events;
         }
