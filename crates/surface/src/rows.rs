@@ -12,11 +12,10 @@ use std::sync::Arc;
 use lf_tray_core::history;
 use lf_tray_core::permission::Request;
 use lf_tray_core::SessionRecord;
-use serde::Serialize;
 
 use crate::board;
 use crate::view::View;
-use crate::window::{row, where_it_runs, Reach, SessionView};
+use crate::window::{row, where_it_runs, Place, Reach, SessionView};
 
 /// What the page was last given: its number, and each row's place and what it was made of.
 #[derive(Debug, Default)]
@@ -66,16 +65,6 @@ impl Inputs {
             runs_in: where_it_runs(record, reach, runs_in),
         }
     }
-}
-
-/// Where the rows go, in order: a run of the rows the page holds (`[from, count]`, by their
-/// places in its list), or a session it does not hold yet (its key; its row is in
-/// [`Rows::rows`]' answer).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Place {
-    Held(usize, usize),
-    New(String),
 }
 
 /// One board's rows, as [`Rows::rows`] makes them.

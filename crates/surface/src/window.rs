@@ -269,7 +269,17 @@ pub struct Picked {
     pub own: String,
 }
 
-/// Everything the window shows: the sessions' rows as [`crate::rows::Rows`] gives them
+/// Where the rows go, in order: a run of the rows the page holds (`[from, count]`, by their
+/// places in its list), or a session it does not hold yet (its key; its row is in
+/// the rows module's answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Place {
+    Held(usize, usize),
+    New(String),
+}
+
+/// Everything the window shows: the sessions' rows as the rows module gives them
 /// (every row to a page that holds none, else the rows that changed and where each goes),
 /// and the rest whole (it is small).
 #[derive(Debug, Clone, Serialize)]
@@ -278,8 +288,8 @@ pub struct Board {
     pub number: u64,
     /// Every row in order when `order` is none; else only the rows that changed.
     pub sessions: Vec<SessionView>,
-    /// Where each row goes, from the rows the page holds ([`crate::rows::Place`]).
-    pub order: Option<Vec<crate::rows::Place>>,
+    /// Where each row goes, from the rows the page holds.
+    pub order: Option<Vec<Place>>,
     /// The engine's status line.
     pub status: String,
     /// Why popups are held back now (a pause, quiet hours, do-not-disturb, no server).
