@@ -20,8 +20,8 @@ from gi.repository import Gio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import atspi  # noqa: E402
-from harness import (Checks, Lines, Skipped, app_log, changed_box, expect, one_terminal, proc_stat,  # noqa: E402
-                     run_suite, wait_for)
+from harness import (Checks, Lines, Skipped, app_log, changed_box, expect, heard_while_nothing_waits,  # noqa: E402
+                     one_terminal, proc_stat, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import WATCHER, Tray  # noqa: E402
@@ -692,8 +692,7 @@ def keys_through_gnomes_shortcuts_portal(ctx):
         expect(len(portal) == 1 and portal[0][:4] == ["Register", "CreateSession", "ListShortcuts", "BindShortcuts"],
                f"the app's calls to the portal, in order: {by_connection}")
 
-        subprocess.run(["xdotool", "key", "super+alt+y"], check=True, timeout=10)
-        wait_for(lambda: said("KEYS Alt+Super+Y: nothing done"), "the app to hear the key and do nothing")
+        heard_while_nothing_waits("super+alt+y", "Alt+Super+Y", START_TIMEOUT)
         subprocess.run([os.environ["LF_BIN"], "sim", "status", sid, "blocked", "--kind", "permission", "--title",
                         "cargo publish"], env=env, check=True, capture_output=True)
         shown_mark = len(app_log().messages())

@@ -20,8 +20,8 @@ from pathlib import Path
 import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, app_log, expect, lighter_buttons, never,  # noqa: E402
-                     one_terminal, run_suite, wait_for)
+from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, app_log, expect, heard_while_nothing_waits,  # noqa: E402
+                     lighter_buttons, never, one_terminal, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
 from tray import Tray  # noqa: E402
@@ -664,30 +664,7 @@ def keys_through_kdes_shortcuts_portal(ctx):
                        for key in ("allow", "deny", "open"))
         wait_for(held_by_kglobalaccel, "kglobalaccel to hold the three keys")
 
-        def heard_while_nothing_waits(keys, shown):
-            """Nothing waits: the key does nothing but is heard. kglobalaccel's X grab lands
-            some time after it lists the key (under CI's load a first key went to the focused
-            window: seen once), so the key is typed again every 2 s until the app hears one;
-            a key while nothing waits is harmless, and the keys that answer below are typed
-            only once this one was heard."""
-            deadline = time.monotonic() + START_TIMEOUT
-            typed = 0
-            while True:
-                mark_here = len(app_log().messages())
-                xdotool("key", keys)
-                typed += 1
-                try:
-                    wait_for(lambda: [m for m in app_log().messages()[mark_here:]
-                                      if m.startswith(f"KEYS {shown}: nothing done")], "", 2.0)
-                    break
-                except CheckFailed:
-                    if time.monotonic() > deadline:
-                        raise CheckFailed(f"the app never heard {shown} while nothing waited "
-                                          f"({typed} typed in {START_TIMEOUT:.0f} s)")
-            print(f"     {shown} heard while nothing waited (typed {typed}×)", flush=True)
-            return typed
-
-        heard_while_nothing_waits("super+alt+y", "Meta+Alt+Y")
+        heard_while_nothing_waits("super+alt+y", "Meta+Alt+Y", START_TIMEOUT)
 
         # The request alone, without lf's own popup for the session first: with both, Plasma
         # 5.27 refused the app's next popup (ExcessNotificationGeneration: too many in quick
@@ -716,7 +693,7 @@ def keys_through_kdes_shortcuts_portal(ctx):
                                                                               signature="i"),
                                  dbus_interface="org.kde.KGlobalAccel")
         wait_for(lambda: said('KEYS the portal gave [(Allow, "Meta+Alt+A")'), "the app to follow the changed key")
-        heard_while_nothing_waits("super+alt+a", "Meta+Alt+A")
+        heard_while_nothing_waits("super+alt+a", "Meta+Alt+A", START_TIMEOUT)
         shown_mark = len(app_log().messages())
         agent.ask("cargo yank")
         wait_for(lambda: [m for m in app_log().messages()[shown_mark:] if m == f"KEYS newest session={sid}"],
