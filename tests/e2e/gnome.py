@@ -21,7 +21,7 @@ from gi.repository import Gio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import atspi  # noqa: E402
 from harness import (Checks, Lines, Skipped, app_log, changed_box, expect, heard_while_nothing_waits,  # noqa: E402
-                     one_terminal, proc_stat, run_suite, wait_for)
+                     one_terminal, portal_calls, proc_stat, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog  # noqa: E402
 from tray import WATCHER, Tray  # noqa: E402
@@ -291,6 +291,14 @@ def menu_labels(ctx):
 def pid_of(ctx, name):
     return int(ctx.bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus").GetConnectionUnixProcessID(
         name, dbus_interface="org.freedesktop.DBus"))
+
+
+def app_connection(ctx, name):
+    """Whether a bus connection is the running app's (one gone from the bus is not)."""
+    try:
+        return pid_of(ctx, name) == ctx.app.pid
+    except dbus.DBusException:
+        return False
 
 
 if EXTENSION:
@@ -677,20 +685,9 @@ def keys_through_gnomes_shortcuts_portal(ctx):
         expect(gave == 'KEYS the portal gave [(Allow, "Alt+Super+Y"), (Deny, "Alt+Super+N"), '
                '(Open, "Alt+Super+O")]', "GNOME gave other keys than the preferred ones")
         expect(not said("KEYS holding"), "the app grabbed keys on X11 beside the portal")
-        by_connection = {}
-        for line in calls.all():
-            if line.startswith("method call") and "sender=" in line:
-                sender = line.split("sender=", 1)[1].split()[0]
-                try:
-                    ours = pid_of(ctx, sender) == ctx.app.pid
-                except dbus.DBusException:
-                    ours = False  # gone from the bus: not the running app's
-                if ours:
-                    by_connection.setdefault(sender, []).append(line.split("member=", 1)[1].split()[0])
-        portal = [c for c in by_connection.values() if "CreateSession" in c]
-        print(f"     the app's calls to the portal: {by_connection}", flush=True)
-        expect(len(portal) == 1 and portal[0][:4] == ["Register", "CreateSession", "ListShortcuts", "BindShortcuts"],
-               f"the app's calls to the portal, in order: {by_connection}")
+        first = ["Register", "CreateSession", "ListShortcuts", "BindShortcuts"]
+        members = portal_calls(calls, lambda sender: app_connection(ctx, sender), first)
+        expect(members[:4] == first, f"the app's calls to the portal, in order: {members}")
 
         heard_while_nothing_waits("super+alt+y", "Alt+Super+Y", START_TIMEOUT)
         subprocess.run([os.environ["LF_BIN"], "sim", "status", sid, "blocked", "--kind", "permission", "--title",

@@ -67,6 +67,26 @@ def wait_for(condition, what, timeout=STEP_TIMEOUT):
         time.sleep(POLL)
 
 
+def portal_calls(calls, is_app, first):
+    """The app's calls to the desktop portal, in order, from a dbus-monitor capture (`calls`,
+    a Lines of its output): those of the one connection of the app (`is_app(sender)`) that
+    called CreateSession. dbus-monitor writes its lines a moment after the calls, so this
+    waits until that connection's capture holds as many calls as `first` names (the caller
+    then holds their order to `first`). Every connection of the app, for a failure's text."""
+    def read():
+        by_connection = {}
+        for line in calls.all():
+            if line.startswith("method call") and "sender=" in line:
+                sender = line.split("sender=", 1)[1].split()[0]
+                if is_app(sender):
+                    by_connection.setdefault(sender, []).append(line.split("member=", 1)[1].split()[0])
+        portal = [members for members in by_connection.values() if "CreateSession" in members]
+        return (portal[0], by_connection) if len(portal) == 1 and len(portal[0]) >= len(first) else None
+    members, by_connection = wait_for(read, f"the capture to hold the app's first {len(first)} calls to the portal")
+    print(f"     the app's calls to the portal: {by_connection}", flush=True)
+    return members
+
+
 def heard_while_nothing_waits(keys, shown, timeout):
     """A key of the desktop's shortcuts, typed while nothing waits: the app hears it and does
     nothing (its log: `KEYS <shown>: nothing done: ...`). The desktop's X grab lands some time

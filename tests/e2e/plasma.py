@@ -21,7 +21,7 @@ import dbus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (QUIET_SPELL, CheckFailed, Checks, Lines, app_log, expect, heard_while_nothing_waits,  # noqa: E402
-                     lighter_buttons, never, one_terminal, run_suite, wait_for)
+                     lighter_buttons, never, one_terminal, portal_calls, run_suite, wait_for)
 from lfhome import LfHome  # noqa: E402
 from notifications import IFACE, NotificationLog, control as control_popup  # noqa: E402
 from tray import Tray  # noqa: E402
@@ -640,18 +640,9 @@ def keys_through_kdes_shortcuts_portal(ctx):
                                 "“loopflow_tray”" in panel,
                f"the panel says {panel!r}")
         # Register before any other call to the portal, on the connection that calls it.
-        by_connection = {}
-        for line in calls.all():
-            if line.startswith("method call") and "sender=" in line:
-                sender = line.split("sender=", 1)[1].split()[0]
-                if ctx.pid_of(sender) == ctx.app.pid:
-                    by_connection.setdefault(sender, []).append(line.split("member=", 1)[1].split()[0])
-        portal = [calls for calls in by_connection.values() if "CreateSession" in calls]
-        expect(len(portal) == 1, f"the app's connections to the portal and their calls: {by_connection}")
-        members = portal[0]
-        print(f"     the app's calls to the portal: {by_connection}", flush=True)
         # 5.27 takes the keys with the session; 6 lists none before the first bind.
         first = ["Register", "CreateSession", "ListShortcuts"] + (["BindShortcuts"] if six else [])
+        members = portal_calls(calls, lambda sender: ctx.pid_of(sender) == ctx.app.pid, first)
         expect(members[:len(first)] == first and members.count("BindShortcuts") == int(six),
                f"the app's calls to the portal, in order: {members}")
 
