@@ -20,6 +20,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lf_sim::{Activity, SessionSpec, SimHome};
+use lf_tray_core::lf::{Dialect, Generation};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -95,16 +96,8 @@ fn row(sessions: usize) -> String {
         .map(|_| {
             let started = Instant::now();
             let out = Command::new(&lf)
-                .args([
-                    "session",
-                    "list",
-                    "--json",
-                    "--all",
-                    "--interactive",
-                    "all",
-                    "--limit",
-                    "0",
-                ])
+                // The very list the tray runs on generation E.
+                .args(Dialect::of(Generation::E).list_args)
                 .env("LF_HOME", sim.home())
                 .current_dir(&repo)
                 .output()
