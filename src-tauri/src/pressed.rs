@@ -148,14 +148,23 @@ async fn given(
     Ok((portal, triggers))
 }
 
+/// The keys the person has, as the ⚙ panel lists them: "Super+Alt+Y allows, …"; `None`
+/// when there is none. The portal's triggers and the X11 grab's free keys alike.
 #[cfg(not(target_os = "macos"))]
-fn does(key: lf_tray_surface::keys::Key) -> &'static str {
+fn listed(triggers: &[(lf_tray_surface::keys::Key, String)]) -> Option<String> {
     use lf_tray_surface::keys::Key;
-    match key {
-        Key::Allow => "allows",
-        Key::Deny => "denies",
-        Key::Open => "opens",
-    }
+    let said: Vec<String> = triggers
+        .iter()
+        .map(|(key, trigger)| {
+            let does = match key {
+                Key::Allow => "allows",
+                Key::Deny => "denies",
+                Key::Open => "opens",
+            };
+            format!("{trigger} {does}")
+        })
+        .collect();
+    (!said.is_empty()).then(|| said.join(", "))
 }
 
 /// A press: the same answer as `lf-tray answer`'s, and the desk's word in the log.

@@ -275,13 +275,9 @@ fn tell(shell: &Shell, display: &Display, free: &[Key]) {
         .iter()
         .map(|key| (*key, key.trigger().to_string()))
         .collect();
-    let said: Vec<String> = triggers
-        .iter()
-        .map(|(key, trigger)| format!("{trigger} {}", super::does(*key)))
-        .collect();
-    let mut status = match said.is_empty() {
-        true => "No key is free.".to_string(),
-        false => format!("{}: held only while a request waits.", said.join(", ")),
+    let mut status = match super::listed(&triggers) {
+        None => "No key is free.".to_string(),
+        Some(said) => format!("{said}: held only while a request waits."),
     };
     for (key, _) in display.codes.iter().filter(|(k, _)| !free.contains(k)) {
         let name = key.trigger();

@@ -488,13 +488,9 @@ fn tell(shell: &Shell, triggers: &[(Key, String)]) {
 /// What the ⚙ panel says of the keys the desktop gave: each trigger as the desktop names
 /// it, a key it gave none, and where the person changes them.
 fn status(triggers: &[(Key, String)]) -> String {
-    let said: Vec<String> = triggers
-        .iter()
-        .map(|(key, trigger)| format!("{trigger} {}", super::does(*key)))
-        .collect();
-    let mut status = match said.is_empty() {
-        true => "The desktop's shortcuts give none of the keys.".to_string(),
-        false => format!("{}: the desktop's shortcuts.", said.join(", ")),
+    let mut status = match super::listed(triggers) {
+        None => "The desktop's shortcuts give none of the keys.".to_string(),
+        Some(said) => format!("{said}: the desktop's shortcuts."),
     };
     let missing: Vec<&str> = Key::ALL
         .iter()
