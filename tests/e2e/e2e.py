@@ -222,18 +222,21 @@ class Ctx:
         wait_for(lambda: self.notes.listening(n),
                  f"the app to listen for actions on notification {n.id} (AddMatch ActionInvoked)")
 
-    def invoke_action(self, n, key):
+    def invoke_action(self, n, key, racing=False):
         """A click on one of a notification's buttons, made through dunst: its context menu
         (`dunstctl context`), where the stand-in dmenu picks `key` of n. dunst then sends
         ActionInvoked from the connection that owns the name, as for a person's click: the
-        same signal from any other connection is no click."""
+        same signal from any other connection is no click. `racing`: another answer races
+        the click, and where it wins the app closes the popup before dunst's menu reads it,
+        so no click is sent; then the popup closed by the app is what the click comes to."""
         self.await_listener(n)
         server = self.bus.get_name_owner(NOTIFY_IFACE)
         sent = n.invoked_by.count((key, server))
         choice = Path(os.environ["E2E_DMENU_CHOICE"])
         choice.write_text(f"{n.id},{key}")
         subprocess.run(["dunstctl", "context"], check=True)
-        wait_for(lambda: self.notes.refresh() and n.invoked_by.count((key, server)) > sent,
+        wait_for(lambda: self.notes.refresh() and (n.invoked_by.count((key, server)) > sent
+                                                   or racing and n.closed_by_app),
                  lambda: f"dunst ({server}) to send ActionInvoked {key} for notification {n.id} "
                  f"from its menu (choice {'not ' if choice.exists() else ''}taken; sent so far "
                  f"{n.invoked_by})")

@@ -96,7 +96,7 @@ def lf_tray_answer_nothing_a_question_two_requests_and_a_race(ctx):
         ctx.await_listener(n)
         racer = subprocess.Popen([ctx.app_bin, "answer", "deny"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        ctx.invoke_action(n, "allow")
+        ctx.invoke_action(n, "allow", racing=True)
         said, why = racer.communicate(timeout=10)
         report = a.report()
         want = "deny" if racer.returncode == 0 else "allow"
