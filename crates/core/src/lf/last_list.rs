@@ -4,6 +4,11 @@
 //! decoded; the others are the very same shared record. So a list of ten thousand
 //! sessions in which one changed decodes one, keeps no copy of lf's text, and the engine
 //! compares and keeps the rest by pointer.
+//!
+//! A list after a change is mostly the last one in the same order, so an element is first
+//! looked for where the last list had it (or one further on, when one before it went);
+//! only an element found in neither place is looked up among all of the last list's, by
+//! an index made once per list and only then.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -19,14 +24,17 @@ use super::record::{decode_element, split_list, SessionRecord, Undecoded};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Fingerprint(u64, u64);
 
-/// The records of the last list by their fingerprint. A record is a pure function of its
-/// text (the machine is the tray's to set and always `None` here), so a hit needs no check.
+type Index = HashMap<Fingerprint, usize, foldhash::fast::RandomState>;
+
+/// The records of the last list with their fingerprints, in lf's order. A record is a pure
+/// function of its text (the machine is the tray's to set and always `None` here), so a
+/// hit needs no check.
 #[derive(Debug, Default)]
 pub(crate) struct LastList {
     // foldhash: ~10 GB/s on 1–2 KB elements, so fingerprinting a list of ten thousand
     // costs about a millisecond (std's SipHash reads at a third of the speed).
     seeds: [foldhash::quality::RandomState; 2],
-    by_print: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
+    in_order: Vec<(Fingerprint, Arc<SessionRecord>)>,
 }
 
 /// One list being decoded against the last: its records and problems so far, and what
@@ -34,18 +42,24 @@ pub(crate) struct LastList {
 pub(crate) struct NextList {
     pub records: Vec<Arc<SessionRecord>>,
     pub problems: Vec<String>,
-    kept: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
+    kept: Vec<(Fingerprint, Arc<SessionRecord>)>,
+    /// Where in the last list the next element is looked for first: after the last one
+    /// found there.
+    cursor: usize,
+    /// Every fingerprint of the last list and where it is, made at the first element not
+    /// found in its place.
+    index: Option<Index>,
 }
 
 impl LastList {
     /// A list to decode against this one.
     pub(crate) fn next(&self) -> NextList {
         NextList {
-            records: Vec::new(),
+            records: Vec::with_capacity(self.in_order.len()),
             problems: Vec::new(),
-            // Room for a list as long as the last up front: growing would hash every
-            // fingerprint again.
-            kept: HashMap::with_capacity_and_hasher(self.by_print.len(), Default::default()),
+            kept: Vec::with_capacity(self.in_order.len()),
+            cursor: 0,
+            index: None,
         }
     }
 
@@ -69,12 +83,35 @@ impl LastList {
         Ok(cursor)
     }
 
+    /// Where the last list has the element of this fingerprint: at the cursor or just
+    /// after it (the one before went), else wherever the index says.
+    fn find(&self, print: Fingerprint, next: &mut NextList) -> Option<usize> {
+        let at = next.cursor;
+        let here = |i: usize| self.in_order.get(i).is_some_and(|(p, _)| *p == print);
+        if here(at) {
+            return Some(at);
+        }
+        if here(at + 1) {
+            return Some(at + 1);
+        }
+        let index = next.index.get_or_insert_with(|| {
+            let mut index =
+                Index::with_capacity_and_hasher(self.in_order.len(), Default::default());
+            index.extend(self.in_order.iter().enumerate().map(|(i, (p, _))| (*p, i)));
+            index
+        });
+        index.get(&print).copied()
+    }
+
     /// One element of a list into `next`: this list's record where its bytes did not
     /// change, else decoded (or a problem naming it). Refused when it is not JSON.
     pub(crate) fn take(&self, item: &[u8], next: &mut NextList) -> Result<(), String> {
         let print = self.fingerprint(item);
-        let record = match self.by_print.get(&print) {
-            Some(kept) => Arc::clone(kept),
+        let record = match self.find(print, next) {
+            Some(at) => {
+                next.cursor = at + 1;
+                Arc::clone(&self.in_order[at].1)
+            }
             None => match decode_element(item) {
                 Ok(mut record) => {
                     // Which machine a record is on is the tray's to say, never lf's.
@@ -90,7 +127,7 @@ impl LastList {
             },
         };
         next.records.push(Arc::clone(&record));
-        next.kept.insert(print, record);
+        next.kept.push((print, record));
         Ok(())
     }
 }
@@ -98,7 +135,7 @@ impl LastList {
 impl NextList {
     /// The list is whole: what it kept becomes the last list.
     pub(crate) fn finish(self, last: &mut LastList) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
-        last.by_print = self.kept;
+        last.in_order = self.kept;
         (self.records, self.problems)
     }
 }
@@ -146,15 +183,75 @@ mod tests {
         let fresh: SessionRecord = serde_json::from_str(A).unwrap();
         assert_eq!(*second[0], fresh);
         // The last list is this one: B's old text is forgotten, and a bad page loses nothing.
-        assert_eq!(last.by_print.len(), 2);
+        assert_eq!(last.in_order.len(), 2);
         let mut broken = last.next();
         let err = last
             .page(format!("[{A},{b2},{{\"id\" 1}}]").as_bytes(), &mut broken)
             .unwrap_err();
         assert!(err.starts_with("lf printed invalid JSON"), "{err}");
-        assert_eq!(last.by_print.len(), 2, "the last list is left as it was");
+        assert_eq!(last.in_order.len(), 2, "the last list is left as it was");
         assert!(last.page(b"{", &mut last.next()).is_err());
         let (third, _) = list(&mut last, &[format!("[{A},{b2}]")]);
         assert!(Arc::ptr_eq(&third[0], &second[0]) && Arc::ptr_eq(&third[1], &second[1]));
+    }
+
+    fn element(id: usize, state: &str) -> String {
+        format!(r#"{{"id":"s{id}","state":"{state}","title":"T{id}"}}"#)
+    }
+
+    /// Each element of `ids` (the state `active` unless `changed` names it) as one list.
+    fn take_list(last: &mut LastList, ids: &[usize], changed: &[usize]) -> NextList {
+        let mut next = last.next();
+        for &id in ids {
+            let state = if changed.contains(&id) {
+                "waiting"
+            } else {
+                "active"
+            };
+            last.take(element(id, state).as_bytes(), &mut next).unwrap();
+        }
+        next
+    }
+
+    #[test]
+    fn elements_that_came_went_or_moved_are_found_wherever_they_are() {
+        let mut last = LastList::default();
+        let ids: Vec<usize> = (0..20).collect();
+        let (first, _) = take_list(&mut last, &ids, &[]).finish(&mut last);
+        let same = |records: &[Arc<SessionRecord>], id: usize| {
+            let old = first.iter().find(|r| r.id == format!("s{id}"));
+            old.is_some_and(|old| records.iter().any(|r| Arc::ptr_eq(r, old)))
+        };
+        // The same list, and the same with one changed in place: found where they were,
+        // with no index made.
+        let next = take_list(&mut last, &ids, &[]);
+        assert!(next.index.is_none());
+        let next = take_list(&mut last, &ids, &[7]);
+        assert!(next
+            .records
+            .iter()
+            .zip(&first)
+            .all(|(a, b)| Arc::ptr_eq(a, b) != (a.id == "s7")));
+        assert_eq!(next.records[7].state.as_str(), "waiting");
+        // One gone, one come at the front, a block of three gone, one moved from the end
+        // to the front: every unchanged element is still the same record.
+        let shapes: [Vec<usize>; 4] = [
+            ids.iter().copied().filter(|&i| i != 4).collect(),
+            [99].into_iter().chain(ids.iter().copied()).collect(),
+            ids.iter()
+                .copied()
+                .filter(|i| !(5..8).contains(i))
+                .collect(),
+            [19].into_iter().chain(0..19).collect(),
+        ];
+        for shape in shapes {
+            let next = take_list(&mut last, &shape, &[]);
+            let records = &next.records;
+            assert_eq!(records.len(), shape.len());
+            for (record, &id) in records.iter().zip(&shape) {
+                assert_eq!(record.id, format!("s{id}"), "in the new list's order");
+                assert_eq!(id != 99, same(records, id), "s{id} shared, s99 decoded");
+            }
+        }
     }
 }
