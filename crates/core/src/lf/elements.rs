@@ -40,6 +40,10 @@ enum Stop {
     At(&'static str, usize),
 }
 
+/// How much of the next bytes an element left unfinished is first tried with: most of lf's
+/// elements are one or two kilobytes, so a few tries finish one, each a small copy.
+const FIRST_PIECE: usize = 64;
+
 /// One answer of lf, fed as it is read: each whole element of its array is handed on
 /// ([`Stream::push`]), and only the element being read is kept.
 #[derive(Debug, Default)]
@@ -60,15 +64,31 @@ impl Stream {
         mut each: impl FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<(), String> {
         let mut pending = std::mem::take(&mut self.pending);
+        let mut from = 0;
+        // The element the last bytes ended inside is finished first, from as few of these
+        // bytes as it needs (twice as many each time it needs more), so that the rest are
+        // scanned where they are rather than copied behind it.
+        let mut piece = FIRST_PIECE;
+        while !pending.is_empty() && from < bytes.len() {
+            let more = piece.min(bytes.len() - from);
+            pending.extend_from_slice(&bytes[from..from + more]);
+            from += more;
+            let used = self.scan(&pending, false, |_, item| each(item))?;
+            let kept = pending.len() - used;
+            if kept <= more {
+                // What is left came from these bytes: it is scanned with the rest of them.
+                from -= kept;
+                pending.clear();
+            } else {
+                pending.drain(..used);
+                piece *= 2;
+            }
+        }
         if pending.is_empty() {
             // The usual case between elements: the bytes are scanned where they are, and
             // only an element they end inside is kept.
-            let used = self.scan(bytes, false, |_, item| each(item))?;
-            pending.extend_from_slice(&bytes[used..]);
-        } else {
-            pending.extend_from_slice(bytes);
-            let used = self.scan(&pending, false, |_, item| each(item))?;
-            pending.drain(..used);
+            let used = self.scan(&bytes[from..], false, |_, item| each(item))?;
+            pending.extend_from_slice(&bytes[from + used..]);
         }
         self.pending = pending;
         Ok(())
@@ -198,8 +218,13 @@ fn value_end(bytes: &[u8], at: usize, all_in: bool) -> Result<usize, Stop> {
 /// After the quote that closes the string whose contents start at `at`.
 fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
     loop {
-        let found = memchr::memchr2(b'"', b'\\', bytes.get(at..).ok_or(Stop::More)?);
-        at += found.ok_or(Stop::More)?;
+        at = first(
+            bytes,
+            at,
+            |word| marks(word, b'"') | marks(word, b'\\'),
+            |b| matches!(b, b'"' | b'\\'),
+        )
+        .ok_or(Stop::More)?;
         if bytes[at] == b'"' {
             return Ok(at + 1);
         }
@@ -207,6 +232,37 @@ fn string_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
         // is never the string's end.
         at += 2;
     }
+}
+
+const ONES: u64 = u64::from_ne_bytes([1; 8]);
+const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The high bit of each byte of `word` that is `byte`, and maybe of some after the first
+/// (a borrow may carry into them): only the lowest is exact, and only it is read.
+fn marks(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Where the first byte from `at` on that `is` says is, eight bytes at a time: `marks_of`
+/// marks them in a word (a call of memchr costs more than the short strings and the
+/// indentation between them that most of lf's JSON is).
+fn first(
+    bytes: &[u8],
+    mut at: usize,
+    marks_of: impl Fn(u64) -> u64,
+    is: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    while let Some(eight) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        let marked = marks_of(word);
+        if marked != 0 {
+            return Some(at + marked.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..)?;
+    rest.iter().position(|&b| is(b)).map(|found| at + found)
 }
 
 /// The bytes the scan stops at between strings: a string's start, and the brackets.
@@ -231,10 +287,22 @@ fn nested_end(bytes: &[u8], mut at: usize) -> Result<usize, Stop> {
     let mut depth = 0;
     loop {
         // Between strings most bytes are spaces, names' separators and numbers: passed
-        // over by a table, a byte a cycle.
-        let skip = bytes[at..].iter().position(|&b| STOPS[b as usize]);
-        at += skip.ok_or(Stop::More)?;
+        // over eight at a time. `[` and `]` are `{` and `}` less one bit, so setting it
+        // finds all four; only a control byte (never JSON here) is found with them.
+        at = first(
+            bytes,
+            at,
+            |word| {
+                let word = word | (ONES * 0x20);
+                marks(word, b'{') | marks(word, b'}') | marks(word, b'"')
+            },
+            |b| matches!(b | 0x20, b'{' | b'}' | b'"'),
+        )
+        .ok_or(Stop::More)?;
         match bytes[at] {
+            other if !STOPS[other as usize] => {
+                return Err(Stop::At("a control byte outside a string", at));
+            }
             b'"' => {
                 at = string_end(bytes, at + 1)?;
                 continue;
@@ -325,10 +393,31 @@ mod tests {
             ),
             (r#"[{"a":"\"#, "the list ends before it closes"),
             ("[,]", "expected a value at byte 2"),
+            (
+                "[{\"a\":1\u{2}}]",
+                "a control byte outside a string at byte 8",
+            ),
         ];
         for (text, want) in bad {
             assert_eq!(scanned(text).unwrap_err(), want, "{text}");
             assert!(serde_elements(text).is_err(), "serde_json agrees: {text}");
+        }
+    }
+
+    /// Read eight bytes at a time, a quote, an escape or a bracket is found at every place
+    /// in a word, and in the few bytes after the last whole word.
+    #[test]
+    fn what_ends_a_string_or_an_element_is_found_wherever_it_falls() {
+        for pad in 0..20 {
+            let x = "x".repeat(pad);
+            let text = format!(
+                r#"[{{"{x}":"{x}\"{x}\\","n":[{x:?},{{"{x}":[]}}]}},[{x:?}],"{x}\"]",{pad}]"#
+            );
+            assert_eq!(
+                scanned(&text).unwrap(),
+                serde_elements(&text).unwrap(),
+                "{text}"
+            );
         }
     }
 
@@ -350,7 +439,15 @@ mod tests {
     /// elements, and refuses the same lists with the same words, as the whole answer.
     #[test]
     fn any_split_of_the_answer_gives_the_same() {
+        // Longer than the first pieces an unfinished element is tried with.
+        let long = format!(
+            r#"[{{"a":"{}\"]","b":[{{}}]}}, {{"c":"{}"}},"{}"]"#,
+            "y".repeat(150),
+            "z".repeat(300),
+            "w".repeat(70)
+        );
         let texts = [
+            &long,
             "[\n  {\"id\": \"a\", \"t\": \"x\\\"]}\"},\n  [1, {\"b\": []}],\n  -12.5e3 , null,\"s\\\\\"\n]\n",
             r#"[{"a":[1}]"#,
             r#"[{"a":1} {"b":2}]"#,
