@@ -1776,19 +1776,29 @@ fn a_readers_frame_counts_the_agents_of_its_repository_again() {
 
 #[test]
 fn a_found_agent_merges_again_only_the_sessions_that_name_it() {
-    let plain = test_record("s2", None, State::Active);
-    let listed = vec![with_agent("s1", A1), plain, with_agent("s3", A1)];
+    let plain = |id| test_record(id, None, State::Active);
+    let listed = vec![
+        with_agent("s1", A1),
+        plain("s2"),
+        with_agent("s3", A1),
+        plain("s4"),
+        with_agent("s5", A2),
+    ];
     let mut r = Replay::with(E, listed);
     r.take();
     r.told();
     let other = published(&r, "s2");
     let full = r.disk.full_merges.get();
-    r.at(100).feed(found(&[(A1, Some((4242, Runs::Terminal)))]));
+    r.at(100).feed(found(&[
+        (A1, Some((4242, Runs::Terminal))),
+        (A2, Some((4343, Runs::Terminal))),
+    ]));
     assert_eq!((pid(&r, "s1"), pid(&r, "s3")), (Some(4242), Some(4242)));
     assert!(Arc::ptr_eq(&other, &published(&r, "s2")), "s2 not merged");
     // Its exit: the pid leaves both, and s2 is still not merged.
     r.at(1000).feed(Input::Exited(Exit::Agent(A1.into())));
     assert_eq!((pid(&r, "s1"), pid(&r, "s3")), (None, None));
+    assert_eq!(pid(&r, "s5"), Some(4343));
     assert!(Arc::ptr_eq(&other, &published(&r, "s2")));
     assert_eq!(r.disk.full_merges.get(), full, "no full merge");
 }
