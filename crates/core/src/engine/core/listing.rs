@@ -5,10 +5,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::agents::Named;
 use super::readers::Readers;
 use crate::engine::parts::Listed;
 use crate::event::Warning;
 use crate::lf::cli::one_line;
+use crate::lf::dialect::Dialect;
 use crate::lf::record::SessionRecord;
 use crate::snapshot::boundary_runs;
 
@@ -25,6 +27,8 @@ pub(super) struct Listing {
     failure: Option<String>,
     /// A list was taken: the next is compared with it.
     listed: bool,
+    /// How many records name each agent, kept from what each list changed.
+    named: Named,
 }
 
 impl Listing {
@@ -37,16 +41,30 @@ impl Listing {
         self.index.get(id).map(|&i| &*self.records[i])
     }
 
-    fn shared(&self, id: &str) -> Option<&Arc<SessionRecord>> {
-        self.index.get(id).map(|&i| &self.records[i])
-    }
-
     pub(super) fn boundary(&self) -> &HashSet<String> {
         &self.boundary
     }
 
     pub(super) fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
+    }
+
+    /// The agent ids that came to be named or stopped being named since the last call
+    /// ([`Named::take`]).
+    pub(super) fn named_moved(&mut self, dialect: Dialect) -> Vec<(String, bool)> {
+        self.named.take(dialect, &self.records)
+    }
+
+    /// The listed sessions that name one of these agents.
+    pub(super) fn naming<'a>(
+        &'a self,
+        dialect: Dialect,
+        agents: &'a HashSet<String>,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        self.records.iter().filter_map(move |r| {
+            let agent = dialect.agent_id(r)?;
+            agents.contains(agent).then_some(r.id.as_str())
+        })
     }
 
     /// A list ended: what it holds replaces the last good one, or its failure is kept for
@@ -70,23 +88,30 @@ impl Listing {
                     && self.records.iter().zip(&records).all(|(a, b)| a.id == b.id);
                 let mut changed = Vec::new();
                 if same_order {
-                    let pairs = self.records.iter().zip(&records);
-                    let differ = pairs.filter(|(a, b)| a != b);
-                    changed.extend(differ.map(|(_, b)| b.id.clone()));
+                    for (a, b) in self.records.iter().zip(&records) {
+                        if a != b {
+                            self.named.changed(Some(a), Some(b));
+                            changed.push(b.id.clone());
+                        }
+                    }
                 } else if !first {
                     let mut listed = HashSet::with_capacity(records.len());
                     for record in &records {
                         listed.insert(record.id.as_str());
-                        if self.shared(&record.id) != Some(record) {
+                        let old = self.index.get(&record.id).map(|&i| &self.records[i]);
+                        if old != Some(record) {
+                            self.named.changed(old.map(|r| &**r), Some(record));
                             changed.push(record.id.clone());
                         }
                     }
-                    changed.extend(
-                        self.records
-                            .iter()
-                            .filter(|r| !listed.contains(r.id.as_str()))
-                            .map(|r| r.id.clone()),
-                    );
+                    for gone in &self.records {
+                        if !listed.contains(gone.id.as_str()) {
+                            self.named.changed(Some(gone), None);
+                            changed.push(gone.id.clone());
+                        }
+                    }
+                } else {
+                    self.named.recount();
                 }
                 let boundary = std::mem::take(&mut self.boundary);
                 self.records = records;
@@ -140,12 +165,14 @@ impl Listing {
                 .and_then(|w| readers.repo_of(w))
                 .is_some_and(|r| r == repo);
             if in_repo || fresh.contains(record.id.as_str()) {
+                self.named.changed(Some(&record), None);
                 touched.insert(record.id.clone());
             } else {
                 kept.push(record);
             }
         }
         for record in &entries {
+            self.named.changed(None, Some(record));
             touched.insert(record.id.clone());
         }
         kept.extend(entries.into_iter().map(Arc::new));

@@ -91,7 +91,9 @@ impl Merge {
         changes: &mut Vec<Change>,
     ) -> Vec<Event> {
         let mut touched = files.take_touched();
-        touched.extend(self.touched.drain());
+        // Taken, not drained: a burst that touched thousands (an agent they all name)
+        // leaves no table of that size behind.
+        touched.extend(std::mem::take(&mut self.touched));
         let dialect = lf.program.detected();
         let agents = lf.program.dialect().agent_ids;
         let full = std::mem::take(&mut self.full);

@@ -332,9 +332,10 @@ impl Core {
             Input::Exited(Exit::Client { .. }) => {}
             Input::Exited(Exit::Agent(id)) => {
                 if self.agents.exited(&id) {
-                    // lf reads the death at its next list (`closed`), which tells it.
+                    // lf reads the death at its next list (`closed`), which tells it; the
+                    // pid leaves the records that name it now.
                     self.schedule.ask(mono);
-                    self.merge.changed(true);
+                    self.agents_changed(&HashSet::from([id]));
                 }
             }
             Input::Detected(result) => {
@@ -538,17 +539,12 @@ impl Core {
     }
 
     /// Find and watch the agent process of every listed session that names one, and
-    /// forget those no longer listed.
+    /// forget those no longer listed: from the ids the lists since the last call made
+    /// named or unnamed, so it costs what changed.
     fn sync_agents(&mut self) {
-        let dialect = self.dialect();
-        let named: HashSet<&str> = self
-            .listing
-            .records()
-            .iter()
-            .filter_map(|r| dialect.agent_id(r))
-            .collect();
+        let moved = self.listing.named_moved(self.dialect());
         let can_find = self.program.bin().is_some();
-        if self.agents.sync(named, can_find, &mut self.out.commands) {
+        if self.agents.sync(moved, can_find, &mut self.out.commands) {
             // Its one write to the store (lf's own Process row) is the tray's; another
             // that lands meanwhile is checked by a list after it.
             self.schedule.aside_started();
@@ -557,6 +553,10 @@ impl Core {
 
     /// What lf's process list said of the agents asked for.
     fn found(&mut self, result: Result<Vec<(String, Option<Found>)>, LfError>, now: Instant) {
+        let answered: HashSet<String> = match &result {
+            Ok(found) => found.iter().map(|(id, _)| id.clone()).collect(),
+            Err(_) => HashSet::new(),
+        };
         match self.agents.found(result, &mut self.out.commands) {
             Err(e) => {
                 self.warnings.once(format!(
@@ -569,8 +569,19 @@ impl Core {
             Ok(true) => self.schedule.ask(now),
             Ok(false) => {}
         }
-        // Its pid and terminal reach the records; ids listed meanwhile are asked for next.
-        self.merge.changed(true);
+        // Their pids and terminals reach the records that name them, merged again alone;
+        // ids listed meanwhile are asked for at the update after it.
+        self.agents_changed(&answered);
+    }
+
+    /// What the tray knows of these agents changed: the sessions that name them are
+    /// merged again, found by one pass over the list without copies (at 10 000 sessions
+    /// far less than merging every one, which cloned each record).
+    fn agents_changed(&mut self, agents: &HashSet<String>) {
+        let sessions = self.listing.naming(self.dialect(), agents);
+        let touched = self.merge.touched();
+        touched.extend(sessions.map(str::to_string));
+        self.merge.changed(false);
     }
 
     /// Bring the published list up to date, with its transitions, and the status line.
