@@ -116,7 +116,7 @@ async fn list_reads_what_lf_lists() {
     assert_eq!(asked.kind, Some(Kind::Ask));
     assert_eq!(asked.state, State::Ready);
     assert_eq!(asked.ready_summary.as_deref(), Some("macOS"));
-    assert_eq!(asked.open_argv, [LF, "session", "open", &ask]);
+    assert_eq!(*asked.open_argv, [LF, "session", "open", &ask]);
     assert_eq!(
         h.last_argv(),
         serde_json::json!(["session", "list", "--json", "--all"])

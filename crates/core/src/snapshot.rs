@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn files_win_and_stale_cli_records_of_file_kinds_are_dropped() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Waiting);
-        cli_ask.actions = Some(vec![]);
+        cli_ask.actions = Some(Arc::new([]));
         cli_ask.set_lf_field("wave_id", "w");
         let cli = [
             cli_ask,
@@ -379,7 +379,8 @@ mod tests {
         assert_eq!(ask.state, State::Ready, "the files' fresher state wins");
         let kinds: Vec<_> = ask
             .actions
-            .iter()
+            .as_deref()
+            .into_iter()
             .flatten()
             .map(|a| a.kind.clone())
             .collect();
@@ -397,7 +398,7 @@ mod tests {
     #[test]
     fn lf_buttons_are_kept_while_lf_agrees_and_boundary_runs_are_hidden() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Ready);
-        cli_ask.actions = Some(vec![]);
+        cli_ask.actions = Some(Arc::new([]));
         cli_ask.set_lf_field("run_id", "run_b");
         let merged = Snapshot::merge(
             vec![
@@ -409,8 +410,8 @@ mod tests {
             A,
         );
         assert_eq!(
-            merged.get("ask_1").unwrap().actions,
-            Some(vec![]),
+            merged.get("ask_1").unwrap().actions.as_deref(),
+            Some(&[][..]),
             "lf's own (here: none) are kept"
         );
         assert_eq!(

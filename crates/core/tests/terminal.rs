@@ -707,5 +707,5 @@ fn an_id_that_looks_like_an_option_stays_an_id() {
     );
     // An argv that already separates its operands is left as lf built it.
     let guarded = session_with_argv(&["/bin/lf", "session", "open", "--", "-x"]);
-    assert_eq!(Launch::for_session(&guarded).argv, guarded.open_argv);
+    assert_eq!(Launch::for_session(&guarded).argv, *guarded.open_argv);
 }

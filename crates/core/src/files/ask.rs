@@ -125,7 +125,7 @@ impl AskRecord {
         record.detail = self.detail.clone();
         record.cwd = self.cwd.clone();
         record.ready_summary = self.ready_summary.clone();
-        record.open_argv = open_argv;
+        record.open_argv = open_argv.into();
         record.prompt = Some(self.prompt.clone());
         record
     }
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(session.detail, "Human ask");
         assert_eq!(session.prompt.as_deref(), Some(ask.prompt.as_str()));
         assert_eq!(session.work, ask.work);
-        assert_eq!(session.open_argv, argv);
+        assert_eq!(*session.open_argv, argv);
         assert_eq!(session.actions, None);
         assert_eq!(session.created_at, None);
         // None of lf's other words: only the record's own fields.

@@ -488,7 +488,7 @@ mod tests {
         let session = records.session(A1).unwrap();
         assert_eq!(session.title, "Ship which?");
         assert_eq!(session.state, State::Waiting);
-        assert_eq!(session.open_argv, ["/usr/bin/lf", "session", "open", A1]);
+        assert_eq!(*session.open_argv, ["/usr/bin/lf", "session", "open", A1]);
     }
 
     #[test]

@@ -254,7 +254,7 @@ impl Run {
         record.title = self.title.clone();
         record.detail = self.detail();
         record.cwd = self.manifest.cwd.clone();
-        record.open_argv = open_argv;
+        record.open_argv = open_argv.into();
         record.created_at = Some(self.manifest.created_at);
         record
     }
@@ -1009,7 +1009,7 @@ mod tests {
         assert_eq!(session.cwd, "/Users/me/src/app");
         assert_eq!(session.work, work("task", TASK));
         assert_eq!(session.created_at, Some(1_777_636_800));
-        assert_eq!(session.open_argv, argv);
+        assert_eq!(*session.open_argv, argv);
         assert_eq!(session.ready_summary, None);
         assert_eq!(run.session(false, argv).state, State::Closed);
 

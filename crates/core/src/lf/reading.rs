@@ -17,7 +17,7 @@ const UNKNOWN: Dialect = Dialect::of(Generation::Unknown);
 /// none, and read for that lf. What the engine found of its agent is kept.
 pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord {
     if record.actions.is_none() {
-        record.actions = Some(super::actions::derive(&record, lf));
+        record.actions = Some(super::actions::derive(&record, lf).into());
     }
     let agent = record.reading.agent.take();
     // With the actions the tray derived: Move here counts as lf's does.

@@ -169,12 +169,15 @@ pub struct SessionRecord {
     pub state: State,
     #[serde(default)]
     pub ready_summary: Option<String>,
+    /// Shared, like `actions`: the merged record the surfaces read, and every copy of it,
+    /// hold lf's list's words rather than a copy of each (at 10 000 sessions a copy of
+    /// these two was about 1 KB a session).
     #[serde(default)]
-    pub open_argv: Vec<String>,
+    pub open_argv: Arc<[String]>,
     /// lf's buttons; `None` on a record without them (generation A, the files) until the
     /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actions: Option<Vec<Action>>,
+    pub actions: Option<Arc<[Action]>>,
     /// What the tray reads in it for the lf in use: whether it waits on the person and
     /// why, whether its agent stopped, whether a terminal is attached and where its agent
     /// runs. lf never sends it; only lf's module makes it ([`crate::lf::finish`]), and a
@@ -214,7 +217,7 @@ impl SessionRecord {
             cwd: String::new(),
             state,
             ready_summary: None,
-            open_argv: Vec::new(),
+            open_argv: Arc::default(),
             actions: None,
             reading: Reading::default(),
             prompt: None,
@@ -649,7 +652,7 @@ pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> Session
     let mut record = SessionRecord::new(id.into(), kind, state);
     record.title = format!("title {id}");
     record.cwd = "/".into();
-    record.open_argv = vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()];
+    record.open_argv = ["/bin/lf", "session", "open", id].map(String::from).into();
     record
 }
 
