@@ -15,8 +15,9 @@ use crate::lf::record::{Kind, SessionRecord, State};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     // Shared: the engine's snapshot and the copy the surfaces read hold the same records,
-    // so keeping that copy up to date costs a pointer per changed session.
-    sessions: BTreeMap<String, Arc<SessionRecord>>,
+    // so keeping that copy up to date costs a pointer per changed session; and the same
+    // ids, so a copy costs no string per session.
+    sessions: BTreeMap<Arc<str>, Arc<SessionRecord>>,
 }
 
 impl Snapshot {
@@ -26,7 +27,7 @@ impl Snapshot {
         Snapshot {
             sessions: records
                 .into_iter()
-                .map(|r| (r.id.clone(), Arc::new(r)))
+                .map(|r| (Arc::from(r.id.as_str()), Arc::new(r)))
                 .collect(),
         }
     }
@@ -64,7 +65,7 @@ impl Snapshot {
                 lf,
             );
             if let Some(record) = merged {
-                sessions.insert(id, Arc::new(record));
+                sessions.insert(Arc::from(id), Arc::new(record));
             }
         }
         Snapshot { sessions }
@@ -88,9 +89,12 @@ impl Snapshot {
     /// list kept up to date by [`Snapshot::update`]'s changes holds the same record.
     pub fn put(&mut self, id: &str, next: Option<Arc<SessionRecord>>) {
         match next {
-            Some(record) => {
-                self.sessions.insert(id.to_string(), record);
-            }
+            Some(record) => match self.sessions.get_mut(id) {
+                Some(kept) => *kept = record,
+                None => {
+                    self.sessions.insert(Arc::from(id), record);
+                }
+            },
             None => {
                 self.sessions.remove(id);
             }

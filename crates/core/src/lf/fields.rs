@@ -28,8 +28,10 @@ pub(crate) struct LfFields {
     /// All of them, as a compact JSON object in the order of a `serde_json` map (by key),
     /// so they are written out as they were before they were kept as text.
     text: Box<str>,
-    /// The ones in [`READ`], in its order: `None` where lf sent none.
-    read: [Option<Value>; READ.len()],
+    /// The ones in [`READ`] that lf sent, by their place in it, in its order: only
+    /// those, as a record carries about half of them (a slot for each was 350 bytes a
+    /// session, most of them empty).
+    read: Box<[(u8, Value)]>,
 }
 
 impl Default for LfFields {
@@ -50,11 +52,15 @@ impl Eq for LfFields {}
 impl LfFields {
     pub(crate) fn from_map(map: &Map<String, Value>) -> LfFields {
         let text = serde_json::to_string(map).expect("a JSON map always renders");
-        let read = READ.map(|path| {
-            let mut parts = path.split('/');
-            let first = map.get(parts.next()?);
-            parts.fold(first, |value, part| value?.get(part)).cloned()
-        });
+        let read = (0u8..)
+            .zip(READ)
+            .filter_map(|(at, path)| {
+                let mut parts = path.split('/');
+                let first = map.get(parts.next()?);
+                let value = parts.fold(first, |value, part| value?.get(part))?;
+                Some((at, value.clone()))
+            })
+            .collect();
         LfFields {
             text: text.into_boxed_str(),
             read,
@@ -70,7 +76,10 @@ impl LfFields {
     pub(crate) fn get(&self, path: &str) -> Option<&Value> {
         let at = READ.iter().position(|read| *read == path);
         debug_assert!(at.is_some(), "{path} is read: name it in READ");
-        self.read[at?].as_ref()
+        let at = u8::try_from(at?).ok()?;
+        self.read
+            .iter()
+            .find_map(|(read, value)| (*read == at).then_some(value))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -78,8 +87,8 @@ impl LfFields {
     }
 }
 
-/// `Arc<LfFields>` as the map it is on the wire, flattened into the record (serde's own
-/// `Arc` needs its `rc` feature, which would rebuild every crate that uses serde).
+/// `Arc<LfFields>` as the map it is on the wire, flattened into the record: the text is
+/// written out as its fields, not as one string.
 pub(crate) mod wire {
     use std::sync::Arc;
 

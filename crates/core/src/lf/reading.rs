@@ -33,7 +33,7 @@ impl Dialect {
         let needs_you = !stopped && needs_you(record);
         Reading {
             needs_you,
-            reason: needs_you.then(|| reason(record)).flatten(),
+            reason: needs_you.then(|| reason(record)).flatten().map(Box::new),
             stopped,
             attached: self.attached(record),
             agent,
@@ -49,7 +49,7 @@ impl SessionRecord {
 
     /// Why it waits, where its agent said so, while it waits.
     pub fn reason(&self) -> Option<&Reason> {
-        self.reading.reason.as_ref()
+        self.reading.reason.as_deref()
     }
 
     /// Its agent stopped while the session stays open (generation E).

@@ -387,9 +387,9 @@ pub struct Reading {
     #[serde(default)]
     pub(in crate::lf) needs_you: bool,
     /// Why it waits, where the agent said so (generation E's `program_status`), while it
-    /// waits.
+    /// waits. Boxed: few records wait, and each copy of a record kept 64 bytes for it.
     #[serde(default)]
-    pub(in crate::lf) reason: Option<Reason>,
+    pub(in crate::lf) reason: Option<Box<Reason>>,
     /// Its agent stopped (died or exited) while the session stays open (generation E): it
     /// never needs the person, but its work stands still until someone resumes it.
     #[serde(default)]
