@@ -138,11 +138,8 @@ impl SessionRecord {
 /// `blocked`. Reports are oldest first; one of a state this app does not know is passed
 /// over, any other (working, done, idle, error, clear) means the block is behind it.
 fn reason(record: &SessionRecord) -> Option<Reason> {
-    let reports = record
-        .extra
-        .get("program_status")?
-        .get("records")?
-        .as_array()?;
+    let status = record.extra.value("program_status")?;
+    let reports = status.get("records")?.as_array()?;
     let text = |report: &Value, key: &str| {
         report
             .get(key)
@@ -180,7 +177,7 @@ const ATTENTION_WANTED: [&str; 3] = ["waiting", "review", "reply"];
 ///   agent marked it `ready`, and an Ask or Flow step nobody is attached to (`waiting`, or
 ///   `closed`: its client left while the caller still waits).
 pub fn needs_you(record: &SessionRecord) -> bool {
-    match record.extra.get("attention") {
+    match record.extra.value("attention") {
         Some(Value::String(word)) => ATTENTION_WANTED.contains(&word.as_str()),
         Some(Value::Null) => false,
         _ => matches!(

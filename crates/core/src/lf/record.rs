@@ -266,7 +266,8 @@ impl SessionRecord {
     /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
     pub fn terminal_ids(&self) -> Vec<String> {
         self.extra
-            .get("terminal_ids")
+            .value("terminal_ids")
+            .as_ref()
             .and_then(Value::as_array)
             .map(|ids| {
                 ids.iter()
@@ -298,17 +299,13 @@ impl SessionRecord {
     /// Where a Flow session stands: lf's step, its index and the iteration, as lf wrote
     /// them (JSON text; empty where absent), for telling one review step from the next.
     pub fn flow_step(&self) -> [String; 3] {
-        ["step", "step_index", "iteration"].map(|name| {
-            self.extra
-                .get(name)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        })
+        ["step", "step_index", "iteration"]
+            .map(|name| self.extra.raw(name).map(str::to_string).unwrap_or_default())
     }
 
     /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).
     pub fn run_id(&self) -> Option<&str> {
-        self.extra.get("run_id").and_then(|v| v.as_str())
+        self.extra.string("run_id")
     }
 
     /// The repository's name: the last component of the checkout root lf recorded
@@ -335,15 +332,12 @@ impl SessionRecord {
 
     /// lf's `attention` word, where the record has one (generations C and D).
     pub fn attention(&self) -> Option<&str> {
-        self.extra.get("attention").and_then(Value::as_str)
+        self.extra.string("attention")
     }
 
     /// A string field lf sent that the engine does not model (`work_path`, `provider`).
     fn extra_str(&self, key: &str) -> Option<&str> {
-        self.extra
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+        self.extra.string(key).filter(|s| !s.is_empty())
     }
 
     /// The lf action of this kind, if the session offers it.
@@ -355,8 +349,7 @@ impl SessionRecord {
     /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
     pub fn worktree(&self) -> Option<&str> {
         self.extra
-            .get("workspace/worktree")?
-            .as_str()
+            .string("workspace/worktree")
             .filter(|s| !s.is_empty())
     }
 
