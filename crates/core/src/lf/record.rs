@@ -131,7 +131,7 @@ impl std::fmt::Display for ActionKind {
 /// One button lf offers for a session (generations B and later), or one the core derives
 /// for a record without lf's own (generation A, the files). `unavailable_reason` is lf's
 /// own sentence and is shown verbatim when the action is disabled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Action {
     pub kind: ActionKind,
     #[serde(default)]
