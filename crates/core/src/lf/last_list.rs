@@ -5,11 +5,12 @@
 //! sessions in which one changed decodes one, keeps no copy of lf's text, and the engine
 //! compares and keeps the rest by pointer.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use super::record::{decode_element, split_list, Action, SessionRecord, Undecoded};
+use super::record::{decode_element, split_list, SessionRecord, Undecoded};
+use super::repeats::Repeats;
 
 /// 128 bits of an element's bytes, from two independently and randomly seeded hashes (the
 /// length is hashed in too). A record is taken by its fingerprint alone, so two different
@@ -27,13 +28,9 @@ pub(crate) struct LastList {
     // costs about a millisecond (std's SipHash reads at a third of the speed).
     seeds: [foldhash::quality::RandomState; 2],
     by_print: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
-    /// The lists of actions its records hold, one of each: lf offers the same few buttons
-    /// (by state) on every session, so a record decoded anew shares an equal list rather
-    /// than keeping its own (about half a kilobyte a session at 10 000).
-    actions: ActionLists,
+    /// What its records repeat, held once, for a record decoded anew to share.
+    repeats: Repeats,
 }
-
-type ActionLists = HashSet<Arc<[Action]>, foldhash::fast::RandomState>;
 
 /// One list being decoded against the last: its records and problems so far, and what
 /// becomes the last list once every page is in.
@@ -41,7 +38,7 @@ pub(crate) struct NextList {
     pub records: Vec<Arc<SessionRecord>>,
     pub problems: Vec<String>,
     kept: HashMap<Fingerprint, Arc<SessionRecord>, foldhash::fast::RandomState>,
-    actions: ActionLists,
+    repeats: Repeats,
 }
 
 impl LastList {
@@ -53,7 +50,7 @@ impl LastList {
             // Room for a list as long as the last up front: growing would hash every
             // fingerprint again.
             kept: HashMap::with_capacity_and_hasher(self.by_print.len(), Default::default()),
-            actions: ActionLists::default(),
+            repeats: Repeats::default(),
         }
     }
 
@@ -87,7 +84,7 @@ impl LastList {
                 Ok(mut record) => {
                     // Which machine a record is on is the tray's to say, never lf's.
                     record.machine = None;
-                    record.actions = record.actions.map(|a| self.shared(a, next));
+                    next.repeats.share(&self.repeats, &mut record);
                     Arc::new(record)
                 }
                 Err(Undecoded::Problem(problem)) => {
@@ -98,24 +95,9 @@ impl LastList {
                 Err(Undecoded::Invalid(broken)) => return Err(broken),
             },
         };
-        if let Some(actions) = &record.actions {
-            if !next.actions.contains(&**actions) {
-                next.actions.insert(Arc::clone(actions));
-            }
-        }
         next.records.push(Arc::clone(&record));
         next.kept.insert(print, record);
         Ok(())
-    }
-
-    /// An equal list of actions that this list or the one being decoded holds already,
-    /// else `actions` itself.
-    fn shared(&self, actions: Arc<[Action]>, next: &NextList) -> Arc<[Action]> {
-        let held = next
-            .actions
-            .get(&*actions)
-            .or_else(|| self.actions.get(&*actions));
-        held.map_or(actions, Arc::clone)
     }
 }
 
@@ -123,7 +105,7 @@ impl NextList {
     /// The list is whole: what it kept becomes the last list.
     pub(crate) fn finish(self, last: &mut LastList) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
         last.by_print = self.kept;
-        last.actions = self.actions;
+        last.repeats.absorb(self.repeats);
         (self.records, self.problems)
     }
 }
@@ -183,14 +165,17 @@ mod tests {
         assert!(Arc::ptr_eq(&third[0], &second[0]) && Arc::ptr_eq(&third[1], &second[1]));
     }
 
-    /// Records offering the same buttons hold one list of them, within a list and from
-    /// the last list to the next; different buttons stay apart.
+    /// Records offering the same buttons hold one list of them, and the words of their
+    /// commands one of each but the id, within a list and from the last list to the next;
+    /// different ones stay apart.
     #[test]
-    fn equal_action_lists_are_one() {
+    fn what_records_repeat_is_held_once() {
         let open =
             r#"{"kind":"open","label":"Open here","help":"Open it","unavailable_reason":null}"#;
         let with = |id: &str, actions: &str| {
-            format!(r#"{{"id":"{id}","state":"active","actions":[{actions}]}}"#)
+            format!(
+                r#"{{"id":"{id}","state":"active","actions":[{actions}],"open_argv":["/bin/lf","connect","{id}"]}}"#
+            )
         };
         let mut last = LastList::default();
         let (first, _) = list(
@@ -199,6 +184,12 @@ mod tests {
         );
         let actions = |r: &SessionRecord| r.actions.clone().unwrap();
         assert!(Arc::ptr_eq(&actions(&first[0]), &actions(&first[1])));
+        assert!(Arc::ptr_eq(&first[0].open_argv[0], &first[1].open_argv[0]));
+        assert!(Arc::ptr_eq(&first[0].open_argv[1], &first[1].open_argv[1]));
+        assert_eq!(
+            (&*first[0].open_argv[2], &*first[1].open_argv[2]),
+            ("a", "b")
+        );
         let closed = open.replace("null", r#""closed""#);
         let (second, _) = list(
             &mut last,
@@ -213,6 +204,7 @@ mod tests {
             Arc::ptr_eq(&actions(&second[2]), &actions(&first[0])),
             "from the last list"
         );
+        assert!(Arc::ptr_eq(&second[2].open_argv[0], &first[0].open_argv[0]));
         assert_eq!(
             actions(&second[1])[0].unavailable_reason.as_deref(),
             Some("closed")

@@ -171,9 +171,10 @@ pub struct SessionRecord {
     pub ready_summary: Option<String>,
     /// Shared, like `actions`: the merged record the surfaces read, and every copy of it,
     /// hold lf's list's words rather than a copy of each (at 10 000 sessions a copy of
-    /// these two was about 1 KB a session).
+    /// these two was about 1 KB a session); and each word too, as lf's list repeats all
+    /// but the id in every record ([`crate::lf::last_list`]).
     #[serde(default)]
-    pub open_argv: Arc<[String]>,
+    pub open_argv: Arc<[Arc<str>]>,
     /// lf's buttons; `None` on a record without them (generation A, the files) until the
     /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -639,13 +640,19 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
     (records, problems)
 }
 
+/// An `open_argv`'s words, for comparing with a test's.
+#[cfg(test)]
+pub(crate) fn words(argv: &[Arc<str>]) -> Vec<&str> {
+    argv.iter().map(|word| &**word).collect()
+}
+
 /// A plain record for the core's tests; each adjusts the fields it is about.
 #[cfg(test)]
 pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
     let mut record = SessionRecord::new(id.into(), kind, state);
     record.title = format!("title {id}");
     record.cwd = "/".into();
-    record.open_argv = ["/bin/lf", "session", "open", id].map(String::from).into();
+    record.open_argv = ["/bin/lf", "session", "open", id].map(Arc::from).into();
     record
 }
 
