@@ -116,7 +116,8 @@ async fn list_reads_what_lf_lists() {
     assert_eq!(asked.kind, Some(Kind::Ask));
     assert_eq!(asked.state, State::Ready);
     assert_eq!(asked.ready_summary.as_deref(), Some("macOS"));
-    assert_eq!(asked.open_argv, [LF, "session", "open", &ask]);
+    let words: Vec<&str> = asked.open_argv.iter().map(|w| &**w).collect();
+    assert_eq!(words, [LF, "session", "open", &ask]);
     assert_eq!(
         h.last_argv(),
         serde_json::json!(["session", "list", "--json", "--all"])
@@ -363,7 +364,7 @@ async fn the_resolved_lf_is_the_one_on_path_and_it_answers() {
         .list(&Dialect::of(Generation::A))
         .await
         .unwrap();
-    assert_eq!(records[0].open_argv[0], found.to_str().unwrap());
+    assert_eq!(&*records[0].open_argv[0], found.to_str().unwrap());
 }
 
 #[tokio::test]

@@ -15,8 +15,9 @@ use crate::lf::record::{Kind, SessionRecord, State};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     // Shared: the engine's snapshot and the copy the surfaces read hold the same records,
-    // so keeping that copy up to date costs a pointer per changed session.
-    sessions: BTreeMap<String, Arc<SessionRecord>>,
+    // so keeping that copy up to date costs a pointer per changed session; and the same
+    // ids, so a copy costs no string per session.
+    sessions: BTreeMap<Arc<str>, Arc<SessionRecord>>,
 }
 
 impl Snapshot {
@@ -26,7 +27,7 @@ impl Snapshot {
         Snapshot {
             sessions: records
                 .into_iter()
-                .map(|r| (r.id.clone(), Arc::new(r)))
+                .map(|r| (Arc::from(r.id.as_str()), Arc::new(r)))
                 .collect(),
         }
     }
@@ -64,7 +65,7 @@ impl Snapshot {
                 lf,
             );
             if let Some(record) = merged {
-                sessions.insert(id, Arc::new(record));
+                sessions.insert(Arc::from(id), Arc::new(record));
             }
         }
         Snapshot { sessions }
@@ -88,9 +89,12 @@ impl Snapshot {
     /// list kept up to date by [`Snapshot::update`]'s changes holds the same record.
     pub fn put(&mut self, id: &str, next: Option<Arc<SessionRecord>>) {
         match next {
-            Some(record) => {
-                self.sessions.insert(id.to_string(), record);
-            }
+            Some(record) => match self.sessions.get_mut(id) {
+                Some(kept) => *kept = record,
+                None => {
+                    self.sessions.insert(Arc::from(id), record);
+                }
+            },
             None => {
                 self.sessions.remove(id);
             }
@@ -358,7 +362,7 @@ mod tests {
     #[test]
     fn files_win_and_stale_cli_records_of_file_kinds_are_dropped() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Waiting);
-        cli_ask.actions = Some(vec![]);
+        cli_ask.actions = Some(Arc::new([]));
         cli_ask.set_lf_field("wave_id", "w");
         let cli = [
             cli_ask,
@@ -379,7 +383,8 @@ mod tests {
         assert_eq!(ask.state, State::Ready, "the files' fresher state wins");
         let kinds: Vec<_> = ask
             .actions
-            .iter()
+            .as_deref()
+            .into_iter()
             .flatten()
             .map(|a| a.kind.clone())
             .collect();
@@ -397,7 +402,7 @@ mod tests {
     #[test]
     fn lf_buttons_are_kept_while_lf_agrees_and_boundary_runs_are_hidden() {
         let mut cli_ask = record("ask_1", Kind::Ask, State::Ready);
-        cli_ask.actions = Some(vec![]);
+        cli_ask.actions = Some(Arc::new([]));
         cli_ask.set_lf_field("run_id", "run_b");
         let merged = Snapshot::merge(
             vec![
@@ -409,8 +414,8 @@ mod tests {
             A,
         );
         assert_eq!(
-            merged.get("ask_1").unwrap().actions,
-            Some(vec![]),
+            merged.get("ask_1").unwrap().actions.as_deref(),
+            Some(&[][..]),
             "lf's own (here: none) are kept"
         );
         assert_eq!(

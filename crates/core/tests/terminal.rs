@@ -707,5 +707,6 @@ fn an_id_that_looks_like_an_option_stays_an_id() {
     );
     // An argv that already separates its operands is left as lf built it.
     let guarded = session_with_argv(&["/bin/lf", "session", "open", "--", "-x"]);
-    assert_eq!(Launch::for_session(&guarded).argv, guarded.open_argv);
+    let words: Vec<&str> = guarded.open_argv.iter().map(|w| &**w).collect();
+    assert_eq!(Launch::for_session(&guarded).argv, words);
 }

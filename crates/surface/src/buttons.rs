@@ -83,7 +83,8 @@ fn text_box(kind: &ActionKind) -> Option<(&'static str, char)> {
 pub fn buttons(record: &SessionRecord) -> Vec<Button> {
     record
         .actions
-        .iter()
+        .as_deref()
+        .into_iter()
         .flatten()
         .map(|a| {
             let reason = unavailable(record, a);
@@ -183,7 +184,7 @@ mod tests {
             record("ask_2", Kind::Ask, State::Waiting),
             Some(&Dialect::of(Generation::B)),
         );
-        ask.open_argv.clear();
+        ask.open_argv = Default::default();
         let b = buttons(&ask);
         assert_eq!(tokens(&b), [("open", false), ("complete", false)]);
         assert_eq!(
@@ -225,7 +226,7 @@ mod tests {
         assert_eq!(terminal.as_object().unwrap().len(), 4, "{terminal}");
         // A disabled button still says so, and why.
         let mut ask = ask;
-        ask.open_argv.clear();
+        ask.open_argv = Default::default();
         let closed = serde_json::to_value(&buttons(&ask)[0]).unwrap();
         assert_eq!(closed["enabled"], false);
         assert!(closed["unavailable_reason"].is_string(), "{closed}");

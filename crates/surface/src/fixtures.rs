@@ -47,7 +47,7 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
     });
     let mut record: SessionRecord = serde_json::from_value(json).unwrap();
     record.actions = Some(if state == State::Active {
-        vec![
+        [
             lf_action(
                 "open",
                 "Open here",
@@ -55,8 +55,9 @@ pub fn record_d(id: &str, state: State, waiting: bool) -> SessionRecord {
             ),
             lf_action("move_here", "Move here", None),
         ]
+        .into()
     } else {
-        vec![lf_action("open", "Open here", None)]
+        [lf_action("open", "Open here", None)].into()
     });
     lf_tray_core::lf::finish(
         record,

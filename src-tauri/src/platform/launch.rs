@@ -178,11 +178,12 @@ mod tests {
     fn generation_d_runs_open_argv_verbatim_and_move_here_only_appends() {
         let record = record_d("S-1", State::Active, true);
         let open = Launch::for_session(&record);
-        assert_eq!(open.argv, record.open_argv);
+        let words: Vec<&str> = record.open_argv.iter().map(|w| &**w).collect();
+        assert_eq!(open.argv, words);
         assert_eq!(open.argv[0], "/usr/bin/env");
         assert_eq!(open.cwd.to_str(), Some(record.cwd.as_str()));
         let moved = open.clone().replace();
-        let mut expected = record.open_argv.clone();
+        let mut expected: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         expected.push("--replace".into());
         assert_eq!(moved.argv, expected);
 

@@ -8,6 +8,7 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -125,7 +126,7 @@ impl AskRecord {
         record.detail = self.detail.clone();
         record.cwd = self.cwd.clone();
         record.ready_summary = self.ready_summary.clone();
-        record.open_argv = open_argv;
+        record.open_argv = open_argv.into_iter().map(Arc::from).collect();
         record.prompt = Some(self.prompt.clone());
         record
     }
@@ -155,6 +156,7 @@ pub(crate) fn test_file(id: &str, title: &str) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lf::record::words;
     use serde_json::{json, Value};
     use std::fs;
     use std::path::PathBuf;
@@ -280,7 +282,7 @@ mod tests {
         assert_eq!(session.detail, "Human ask");
         assert_eq!(session.prompt.as_deref(), Some(ask.prompt.as_str()));
         assert_eq!(session.work, ask.work);
-        assert_eq!(session.open_argv, argv);
+        assert_eq!(words(&session.open_argv), argv);
         assert_eq!(session.actions, None);
         assert_eq!(session.created_at, None);
         // None of lf's other words: only the record's own fields.

@@ -401,7 +401,7 @@ mod tests {
     //! The file half as a person's lf leaves it: records written, replaced, half-written,
     //! unreadable, removed, and a directory that appears late, on a real directory.
     use super::*;
-    use crate::lf::record::State;
+    use crate::lf::record::{words, State};
     use serde_json::{json, Value};
     use std::fs;
 
@@ -488,7 +488,10 @@ mod tests {
         let session = records.session(A1).unwrap();
         assert_eq!(session.title, "Ship which?");
         assert_eq!(session.state, State::Waiting);
-        assert_eq!(session.open_argv, ["/usr/bin/lf", "session", "open", A1]);
+        assert_eq!(
+            words(&session.open_argv),
+            ["/usr/bin/lf", "session", "open", A1]
+        );
     }
 
     #[test]

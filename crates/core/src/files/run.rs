@@ -9,6 +9,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -254,7 +255,7 @@ impl Run {
         record.title = self.title.clone();
         record.detail = self.detail();
         record.cwd = self.manifest.cwd.clone();
-        record.open_argv = open_argv;
+        record.open_argv = open_argv.into_iter().map(Arc::from).collect();
         record.created_at = Some(self.manifest.created_at);
         record
     }
@@ -503,6 +504,7 @@ fn uuid_digits(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lf::record::words;
     use serde_json::json;
     use std::fs;
 
@@ -1009,7 +1011,7 @@ mod tests {
         assert_eq!(session.cwd, "/Users/me/src/app");
         assert_eq!(session.work, work("task", TASK));
         assert_eq!(session.created_at, Some(1_777_636_800));
-        assert_eq!(session.open_argv, argv);
+        assert_eq!(words(&session.open_argv), argv);
         assert_eq!(session.ready_summary, None);
         assert_eq!(run.session(false, argv).state, State::Closed);
 

@@ -186,15 +186,17 @@ mod tests {
     use super::*;
     use crate::lf::dialect::Generation;
     use crate::lf::record::test_record as record;
+    use std::sync::Arc;
 
     fn with_derived(mut r: SessionRecord, lf: Option<Generation>) -> SessionRecord {
-        r.actions = Some(derive(&r, lf.map(Dialect::of).as_ref()));
+        r.actions = Some(derive(&r, lf.map(Dialect::of).as_ref()).into());
         r
     }
 
     fn kinds(r: &SessionRecord) -> Vec<(&str, bool)> {
         r.actions
-            .iter()
+            .as_deref()
+            .into_iter()
             .flatten()
             .map(|a| (a.kind.as_str(), unavailable(r, a).is_none()))
             .collect()
@@ -266,7 +268,7 @@ mod tests {
     #[test]
     fn lf_reasons_are_verbatim_and_unknown_kinds_never_run() {
         let mut d = record("SESSION-B", None, State::Active);
-        d.actions = Some(vec![
+        d.actions = Some(Arc::new([
             Action {
                 kind: ActionKind::Open,
                 label: "Open here".into(),
@@ -288,7 +290,7 @@ mod tests {
                 help: None,
                 unavailable_reason: None,
             },
-        ]);
+        ]));
         assert_eq!(
             kinds(&d),
             [("open", false), ("move_here", true), ("rename", false)]
@@ -341,7 +343,7 @@ mod tests {
             record("a", Some(Kind::Ask), State::Ready),
             Some(Generation::A),
         );
-        ask.open_argv.clear();
+        ask.open_argv = Arc::default();
         assert_eq!(kinds(&ask), [("open", false), ("complete", true)]);
     }
 }

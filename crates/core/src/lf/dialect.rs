@@ -331,8 +331,7 @@ impl Dialect {
         }
         record
             .extra
-            .get("agent_process_id")?
-            .as_str()
+            .string("agent_process_id")
             .map(str::trim)
             .filter(|id| !id.is_empty())
     }
@@ -348,7 +347,7 @@ impl Dialect {
     /// listed terminal id counts. Where the agent itself runs is the engine's to find.
     pub fn attached(&self, record: &SessionRecord) -> bool {
         let terminals = !record.terminal_ids().is_empty();
-        if self.agent_ids && record.extra.get("agent_process_id").is_some() {
+        if self.agent_ids && record.extra.has("agent_process_id") {
             return terminals;
         }
         let move_here = record

@@ -15,6 +15,7 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use super::record::{decode_element, split_list, SessionRecord, Undecoded};
+use super::repeats::Repeats;
 
 /// 128 bits of an element's bytes, from two independently and randomly seeded hashes (the
 /// length is hashed in too). A record is taken by its fingerprint alone, so two different
@@ -35,6 +36,8 @@ pub(crate) struct LastList {
     // costs about a millisecond (std's SipHash reads at a third of the speed).
     seeds: [foldhash::quality::RandomState; 2],
     in_order: Vec<(Fingerprint, Arc<SessionRecord>)>,
+    /// What its records repeat, held once, for a record decoded anew to share.
+    repeats: Repeats,
 }
 
 /// One list being decoded against the last: its records and problems so far, and what
@@ -49,6 +52,7 @@ pub(crate) struct NextList {
     /// Every fingerprint of the last list and where it is, made at the first element not
     /// found in its place.
     index: Option<Index>,
+    repeats: Repeats,
 }
 
 impl LastList {
@@ -60,6 +64,7 @@ impl LastList {
             kept: Vec::with_capacity(self.in_order.len()),
             cursor: 0,
             index: None,
+            repeats: Repeats::default(),
         }
     }
 
@@ -116,6 +121,7 @@ impl LastList {
                 Ok(mut record) => {
                     // Which machine a record is on is the tray's to say, never lf's.
                     record.machine = None;
+                    next.repeats.share(&self.repeats, &mut record);
                     Arc::new(record)
                 }
                 Err(Undecoded::Problem(problem)) => {
@@ -136,6 +142,7 @@ impl NextList {
     /// The list is whole: what it kept becomes the last list.
     pub(crate) fn finish(self, last: &mut LastList) -> (Vec<Arc<SessionRecord>>, Vec<String>) {
         last.in_order = self.kept;
+        last.repeats.absorb(self.repeats);
         (self.records, self.problems)
     }
 }
@@ -253,5 +260,54 @@ mod tests {
                 assert_eq!(id != 99, same(records, id), "s{id} shared, s99 decoded");
             }
         }
+    }
+
+    /// Records offering the same buttons hold one list of them, and the words of their
+    /// commands one of each but the id, within a list and from the last list to the next;
+    /// different ones stay apart.
+    #[test]
+    fn what_records_repeat_is_held_once() {
+        let open =
+            r#"{"kind":"open","label":"Open here","help":"Open it","unavailable_reason":null}"#;
+        let with = |id: &str, actions: &str| {
+            format!(
+                r#"{{"id":"{id}","state":"active","actions":[{actions}],"open_argv":["/bin/lf","connect","{id}"]}}"#
+            )
+        };
+        let mut last = LastList::default();
+        let (first, _) = list(
+            &mut last,
+            &[format!("[{},{}]", with("a", open), with("b", open))],
+        );
+        let actions = |r: &SessionRecord| r.actions.clone().unwrap();
+        assert!(Arc::ptr_eq(&actions(&first[0]), &actions(&first[1])));
+        assert!(Arc::ptr_eq(&first[0].open_argv[0], &first[1].open_argv[0]));
+        assert!(Arc::ptr_eq(&first[0].open_argv[1], &first[1].open_argv[1]));
+        assert_eq!(
+            (&*first[0].open_argv[2], &*first[1].open_argv[2]),
+            ("a", "b")
+        );
+        let closed = open.replace("null", r#""closed""#);
+        let (second, _) = list(
+            &mut last,
+            &[format!(
+                "[{},{},{}]",
+                with("a", open),
+                with("b", &closed),
+                with("c", open)
+            )],
+        );
+        assert!(
+            Arc::ptr_eq(&actions(&second[2]), &actions(&first[0])),
+            "from the last list"
+        );
+        assert!(Arc::ptr_eq(&second[2].open_argv[0], &first[0].open_argv[0]));
+        assert_eq!(
+            actions(&second[1])[0].unavailable_reason.as_deref(),
+            Some("closed")
+        );
+        assert_ne!(actions(&second[1]), actions(&second[0]));
+        let fresh: SessionRecord = serde_json::from_str(&with("c", open)).unwrap();
+        assert_eq!(*second[2], fresh);
     }
 }

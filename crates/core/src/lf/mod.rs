@@ -15,6 +15,7 @@ pub(crate) mod last_list;
 pub(crate) mod monitor;
 pub(crate) mod reading;
 pub(crate) mod record;
+pub(crate) mod repeats;
 pub(crate) mod revisions;
 
 pub use actions::{moves_from, plan, unavailable, Step};

@@ -17,7 +17,7 @@ const UNKNOWN: Dialect = Dialect::of(Generation::Unknown);
 /// none, and read for that lf. What the engine found of its agent is kept.
 pub fn finish(mut record: SessionRecord, lf: Option<&Dialect>) -> SessionRecord {
     if record.actions.is_none() {
-        record.actions = Some(super::actions::derive(&record, lf));
+        record.actions = Some(super::actions::derive(&record, lf).into());
     }
     let agent = record.reading.agent.take();
     // With the actions the tray derived: Move here counts as lf's does.
@@ -33,7 +33,7 @@ impl Dialect {
         let needs_you = !stopped && needs_you(record);
         Reading {
             needs_you,
-            reason: needs_you.then(|| reason(record)).flatten(),
+            reason: needs_you.then(|| reason(record)).flatten().map(Box::new),
             stopped,
             attached: self.attached(record),
             agent,
@@ -49,7 +49,7 @@ impl SessionRecord {
 
     /// Why it waits, where its agent said so, while it waits.
     pub fn reason(&self) -> Option<&Reason> {
-        self.reading.reason.as_ref()
+        self.reading.reason.as_deref()
     }
 
     /// Its agent stopped while the session stays open (generation E).
@@ -138,11 +138,8 @@ impl SessionRecord {
 /// `blocked`. Reports are oldest first; one of a state this app does not know is passed
 /// over, any other (working, done, idle, error, clear) means the block is behind it.
 fn reason(record: &SessionRecord) -> Option<Reason> {
-    let reports = record
-        .extra
-        .get("program_status")?
-        .get("records")?
-        .as_array()?;
+    let status = record.extra.value("program_status")?;
+    let reports = status.get("records")?.as_array()?;
     let text = |report: &Value, key: &str| {
         report
             .get(key)
@@ -180,7 +177,7 @@ const ATTENTION_WANTED: [&str; 3] = ["waiting", "review", "reply"];
 ///   agent marked it `ready`, and an Ask or Flow step nobody is attached to (`waiting`, or
 ///   `closed`: its client left while the caller still waits).
 pub fn needs_you(record: &SessionRecord) -> bool {
-    match record.extra.get("attention") {
+    match record.extra.value("attention") {
         Some(Value::String(word)) => ATTENTION_WANTED.contains(&word.as_str()),
         Some(Value::Null) => false,
         _ => matches!(

@@ -131,7 +131,7 @@ impl std::fmt::Display for ActionKind {
 /// One button lf offers for a session (generations B and later), or one the core derives
 /// for a record without lf's own (generation A, the files). `unavailable_reason` is lf's
 /// own sentence and is shown verbatim when the action is disabled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Action {
     pub kind: ActionKind,
     #[serde(default)]
@@ -169,12 +169,16 @@ pub struct SessionRecord {
     pub state: State,
     #[serde(default)]
     pub ready_summary: Option<String>,
+    /// Shared, like `actions`: the merged record the surfaces read, and every copy of it,
+    /// hold lf's list's words rather than a copy of each (at 10 000 sessions a copy of
+    /// these two was about 1 KB a session); and each word too, as lf's list repeats all
+    /// but the id in every record ([`crate::lf::last_list`]).
     #[serde(default)]
-    pub open_argv: Vec<String>,
+    pub open_argv: Arc<[Arc<str>]>,
     /// lf's buttons; `None` on a record without them (generation A, the files) until the
     /// engine derives them for the lf in use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actions: Option<Vec<Action>>,
+    pub actions: Option<Arc<[Action]>>,
     /// What the tray reads in it for the lf in use: whether it waits on the person and
     /// why, whether its agent stopped, whether a terminal is attached and where its agent
     /// runs. lf never sends it; only lf's module makes it ([`crate::lf::finish`]), and a
@@ -214,7 +218,7 @@ impl SessionRecord {
             cwd: String::new(),
             state,
             ready_summary: None,
-            open_argv: Vec::new(),
+            open_argv: Arc::default(),
             actions: None,
             reading: Reading::default(),
             prompt: None,
@@ -263,7 +267,8 @@ impl SessionRecord {
     /// The terminals lf lists for it (`terminal_ids`): its live clients' marks.
     pub fn terminal_ids(&self) -> Vec<String> {
         self.extra
-            .get("terminal_ids")
+            .value("terminal_ids")
+            .as_ref()
             .and_then(Value::as_array)
             .map(|ids| {
                 ids.iter()
@@ -295,17 +300,13 @@ impl SessionRecord {
     /// Where a Flow session stands: lf's step, its index and the iteration, as lf wrote
     /// them (JSON text; empty where absent), for telling one review step from the next.
     pub fn flow_step(&self) -> [String; 3] {
-        ["step", "step_index", "iteration"].map(|name| {
-            self.extra
-                .get(name)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        })
+        ["step", "step_index", "iteration"]
+            .map(|name| self.extra.raw(name).map(str::to_string).unwrap_or_default())
     }
 
     /// The Run lf names for an Ask or Flow session (generation B′'s `run_id`).
     pub fn run_id(&self) -> Option<&str> {
-        self.extra.get("run_id").and_then(|v| v.as_str())
+        self.extra.string("run_id")
     }
 
     /// The repository's name: the last component of the checkout root lf recorded
@@ -332,15 +333,12 @@ impl SessionRecord {
 
     /// lf's `attention` word, where the record has one (generations C and D).
     pub fn attention(&self) -> Option<&str> {
-        self.extra.get("attention").and_then(Value::as_str)
+        self.extra.string("attention")
     }
 
     /// A string field lf sent that the engine does not model (`work_path`, `provider`).
     fn extra_str(&self, key: &str) -> Option<&str> {
-        self.extra
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+        self.extra.string(key).filter(|s| !s.is_empty())
     }
 
     /// The lf action of this kind, if the session offers it.
@@ -352,8 +350,7 @@ impl SessionRecord {
     /// `lf monitor work` reader is scoped with. `None` outside a recorded checkout.
     pub fn worktree(&self) -> Option<&str> {
         self.extra
-            .get("workspace/worktree")?
-            .as_str()
+            .string("workspace/worktree")
             .filter(|s| !s.is_empty())
     }
 
@@ -384,9 +381,9 @@ pub struct Reading {
     #[serde(default)]
     pub(in crate::lf) needs_you: bool,
     /// Why it waits, where the agent said so (generation E's `program_status`), while it
-    /// waits.
+    /// waits. Boxed: few records wait, and each copy of a record kept 64 bytes for it.
     #[serde(default)]
-    pub(in crate::lf) reason: Option<Reason>,
+    pub(in crate::lf) reason: Option<Box<Reason>>,
     /// Its agent stopped (died or exited) while the session stays open (generation E): it
     /// never needs the person, but its work stands still until someone resumes it.
     #[serde(default)]
@@ -643,13 +640,19 @@ pub fn decode_records(items: Vec<Value>) -> (Vec<SessionRecord>, Vec<String>) {
     (records, problems)
 }
 
+/// An `open_argv`'s words, for comparing with a test's.
+#[cfg(test)]
+pub(crate) fn words(argv: &[Arc<str>]) -> Vec<&str> {
+    argv.iter().map(|word| &**word).collect()
+}
+
 /// A plain record for the core's tests; each adjusts the fields it is about.
 #[cfg(test)]
 pub(crate) fn test_record(id: &str, kind: Option<Kind>, state: State) -> SessionRecord {
     let mut record = SessionRecord::new(id.into(), kind, state);
     record.title = format!("title {id}");
     record.cwd = "/".into();
-    record.open_argv = vec!["/bin/lf".into(), "session".into(), "open".into(), id.into()];
+    record.open_argv = ["/bin/lf", "session", "open", id].map(Arc::from).into();
     record
 }
 

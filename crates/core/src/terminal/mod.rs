@@ -101,7 +101,7 @@ impl Launch {
     /// The session's own `open_argv`, in its directory. An id that starts with `-` would
     /// be read by lf as an option, so one that lf's argv leaves bare gets `--` before it.
     pub fn for_session(record: &SessionRecord) -> Launch {
-        let mut argv = record.open_argv.clone();
+        let mut argv: Vec<String> = record.open_argv.iter().map(|w| w.to_string()).collect();
         let bare = argv.len() > 1 && !argv[1..].iter().any(|a| a == "--");
         if bare && argv.last().is_some_and(|id| id.starts_with('-')) {
             argv.insert(argv.len() - 1, "--".into());
