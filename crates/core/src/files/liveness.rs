@@ -205,8 +205,21 @@ mod ps {
         ) else {
             return false;
         };
-        started_near(now.as_secs_f64() - elapsed as f64, client.started_at)
+        started_near(started(elapsed, now.as_secs_f64()), client.started_at)
             && command_names_harness(command.as_bytes(), harness)
+    }
+
+    /// When a process `elapsed` seconds old at `now` (Unix seconds) started. A process
+    /// started in the very jiffy `ps` reads it can come out with a start after `ps`'s now,
+    /// and procps then prints the negative elapsed time wrapped around
+    /// (`441077234-00:18:40`, measured): a start before 1970 is that one, just started.
+    pub(super) fn started(elapsed: u64, now: f64) -> f64 {
+        let elapsed = elapsed as f64;
+        if elapsed > now {
+            now
+        } else {
+            now - elapsed
+        }
     }
 
     /// `ps`'s elapsed time, `[[dd-]hh:]mm:ss`, in seconds.
@@ -417,6 +430,10 @@ mod tests {
         assert_eq!(ps::parse_etime("2-01:02:03"), Some(2 * 86400 + 3723));
         assert_eq!(ps::parse_etime("2-02:03"), None);
         assert_eq!(ps::parse_etime("x"), None);
+        let now = 1_796_612_844.9;
+        assert_eq!(ps::started(7, now), now - 7.0);
+        let wrapped = ps::parse_etime("441077234-00:18:40").unwrap();
+        assert_eq!(ps::started(wrapped, now), now, "just started");
         assert_eq!(ps::parse_etime(""), None);
     }
 
