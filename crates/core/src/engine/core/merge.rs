@@ -118,7 +118,8 @@ impl Merge {
             changes.push(Change::Sessions(self.snapshot.clone()));
             return events;
         }
-        touched
+        let many = touched.len();
+        let events = touched
             .into_iter()
             .filter_map(|id| {
                 let file = if lf.program.files() {
@@ -139,6 +140,10 @@ impl Merge {
                 changes.push(Change::Session(id, next));
                 event
             })
-            .collect()
+            .collect();
+        // Thousands merged again one by one (an agent they all name found, or gone) free
+        // as much as a whole list does.
+        crate::engine::give_back_freed(many);
+        events
     }
 }
