@@ -1565,8 +1565,9 @@ fn an_agent_lf_no_longer_lists_is_dead_a_list_tells_it() {
     assert_eq!(r.take(), [], "not asked again while listed");
 }
 
-#[test]
-fn an_agent_no_longer_listed_is_no_longer_watched() {
+/// s1 and s2 listed, naming A1 and A2, both agents found and watched, and a write listed
+/// for: the next list is the replay's to give.
+fn two_agents_watched() -> Replay {
     let mut r = Replay::with(E, vec![with_agent("s1", A1), with_agent("s2", A2)]);
     r.take();
     r.at(100).feed(found(&[
@@ -1576,6 +1577,12 @@ fn an_agent_no_longer_listed_is_no_longer_watched() {
     r.take();
     r.at(1000).write();
     r.at(1100).take();
+    r
+}
+
+#[test]
+fn an_agent_no_longer_listed_is_no_longer_watched() {
+    let mut r = two_agents_watched();
     r.at(1200)
         .listed(vec![with_agent("s2", A2), with_agent("s3", A3)]);
     assert_eq!(
@@ -1703,16 +1710,8 @@ fn an_agent_listed_and_gone_while_lf_is_asked_is_never_asked_for() {
 
 #[test]
 fn lists_in_a_new_order_and_after_a_failure_count_the_agents_again() {
-    let mut r = Replay::with(E, vec![with_agent("s1", A1), with_agent("s2", A2)]);
-    r.take();
-    r.at(100).feed(found(&[
-        (A1, Some((4242, Runs::Terminal))),
-        (A2, Some((4343, Runs::Terminal))),
-    ]));
-    r.take();
+    let mut r = two_agents_watched();
     // The same sessions in another order, s2 now naming A1 too: A2 is dropped.
-    r.at(1000).write();
-    r.at(1100).take();
     r.at(1200)
         .listed(vec![with_agent("s2", A1), with_agent("s1", A1)]);
     assert_eq!(r.take(), [unwatch(A2)]);
